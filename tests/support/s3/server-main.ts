@@ -1,0 +1,41 @@
+// A real S3 server process for tests, demo and benchmarks: s3rver bound to loopback on a free port.
+// Prints one JSON line {"port": N, "endpoint": "..."} on stdout when it is ready.
+// Usage: node --import tsx tests/support/s3/server-main.ts --dir <folder> [--port N] [--bucket name ...] [--tls-key f --tls-cert f]
+import { readFileSync, mkdirSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import type { AddressInfo } from 'node:net';
+import S3rver from 's3rver';
+
+const { values } = parseArgs({
+  options: {
+    dir: { type: 'string' },
+    port: { type: 'string', default: '0' },
+    bucket: { type: 'string', multiple: true, default: [] },
+    'tls-key': { type: 'string' },
+    'tls-cert': { type: 'string' },
+  },
+});
+if (!values.dir) {
+  console.error('--dir is required');
+  process.exit(2);
+}
+mkdirSync(values.dir, { recursive: true });
+const tls = values['tls-key'] && values['tls-cert'];
+const server = new S3rver({
+  address: '127.0.0.1',
+  port: Number(values.port),
+  silent: true,
+  directory: values.dir,
+  // Path-style only: buckets are never resolved from the Host header.
+  vhostBuckets: false,
+  configureBuckets: values.bucket.map((name) => ({ name, configs: [] })),
+  ...(tls ? { key: readFileSync(values['tls-key']!), cert: readFileSync(values['tls-cert']!) } : {}),
+});
+const address = (await server.run()) as AddressInfo;
+const endpoint = `${tls ? 'https' : 'http'}://127.0.0.1:${address.port}`;
+process.stdout.write(JSON.stringify({ port: address.port, endpoint }) + '\n');
+const stop = () => {
+  server.close().finally(() => process.exit(0));
+};
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);

@@ -1,0 +1,58 @@
+// Starts and stops a real s3rver process (tests/support/s3/server-main.ts) for a test suite.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+/** s3rver's fixed credentials; any other key pair is refused with InvalidAccessKeyId / SignatureDoesNotMatch. */
+export const S3RVER_ACCESS_KEY = 'S3RVER';
+export const S3RVER_SECRET_KEY = 'S3RVER';
+
+export interface S3ServerHandle {
+  endpoint: string;
+  port: number;
+  directory: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  stop(): Promise<void>;
+}
+
+export interface S3ServerOptions {
+  buckets?: string[];
+  tlsKeyFile?: string;
+  tlsCertFile?: string;
+  /** keep the data folder after stop (default: removed) */
+  keepDirectory?: boolean;
+}
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+export async function startS3Server(options: S3ServerOptions = {}): Promise<S3ServerHandle> {
+  const directory = mkdtempSync(join(tmpdir(), 's3rver-'));
+  const args = ['--import', 'tsx', join(here, 'server-main.ts'), '--dir', directory];
+  for (const bucket of options.buckets ?? []) args.push('--bucket', bucket);
+  if (options.tlsKeyFile && options.tlsCertFile) args.push('--tls-key', options.tlsKeyFile, '--tls-cert', options.tlsCertFile);
+  const child: ChildProcess = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout! });
+  const ready = await new Promise<{ port: number; endpoint: string }>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`s3rver exited with code ${code} before it was ready`)));
+    lines.once('line', (line) => resolve(JSON.parse(line)));
+  });
+  child.removeAllListeners('exit');
+  return {
+    ...ready,
+    directory,
+    accessKeyId: S3RVER_ACCESS_KEY,
+    secretAccessKey: S3RVER_SECRET_KEY,
+    async stop() {
+      if (child.exitCode === null) {
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGTERM');
+        await exited;
+      }
+      if (!options.keepDirectory) rmSync(directory, { recursive: true, force: true });
+    },
+  };
+}
