@@ -1,0 +1,60 @@
+// The contract between the embedded API server (server side: storage, HTTP, admission, garbage collector)
+// and the simulated Kubeflow controllers and dataset (tests/support/cluster/kubeflow/).
+// Controllers run in the server's process and use this in-process API, which has the same semantics as the
+// HTTP API (validation, resourceVersion conflicts, finalizers, admission, garbage collection) minus authentication.
+import type { KubeObject } from '../../../src/kube/types.ts';
+
+/** Names a resource the way the API does: group ('' = core) and plural resource name. */
+export interface ResourceRef {
+  group: string;
+  resource: string;
+}
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+export interface ClusterEvent {
+  type: WatchEventType;
+  ref: ResourceRef;
+  object: KubeObject;
+}
+
+export interface ListOptions {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+}
+
+export interface DeleteOptions {
+  propagationPolicy?: 'Foreground' | 'Background' | 'Orphan';
+}
+
+/**
+ * Errors thrown by the in-process API carry the HTTP status and reason the HTTP API would answer with
+ * (404 NotFound, 409 AlreadyExists / Conflict, 422 Invalid, 403 Forbidden, ...).
+ */
+export interface ClusterApiError extends Error {
+  status: number;
+  reason: string;
+}
+
+export interface InProcessApi {
+  /** create; objects are stored in the resource's storage version; sets uid, resourceVersion, creationTimestamp */
+  create(ref: ResourceRef, object: KubeObject): KubeObject;
+  get(ref: ResourceRef, name: string, namespace?: string): KubeObject | undefined;
+  list(ref: ResourceRef, options?: ListOptions): KubeObject[];
+  /** full update; 409 Conflict when metadata.resourceVersion is set and stale */
+  update(ref: ResourceRef, object: KubeObject): KubeObject;
+  /** update of the status subresource only */
+  updateStatus(ref: ResourceRef, object: KubeObject): KubeObject;
+  /** JSON merge patch (RFC 7386) */
+  mergePatch(ref: ResourceRef, name: string, namespace: string | undefined, patch: unknown): KubeObject;
+  delete(ref: ResourceRef, name: string, namespace?: string, options?: DeleteOptions): void;
+  /** every change of every object, delivered asynchronously (after the write returns), in resourceVersion order */
+  subscribe(listener: (event: ClusterEvent) => void): () => void;
+}
+
+/** A simulated controller: reacts to events asynchronously, like a real one, and writes through the API. */
+export interface Controller {
+  name: string;
+  start(api: InProcessApi): () => void;
+}
