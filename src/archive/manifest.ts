@@ -1,0 +1,115 @@
+// kubeflow-upgrader.json: our manifest beside the Velero files. The zod schema is the type, so what we write
+// and what we accept on read can never drift apart.
+import { z } from 'zod';
+
+export const MANIFEST_FORMAT_VERSION = 1;
+export const MANIFEST_FILE = 'kubeflow-upgrader.json';
+
+const sha256Hex = z.string().regex(/^[0-9a-f]{64}$/, 'must be a sha256 hex digest');
+
+export const ScopeSchema = z.object({
+  /** which action made the backup: backup-state, snapshot-profiles, … */
+  action: z.string(),
+  namespaces: z.array(z.string()).default([]),
+  profiles: z.array(z.string()).default([]),
+  includeVolumes: z.boolean().default(false),
+  includeControlPlane: z.boolean().default(false),
+});
+
+export const SourceSchema = z.object({
+  cluster: z.string().optional(),
+  model: z.string().optional(),
+  kubernetesVersion: z.string().optional(),
+});
+
+export const EncryptionSchema = z.object({
+  algorithm: z.literal('aes-256-gcm'),
+  kdf: z.literal('scrypt'),
+  keyId: z.string(),
+  salt: z.string(),
+  sealedSecrets: z.number().int().nonnegative(),
+});
+
+export const VolumeEntrySchema = z.object({
+  namespace: z.string(),
+  pvc: z.string(),
+  /** folder key relative to the location prefix */
+  key: z.string(),
+  files: z.number().int().nonnegative(),
+  bytes: z.number().int().nonnegative(),
+  sha256: sha256Hex.optional(),
+});
+
+export const ApplicationSchema = z.object({
+  name: z.string(),
+  charm: z.string().optional(),
+  channel: z.string().optional(),
+  revision: z.number().int().optional(),
+  images: z.array(z.string()).default([]),
+});
+
+export const CrdSnapshotSchema = z.object({
+  name: z.string(),
+  group: z.string(),
+  versions: z.array(z.object({ name: z.string(), served: z.boolean(), storage: z.boolean() })),
+  storedVersions: z.array(z.string()),
+});
+
+export const ManifestSchema = z.object({
+  formatVersion: z.literal(MANIFEST_FORMAT_VERSION),
+  veleroFormatVersion: z.string(),
+  tool: z.object({ name: z.string(), version: z.string() }),
+  backupId: z.string(),
+  description: z.string().optional(),
+  created: z.iso.datetime(),
+  completed: z.iso.datetime(),
+  source: SourceSchema.default({}),
+  scope: ScopeSchema,
+  /** items per `<resource>[.<group>]` (each item counted once, not once per path) */
+  counts: z.record(z.string(), z.number().int().nonnegative()),
+  objects: z.number().int().nonnegative(),
+  /** gzipped tarball size */
+  bytes: z.number().int().nonnegative(),
+  checksums: z.object({
+    algorithm: z.literal('sha256'),
+    tarball: sha256Hex,
+    /** every tar entry path (both copies of each item, and metadata/version) → sha256 of its bytes */
+    entries: z.record(z.string(), sha256Hex),
+    /** the other Velero files by key name relative to the backup folder */
+    files: z.record(z.string(), sha256Hex).default({}),
+  }),
+  /** null: Secrets are stored in clear */
+  encryption: EncryptionSchema.nullable(),
+  volumes: z.array(VolumeEntrySchema).default([]),
+  inventory: z.object({ applications: z.array(ApplicationSchema).default([]) }).default({ applications: [] }),
+  crds: z.array(CrdSnapshotSchema).default([]),
+  warnings: z.number().int().nonnegative().default(0),
+  errors: z.number().int().nonnegative().default(0),
+  /** free-form facts the engines add (e.g. what was skipped and why) */
+  extras: z.record(z.string(), z.unknown()).default({}),
+});
+
+export type Manifest = z.infer<typeof ManifestSchema>;
+export type BackupScope = z.input<typeof ScopeSchema>;
+export type BackupSource = z.infer<typeof SourceSchema>;
+export type VolumeEntry = z.infer<typeof VolumeEntrySchema>;
+export type ApplicationEntry = z.input<typeof ApplicationSchema>;
+export type CrdSnapshot = z.infer<typeof CrdSnapshotSchema>;
+
+export type ManifestCheck = { ok: true; manifest: Manifest } | { ok: false; reason: string };
+
+/** Parses manifest bytes; never throws: a bad manifest is a finding, not a crash. */
+export function parseManifest(bytes: Buffer): ManifestCheck {
+  let json: unknown;
+  try {
+    json = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    return { ok: false, reason: 'it is not valid JSON' };
+  }
+  const parsed = ManifestSchema.safeParse(json);
+  if (!parsed.success) {
+    const first = parsed.error.issues[0];
+    return { ok: false, reason: `field ${first?.path.join('.') || '(root)'} ${first?.message ?? 'is invalid'}` };
+  }
+  return { ok: true, manifest: parsed.data };
+}

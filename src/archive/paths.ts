@@ -1,0 +1,88 @@
+// Item paths inside the tarball (Velero 1.1.0). Paths read from an archive are untrusted: they are parsed
+// against this grammar and anything else is reported, never joined onto a filesystem or key path.
+import type { ApiResource, KubeObject } from '../kube/types.ts';
+
+export const METADATA_VERSION_PATH = 'metadata/version';
+export const VELERO_FORMAT_VERSION = '1.1.0';
+export const PREFERRED_VERSION_SUFFIX = '-preferredversion';
+
+/** A path segment we would accept from an archive: no separators, no dot names, no control characters. */
+function isSafeSegment(s: string): boolean {
+  // eslint-disable-next-line no-control-regex
+  return s !== '' && s !== '.' && s !== '..' && !/[/\\\u0000-\u001f\u007f]/.test(s) && !s.includes(':');
+}
+
+/** `<resource>[.<group>]`, the folder Velero names a resource by. */
+export function resourceFolder(resource: string, group: string): string {
+  return group === '' ? resource : `${resource}.${group}`;
+}
+
+export interface ItemPaths {
+  unversioned: string;
+  preferred: string;
+}
+
+/** Both paths an item is written at. Throws a sentence for names that cannot be a safe path. */
+export function itemPaths(resource: ApiResource, object: KubeObject): ItemPaths {
+  const name = object.metadata.name ?? '';
+  const namespace = object.metadata.namespace;
+  const folder = resourceFolder(resource.resource, resource.group);
+  const where = resource.namespaced ? `namespaces/${namespace ?? ''}/${name}.json` : `cluster/${name}.json`;
+  const parts = [folder, resource.preferredVersion + PREFERRED_VERSION_SUFFIX, name, ...(resource.namespaced ? [namespace ?? ''] : [])];
+  if (!parts.every(isSafeSegment)) {
+    throw new Error(`${resource.kind} "${namespace ? `${namespace}/` : ''}${name}" has a name that cannot be stored safely in an archive.`);
+  }
+  return {
+    unversioned: `resources/${folder}/${where}`,
+    preferred: `resources/${folder}/${resource.preferredVersion}${PREFERRED_VERSION_SUFFIX}/${where}`,
+  };
+}
+
+export interface ParsedItemPath {
+  path: string;
+  /** plural resource name */
+  resource: string;
+  /** '' for the core group */
+  group: string;
+  /** set for `<v>-preferredversion/` copies */
+  preferredVersion: string | undefined;
+  namespace: string | undefined;
+  name: string;
+}
+
+export type ItemPathCheck = { ok: true; item: ParsedItemPath } | { ok: false; reason: string };
+
+/**
+ * Parses an untrusted tar entry name as an item path. The grammar is strict on purpose: absolute names,
+ * `..`, backslashes, empty segments and anything outside `resources/` are refused with a reason.
+ */
+export function parseItemPath(path: string): ItemPathCheck {
+  if (path.startsWith('/')) return { ok: false, reason: 'is an absolute path' };
+  if (path.includes('\\')) return { ok: false, reason: 'contains a backslash' };
+  const parts = path.split('/');
+  if (parts.some((p) => p === '..')) return { ok: false, reason: 'escapes its folder with ".."' };
+  if (!parts.every(isSafeSegment)) return { ok: false, reason: 'has an empty, dot or control-character segment' };
+  if (parts[0] !== 'resources' || parts.length < 4) return { ok: false, reason: 'is not under resources/<resource>/' };
+  const folder = parts[1]!;
+  const dot = folder.indexOf('.');
+  const resource = dot < 0 ? folder : folder.slice(0, dot);
+  const group = dot < 0 ? '' : folder.slice(dot + 1);
+  let rest = parts.slice(2);
+  let preferredVersion: string | undefined;
+  if (rest[0]!.endsWith(PREFERRED_VERSION_SUFFIX)) {
+    preferredVersion = rest[0]!.slice(0, -PREFERRED_VERSION_SUFFIX.length);
+    if (preferredVersion === '') return { ok: false, reason: 'has an empty preferred version' };
+    rest = rest.slice(1);
+  }
+  const file = rest[rest.length - 1] ?? '';
+  if (!file.endsWith('.json') || file === '.json') return { ok: false, reason: 'is not a .json item' };
+  const name = file.slice(0, -'.json'.length);
+  if (!isSafeSegment(name)) return { ok: false, reason: 'has an unusable object name' };
+  if (rest.length === 2 && rest[0] === 'cluster') {
+    return { ok: true, item: { path, resource, group, preferredVersion, namespace: undefined, name } };
+  }
+  if (rest.length === 3 && rest[0] === 'namespaces') {
+    return { ok: true, item: { path, resource, group, preferredVersion, namespace: rest[1]!, name } };
+  }
+  return { ok: false, reason: 'is neither cluster/<name>.json nor namespaces/<ns>/<name>.json' };
+}

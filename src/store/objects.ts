@@ -1,0 +1,287 @@
+// The one seam to the object store for the archive: streaming put/get, head, list, delete, all relative to a
+// location prefix, with every failure turned into one sentence that names the object but never a credential.
+import {
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import { Readable } from 'node:stream';
+import { normalizePrefix } from './layout.ts';
+
+export type StoreErrorKind =
+  | 'not-found'
+  | 'no-bucket'
+  | 'denied'
+  | 'bad-credentials'
+  | 'unreachable'
+  | 'tls'
+  | 'timeout'
+  | 'aborted'
+  | 'other';
+
+/** A failed object-store call, already phrased for the user. */
+export class StoreError extends Error {
+  readonly kind: StoreErrorKind;
+  readonly key: string | undefined;
+  constructor(kind: StoreErrorKind, message: string, key?: string) {
+    super(message);
+    this.name = 'StoreError';
+    this.kind = kind;
+    this.key = key;
+  }
+}
+
+const TLS_CODES = new Set([
+  'SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'CERT_HAS_EXPIRED', 'ERR_TLS_CERT_ALTNAME_INVALID', 'EPROTO',
+  'ERR_SSL_WRONG_VERSION_NUMBER',
+]);
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE']);
+
+function errorCodes(error: unknown): { name: string; code: string; status: number | undefined } {
+  let e: unknown = error;
+  let code = '';
+  // Network and TLS failures arrive wrapped; the useful code sits on the innermost cause.
+  for (let depth = 0; depth < 5 && e && typeof e === 'object'; depth++) {
+    const c = (e as { code?: unknown }).code;
+    if (typeof c === 'string' && !code) code = c;
+    e = (e as { cause?: unknown }).cause;
+  }
+  const obj = (error && typeof error === 'object' ? error : {}) as {
+    name?: unknown; Code?: unknown; $metadata?: { httpStatusCode?: number };
+  };
+  const name = typeof obj.Code === 'string' ? obj.Code : typeof obj.name === 'string' ? obj.name : '';
+  return { name, code, status: obj.$metadata?.httpStatusCode };
+}
+
+/**
+ * Turns any S3 SDK or network error into a StoreError whose message is one sentence: what we tried, on which
+ * object, and why. Only the error's code is consulted, never its text, so signatures and keys cannot leak.
+ */
+export function classifyStoreError(error: unknown, doing: string, where: string, key?: string): StoreError {
+  if (error instanceof StoreError) return error;
+  const { name, code, status } = errorCodes(error);
+  const say = (kind: StoreErrorKind, why: string) => new StoreError(kind, `Could not ${doing} ${where}: ${why}.`, key);
+  if (name === 'AbortError' || code === 'ABORT_ERR') return say('aborted', 'the operation was cancelled');
+  if (name === 'NoSuchBucket') return say('no-bucket', 'the bucket does not exist');
+  if (name === 'NoSuchKey' || name === 'NotFound' || status === 404) return say('not-found', 'the object does not exist');
+  if (name === 'InvalidAccessKeyId' || name === 'SignatureDoesNotMatch' || name === 'InvalidToken' || name === 'ExpiredToken') {
+    return say('bad-credentials', 'the S3 credentials were rejected; check the access key and secret key');
+  }
+  if (name === 'AccessDenied' || name === 'Forbidden' || status === 403) return say('denied', 'access was denied by the bucket policy');
+  if (TLS_CODES.has(code) || /CERT|SSL|TLS/.test(code)) {
+    return say('tls', `the TLS certificate of the endpoint could not be verified (${code}); check the CA chain`);
+  }
+  if (NETWORK_CODES.has(code)) return say('unreachable', `the endpoint is unreachable (${code})`);
+  if (name === 'TimeoutError' || code === 'ETIMEDOUT' || name === 'RequestTimeout') return say('timeout', 'the request timed out');
+  const detail = name || code || (status ? `HTTP ${status}` : 'unknown error');
+  return say('other', `the object store answered ${detail}`);
+}
+
+export interface ObjectStoreOptions {
+  client: S3Client;
+  bucket: string;
+  /** the location's path prefix inside the bucket; '' or undefined for the bucket root */
+  prefix?: string;
+  /** multipart part size; S3 needs at least 5 MiB. Memory held by one upload is about partSize × queueSize. */
+  partSizeBytes?: number;
+  queueSize?: number;
+}
+
+export interface ObjectInfo {
+  /** key relative to the prefix */
+  key: string;
+  size: number;
+  lastModified: Date | undefined;
+  etag: string | undefined;
+}
+
+/** An upload in flight; `done()` resolves when the object exists, `abort()` cancels it and leaves nothing. */
+export interface UploadHandle {
+  done(): Promise<void>;
+  abort(): Promise<void>;
+}
+
+const MIN_PART = 5 * 1024 * 1024;
+
+export class ObjectStore {
+  readonly client: S3Client;
+  readonly bucket: string;
+  readonly prefix: string;
+  private readonly partSize: number;
+  private readonly queueSize: number;
+
+  constructor(options: ObjectStoreOptions) {
+    this.client = options.client;
+    this.bucket = options.bucket;
+    this.prefix = normalizePrefix(options.prefix);
+    this.partSize = Math.max(MIN_PART, options.partSizeBytes ?? MIN_PART);
+    this.queueSize = Math.max(1, options.queueSize ?? 2);
+  }
+
+  /** The full bucket key for a key relative to the prefix. */
+  fullKey(key: string): string {
+    return this.prefix ? `${this.prefix}/${key}` : key;
+  }
+
+  /** `s3://bucket/prefix/key`, for messages and results. */
+  url(key = ''): string {
+    return `s3://${this.bucket}/${this.fullKey(key)}`;
+  }
+
+  private fail(error: unknown, doing: string, key: string): StoreError {
+    return classifyStoreError(error, doing, this.url(key), key);
+  }
+
+  /**
+   * Starts a streaming multipart upload. The body is consumed as parts fill, so a producer that respects the
+   * body stream's backpressure never holds more than partSize × queueSize. On failure the multipart upload is
+   * aborted by the SDK, so no half object remains.
+   */
+  startUpload(key: string, body: Readable | Uint8Array | string, contentType?: string): UploadHandle {
+    const upload = new Upload({
+      client: this.client,
+      params: { Bucket: this.bucket, Key: this.fullKey(key), Body: body, ContentType: contentType },
+      partSize: this.partSize,
+      queueSize: this.queueSize,
+      leavePartsOnError: false,
+    });
+    let aborted = false;
+    const finished = upload.done().then(
+      () => undefined,
+      (error: unknown) => {
+        throw aborted ? new StoreError('aborted', `The upload of ${this.url(key)} was cancelled.`, key) : this.fail(error, 'upload', key);
+      },
+    );
+    finished.catch(() => undefined); // observed by done(); avoid an unhandled rejection when only abort() is used
+    return {
+      done: () => finished,
+      abort: async () => {
+        aborted = true;
+        await upload.abort().catch(() => undefined);
+        await finished.catch(() => undefined);
+        if (body instanceof Readable && !body.destroyed) body.destroy();
+      },
+    };
+  }
+
+  /** Uploads a whole object; small bodies take one PUT, streams go multipart. */
+  async put(key: string, body: Readable | Uint8Array | string, contentType?: string): Promise<void> {
+    if (body instanceof Readable) return this.startUpload(key, body, contentType).done();
+    try {
+      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key), Body: body, ContentType: contentType }));
+    } catch (error) {
+      throw this.fail(error, 'upload', key);
+    }
+  }
+
+  /** A stream of the object's bytes; throws StoreError kind 'not-found' when absent. */
+  async getStream(key: string): Promise<Readable> {
+    try {
+      const answer = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key) }));
+      const body = answer.Body;
+      if (!(body instanceof Readable)) throw new StoreError('other', `Could not read ${this.url(key)}: the answer had no body.`, key);
+      return body;
+    } catch (error) {
+      throw this.fail(error, 'read', key);
+    }
+  }
+
+  /** The whole object in memory: only for small files (manifests, markers). */
+  async getBytes(key: string): Promise<Buffer> {
+    const stream = await this.getStream(key);
+    const chunks: Buffer[] = [];
+    try {
+      for await (const chunk of stream) chunks.push(chunk as Buffer);
+    } catch (error) {
+      throw this.fail(error, 'read', key);
+    }
+    return Buffer.concat(chunks);
+  }
+
+  /** The object's size and date, or undefined when it does not exist. */
+  async head(key: string): Promise<ObjectInfo | undefined> {
+    try {
+      const answer = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key) }));
+      return { key, size: answer.ContentLength ?? 0, lastModified: answer.LastModified, etag: answer.ETag };
+    } catch (error) {
+      const failure = this.fail(error, 'look up', key);
+      if (failure.kind === 'not-found') return undefined;
+      throw failure;
+    }
+  }
+
+  async exists(key: string): Promise<boolean> {
+    return (await this.head(key)) !== undefined;
+  }
+
+  private async *pages(prefix: string, delimiter?: string) {
+    let token: string | undefined;
+    do {
+      let answer;
+      try {
+        answer = await this.client.send(new ListObjectsV2Command({
+          Bucket: this.bucket, Prefix: this.fullKey(prefix), Delimiter: delimiter, ContinuationToken: token,
+        }));
+      } catch (error) {
+        throw this.fail(error, 'list', prefix);
+      }
+      yield answer;
+      token = answer.IsTruncated ? answer.NextContinuationToken : undefined;
+    } while (token);
+  }
+
+  private relative(fullKey: string): string {
+    return this.prefix ? fullKey.slice(this.prefix.length + 1) : fullKey;
+  }
+
+  /** Every object under a relative prefix, page by page (keys relative to the location prefix). */
+  async *list(prefix: string): AsyncGenerator<ObjectInfo> {
+    for await (const page of this.pages(prefix)) {
+      for (const o of page.Contents ?? []) {
+        if (o.Key === undefined) continue;
+        yield { key: this.relative(o.Key), size: o.Size ?? 0, lastModified: o.LastModified, etag: o.ETag };
+      }
+    }
+  }
+
+  /** The immediate sub-folders of a relative folder ending in '/', e.g. the backup folders under 'backups/'. */
+  async *listFolders(folder: string): AsyncGenerator<string> {
+    for await (const page of this.pages(folder, '/')) {
+      for (const p of page.CommonPrefixes ?? []) if (p.Prefix) yield this.relative(p.Prefix);
+    }
+  }
+
+  /** Deletes every object under a relative folder (which must end in '/'); returns how many were deleted. */
+  async deleteFolder(folder: string): Promise<number> {
+    if (!folder.endsWith('/') || folder === '/') throw new Error(`Refusing to delete "${folder}": only a folder ending in "/" can be deleted.`);
+    let deleted = 0;
+    let batch: string[] = [];
+    const flush = async () => {
+      if (batch.length === 0) return;
+      try {
+        const answer = await this.client.send(new DeleteObjectsCommand({
+          Bucket: this.bucket, Delete: { Objects: batch.map((k) => ({ Key: this.fullKey(k) })), Quiet: true },
+        }));
+        const failed = answer.Errors?.[0];
+        if (failed) {
+          throw new StoreError('other', `Could not delete ${this.url(folder)}: ${answer.Errors!.length} objects were refused (${failed.Code ?? 'unknown'}).`, folder);
+        }
+      } catch (error) {
+        throw this.fail(error, 'delete', folder);
+      }
+      deleted += batch.length;
+      batch = [];
+    };
+    for await (const o of this.list(folder)) {
+      batch.push(o.key);
+      if (batch.length === 1000) await flush();
+    }
+    await flush();
+    return deleted;
+  }
+}
