@@ -1,0 +1,95 @@
+// The Juju model's own workloads, as Juju's sidecar charms lay them out in the model namespace: one StatefulSet per
+// application, labelled app.kubernetes.io/name, with the charm container beside the workload containers and their
+// images, and its pod. A charm reads the model inventory (applications and images) from these.
+import type { KubeObject } from '../../../../src/kube/types.ts';
+import type { InProcessApi } from '../contract.ts';
+import { refs } from './refs.ts';
+import { controllerReference, ensure, reconciler } from './reconciler.ts';
+
+export const modelNamespace = 'kubeflow';
+const charmBase = 'jujusolutions/charm-base:ubuntu-22.04';
+
+/** application → workload containers (name, image) of Charmed Kubeflow 1.10 */
+export const modelApplications: Readonly<Record<string, Array<[container: string, image: string]>>> = {
+  'kubeflow-profiles': [['kubeflow-profiles', 'charmedkubeflow/profile-controller:1.10.0'], ['kubeflow-kfam', 'charmedkubeflow/kfam:1.10.0']],
+  'kubeflow-dashboard': [['kubeflow-dashboard', 'charmedkubeflow/centraldashboard:1.10.0']],
+  'jupyter-controller': [['jupyter-controller', 'charmedkubeflow/notebook-controller:1.10.0']],
+  'jupyter-ui': [['jupyter-ui', 'charmedkubeflow/jupyter-web-app:1.10.0']],
+  'admission-webhook': [['admission-webhook', 'charmedkubeflow/admission-webhook:1.10.0']],
+  'kfp-api': [['ml-pipeline-api-server', 'charmedkubeflow/api-server:2.5.0']],
+  'kfp-profile-controller': [['kfp-profile-controller', 'python:3.12-slim']],
+  'kfp-ui': [['ml-pipeline-ui', 'charmedkubeflow/frontend:2.5.0']],
+  'katib-controller': [['katib-controller', 'charmedkubeflow/katib-controller:v0.18.0']],
+  'kserve-controller': [['kserve-controller', 'charmedkubeflow/kserve-controller:0.15.0']],
+  'training-operator': [['training-operator', 'charmedkubeflow/training-operator:v1.9.0']],
+  'minio': [['minio', 'minio/minio:RELEASE.2024-10-13T13-34-11Z']],
+  'kfp-db': [['mysql', 'ghcr.io/canonical/charmed-mysql:8.0.41-22.04_edge']],
+  'katib-db': [['mysql', 'ghcr.io/canonical/charmed-mysql:8.0.41-22.04_edge']],
+  'istio-pilot': [],
+  'kubeflow-upgrader': [],
+};
+
+function statefulSet(app: string, containers: Array<[string, string]>): KubeObject {
+  const labels = { 'app.kubernetes.io/name': app };
+  return {
+    apiVersion: 'apps/v1', kind: 'StatefulSet',
+    metadata: {
+      name: app, namespace: modelNamespace,
+      labels: { ...labels, 'app.kubernetes.io/managed-by': 'juju' },
+      annotations: { 'juju.is/version': '3.6.4', 'app.juju.is/uuid': `${app}-uuid` },
+    },
+    spec: {
+      replicas: 1, serviceName: `${app}-endpoints`, selector: { matchLabels: labels },
+      template: {
+        metadata: { labels },
+        spec: {
+          serviceAccountName: app,
+          containers: [
+            { name: 'charm', image: charmBase },
+            ...containers.map(([name, image]) => ({ name, image })),
+          ],
+        },
+      },
+    },
+  };
+}
+
+function reconcileModel(api: InProcessApi): number | void {
+  const namespace = api.get(refs.namespaces, modelNamespace);
+  if (!namespace) {
+    api.create(refs.namespaces, {
+      apiVersion: 'v1', kind: 'Namespace',
+      metadata: { name: modelNamespace, labels: { 'app.kubernetes.io/managed-by': 'juju', 'model.juju.is/name': modelNamespace } },
+    });
+    return 0;
+  }
+  if (namespace.metadata.deletionTimestamp) return 500;
+  for (const [app, containers] of Object.entries(modelApplications)) {
+    const set = ensure(api, refs.statefulSets, statefulSet(app, containers));
+    const podName = `${app}-0`;
+    if (!api.get(refs.pods, podName, modelNamespace)) {
+      const template = (set.spec as { template: { metadata: { labels: Record<string, string> }; spec: unknown } }).template;
+      api.create(refs.pods, {
+        apiVersion: 'v1', kind: 'Pod',
+        metadata: { name: podName, namespace: modelNamespace, labels: { ...template.metadata.labels }, ownerReferences: [controllerReference(set)] },
+        spec: structuredClone(template.spec),
+        status: { phase: 'Running' },
+      });
+    }
+  }
+}
+
+export function modelWorkloadsController() {
+  const inModel = (o: KubeObject, type: string) => (type === 'DELETED' && o.metadata.namespace === modelNamespace ? ['model'] : []);
+  return reconciler({
+    name: 'juju-model-workloads',
+    delayMs: 2,
+    initialKeys: ['model'],
+    watches: [
+      { ref: refs.namespaces, keys: (o) => (o.metadata.name === modelNamespace ? ['model'] : []) },
+      { ref: refs.statefulSets, keys: inModel },
+      { ref: refs.pods, keys: inModel },
+    ],
+    reconcile: (api) => reconcileModel(api),
+  });
+}

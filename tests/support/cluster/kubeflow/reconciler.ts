@@ -1,0 +1,140 @@
+// The shape every simulated controller shares, like controller-runtime's: watch some resources, turn each event into
+// the key of the object to reconcile, and reconcile keys from a de-duplicating queue after a small delay, so the
+// controllers answer asynchronously as real ones do. Conflicts and missing namespaces are requeued with backoff.
+import type { KubeObject } from '../../../../src/kube/types.ts';
+import type { ClusterEvent, Controller, InProcessApi, ResourceRef } from '../contract.ts';
+
+export interface Watch {
+  ref: ResourceRef;
+  /** keys to reconcile when an object of this resource changes */
+  keys(object: KubeObject, type: ClusterEvent['type']): string[];
+}
+
+export interface ReconcilerOptions {
+  name: string;
+  watches: Watch[];
+  /** returns a delay in ms to reconcile the same key again, or nothing when done */
+  reconcile(api: InProcessApi, key: string): number | void;
+  /** delay between an event and its reconcile (the informer + queue latency of a real controller) */
+  delayMs?: number;
+  /** keys to reconcile once at start, besides every existing object's */
+  initialKeys?: string[];
+}
+
+const maxBackoffMs = 2000;
+
+function isRetryable(error: unknown): boolean {
+  const status = (error as { status?: unknown }).status;
+  return status === 409 || status === 404 || status === 429 || status === 500 || status === 503;
+}
+
+export function reconciler(options: ReconcilerOptions): Controller {
+  return {
+    name: options.name,
+    start(api) {
+      const delayMs = options.delayMs ?? 5;
+      const queued = new Set<string>();
+      const failures = new Map<string, number>();
+      const timers = new Set<NodeJS.Timeout>();
+      let stopped = false;
+
+      const enqueue = (key: string, afterMs = delayMs) => {
+        if (stopped || queued.has(key)) return;
+        queued.add(key);
+        const timer = setTimeout(() => {
+          timers.delete(timer);
+          queued.delete(key);
+          if (!stopped) process(key);
+        }, afterMs);
+        timers.add(timer);
+      };
+
+      const process = (key: string) => {
+        let again: number | void;
+        try {
+          again = options.reconcile(api, key);
+          failures.delete(key);
+        } catch (error) {
+          if (!isRetryable(error)) {
+            console.error(`controller ${options.name}: reconciling ${key} failed: ${(error as Error).message}`);
+          }
+          const attempt = (failures.get(key) ?? 0) + 1;
+          failures.set(key, attempt);
+          again = Math.min(maxBackoffMs, 10 * 2 ** attempt);
+        }
+        if (typeof again === 'number') enqueue(key, again);
+      };
+
+      const unsubscribe = api.subscribe((event) => {
+        for (const watch of options.watches) {
+          if (watch.ref.group === event.ref.group && watch.ref.resource === event.ref.resource) {
+            for (const key of watch.keys(event.object, event.type)) enqueue(key);
+          }
+        }
+      });
+      for (const key of options.initialKeys ?? []) enqueue(key);
+      for (const watch of options.watches) {
+        for (const object of api.list(watch.ref)) for (const key of watch.keys(object, 'ADDED')) enqueue(key);
+      }
+      return () => {
+        stopped = true;
+        unsubscribe();
+        for (const timer of timers) clearTimeout(timer);
+        timers.clear();
+      };
+    },
+  };
+}
+
+/** key of a namespaced object */
+export function keyOf(object: KubeObject): string {
+  return object.metadata.namespace ? `${object.metadata.namespace}/${object.metadata.name}` : object.metadata.name!;
+}
+
+export function splitKey(key: string): { namespace: string | undefined; name: string } {
+  const slash = key.indexOf('/');
+  return slash < 0 ? { namespace: undefined, name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
+}
+
+/** keys of the controlling owner of the given kind (same namespace, or cluster-scoped owner) */
+export function controllerOwnerKeys(kind: string, clusterScopedOwner = false) {
+  return (object: KubeObject): string[] =>
+    (object.metadata.ownerReferences ?? [])
+      .filter((owner) => owner.controller && owner.kind === kind)
+      .map((owner) => (clusterScopedOwner || !object.metadata.namespace ? owner.name : `${object.metadata.namespace}/${owner.name}`));
+}
+
+export function controllerReference(owner: KubeObject) {
+  return {
+    apiVersion: owner.apiVersion,
+    kind: owner.kind,
+    name: owner.metadata.name!,
+    uid: owner.metadata.uid!,
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+}
+
+/**
+ * Makes the object exist as desired: creates it when missing; otherwise rewrites the fields listed in `owned` when
+ * they differ (what a controller that owns them does on every reconcile). AlreadyExists races surface as 409s.
+ */
+export function ensure(api: InProcessApi, ref: ResourceRef, desired: KubeObject, owned: string[] = ['spec']): KubeObject {
+  const existing = api.get(ref, desired.metadata.name!, desired.metadata.namespace);
+  if (!existing) return api.create(ref, desired);
+  let changed = false;
+  const next = structuredClone(existing);
+  for (const field of owned) {
+    if (JSON.stringify(existing[field]) !== JSON.stringify(desired[field])) {
+      next[field] = structuredClone(desired[field]);
+      changed = true;
+    }
+  }
+  for (const [key, value] of Object.entries(desired.metadata.labels ?? {})) {
+    if (next.metadata.labels?.[key] !== value) {
+      next.metadata.labels = { ...next.metadata.labels, [key]: value };
+      changed = true;
+    }
+  }
+  return changed ? api.update(ref, next) : existing;
+}
