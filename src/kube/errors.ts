@@ -1,0 +1,87 @@
+// Errors of the Kubernetes API, built from the Status body the server answers with, named by what was asked.
+import { classifyNetworkError, classifyStatus, type Classification } from '../retry/classification.ts';
+
+export interface StatusDetails {
+  name?: string;
+  group?: string;
+  kind?: string;
+  uid?: string;
+  causes?: Array<{ reason?: string; message?: string; field?: string }>;
+  retryAfterSeconds?: number;
+}
+
+/** What a request was about, for messages: 'create notebooks kubeflow-user-alice/nb1'. */
+export interface RequestSubject {
+  verb: string;
+  resource: string;
+  namespace?: string | undefined;
+  name?: string | undefined;
+}
+
+export function describeSubject(subject: RequestSubject): string {
+  const where = [subject.namespace, subject.name].filter(Boolean).join('/');
+  return `${subject.verb} ${subject.resource}${where ? ` ${where}` : ''}`;
+}
+
+export class KubeApiError extends Error {
+  override readonly name = 'KubeApiError';
+  constructor(
+    readonly status: number,
+    readonly reason: string,
+    /** the server's own message, without our prefix */
+    readonly serverMessage: string,
+    readonly details: StatusDetails | undefined,
+    readonly subject: RequestSubject,
+    /** what the server asked us to wait (Retry-After header or details.retryAfterSeconds) */
+    readonly retryAfterMs?: number,
+    /** a continue token offered with 410 Expired, to go on with an inconsistent list */
+    readonly continueToken?: string,
+  ) {
+    super(`${describeSubject(subject)} failed: ${status} ${reason}${serverMessage ? `: ${serverMessage.replace(/\.$/, '')}` : ''}.`);
+  }
+
+  /** The same error, retold after the retry policy gave up. */
+  afterAttempts(attempts: number, elapsedMs: number): KubeApiError {
+    const retold = new KubeApiError(this.status, this.reason, this.serverMessage, this.details, this.subject, this.retryAfterMs, this.continueToken);
+    retold.message = retold.message.replace(/\.$/, ` (gave up after ${attempts} attempts over ${(elapsedMs / 1000).toFixed(1)}s).`);
+    return retold;
+  }
+}
+
+export function isNotFound(error: unknown): boolean {
+  return error instanceof KubeApiError && error.status === 404;
+}
+export function isAlreadyExists(error: unknown): boolean {
+  return error instanceof KubeApiError && error.status === 409 && error.reason === 'AlreadyExists';
+}
+export function isConflict(error: unknown): boolean {
+  return error instanceof KubeApiError && error.status === 409 && error.reason === 'Conflict';
+}
+
+const reasonsByStatus: Record<number, string> = {
+  400: 'BadRequest', 401: 'Unauthorized', 403: 'Forbidden', 404: 'NotFound', 405: 'MethodNotAllowed', 409: 'Conflict',
+  410: 'Expired', 415: 'UnsupportedMediaType', 422: 'Invalid', 429: 'TooManyRequests', 500: 'InternalError',
+  503: 'ServiceUnavailable', 504: 'Timeout',
+};
+
+/** Builds the error from a non-2xx answer; the body is a metav1.Status when the API server itself answered. */
+export function kubeApiErrorFrom(status: number, body: string, retryAfterMs: number | undefined, subject: RequestSubject): KubeApiError {
+  let parsed: { kind?: string; reason?: string; message?: string; details?: StatusDetails; metadata?: { continue?: string } } | undefined;
+  try {
+    const value: unknown = JSON.parse(body);
+    if (value && typeof value === 'object') parsed = value as typeof parsed;
+  } catch {
+    parsed = undefined;
+  }
+  const reason = parsed?.reason || reasonsByStatus[status] || `HTTP${status}`;
+  const message = parsed?.message ?? body.slice(0, 200).trim();
+  const hinted = parsed?.details?.retryAfterSeconds;
+  const wait = retryAfterMs ?? (typeof hinted === 'number' ? hinted * 1000 : undefined);
+  return new KubeApiError(status, reason, message, parsed?.details, subject, wait, parsed?.metadata?.continue || undefined);
+}
+
+/** How the retry policy should treat a failure of a Kubernetes request. */
+export function classifyKubeError(error: unknown): Classification {
+  if (error instanceof KubeApiError) return classifyStatus(error.status, error.reason, error.retryAfterMs);
+  return classifyNetworkError(error) ?? { kind: 'unknown', retryable: false, notActedOn: false };
+}

@@ -1,0 +1,10 @@
+export { KubeClient } from './client.ts';
+export type { KubeClientOptions, ListOptions, WriteOptions, CreateOptions, PatchType, PatchOptions, DeleteOptions } from './client.ts';
+export { KubeApiError, isNotFound, isAlreadyExists, isConflict, classifyKubeError } from './errors.ts';
+export type { StatusDetails, RequestSubject } from './errors.ts';
+export { ResourceIndex } from './discovery.ts';
+export { WaitTimeoutError } from './watch.ts';
+export type { WatchEvent, WatchEventType, WatchOptions, WaitOptions } from './watch.ts';
+export type { RequestCounts, Verb } from './counters.ts';
+export { chooseConfigSource, loadKubeConfig } from './config.ts';
+export * from './types.ts';
