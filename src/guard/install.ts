@@ -1,7 +1,8 @@
 // Puts the guard into the cluster, takes it out, and says whether what is there is what the config asks for.
 import type { KubeObject } from '../kube/types.ts';
 import { BINDINGS, POLICIES, isApiFailure } from './kube-port.ts';
-import type { GuardKube, ResourceAt } from './kube-port.ts';
+import type { GuardKube } from './kube-port.ts';
+import type { ApiResource } from '../kube/types.ts';
 import { ALL_GUARD_NAMES, MANAGED_BY_LABEL, MANAGED_BY_VALUE, desiredGuardObjects } from './policy.ts';
 import type { GuardObject, GuardOptions } from './policy.ts';
 
@@ -22,7 +23,7 @@ export interface GuardState {
   problems: string[];
 }
 
-function at(resource: GuardObject['resource']): ResourceAt {
+function at(resource: GuardObject['resource']): ApiResource {
   return resource === 'validatingadmissionpolicies' ? POLICIES : BINDINGS;
 }
 
@@ -67,7 +68,7 @@ export async function ensureGuard(kube: GuardKube, options: GuardOptions): Promi
   const desired = desiredGuardObjects(options);
   for (const { resource, object } of desired) {
     const name = object.metadata.name ?? '';
-    const current = await kube.get(at(resource), name);
+    const current = await kube.tryGet(at(resource), name);
     if (current === undefined) {
       await kube.create(at(resource), object);
       result.created.push(label(object));
@@ -96,7 +97,7 @@ async function removeOwned(kube: GuardKube, shouldRemove: (object: KubeObject) =
   const removed: string[] = [];
   for (const resource of [BINDINGS, POLICIES]) {
     for (const name of ALL_GUARD_NAMES) {
-      const current = await kube.get(resource, name);
+      const current = await kube.tryGet(resource, name);
       // An object of the same name that someone else made is theirs: leave it.
       if (current === undefined || !isOurs(current) || !shouldRemove(current)) continue;
       try {
@@ -116,7 +117,7 @@ export async function guardState(kube: GuardKube, options: GuardOptions): Promis
   const problems: string[] = [];
   let present = 0;
   for (const { resource, object } of desired) {
-    const current = await kube.get(at(resource), object.metadata.name ?? '');
+    const current = await kube.tryGet(at(resource), object.metadata.name ?? '');
     if (current === undefined) {
       problems.push(`${label(object)} is missing`);
       continue;
@@ -127,7 +128,7 @@ export async function guardState(kube: GuardKube, options: GuardOptions): Promis
   const wanted = new Set(desired.map(({ object }) => label(object)));
   for (const resource of [POLICIES, BINDINGS]) {
     for (const name of ALL_GUARD_NAMES) {
-      const current = await kube.get(resource, name);
+      const current = await kube.tryGet(resource, name);
       if (current !== undefined && isOurs(current) && !wanted.has(label(current))) {
         problems.push(`${label(current)} is installed but the config does not ask for it`);
       }

@@ -1,38 +1,18 @@
-// The few Kubernetes operations the guard engines need, named by what they do. Keeping them in one narrow port
-// means the engines read as sentences and one adapter (guardKubeOf) is all that knows the shared client's shape.
-import type { KubeObject } from '../kube/types.ts';
-
-/** A resource at one version: what a request path is built from. `group` is '' for the core group. */
-export interface ResourceAt {
-  group: string;
-  version: string;
-  /** plural name */
-  resource: string;
-  namespaced: boolean;
-}
-
-export interface Page {
-  items: KubeObject[];
-  /** continue token of the next page; absent on the last page */
-  continue?: string;
-}
-
-export interface PageRequest {
-  limit: number;
-  continue?: string;
-}
+// The few Kubernetes operations the guard engines need. The shared KubeClient (src/kube/client.ts) satisfies this
+// interface as it is, so callers pass their client; naming only what we use keeps the engines' needs visible.
+import type { ApiResource, KubeObject } from '../kube/types.ts';
 
 export interface GuardKube {
   /** undefined when the object does not exist (404) */
-  get(at: ResourceAt, name: string, namespace?: string): Promise<KubeObject | undefined>;
-  create(at: ResourceAt, object: KubeObject): Promise<KubeObject>;
+  tryGet(resource: ApiResource, name: string, namespace?: string): Promise<KubeObject | undefined>;
+  create(resource: ApiResource, object: KubeObject): Promise<KubeObject>;
   /** full update (PUT); a stale metadata.resourceVersion fails with 409 Conflict */
-  replace(at: ResourceAt, object: KubeObject): Promise<KubeObject>;
+  replace(resource: ApiResource, object: KubeObject): Promise<KubeObject>;
   /** update of the /status subresource */
-  replaceStatus(at: ResourceAt, object: KubeObject): Promise<KubeObject>;
-  delete(at: ResourceAt, name: string, namespace?: string): Promise<void>;
-  /** one page of a cluster-wide list */
-  listPage(at: ResourceAt, request: PageRequest): Promise<Page>;
+  replaceStatus(resource: ApiResource, object: KubeObject): Promise<KubeObject>;
+  delete(resource: ApiResource, name: string, namespace?: string): Promise<unknown>;
+  /** every object of the resource (all namespaces), page by page, each item with apiVersion and kind */
+  listPages(resource: ApiResource, options?: { limit?: number }): AsyncIterable<KubeObject[]>;
 }
 
 /** What the API answered when a request failed; the shared client's KubeApiError has this shape. */
@@ -49,23 +29,25 @@ export function isApiFailure(error: unknown, status?: number): error is ApiFailu
   return status === undefined || candidate.status === status;
 }
 
-export const CRDS: ResourceAt = { group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions', namespaced: false };
-export const NAMESPACES: ResourceAt = { group: '', version: 'v1', resource: 'namespaces', namespaced: false };
-export const PROFILES: ResourceAt = { group: 'kubeflow.org', version: 'v1', resource: 'profiles', namespaced: false };
-export const POLICIES: ResourceAt = {
-  group: 'admissionregistration.k8s.io',
-  version: 'v1',
-  resource: 'validatingadmissionpolicies',
-  namespaced: false,
-};
-export const BINDINGS: ResourceAt = { ...POLICIES, resource: 'validatingadmissionpolicybindings' };
-
-/** Every object of a resource, page by page, so that a cluster with many objects never loads them all at once. */
-export async function* everyPage(kube: GuardKube, at: ResourceAt, limit = 500, startAt?: string): AsyncGenerator<Page> {
-  let token = startAt;
-  do {
-    const page = await kube.listPage(at, token === undefined ? { limit } : { limit, continue: token });
-    yield page;
-    token = page.continue || undefined;
-  } while (token !== undefined);
+/** An ApiResource for a resource we know without discovery. */
+export function knownResource(group: string, version: string, resource: string, kind: string, namespaced: boolean): ApiResource {
+  return { group, version, resource, kind, namespaced, verbs: [], preferredVersion: version, versions: [version] };
 }
+
+export const CRDS = knownResource('apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false);
+export const NAMESPACES = knownResource('', 'v1', 'namespaces', 'Namespace', false);
+export const PROFILES = knownResource('kubeflow.org', 'v1', 'profiles', 'Profile', false);
+export const POLICIES = knownResource(
+  'admissionregistration.k8s.io',
+  'v1',
+  'validatingadmissionpolicies',
+  'ValidatingAdmissionPolicy',
+  false,
+);
+export const BINDINGS = knownResource(
+  'admissionregistration.k8s.io',
+  'v1',
+  'validatingadmissionpolicybindings',
+  'ValidatingAdmissionPolicyBinding',
+  false,
+);

@@ -2,14 +2,19 @@
 // version still listed there is refused, which stops a `juju refresh` half-way. Rewriting every object with a no-op
 // update stores it in the current storage version; only then is it true, and safe, to trim storedVersions.
 import type { KubeObject } from '../kube/types.ts';
-import { CRDS, everyPage, isApiFailure } from './kube-port.ts';
-import type { GuardKube, ResourceAt } from './kube-port.ts';
+import { CRDS, isApiFailure, knownResource } from './kube-port.ts';
+import type { GuardKube } from './kube-port.ts';
+import type { ApiResource } from '../kube/types.ts';
 
+/**
+ * Where an interrupted run stopped: every object up to `after` ("namespace/name" or "name") was rewritten. The API
+ * server lists in key order (namespace, then name), so a resumed run skips those keys without writing them; an
+ * object created since then with a smaller key was written in the storage version by its creation anyway.
+ */
 export interface MigrationCheckpoint {
   crd: string;
   storageVersion: string;
-  /** continue token of the next page to rewrite */
-  continue: string;
+  after: string;
   rewritten: number;
 }
 
@@ -27,7 +32,7 @@ export interface MigrateOptions {
   onProgress?: (progress: MigrationProgress) => void;
   /** where a previous, interrupted run stopped (what onCheckpoint last received) */
   resumeFrom?: MigrationCheckpoint;
-  /** called after every page with where to resume, and with undefined once a CRD is done */
+  /** called after every page with where to resume (persist it), and with undefined once a CRD is done */
   onCheckpoint?: (checkpoint: MigrationCheckpoint | undefined) => void | Promise<void>;
   pageSize?: number;
 }
@@ -68,6 +73,11 @@ interface CrdShape {
 
 const conflictRetries = 8;
 
+function keyOf(object: KubeObject): string {
+  const { namespace, name } = object.metadata;
+  return namespace ? `${namespace}/${name ?? ''}` : (name ?? '');
+}
+
 function crdSpec(crd: KubeObject): CrdShape {
   return crd.spec as CrdShape;
 }
@@ -96,20 +106,20 @@ function needsMigration(crd: KubeObject): boolean {
 
 async function crdsToMigrate(kube: GuardKube, options: MigrateOptions): Promise<KubeObject[]> {
   if (options.crd !== 'all') {
-    const crd = await kube.get(CRDS, options.crd);
+    const crd = await kube.tryGet(CRDS, options.crd);
     if (!crd) throw new Error(`CustomResourceDefinition ${options.crd} does not exist; give a CRD name or "all".`);
     return [crd];
   }
   const protectedGroups = new Set(options.protectedGroups);
   const found: KubeObject[] = [];
-  for await (const page of everyPage(kube, CRDS)) {
-    for (const crd of page.items) if (protectedGroups.has(crdSpec(crd).group)) found.push(crd);
+  for await (const page of kube.listPages(CRDS)) {
+    for (const crd of page) if (protectedGroups.has(crdSpec(crd).group)) found.push(crd);
   }
   return found.sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
 }
 
 /** A no-op update: the API server decodes the object and encodes it again in the current storage version. */
-async function rewrite(kube: GuardKube, at: ResourceAt, kind: string, listed: KubeObject): Promise<'rewritten' | 'gone'> {
+async function rewrite(kube: GuardKube, at: ApiResource, kind: string, listed: KubeObject): Promise<'rewritten' | 'gone'> {
   let object: KubeObject | undefined = listed;
   for (let attempt = 0; attempt < conflictRetries; attempt += 1) {
     if (object === undefined) return 'gone';
@@ -123,7 +133,7 @@ async function rewrite(kube: GuardKube, at: ResourceAt, kind: string, listed: Ku
       if (!isApiFailure(error, 409)) throw error;
       // Someone wrote it since we read it: their write already stored it in the storage version, but re-read
       // and rewrite anyway, so that correctness does not rest on that reasoning.
-      object = await kube.get(at, listed.metadata.name ?? '', listed.metadata.namespace);
+      object = await kube.tryGet(at, listed.metadata.name ?? '', listed.metadata.namespace);
     }
   }
   throw new Error(
@@ -134,7 +144,7 @@ async function rewrite(kube: GuardKube, at: ResourceAt, kind: string, listed: Ku
 
 async function trimStoredVersions(kube: GuardKube, name: string, storageVersion: string): Promise<string[]> {
   for (let attempt = 0; attempt < conflictRetries; attempt += 1) {
-    const crd = await kube.get(CRDS, name);
+    const crd = await kube.tryGet(CRDS, name);
     if (!crd) throw new Error(`CustomResourceDefinition ${name} was deleted during the migration.`);
     if (storageVersionOf(crd) !== storageVersion) {
       throw new Error(
@@ -167,31 +177,25 @@ async function migrateOne(kube: GuardKube, crd: KubeObject, options: MigrateOpti
   };
   if (!needsMigration(crd)) return outcome;
 
-  const at: ResourceAt = { group: spec.group, version: storageVersion, resource: spec.names.plural, namespaced: spec.scope === 'Namespaced' };
+  const at = knownResource(spec.group, storageVersion, spec.names.plural, spec.names.kind, spec.scope === 'Namespaced');
   const resume = options.resumeFrom;
-  let startAt = resume && resume.crd === name && resume.storageVersion === storageVersion ? resume.continue : undefined;
-  if (startAt !== undefined) outcome.rewritten = resume?.rewritten ?? 0;
+  const skipUpTo = resume && resume.crd === name && resume.storageVersion === storageVersion ? resume.after : undefined;
+  if (skipUpTo !== undefined) outcome.rewritten = resume?.rewritten ?? 0;
   const report = (message: string) =>
     options.onProgress?.({ crd: name, storageVersion, rewritten: outcome.rewritten, message });
+  if (skipUpTo !== undefined) report(`${name}: resuming after ${skipUpTo} (${outcome.rewritten} objects already rewritten)`);
 
-  for (;;) {
-    try {
-      for await (const page of everyPage(kube, at, options.pageSize ?? 500, startAt)) {
-        for (const item of page.items) {
-          if ((await rewrite(kube, at, spec.names.kind, item)) === 'rewritten') outcome.rewritten += 1;
-          else outcome.gone += 1;
-        }
-        if (page.continue) {
-          await options.onCheckpoint?.({ crd: name, storageVersion, continue: page.continue, rewritten: outcome.rewritten });
-        }
-        report(`${name}: rewrote ${outcome.rewritten} objects into ${storageVersion}`);
-      }
-      break;
-    } catch (error) {
-      // An old continue token expires (410); rewriting is idempotent, so going through the list again is safe.
-      if (!isApiFailure(error, 410) || startAt === undefined) throw error;
-      startAt = undefined;
-      report(`${name}: the saved position expired; starting over from the first object`);
+  for await (const page of kube.listPages(at, { limit: options.pageSize ?? 500 })) {
+    let last: string | undefined;
+    for (const item of page) {
+      last = keyOf(item);
+      if (skipUpTo !== undefined && last <= skipUpTo) continue;
+      if ((await rewrite(kube, at, spec.names.kind, item)) === 'rewritten') outcome.rewritten += 1;
+      else outcome.gone += 1;
+    }
+    if (last !== undefined && (skipUpTo === undefined || last > skipUpTo)) {
+      await options.onCheckpoint?.({ crd: name, storageVersion, after: last, rewritten: outcome.rewritten });
+      report(`${name}: rewrote ${outcome.rewritten} objects into ${storageVersion}`);
     }
   }
 

@@ -1,0 +1,192 @@
+// pre-upgrade-check: gathers the facts that decide whether an in-place `juju refresh` is safe right now, and turns
+// them into a verdict with every reason, so that an operator (or a script) fixes all of them in one round.
+import type { KubeObject } from '../kube/types.ts';
+import { formatAge } from './duration.ts';
+import { guardState } from './install.ts';
+import { CRDS, NAMESPACES, PROFILES, isApiFailure } from './kube-port.ts';
+import type { GuardKube } from './kube-port.ts';
+import { storageVersionOf, storedVersionsOf } from './migrate.ts';
+import type { GuardOptions } from './policy.ts';
+
+export interface NewestBackup {
+  id: string;
+  completedAt: Date;
+}
+
+export interface PreflightInputs {
+  kube: GuardKube;
+  guard: GuardOptions;
+  /** `max-backup-age` in milliseconds */
+  maxBackupAgeMs: number;
+  /** resolves when the backup store answers; rejects with a one-sentence reason otherwise (the charm supplies it) */
+  checkS3: () => Promise<void>;
+  /** the newest backup that has its commit marker, or undefined when there is none (the charm supplies it) */
+  newestCompleteBackup: () => Promise<NewestBackup | undefined>;
+  now?: () => Date;
+}
+
+export interface CrdFinding {
+  name: string;
+  group: string;
+  storageVersion: string;
+  storedVersions: string[];
+  established: boolean;
+  /** the charm to refresh only after migrate-stored-versions */
+  owner: string;
+  problems: string[];
+}
+
+export interface PreflightResult {
+  verdict: 'go' | 'no-go';
+  reasons: string[];
+  crds: CrdFinding[];
+}
+
+/** Which Charmed Kubeflow charm installs the CRDs of each kind, for reasons an operator can act on. */
+const charmByCrd: Record<string, string> = {
+  'profiles.kubeflow.org': 'kubeflow-profiles',
+  'notebooks.kubeflow.org': 'jupyter-controller',
+  'poddefaults.kubeflow.org': 'admission-webhook',
+  'pvcviewers.kubeflow.org': 'pvcviewer-operator',
+  'experiments.kubeflow.org': 'katib-controller',
+  'suggestions.kubeflow.org': 'katib-controller',
+  'trials.kubeflow.org': 'katib-controller',
+  'scheduledworkflows.kubeflow.org': 'kfp-schedwf',
+  'viewers.kubeflow.org': 'kfp-viewer',
+  'tensorboards.tensorboard.kubeflow.org': 'tensorboard-controller',
+};
+
+/** The charm that owns a CRD: Juju's creator label first, then what we know of Charmed Kubeflow. */
+export function owningCharm(crd: KubeObject): string {
+  const name = crd.metadata.name ?? '';
+  const labels = crd.metadata.labels ?? {};
+  const fromLabels = labels['app.juju.is/created-by'] ?? labels['juju-app'];
+  if (fromLabels) return fromLabels;
+  if (charmByCrd[name]) return charmByCrd[name];
+  const group = (crd.spec as { group?: string }).group ?? '';
+  if (group === 'serving.kserve.io') return 'kserve-controller';
+  if (name.endsWith('jobs.kubeflow.org')) return 'training-operator';
+  return `the charm that installs ${name}`;
+}
+
+function isEstablished(crd: KubeObject): boolean {
+  const conditions = (crd.status as { conditions?: Array<{ type?: string; status?: string }> } | undefined)?.conditions ?? [];
+  return conditions.some((condition) => condition.type === 'Established' && condition.status === 'True');
+}
+
+function describeError(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).replace(/\.$/, '');
+}
+
+async function checkGuard(inputs: PreflightInputs): Promise<string[]> {
+  if (!inputs.guard.protectCrds) return ['The CRD guard is off (protect-crds=false): set protect-crds=true before refreshing.'];
+  const state = await guardState(inputs.kube, inputs.guard);
+  if (state.state === 'active') return [];
+  return [`The CRD guard is ${state.state} (${state.problems.join('; ')}): run juju config kubeflow-upgrader protect-crds=true and wait for active.`];
+}
+
+async function checkS3(inputs: PreflightInputs): Promise<string[]> {
+  try {
+    await inputs.checkS3();
+    return [];
+  } catch (error) {
+    return [`The backup store is not reachable: ${describeError(error)}.`];
+  }
+}
+
+async function checkBackupAge(inputs: PreflightInputs): Promise<string[]> {
+  const newest = await inputs.newestCompleteBackup();
+  if (!newest) return ['There is no complete backup: run backup-state first.'];
+  const age = (inputs.now?.() ?? new Date()).getTime() - newest.completedAt.getTime();
+  if (age <= inputs.maxBackupAgeMs) return [];
+  return [
+    `The newest complete backup ${newest.id} is ${formatAge(age)} old, older than max-backup-age (${formatAge(inputs.maxBackupAgeMs)}): run backup-state first.`,
+  ];
+}
+
+async function inspectCrds(inputs: PreflightInputs): Promise<CrdFinding[]> {
+  const groups = new Set(inputs.guard.protectedCrdGroups);
+  const findings: CrdFinding[] = [];
+  for await (const page of inputs.kube.listPages(CRDS)) {
+    for (const crd of page) {
+      const group = (crd.spec as { group?: string }).group ?? '';
+      if (!groups.has(group)) continue;
+      const name = crd.metadata.name ?? '';
+      const storageVersion = storageVersionOf(crd);
+      const storedVersions = storedVersionsOf(crd);
+      const owner = owningCharm(crd);
+      const established = isEstablished(crd);
+      const problems: string[] = [];
+      if (!established) problems.push(`CRD ${name} is not Established: find out why before refreshing ${owner}.`);
+      const stale = storedVersions.filter((version) => version !== storageVersion);
+      if (stale.length > 0) {
+        problems.push(
+          `CRD ${name} still has objects stored as ${stale.join(', ')} (storage version ${storageVersion}): run migrate-stored-versions before refreshing ${owner}.`,
+        );
+      }
+      findings.push({ name, group, storageVersion, storedVersions, established, owner, problems });
+    }
+  }
+  return findings.sort((a, b) => a.name.localeCompare(b.name));
+}
+
+async function checkProfileNamespaces(inputs: PreflightInputs): Promise<string[]> {
+  const reasons: string[] = [];
+  try {
+    for await (const page of inputs.kube.listPages(PROFILES)) {
+      for (const profile of page) {
+        const name = profile.metadata.name ?? '';
+        const namespace = await inputs.kube.tryGet(NAMESPACES, name);
+        const phase = (namespace?.status as { phase?: string } | undefined)?.phase;
+        if (!namespace) reasons.push(`Profile ${name} has no namespace: resolve it before refreshing.`);
+        else if (phase !== 'Active') reasons.push(`Profile ${name}: namespace ${name} is ${phase ?? 'without a phase'}, not Active: resolve it before refreshing.`);
+      }
+    }
+  } catch (error) {
+    // No Profile CRD means no Profiles to check; a missing CRD is reported by the CRD findings when it matters.
+    if (!isApiFailure(error, 404)) throw error;
+  }
+  return reasons;
+}
+
+/** Runs one check; a check that cannot run is itself a reason not to go. */
+async function reasonsOf(what: string, check: () => Promise<string[]>): Promise<string[]> {
+  try {
+    return await check();
+  } catch (error) {
+    return [`Could not check ${what}: ${describeError(error)}.`];
+  }
+}
+
+export async function preUpgradeCheck(inputs: PreflightInputs): Promise<PreflightResult> {
+  let crds: CrdFinding[] = [];
+  const reasons = [
+    ...(await reasonsOf('the CRD guard', () => checkGuard(inputs))),
+    ...(await reasonsOf('the backup store', () => checkS3(inputs))),
+    ...(await reasonsOf('the newest backup', () => checkBackupAge(inputs))),
+    ...(await reasonsOf('the protected CRDs', async () => {
+      crds = await inspectCrds(inputs);
+      return crds.flatMap((finding) => finding.problems);
+    })),
+    ...(await reasonsOf('the Profiles', () => checkProfileNamespaces(inputs))),
+  ];
+  return { verdict: reasons.length === 0 ? 'go' : 'no-go', reasons, crds };
+}
+
+/**
+ * The result as action-set keys a script can read: `verdict`, `reasons.<n>`, `crds.<n>.name`, … CRD names hold
+ * dots, which action-set keys cannot, so CRDs are numbered.
+ */
+export function preflightActionResults(result: PreflightResult): Record<string, string> {
+  const keys: Record<string, string> = { verdict: result.verdict, 'reason-count': String(result.reasons.length) };
+  result.reasons.forEach((reason, index) => (keys[`reasons.${index}`] = reason));
+  result.crds.forEach((crd, index) => {
+    keys[`crds.${index}.name`] = crd.name;
+    keys[`crds.${index}.storage-version`] = crd.storageVersion;
+    keys[`crds.${index}.stored-versions`] = crd.storedVersions.join(',');
+    keys[`crds.${index}.established`] = String(crd.established);
+    keys[`crds.${index}.owner`] = crd.owner;
+    keys[`crds.${index}.ok`] = String(crd.problems.length === 0);
+  });
+  return keys;
+}
