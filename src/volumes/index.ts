@@ -1,0 +1,8 @@
+// The volume mover: PVC contents copied to and from the backup bucket by Kubernetes Jobs running rclone.
+export { backupVolumes, restoreVolumes, cleanupVolumeMovers, VolumeMoveError } from './mover.ts';
+export type { PvcRef, VolumeResult, VolumeFailure, VolumeProgress, MoveVolumesOptions } from './mover.ts';
+export type { VolumeKube, MoverResource, WaitOptions } from './kube-port.ts';
+export { JOBS, PODS, PVCS, SECRETS } from './kube-port.ts';
+export { buildMoverJob, buildCredentialsSecret, MOVER_SCRIPT } from './job.ts';
+export { moverSelector, moverLabels, LABEL_BACKUP_ID } from './labels.ts';
+export { DEFAULT_MOVER_IMAGE, DEFAULT_MOVER_CONCURRENCY, type MoverS3Settings } from './settings.ts';

@@ -1,0 +1,144 @@
+// Builders for the per-run credentials Secret and the mover Job. Pure functions: the orchestration decides when.
+import type { KubeObject } from '../kube/types.ts';
+import { ANNOTATION_PVC, moverLabels, type MoveOperation } from './labels.ts';
+import { CA_KEY, REMOTE_NAME, rcloneBehaviourEnv, rcloneRemoteEnv } from './rclone-env.ts';
+import type { MoverS3Settings } from './settings.ts';
+
+export const MOVER_CONTAINER = 'mover';
+export const VOLUME_MOUNT_PATH = '/volume';
+export const TERMINATION_LOG = '/dev/termination-log';
+const CA_MOUNT_PATH = '/etc/volume-mover';
+
+/**
+ * One script for both directions: copy, verify every file by size and hash against the other side, then report the
+ * verified tree's size as JSON in the termination message (the kubelet turns it into the container's
+ * terminated.message). On failure the message falls back to the log tail, where rclone's last error sits.
+ */
+export const MOVER_SCRIPT = [
+  'set -eu',
+  'rclone copy "$MOVER_SOURCE" "$MOVER_TARGET"',
+  'rclone check --one-way "$MOVER_SOURCE" "$MOVER_TARGET"',
+  'size=$(rclone size --json "$MOVER_SOURCE")',
+  `printf '{"volumeMover":1,"check":"passed","size":%s}' "$size" > ${TERMINATION_LOG}`,
+].join('\n');
+
+export interface CredentialsSecretInput {
+  name: string;
+  namespace: string;
+  backupId: string;
+  operation: MoveOperation;
+  s3: MoverS3Settings;
+}
+
+export function buildCredentialsSecret(input: CredentialsSecretInput): KubeObject {
+  const data: Record<string, string> = {};
+  for (const [key, value] of Object.entries(rcloneRemoteEnv(input.s3))) data[key] = Buffer.from(value).toString('base64');
+  if (input.s3.tlsCaChain) data[CA_KEY] = Buffer.from(input.s3.tlsCaChain).toString('base64');
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: input.name, namespace: input.namespace, labels: moverLabels(input.backupId, input.operation) },
+    type: 'Opaque',
+    data,
+  };
+}
+
+export interface MoverJobInput {
+  name: string;
+  namespace: string;
+  pvc: string;
+  backupId: string;
+  operation: MoveOperation;
+  image: string;
+  secretName: string;
+  /** `bucket/prefix/backups/<id>/volumes/<ns>/<pvc>` */
+  remotePath: string;
+  s3: MoverS3Settings;
+  /** pin to this node: a ReadWriteOnce volume can only be mounted where it already is */
+  nodeName?: string;
+  activeDeadlineSeconds: number;
+  ttlSecondsAfterFinished: number;
+}
+
+export function buildMoverJob(input: MoverJobInput): KubeObject {
+  const labels = moverLabels(input.backupId, input.operation);
+  const backup = input.operation === 'backup';
+  const remote = `${REMOTE_NAME}:${input.remotePath}`;
+  const secretEnv = Object.keys(rcloneRemoteEnv(input.s3)).map((key) => ({
+    name: key,
+    valueFrom: { secretKeyRef: { name: input.secretName, key } },
+  }));
+  const plainEnv = Object.entries({
+    ...rcloneBehaviourEnv(),
+    ...(input.s3.tlsCaChain ? { RCLONE_CA_CERT: `${CA_MOUNT_PATH}/${CA_KEY}` } : {}),
+    MOVER_SOURCE: backup ? VOLUME_MOUNT_PATH : remote,
+    MOVER_TARGET: backup ? remote : VOLUME_MOUNT_PATH,
+  }).map(([name, value]) => ({ name, value }));
+
+  const volumes: unknown[] = [
+    { name: 'data', persistentVolumeClaim: { claimName: input.pvc, readOnly: backup } },
+    { name: 'tmp', emptyDir: {} },
+  ];
+  const volumeMounts: unknown[] = [
+    { name: 'data', mountPath: VOLUME_MOUNT_PATH, readOnly: backup },
+    { name: 'tmp', mountPath: '/tmp' },
+  ];
+  if (input.s3.tlsCaChain) {
+    volumes.push({ name: 'ca', secret: { secretName: input.secretName, items: [{ key: CA_KEY, path: CA_KEY }] } });
+    volumeMounts.push({ name: 'ca', mountPath: CA_MOUNT_PATH, readOnly: true });
+  }
+
+  const podSpec: Record<string, unknown> = {
+    restartPolicy: 'Never',
+    automountServiceAccountToken: false,
+    securityContext: { seccompProfile: { type: 'RuntimeDefault' } },
+    volumes,
+    containers: [
+      {
+        name: MOVER_CONTAINER,
+        image: input.image,
+        command: ['sh', '-c', MOVER_SCRIPT],
+        env: [...secretEnv, ...plainEnv],
+        volumeMounts,
+        terminationMessagePath: TERMINATION_LOG,
+        terminationMessagePolicy: 'FallbackToLogsOnError',
+        securityContext: { allowPrivilegeEscalation: false },
+        resources: { requests: { cpu: '100m', memory: '128Mi' } },
+      },
+    ],
+  };
+  if (input.nodeName) {
+    podSpec.affinity = {
+      nodeAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: {
+          nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: [input.nodeName] }] }],
+        },
+      },
+    };
+  }
+
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: {
+      name: input.name,
+      namespace: input.namespace,
+      labels,
+      annotations: { [ANNOTATION_PVC]: input.pvc },
+    },
+    spec: {
+      // rclone retries every request itself; a second Pod would only repeat a deterministic failure.
+      backoffLimit: 0,
+      activeDeadlineSeconds: input.activeDeadlineSeconds,
+      ttlSecondsAfterFinished: input.ttlSecondsAfterFinished,
+      template: {
+        metadata: {
+          labels,
+          // Profile namespaces have Istio injection on; a sidecar never exits, so the Job would never complete.
+          annotations: { 'sidecar.istio.io/inject': 'false', [ANNOTATION_PVC]: input.pvc },
+        },
+        spec: podSpec,
+      },
+    },
+  };
+}

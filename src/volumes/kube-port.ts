@@ -1,0 +1,44 @@
+// The narrow view of the Kubernetes API the volume mover needs. The engines hand in an adapter over the kube seam
+// (src/kube/client.ts); tests hand in one over the embedded server's in-process API. Keeping the port this small is
+// what lets the mover stay independent of which client drives it.
+import type { KubeObject } from '../kube/types.ts';
+
+/** A namespaced resource the mover touches. */
+export interface MoverResource {
+  group: string;
+  version: string;
+  resource: string;
+  kind: string;
+}
+
+export const JOBS: MoverResource = { group: 'batch', version: 'v1', resource: 'jobs', kind: 'Job' };
+export const PODS: MoverResource = { group: '', version: 'v1', resource: 'pods', kind: 'Pod' };
+export const SECRETS: MoverResource = { group: '', version: 'v1', resource: 'secrets', kind: 'Secret' };
+export const PVCS: MoverResource = {
+  group: '', version: 'v1', resource: 'persistentvolumeclaims', kind: 'PersistentVolumeClaim',
+};
+
+export interface WaitOptions {
+  timeoutMs: number;
+  signal?: AbortSignal;
+}
+
+export interface VolumeKube {
+  /** undefined when the object does not exist */
+  get(resource: MoverResource, namespace: string, name: string): Promise<KubeObject | undefined>;
+  list(resource: MoverResource, namespace: string, labelSelector?: string): Promise<KubeObject[]>;
+  create(resource: MoverResource, object: KubeObject): Promise<KubeObject>;
+  /** succeeds when the object is already gone; Background propagation so a Job takes its Pods along */
+  delete(resource: MoverResource, namespace: string, name: string): Promise<void>;
+  /**
+   * Resolves with the object (undefined once deleted) as soon as `done` holds for it, watching rather than polling;
+   * rejects when timeoutMs passes first.
+   */
+  waitFor(
+    resource: MoverResource,
+    namespace: string,
+    name: string,
+    done: (object: KubeObject | undefined) => boolean,
+    options: WaitOptions,
+  ): Promise<KubeObject | undefined>;
+}

@@ -1,0 +1,45 @@
+// Labels and names that tie every Job and Secret of a run to its backup id, so leftovers can be found and removed.
+import { createHash, randomBytes } from 'node:crypto';
+
+export const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by';
+export const LABEL_COMPONENT = 'app.kubernetes.io/component';
+export const LABEL_BACKUP_ID = 'kubeflow-upgrader/backup-id';
+export const LABEL_OPERATION = 'kubeflow-upgrader/operation';
+/** PVC names may be longer than a label value allows, so the full name goes into an annotation. */
+export const ANNOTATION_PVC = 'kubeflow-upgrader/pvc';
+
+export const MANAGED_BY = 'kubeflow-upgrader';
+export const COMPONENT = 'volume-mover';
+
+export type MoveOperation = 'backup' | 'restore';
+
+export function moverLabels(backupId: string, operation: MoveOperation): Record<string, string> {
+  return {
+    [LABEL_MANAGED_BY]: MANAGED_BY,
+    [LABEL_COMPONENT]: COMPONENT,
+    [LABEL_BACKUP_ID]: backupId,
+    [LABEL_OPERATION]: operation,
+  };
+}
+
+/** Selects every mover object of one backup id (both operations), or of all runs when the id is omitted. */
+export function moverSelector(backupId?: string): string {
+  const base = `${LABEL_MANAGED_BY}=${MANAGED_BY},${LABEL_COMPONENT}=${COMPONENT}`;
+  return backupId ? `${base},${LABEL_BACKUP_ID}=${backupId}` : base;
+}
+
+function shortHash(text: string, length: number): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, length);
+}
+
+/**
+ * A Job name within 63 characters (Pods carry it in the `job-name` label): stable per PVC for reading, with a
+ * random tail so a rerun never collides with a Job a crashed run left behind.
+ */
+export function moverJobName(operation: MoveOperation, backupId: string, namespace: string, pvc: string): string {
+  return `kfu-${operation}-${shortHash(`${backupId}/${namespace}/${pvc}`, 10)}-${randomBytes(3).toString('hex')}`;
+}
+
+export function moverSecretName(operation: MoveOperation, backupId: string): string {
+  return `kfu-${operation}-creds-${shortHash(backupId, 8)}-${randomBytes(3).toString('hex')}`;
+}

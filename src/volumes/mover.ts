@@ -1,0 +1,237 @@
+// Runs one mover Job per PVC, at most `concurrency` at once, and turns each into a VolumeResult or a named failure.
+// The credentials Secrets of the run are deleted in every case.
+import pLimit from 'p-limit';
+import { backupKeys } from '../store/layout.ts';
+import { buildCredentialsSecret, buildMoverJob } from './job.ts';
+import { JOBS, PODS, PVCS, SECRETS, type VolumeKube } from './kube-port.ts';
+import { moverJobName, moverSecretName, moverSelector, type MoveOperation } from './labels.ts';
+import { failureReason, jobFailedCondition, jobFinished, jobSucceeded, parseMovedTree, terminationMessage } from './outcome.ts';
+import { placementFor } from './placement.ts';
+import {
+  DEFAULT_JOB_DEADLINE_SECONDS, DEFAULT_JOB_TTL_SECONDS, DEFAULT_MOVER_CONCURRENCY, DEFAULT_MOVER_IMAGE,
+  remotePath, type MoverS3Settings,
+} from './settings.ts';
+
+export interface PvcRef {
+  namespace: string;
+  name: string;
+}
+
+export interface VolumeResult {
+  namespace: string;
+  pvc: string;
+  operation: MoveOperation;
+  /** s3://bucket/prefix/backups/<id>/volumes/<ns>/<pvc>/ */
+  location: string;
+  files: number;
+  bytes: number;
+  /** rclone check compared every file's size and hash on both sides */
+  checksumVerified: boolean;
+  durationMs: number;
+  /** the node the copy ran on when it was pinned next to a ReadWriteOnce user */
+  node?: string;
+  /** set when nothing was copied, and why (e.g. a PVC that was never bound holds no data) */
+  skipped?: string;
+}
+
+export interface VolumeFailure {
+  namespace: string;
+  pvc: string;
+  reason: string;
+}
+
+export interface VolumeProgress {
+  done: number;
+  total: number;
+  result?: VolumeResult;
+  failure?: VolumeFailure;
+}
+
+export interface MoveVolumesOptions {
+  backupId: string;
+  pvcs: PvcRef[];
+  s3: MoverS3Settings;
+  /** `volume-mover-image`; default an official rclone image pinned by tag */
+  image?: string;
+  /** `volume-mover-concurrency`: Jobs in flight at once */
+  concurrency?: number;
+  activeDeadlineSeconds?: number;
+  ttlSecondsAfterFinished?: number;
+  onProgress?: (progress: VolumeProgress) => void;
+  signal?: AbortSignal;
+}
+
+/** One or more PVCs could not be moved; `message` names each with its reason. */
+export class VolumeMoveError extends Error {
+  readonly failures: VolumeFailure[];
+  readonly results: VolumeResult[];
+  constructor(operation: MoveOperation, failures: VolumeFailure[], results: VolumeResult[]) {
+    const list = failures.map((f) => `${f.namespace}/${f.pvc} (${f.reason})`).join('; ');
+    super(`The volume ${operation} failed for ${failures.length === 1 ? 'PVC' : 'PVCs'} ${list}.`);
+    this.name = 'VolumeMoveError';
+    this.failures = failures;
+    this.results = results;
+  }
+}
+
+/** Copies each PVC's files into `backups/<id>/volumes/<ns>/<pvc>/`; the PVCs are mounted read-only. */
+export function backupVolumes(kube: VolumeKube, options: MoveVolumesOptions): Promise<VolumeResult[]> {
+  return moveVolumes(kube, 'backup', options);
+}
+
+/**
+ * Fills existing (freshly created) PVCs from `backups/<id>/volumes/<ns>/<pvc>/`. Run it before the workloads that
+ * mount them exist: the restore Job is then the volume's first consumer, which is what binds WaitForFirstConsumer claims.
+ */
+export function restoreVolumes(kube: VolumeKube, options: MoveVolumesOptions): Promise<VolumeResult[]> {
+  return moveVolumes(kube, 'restore', options);
+}
+
+/** Deletes every mover Job and Secret a run of `backupId` left in `namespaces` (e.g. after a crash). */
+export async function cleanupVolumeMovers(kube: VolumeKube, namespaces: string[], backupId?: string): Promise<number> {
+  let removed = 0;
+  for (const namespace of namespaces) {
+    for (const resource of [JOBS, SECRETS]) {
+      for (const object of await kube.list(resource, namespace, moverSelector(backupId))) {
+        await kube.delete(resource, namespace, object.metadata.name ?? '');
+        removed++;
+      }
+    }
+  }
+  return removed;
+}
+
+function describeError(error: unknown): string {
+  const e = error as { message?: unknown; reason?: unknown };
+  const text = typeof e?.message === 'string' ? e.message : String(error);
+  return text.replace(/\.$/, '');
+}
+
+async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: MoveVolumesOptions): Promise<VolumeResult[]> {
+  const concurrency = options.concurrency ?? DEFAULT_MOVER_CONCURRENCY;
+  if (!Number.isInteger(concurrency) || concurrency < 1) {
+    throw new Error(`volume-mover-concurrency must be a whole number of at least 1, not ${concurrency}.`);
+  }
+  const keys = backupKeys(options.backupId);
+  const seen = new Set<string>();
+  for (const pvc of options.pvcs) {
+    const id = `${pvc.namespace}/${pvc.name}`;
+    if (seen.has(id)) throw new Error(`PVC ${id} is listed twice for the volume ${operation}.`);
+    seen.add(id);
+    keys.volume(pvc.namespace, pvc.name); // refuses names that cannot be an object key, before anything is created
+  }
+
+  const secrets = new Map<string, Promise<string>>();
+  const secretFor = (namespace: string): Promise<string> => {
+    let pending = secrets.get(namespace);
+    if (!pending) {
+      const name = moverSecretName(operation, options.backupId);
+      pending = kube.create(SECRETS, buildCredentialsSecret({ name, namespace, backupId: options.backupId, operation, s3: options.s3 }))
+        .then(() => name);
+      secrets.set(namespace, pending);
+    }
+    return pending;
+  };
+
+  const limit = pLimit(concurrency);
+  const results: VolumeResult[] = [];
+  const failures: VolumeFailure[] = [];
+  let done = 0;
+  // After the first failure the run is lost anyway: PVCs not yet started are not copied.
+  let stop = false;
+
+  try {
+    await Promise.all(options.pvcs.map((pvc) => limit(async () => {
+      if (stop || options.signal?.aborted) return;
+      try {
+        const result = await moveOne(kube, operation, options, pvc, secretFor);
+        results.push(result);
+        options.onProgress?.({ done: ++done, total: options.pvcs.length, result });
+      } catch (error) {
+        stop = true;
+        const failure = { namespace: pvc.namespace, pvc: pvc.name, reason: describeError(error) };
+        failures.push(failure);
+        options.onProgress?.({ done: ++done, total: options.pvcs.length, failure });
+      }
+    })));
+  } finally {
+    await deleteSecrets(kube, secrets);
+  }
+  if (failures.length > 0) throw new VolumeMoveError(operation, failures, results);
+  if (options.signal?.aborted) throw new Error(`The volume ${operation} was cancelled.`);
+  return results;
+}
+
+async function deleteSecrets(kube: VolumeKube, secrets: Map<string, Promise<string>>): Promise<void> {
+  const problems: string[] = [];
+  for (const [namespace, pending] of secrets) {
+    const name = await pending.catch(() => undefined);
+    if (!name) continue;
+    await kube.delete(SECRETS, namespace, name).catch((error: unknown) => problems.push(`${namespace}/${name}: ${describeError(error)}`));
+  }
+  if (problems.length > 0) {
+    throw new Error(`Could not delete the volume mover credentials Secret(s) ${problems.join('; ')}; delete them by hand.`);
+  }
+}
+
+async function moveOne(
+  kube: VolumeKube,
+  operation: MoveOperation,
+  options: MoveVolumesOptions,
+  pvcRef: PvcRef,
+  secretFor: (namespace: string) => Promise<string>,
+): Promise<VolumeResult> {
+  const started = Date.now();
+  const key = backupKeys(options.backupId).volume(pvcRef.namespace, pvcRef.name);
+  const path = remotePath(options.s3, key);
+  const base = {
+    namespace: pvcRef.namespace, pvc: pvcRef.name, operation, location: `s3://${path}/`,
+  };
+  const pvc = await kube.get(PVCS, pvcRef.namespace, pvcRef.name);
+  if (!pvc) throw new Error('the PersistentVolumeClaim does not exist');
+  if (pvc.metadata.deletionTimestamp) throw new Error('the PersistentVolumeClaim is being deleted');
+  const phase = (pvc.status as { phase?: string } | undefined)?.phase;
+  if (operation === 'backup' && phase !== 'Bound') {
+    // An unbound claim never had a volume, so there is nothing to copy; mounting it would provision an empty one.
+    return { ...base, files: 0, bytes: 0, checksumVerified: false, durationMs: Date.now() - started, skipped: `the PVC is ${phase ?? 'not bound'}; it holds no data` };
+  }
+  const placement = operation === 'backup' ? await placementFor(kube, pvc) : {};
+  if (placement.blocked) throw new Error(placement.blocked);
+
+  const secretName = await secretFor(pvcRef.namespace);
+  const deadline = options.activeDeadlineSeconds ?? DEFAULT_JOB_DEADLINE_SECONDS;
+  const job = buildMoverJob({
+    name: moverJobName(operation, options.backupId, pvcRef.namespace, pvcRef.name),
+    namespace: pvcRef.namespace,
+    pvc: pvcRef.name,
+    backupId: options.backupId,
+    operation,
+    image: options.image ?? DEFAULT_MOVER_IMAGE,
+    secretName,
+    remotePath: path,
+    s3: options.s3,
+    nodeName: placement.nodeName,
+    activeDeadlineSeconds: deadline,
+    ttlSecondsAfterFinished: options.ttlSecondsAfterFinished ?? DEFAULT_JOB_TTL_SECONDS,
+  });
+  const jobName = job.metadata.name ?? '';
+  await kube.create(JOBS, job);
+  // The Job's own deadline ends it; the extra minute lets its controller write the Failed condition we then read.
+  const finished = await kube.waitFor(JOBS, pvcRef.namespace, jobName, jobFinished, {
+    timeoutMs: (deadline + 60) * 1000, signal: options.signal,
+  });
+  if (!finished) throw new Error(`its mover Job ${jobName} was deleted before it finished`);
+  const pods = await kube.list(PODS, pvcRef.namespace, `job-name=${jobName}`);
+  const message = terminationMessage(pods);
+  if (!jobSucceeded(finished)) {
+    const failed = jobFailedCondition(finished);
+    const why = failureReason(message, [options.s3.secretKey])
+      ?? (failed?.reason === 'DeadlineExceeded' ? `it did not finish within ${deadline} seconds` : failed?.message ?? failed?.reason ?? 'the mover failed');
+    throw new Error(`mover Job ${jobName} failed: ${why}`);
+  }
+  const moved = parseMovedTree(message);
+  if (!moved) throw new Error(`mover Job ${jobName} completed without reporting what it copied`);
+  await kube.delete(JOBS, pvcRef.namespace, jobName);
+  return { ...base, ...moved, durationMs: Date.now() - started, ...(placement.nodeName ? { node: placement.nodeName } : {}) };
+}
+

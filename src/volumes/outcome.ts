@@ -1,0 +1,80 @@
+// Reading a finished mover Job: its conditions say whether it worked, its Pod's termination message says what moved.
+import type { KubeObject } from '../kube/types.ts';
+import { MOVER_CONTAINER } from './job.ts';
+
+export interface MovedTree {
+  files: number;
+  bytes: number;
+  checksumVerified: boolean;
+}
+
+interface Condition {
+  type?: string;
+  status?: string;
+  reason?: string;
+  message?: string;
+}
+
+function conditions(job: KubeObject): Condition[] {
+  const status = job.status as { conditions?: Condition[] } | undefined;
+  return Array.isArray(status?.conditions) ? status.conditions : [];
+}
+
+export function jobSucceeded(job: KubeObject): boolean {
+  return conditions(job).some((c) => c.type === 'Complete' && c.status === 'True');
+}
+
+export function jobFailedCondition(job: KubeObject): Condition | undefined {
+  return conditions(job).find((c) => c.type === 'Failed' && c.status === 'True');
+}
+
+export function jobFinished(job: KubeObject | undefined): boolean {
+  return job === undefined || jobSucceeded(job) || jobFailedCondition(job) !== undefined;
+}
+
+/** The mover container's termination message from the most recently finished Pod of a Job. */
+export function terminationMessage(pods: KubeObject[]): string | undefined {
+  let latest: { at: string; message: string } | undefined;
+  for (const pod of pods) {
+    const statuses = (pod.status as { containerStatuses?: unknown[] } | undefined)?.containerStatuses ?? [];
+    for (const raw of statuses) {
+      const s = raw as { name?: string; state?: { terminated?: { message?: string; finishedAt?: string } } };
+      const terminated = s.state?.terminated;
+      if (s.name !== MOVER_CONTAINER || !terminated) continue;
+      const at = terminated.finishedAt ?? '';
+      if (!latest || at >= latest.at) latest = { at, message: terminated.message ?? '' };
+    }
+  }
+  return latest?.message;
+}
+
+/** The JSON a successful mover writes; undefined when the message is anything else. */
+export function parseMovedTree(message: string | undefined): MovedTree | undefined {
+  if (!message) return undefined;
+  try {
+    const parsed = JSON.parse(message) as { volumeMover?: unknown; check?: unknown; size?: { count?: unknown; bytes?: unknown } };
+    if (parsed.volumeMover !== 1 || typeof parsed.size?.count !== 'number' || typeof parsed.size.bytes !== 'number') {
+      return undefined;
+    }
+    return { files: parsed.size.count, bytes: parsed.size.bytes, checksumVerified: parsed.check === 'passed' };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * One line out of a failed mover's log tail: rclone ends with "Failed to <verb>: <why>"; timestamps and
+ * request-id noise are dropped, and anything that equals a known secret is masked as a last line of defence.
+ */
+export function failureReason(message: string | undefined, secrets: string[]): string | undefined {
+  if (!message) return undefined;
+  const lines = message.split('\n').map((l) => l.replace(/^\d{4}\/\d{2}\/\d{2} \d{2}:\d{2}:\d{2}\s+/, '').trim()).filter(Boolean);
+  const chosen = [...lines].reverse().find((l) => /^Failed to /.test(l))
+    ?? [...lines].reverse().find((l) => /ERROR|error/.test(l))
+    ?? lines.at(-1);
+  if (!chosen) return undefined;
+  let reason = chosen.replace(/^Failed to \w+( with \d+ errors)?:\s*(last error was:\s*)?/, '');
+  for (const secret of secrets) if (secret.length >= 4) reason = reason.split(secret).join('***');
+  reason = reason.replace(/\s+status code: .*$/, '');
+  return reason.length > 300 ? `${reason.slice(0, 297)}...` : reason;
+}

@@ -1,0 +1,32 @@
+// What the mover needs to know about the object store and how Jobs are shaped. The S3 fields mirror the s3-integrator
+// relation (src/store/settings.ts), so an S3Settings value can be passed as it is.
+import { normalizePrefix } from '../store/layout.ts';
+
+export interface MoverS3Settings {
+  endpoint: string;
+  bucket: string;
+  /** the location's path prefix inside the bucket */
+  path?: string;
+  region?: string;
+  accessKey: string;
+  secretKey: string;
+  /** 'path' (default) or 'host' (virtual-hosted buckets) */
+  uriStyle?: string;
+  /** PEM CA chain for the endpoint's TLS certificate */
+  tlsCaChain?: string;
+}
+
+/** An official rclone image pinned by tag, so a backup taken today is restorable by the same mover tomorrow. */
+export const DEFAULT_MOVER_IMAGE = 'rclone/rclone:1.68.2';
+export const DEFAULT_MOVER_CONCURRENCY = 2;
+/** A copy that has not finished in six hours is stuck, not slow. */
+export const DEFAULT_JOB_DEADLINE_SECONDS = 6 * 60 * 60;
+/** Failed Jobs stay a day for `kubectl logs`; successful ones are deleted at once. */
+export const DEFAULT_JOB_TTL_SECONDS = 24 * 60 * 60;
+
+/** Where one PVC's files live in the bucket, as rclone names it: `bucket/prefix/backups/<id>/volumes/<ns>/<pvc>`. */
+export function remotePath(s3: MoverS3Settings, relativeKey: string): string {
+  const prefix = normalizePrefix(s3.path);
+  const key = relativeKey.replace(/\/+$/, '');
+  return [s3.bucket, prefix, key].filter((part) => part !== '').join('/');
+}
