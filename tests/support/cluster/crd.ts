@@ -1,0 +1,122 @@
+// CustomResourceDefinition rules the product meets during upgrades: served/storage versions, the conditions a
+// real server sets, and status.storedVersions, which Kubernetes only ever grows on its own.
+import type { KubeObject } from '../../../src/kube/types.ts';
+import { invalid, invalidValue, required, type FieldError } from './errors.ts';
+import type { ResourceDef } from './resources.ts';
+
+export const CRD_CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';
+const GROUP = 'apiextensions.k8s.io';
+
+interface CrdVersion {
+  name: string;
+  served?: boolean;
+  storage?: boolean;
+  subresources?: { status?: unknown };
+  additionalPrinterColumns?: { name: string; type: string; jsonPath: string; description?: string; priority?: number }[];
+}
+interface CrdSpec {
+  group?: string;
+  scope?: string;
+  names?: { plural?: string; singular?: string; kind?: string; listKind?: string; shortNames?: string[]; categories?: string[] };
+  versions?: CrdVersion[];
+}
+
+function specOf(crd: KubeObject): CrdSpec {
+  return (crd.spec ?? {}) as CrdSpec;
+}
+
+export function storedVersionsOf(crd: KubeObject): string[] {
+  const s = (crd.status ?? {}) as { storedVersions?: string[] };
+  return s.storedVersions ?? [];
+}
+
+export function storageVersionOf(crd: KubeObject): string | undefined {
+  return specOf(crd).versions?.find((v) => v.storage)?.name;
+}
+
+export function validateCrd(crd: KubeObject): void {
+  const name = crd.metadata.name ?? '';
+  const spec = specOf(crd);
+  const errors: FieldError[] = [];
+  if (!spec.group) errors.push(required('spec.group'));
+  if (!spec.names?.plural) errors.push(required('spec.names.plural'));
+  if (!spec.names?.kind) errors.push(required('spec.names.kind'));
+  if (spec.scope !== 'Namespaced' && spec.scope !== 'Cluster')
+    errors.push({ field: 'spec.scope', type: 'FieldValueNotSupported', text: `Unsupported value: ${JSON.stringify(spec.scope ?? '')}: supported values: "Cluster", "Namespaced"` });
+  if (spec.group && spec.names?.plural && name !== `${spec.names.plural}.${spec.group}`)
+    errors.push(invalidValue('metadata.name', name, `must be spec.names.plural+"."+spec.group`));
+  const versions = spec.versions ?? [];
+  if (versions.length === 0) errors.push(required('spec.versions', 'must have exactly one version marked as storage version'));
+  else if (versions.filter((v) => v.storage).length !== 1)
+    errors.push(invalidValue('spec.versions', versions.map((v) => v.name), 'must have exactly one version marked as storage version'));
+  if (errors.length) throw invalid('CustomResourceDefinition', GROUP, name, errors);
+}
+
+/**
+ * The real server's storedVersions rules: every stored version must still be in spec.versions, and the storage
+ * version must be among them.
+ */
+export function validateStoredVersions(crd: KubeObject): void {
+  const names = new Set((specOf(crd).versions ?? []).map((v) => v.name));
+  const stored = storedVersionsOf(crd);
+  const errors: FieldError[] = [];
+  stored.forEach((v, i) => {
+    if (!names.has(v)) errors.push(invalidValue(`status.storedVersions[${i}]`, v, 'missing from spec.versions'));
+  });
+  const storage = storageVersionOf(crd);
+  if (storage && stored.length > 0 && !stored.includes(storage))
+    errors.push(invalidValue('status.storedVersions', stored, `must have the storage version ${storage}`));
+  if (errors.length) throw invalid('CustomResourceDefinition', GROUP, crd.metadata.name ?? '', errors);
+}
+
+/** Status as the apiextensions controllers settle it: names accepted, established, storage version recorded. */
+export function settledStatus(crd: KubeObject, previous: KubeObject | undefined, now: string): Record<string, unknown> {
+  const spec = specOf(crd);
+  const storage = storageVersionOf(crd);
+  const stored = previous ? [...storedVersionsOf(previous)] : [];
+  if (storage && !stored.includes(storage)) stored.push(storage);
+  const names = spec.names ?? {};
+  const condition = (type: string, reason: string, message: string) => ({ type, status: 'True', lastTransitionTime: now, reason, message });
+  const oldStatus = (previous?.status ?? {}) as { conditions?: { type: string }[] };
+  const keep = (oldStatus.conditions ?? []).filter((c) => c.type !== 'NamesAccepted' && c.type !== 'Established');
+  return {
+    ...(previous?.status as object | undefined),
+    acceptedNames: {
+      plural: names.plural,
+      singular: names.singular ?? names.kind?.toLowerCase(),
+      kind: names.kind,
+      listKind: names.listKind ?? `${names.kind}List`,
+      ...(names.shortNames ? { shortNames: names.shortNames } : {}),
+      ...(names.categories ? { categories: names.categories } : {}),
+    },
+    conditions: [
+      condition('NamesAccepted', 'NoConflicts', 'no conflicts found'),
+      condition('Established', 'InitialNamesAccepted', 'the initial names have been accepted'),
+      ...keep,
+    ],
+    storedVersions: stored,
+  };
+}
+
+export function crdToDef(crd: KubeObject): ResourceDef {
+  const spec = specOf(crd);
+  const names = spec.names ?? {};
+  const versions = spec.versions ?? [];
+  const storage = versions.find((v) => v.storage);
+  return {
+    group: spec.group ?? '',
+    resource: names.plural ?? '',
+    singular: names.singular ?? (names.kind ?? '').toLowerCase(),
+    kind: names.kind ?? '',
+    listKind: names.listKind ?? `${names.kind}List`,
+    namespaced: spec.scope === 'Namespaced',
+    shortNames: names.shortNames ?? [],
+    categories: names.categories ?? [],
+    versions: versions.map((v) => ({ name: v.name, served: v.served !== false, storage: v.storage === true })),
+    // the status subresource follows the storage version's declaration
+    statusSubresource: Boolean(storage?.subresources && 'status' in storage.subresources),
+    nameRule: 'subdomain',
+    builtin: false,
+    printerColumns: storage?.additionalPrinterColumns ?? [],
+  };
+}

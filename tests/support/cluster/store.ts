@@ -1,0 +1,230 @@
+// The object store: like etcd behind kube-apiserver — one global resourceVersion counter, objects kept in their
+// storage version with their serialized JSON (LIST writes strings, never re-stringifies), a bounded event log for
+// watch resumption, and list snapshots so limit/continue pages are consistent.
+import type { KubeObject } from '../../../src/kube/types.ts';
+import type { ClusterEvent, ResourceRef, WatchEventType } from './contract.ts';
+
+export interface Stored {
+  readonly obj: KubeObject;
+  readonly json: string;
+  readonly rv: number;
+}
+
+export interface LoggedEvent {
+  rv: number;
+  type: WatchEventType;
+  refKey: string;
+  ref: ResourceRef;
+  stored: Stored;
+}
+
+interface Table {
+  items: Map<string, Stored>;
+  sorted: string[] | null;
+}
+
+export const refKey = (ref: ResourceRef): string => `${ref.group}/${ref.resource}`;
+export const objectKey = (namespace: string | undefined, name: string): string => `${namespace ?? ''}/${name}`;
+
+/** Puts apiVersion, kind and metadata first so a built-in list item can drop the first two by slicing the string. */
+function ordered(obj: KubeObject): KubeObject {
+  const { apiVersion, kind, metadata, ...rest } = obj;
+  return { apiVersion, kind, metadata, ...rest };
+}
+
+export interface Snapshot {
+  rv: number;
+  items: Stored[];
+  created: number;
+}
+
+export class ObjectStore {
+  private rv = 1;
+  private readonly tables = new Map<string, Table>();
+  private readonly log: LoggedEvent[] = [];
+  private readonly listeners = new Set<(e: LoggedEvent) => void>();
+  private readonly snapshots = new Map<string, Snapshot>();
+  private pending: LoggedEvent[] = [];
+  private flushScheduled = false;
+
+  constructor(
+    private readonly logCapacity = 20000,
+    private readonly snapshotTtlMs = 5 * 60_000,
+  ) {}
+
+  currentRv(): number {
+    return this.rv;
+  }
+
+  /** Oldest resourceVersion a watch can resume from. */
+  oldestRv(): number {
+    return this.log[0]?.rv ?? this.rv;
+  }
+
+  private table(key: string): Table {
+    let t = this.tables.get(key);
+    if (!t) {
+      t = { items: new Map(), sorted: null };
+      this.tables.set(key, t);
+    }
+    return t;
+  }
+
+  get(ref: ResourceRef, key: string): Stored | undefined {
+    return this.tables.get(refKey(ref))?.items.get(key);
+  }
+
+  /** Writes the object with the next resourceVersion; returns what was stored. */
+  put(ref: ResourceRef, key: string, obj: KubeObject, type: 'ADDED' | 'MODIFIED'): Stored {
+    const t = this.table(refKey(ref));
+    const rv = ++this.rv;
+    const o = ordered(obj);
+    o.metadata.resourceVersion = String(rv);
+    const stored: Stored = { obj: o, json: JSON.stringify(o), rv };
+    if (!t.items.has(key)) t.sorted = null;
+    t.items.set(key, stored);
+    this.emit({ rv, type, refKey: refKey(ref), ref, stored });
+    return stored;
+  }
+
+  remove(ref: ResourceRef, key: string): Stored | undefined {
+    const t = this.tables.get(refKey(ref));
+    const old = t?.items.get(key);
+    if (!t || !old) return undefined;
+    t.items.delete(key);
+    t.sorted = null;
+    const rv = ++this.rv;
+    const o = { ...old.obj, metadata: { ...old.obj.metadata, resourceVersion: String(rv) } };
+    const stored: Stored = { obj: o, json: JSON.stringify(o), rv };
+    this.emit({ rv, type: 'DELETED', refKey: refKey(ref), ref, stored });
+    return stored;
+  }
+
+  dropTable(ref: ResourceRef): void {
+    this.tables.delete(refKey(ref));
+  }
+
+  count(ref: ResourceRef): number {
+    return this.tables.get(refKey(ref))?.items.size ?? 0;
+  }
+
+  totalObjects(): number {
+    let n = 0;
+    for (const t of this.tables.values()) n += t.items.size;
+    return n;
+  }
+
+  /** Items in key order (namespace/name), restricted to one namespace when given. */
+  scan(ref: ResourceRef, namespace?: string): Stored[] {
+    const t = this.tables.get(refKey(ref));
+    if (!t) return [];
+    const keys = this.sortedKeys(t);
+    let from = 0;
+    let to = keys.length;
+    if (namespace !== undefined) {
+      const prefix = `${namespace}/`;
+      from = lowerBound(keys, prefix);
+      to = lowerBound(keys, `${namespace}0`); // '0' follows '/' in code-unit order
+    }
+    const out: Stored[] = [];
+    for (let i = from; i < to; i++) out.push(t.items.get(keys[i]!)!);
+    return out;
+  }
+
+  private sortedKeys(t: Table): string[] {
+    if (!t.sorted) t.sorted = [...t.items.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    return t.sorted;
+  }
+
+  /** A consistent view of one resource for paginated LISTs, kept until it expires. */
+  snapshot(ref: ResourceRef): Snapshot {
+    this.expireSnapshots();
+    const id = `${refKey(ref)}@${this.rv}`;
+    let s = this.snapshots.get(id);
+    if (!s) {
+      s = { rv: this.rv, items: this.scan(ref), created: Date.now() };
+      this.snapshots.set(id, s);
+    }
+    return s;
+  }
+
+  findSnapshot(ref: ResourceRef, rv: number): Snapshot | undefined {
+    this.expireSnapshots();
+    return this.snapshots.get(`${refKey(ref)}@${rv}`);
+  }
+
+  /** Forget all list snapshots, as etcd compaction would: outstanding continue tokens answer 410 Expired. */
+  compact(): void {
+    this.snapshots.clear();
+    this.log.length = 0;
+  }
+
+  private expireSnapshots(): void {
+    const now = Date.now();
+    for (const [id, s] of this.snapshots) if (now - s.created > this.snapshotTtlMs) this.snapshots.delete(id);
+  }
+
+  /** Events after `rv` (exclusive), or undefined when the log no longer reaches back that far. */
+  eventsSince(rv: number): LoggedEvent[] | undefined {
+    if (rv >= this.rv) return [];
+    const first = this.log[0];
+    if (!first || first.rv > rv + 1) return undefined;
+    return this.log.slice(lowerBoundRv(this.log, rv + 1));
+  }
+
+  subscribeRaw(listener: (e: LoggedEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  subscribe(listener: (event: ClusterEvent) => void): () => void {
+    return this.subscribeRaw((e) => listener({ type: e.type, ref: e.ref, object: structuredClone(e.stored.obj) }));
+  }
+
+  private emit(e: LoggedEvent): void {
+    this.log.push(e);
+    if (this.log.length > this.logCapacity) this.log.splice(0, this.log.length - this.logCapacity);
+    this.pending.push(e);
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      // delivered after the write returns, in resourceVersion order, like a watch
+      setImmediate(() => this.flush());
+    }
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    const batch = this.pending;
+    this.pending = [];
+    for (const e of batch)
+      for (const l of [...this.listeners]) {
+        try {
+          l(e);
+        } catch (err) {
+          console.error(`cluster: event listener failed: ${(err as Error).message}`);
+        }
+      }
+  }
+}
+
+function lowerBound(keys: string[], target: string): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (keys[mid]! < target) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function lowerBoundRv(log: LoggedEvent[], rv: number): number {
+  let lo = 0;
+  let hi = log.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (log[mid]!.rv < rv) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
