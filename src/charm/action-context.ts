@@ -1,0 +1,111 @@
+// What an action's run() gets: typed params and config, S3 settings, a Kubernetes client, progress, results, failure.
+import type { KubeClient } from '../kube/client.ts';
+import type { S3Settings } from '../store/settings.ts';
+import type { CharmConfig } from './config.ts';
+import { flattenResults } from './results.ts';
+import type { ActionName, ParamsOf } from './actions/params.ts';
+import type { CharmRuntime } from './runtime.ts';
+import { readS3Readiness } from './s3.ts';
+
+/** Thrown by ctx.fail(): the action ends with this sentence through action-fail and a non-zero exit. */
+export class ActionFailure extends Error {
+  override name = 'ActionFailure';
+}
+
+export interface ActionContext<A extends ActionName = ActionName> {
+  readonly action: A;
+  readonly params: ParamsOf<A>;
+  readonly config: CharmConfig;
+  /** the unit, model and relation facts of this dispatch */
+  readonly unitName: string;
+  readonly modelName: string;
+  /** S3 settings from s3-integrator; fails the action with one sentence when S3 is not ready. */
+  s3(): Promise<S3Settings>;
+  /** A Kubernetes client (in-cluster, else KUBECONFIG), made on first use. */
+  kube(): Promise<KubeClient>;
+  /** The passphrase of the `encryption-key` secret, or undefined when it is not set. */
+  encryptionKey(): Promise<string | undefined>;
+  /** Streams a progress line to `juju run` (at most one a second; the newest is always delivered before the end). */
+  progress(message: string): Promise<void>;
+  /** Adds results; nested objects and arrays become dot keys (`backups.0.id`). */
+  setResults(record: Record<string, unknown>): Promise<void>;
+  /** Ends the action as failed with one sentence saying what went wrong and what to do. */
+  fail(sentence: string): never;
+  /** juju-log, for operators reading debug-log. */
+  log(level: 'DEBUG' | 'INFO' | 'WARNING' | 'ERROR', message: string): Promise<void>;
+}
+
+export const PROGRESS_INTERVAL_MS = 1000;
+
+export interface ProgressChannel {
+  progress(message: string): Promise<void>;
+  /** delivers the newest progress line that the rate limit held back */
+  flush(): Promise<void>;
+}
+
+export function rateLimitedProgress(send: (message: string) => Promise<void>, intervalMs = PROGRESS_INTERVAL_MS, now = () => Date.now()): ProgressChannel {
+  let lastSent = -Infinity;
+  let pending: string | undefined;
+  return {
+    async progress(message) {
+      if (now() - lastSent >= intervalMs) {
+        lastSent = now();
+        pending = undefined;
+        await send(message);
+      } else pending = message;
+    },
+    async flush() {
+      if (pending === undefined) return;
+      const message = pending;
+      pending = undefined;
+      lastSent = now();
+      await send(message);
+    },
+  };
+}
+
+export function createActionContext<A extends ActionName>(
+  charm: CharmRuntime,
+  action: A,
+  params: ParamsOf<A>,
+  config: CharmConfig,
+  progress: ProgressChannel,
+): ActionContext<A> {
+  const fail = (sentence: string): never => {
+    throw new ActionFailure(sentence);
+  };
+  return {
+    action,
+    params,
+    config,
+    unitName: charm.context.unitName,
+    modelName: charm.context.model.name,
+    async s3() {
+      const readiness = await readS3Readiness(charm);
+      switch (readiness.state) {
+        case 'ready':
+          return readiness.settings;
+        case 'no-relation':
+          return fail('S3 is not configured: relate this charm to s3-integrator (juju integrate kubeflow-upgrader s3-integrator) and retry.');
+        case 'waiting':
+          return fail(`S3 is not ready yet (${readiness.message}); retry once the unit is active.`);
+        case 'invalid':
+          return fail(`S3 cannot be used: ${readiness.problem}.`);
+      }
+    },
+    kube: () => charm.kube(),
+    async encryptionKey() {
+      try {
+        return await charm.encryptionKey();
+      } catch (error) {
+        return fail(`The encryption-key cannot be read: ${error instanceof Error ? error.message.split('\n')[0] : 'unknown error'}.`);
+      }
+    },
+    progress: (message) => progress.progress(message),
+    async setResults(record) {
+      await charm.tools.actionSet(flattenResults(record));
+    },
+    fail,
+    log: (level, message) => charm.log(level, message),
+  };
+}

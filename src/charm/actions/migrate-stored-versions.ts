@@ -1,0 +1,7 @@
+// The migrate-stored-versions action. Its engine plugs in here; the router and ActionContext stay as they are.
+import type { ActionContext } from '../action-context.ts';
+import { notAvailableYet } from './not-available.ts';
+
+export async function run(ctx: ActionContext<'migrate-stored-versions'>): Promise<void> {
+  ctx.fail(notAvailableYet(ctx.action, 'the stored-version migrator'));
+}

@@ -1,0 +1,60 @@
+// The charm's config (config.yaml), validated once per dispatch; a bad value becomes one sentence for the status.
+import { z } from 'zod';
+
+const commaList = z.string().transform((text) => text.split(',').map((part) => part.trim()).filter(Boolean));
+const positiveInt = (max: number) => z.number().int().min(1).max(max);
+
+/** `30m`, `24h`, `7d`, `90s` → seconds. */
+export function parseDuration(text: string): number | undefined {
+  const match = /^\s*(\d+)\s*([smhdw])\s*$/.exec(text);
+  if (!match) return undefined;
+  const unit = { s: 1, m: 60, h: 3600, d: 86400, w: 604800 }[match[2] as 's' | 'm' | 'h' | 'd' | 'w'];
+  return Number(match[1]) * unit;
+}
+
+export const ConfigSchema = z.object({
+  's3-bucket': z.string().default(''),
+  's3-path': z.string().default('kubeflow-upgrader'),
+  'protect-crds': z.boolean().default(true),
+  'protected-crd-groups': commaList.default(['kubeflow.org', 'tensorboard.kubeflow.org', 'serving.kserve.io']),
+  'protect-profiles': z.boolean().default(false),
+  'profile-namespace-selector': z.string().default('app.kubernetes.io/part-of=kubeflow-profile'),
+  'include-resources': commaList.default([]),
+  'exclude-resources': commaList.default([]),
+  'encryption-key': z
+    .string()
+    .optional()
+    .transform((uri) => (uri ? uri : undefined))
+    .refine((uri) => uri === undefined || /^secret:/.test(uri), 'must be a Juju secret URI (secret:...)'),
+  'max-backup-age': z
+    .string()
+    .default('24h')
+    .transform((text, ctx) => {
+      const seconds = parseDuration(text);
+      if (seconds === undefined) {
+        ctx.addIssue({ code: 'custom', message: 'must be a duration like 30m, 24h or 7d' });
+        return z.NEVER;
+      }
+      return seconds;
+    }),
+  'backup-retention': z.number().int().min(0).max(100_000).default(7),
+  'restore-wait-timeout': positiveInt(86_400).default(300),
+  'volume-mover-image': z.string().min(1).default('docker.io/rclone/rclone:1.68.2'),
+  'volume-mover-concurrency': positiveInt(64).default(2),
+  'api-concurrency': positiveInt(256).default(8),
+  'kfp-db': z.string().regex(/^[A-Za-z0-9_]{1,64}$/, 'must be a MySQL database name').default('mlpipeline'),
+  'katib-db': z.string().regex(/^[A-Za-z0-9_]{1,64}$/, 'must be a MySQL database name').default('katib'),
+});
+
+/** `max-backup-age` is in seconds; comma lists are arrays. */
+export type CharmConfig = z.output<typeof ConfigSchema>;
+
+export type ConfigResult = { ok: true; config: CharmConfig } | { ok: false; problem: string };
+
+export function parseConfig(raw: Record<string, unknown>): ConfigResult {
+  const parsed = ConfigSchema.safeParse(raw);
+  if (parsed.success) return { ok: true, config: parsed.data };
+  const issue = parsed.error.issues[0];
+  const option = String(issue?.path[0] ?? 'config');
+  return { ok: false, problem: `config option ${option} ${issue?.message ?? 'is invalid'}` };
+}

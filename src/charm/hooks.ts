@@ -1,0 +1,60 @@
+// Hook handlers. Each one converges the unit on what the facts say (the s3 request, the status); none keeps state.
+import type { Handler } from '../juju/router.ts';
+import { checkBucket } from '../store/s3-client.ts';
+import { S3_ENDPOINT } from '../store/settings.ts';
+import { CHARM_VERSION } from './version.ts';
+import { ensureS3Request, readS3Readiness } from './s3.ts';
+import { decideStatus, type S3Fact, type StatusFacts, type StatusNote } from './status.ts';
+import type { CharmRuntime } from './runtime.ts';
+import { statusNotes } from './status-notes.ts';
+
+async function s3Fact(charm: CharmRuntime): Promise<S3Fact> {
+  const readiness = await readS3Readiness(charm);
+  if (readiness.state !== 'ready') return readiness;
+  const check = await checkBucket(readiness.settings);
+  if (!check.ok) {
+    await charm.log('WARNING', `S3 check failed: ${check.problem.message}`);
+    return { state: 'unusable', problem: check.problem };
+  }
+  return { state: 'ready', bucket: readiness.settings.bucket, path: readiness.settings.path };
+}
+
+/** Gathers the facts of this dispatch and sets the unit's status from them. */
+export async function updateStatus(charm: CharmRuntime): Promise<void> {
+  const [config, s3] = await Promise.all([charm.config(), s3Fact(charm)]);
+  const notes: StatusNote[] = [];
+  for (const contribute of statusNotes) notes.push(...(await contribute(charm)));
+  const facts: StatusFacts = { s3, notes, ...(config.ok ? {} : { configProblem: config.problem }) };
+  const status = decideStatus(facts);
+  await charm.tools.statusSet(status.status, status.message);
+}
+
+async function converge(charm: CharmRuntime): Promise<void> {
+  await ensureS3Request(charm);
+  await updateStatus(charm);
+}
+
+export function hookHandlers(charm: CharmRuntime): Record<string, Handler> {
+  const convergeHook: Handler = () => converge(charm);
+  return {
+    install: async () => {
+      await charm.tools.applicationVersionSet(CHARM_VERSION);
+      await converge(charm);
+    },
+    'config-changed': convergeHook,
+    'upgrade-charm': async () => {
+      await charm.tools.applicationVersionSet(CHARM_VERSION);
+      await converge(charm);
+    },
+    'leader-elected': convergeHook,
+    'update-status': () => updateStatus(charm),
+    'secret-changed': () => updateStatus(charm),
+    [`${S3_ENDPOINT}-relation-created`]: convergeHook,
+    [`${S3_ENDPOINT}-relation-joined`]: convergeHook,
+    [`${S3_ENDPOINT}-relation-changed`]: convergeHook,
+    [`${S3_ENDPOINT}-relation-broken`]: () => updateStatus(charm),
+    remove: async () => {
+      await charm.tools.statusSet('maintenance', 'removing');
+    },
+  };
+}

@@ -1,0 +1,35 @@
+// The charm's program: one dispatch of one hook or action. Returns the exit code for Juju.
+import { DispatchContextError, parseDispatchContext, type DispatchContext } from '../juju/context.ts';
+import { HookTools, execaRunner } from '../juju/hook-tools.ts';
+import { Redactor } from '../juju/redact.ts';
+import { dispatch } from '../juju/router.ts';
+import { hookHandlers } from './hooks.ts';
+import { runAction } from './run-action.ts';
+import { CharmRuntime } from './runtime.ts';
+import { describeUnexpected } from './unexpected.ts';
+
+export async function main(env: NodeJS.ProcessEnv): Promise<number> {
+  let context: DispatchContext;
+  try {
+    context = parseDispatchContext(env);
+  } catch (error) {
+    process.stderr.write(`${error instanceof DispatchContextError ? error.message : describeUnexpected(error)}\n`);
+    return 1;
+  }
+  const redactor = new Redactor();
+  const charm = new CharmRuntime(context, new HookTools(execaRunner, redactor), redactor);
+  try {
+    return await dispatch(context, {
+      hooks: hookHandlers(charm),
+      action: () => runAction(charm),
+      // Hooks of relations whose engines come later (object-storage, kfp-db, katib-db) and events we ignore.
+      otherHook: async () => 0,
+    });
+  } catch (error) {
+    const sentence = `${context.event} failed: ${describeUnexpected(error)}`;
+    await charm.log('ERROR', sentence);
+    await charm.log('DEBUG', error instanceof Error ? (error.stack ?? error.message) : String(error));
+    process.stderr.write(`${redactor.redact(sentence)}\n`);
+    return 1;
+  }
+}

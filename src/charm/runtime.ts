@@ -1,0 +1,62 @@
+// Everything a handler may ask about this dispatch, each fact fetched at most once and only when asked.
+import type { DispatchContext } from '../juju/context.ts';
+import type { HookTools, LogLevel } from '../juju/hook-tools.ts';
+import type { Redactor } from '../juju/redact.ts';
+import { parseConfig, type ConfigResult } from './config.ts';
+import type { KubeClient } from '../kube/client.ts';
+
+export class CharmRuntime {
+  private configResult?: Promise<ConfigResult>;
+  private leader?: Promise<boolean>;
+  private kubeClient?: Promise<KubeClient>;
+
+  constructor(
+    readonly context: DispatchContext,
+    readonly tools: HookTools,
+    readonly redactor: Redactor,
+  ) {}
+
+  config(): Promise<ConfigResult> {
+    this.configResult ??= this.tools.configGet().then(parseConfig);
+    return this.configResult;
+  }
+
+  isLeader(): Promise<boolean> {
+    this.leader ??= this.tools.isLeader();
+    return this.leader;
+  }
+
+  /** A Kubernetes client: in-cluster config when present, else KUBECONFIG (tests and the demo point it at their cluster). */
+  kube(): Promise<KubeClient> {
+    this.kubeClient ??= (async () => {
+      const config = await this.config();
+      const { KubeClient } = await import('../kube/client.ts');
+      return KubeClient.load({
+        ...(this.context.kubeconfig ? { kubeconfig: this.context.kubeconfig } : {}),
+        ...(config.ok ? { concurrency: config.config['api-concurrency'] } : {}),
+      });
+    })();
+    return this.kubeClient;
+  }
+
+  /** The passphrase behind the `encryption-key` config option, or undefined when the option is not set. */
+  async encryptionKey(): Promise<string | undefined> {
+    const config = await this.config();
+    if (!config.ok) throw new Error(config.problem);
+    const uri = config.config['encryption-key'];
+    if (!uri) return undefined;
+    const content = await this.tools.secretGet(uri);
+    const values = Object.values(content);
+    const key = content.key ?? (values.length === 1 ? values[0] : undefined);
+    if (!key) throw new Error('the encryption-key secret has no "key" field; create it with juju add-secret <name> key=<passphrase>');
+    return key;
+  }
+
+  async log(level: LogLevel, message: string): Promise<void> {
+    try {
+      await this.tools.jujuLog(level, message);
+    } catch {
+      // Logging must never turn a handled problem into a failed hook.
+    }
+  }
+}

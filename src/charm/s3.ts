@@ -1,0 +1,58 @@
+// Reads the s3-credentials relation into S3Readiness: which relation, whose databag, which secret.
+import { HookToolError } from '../juju/hook-tools.ts';
+import { S3_ENDPOINT, requirerRequest, settingsFromProvider, type S3Readiness } from '../store/settings.ts';
+import type { CharmRuntime } from './runtime.ts';
+
+/** The relation id of s3-credentials, unless it is the one being broken in this hook. */
+export async function s3RelationId(charm: CharmRuntime): Promise<string | undefined> {
+  const ids = await charm.tools.relationIds(S3_ENDPOINT);
+  const broken = charm.context.event === `${S3_ENDPOINT}-relation-broken` ? charm.context.relation?.id : undefined;
+  return ids.find((id) => id !== broken);
+}
+
+/** Secret ids come as `secret:ID`, `secret://model/ID` or plain ID; they name the same secret when the ID matches. */
+export function sameSecret(a: string, b: string): boolean {
+  const id = (uri: string) => uri.split('/').pop()!.replace(/^secret:/, '');
+  return id(a) === id(b);
+}
+
+export async function readS3Readiness(charm: CharmRuntime): Promise<S3Readiness> {
+  const relationId = await s3RelationId(charm);
+  if (!relationId) return { state: 'no-relation' };
+  const config = await charm.config();
+  const wanted = { bucket: config.ok ? config.config['s3-bucket'] : '', path: config.ok ? config.config['s3-path'] : '' };
+  const defaults = requirerRequest(relationId, wanted);
+
+  const here = charm.context.relation?.id === relationId ? charm.context.relation : undefined;
+  const remoteApp = here?.remoteApp ?? (await charm.tools.relationRemoteApp(relationId));
+  if (!remoteApp) return { state: 'waiting', message: 'waiting for s3-integrator to join the relation' };
+  const databag = await charm.tools.relationGet(relationId, remoteApp, { app: true });
+  for (const key of ['access-key', 'secret-key']) charm.redactor.add(databag[key]);
+
+  let secret: Record<string, string> | undefined;
+  const secretUri = databag['secret-extra'];
+  if (secretUri) {
+    const rotated = charm.context.event === 'secret-changed' && charm.context.secret !== undefined && sameSecret(charm.context.secret.id, secretUri);
+    try {
+      secret = await charm.tools.secretGet(secretUri, rotated ? { refresh: true } : {});
+    } catch (error) {
+      const detail = error instanceof HookToolError ? error.stderr.split('\n')[0]!.trim() : 'unknown error';
+      await charm.log('WARNING', `secret-get of the s3-integrator secret failed: ${detail}`);
+      return { state: 'invalid', problem: "cannot read s3-integrator's credentials secret; check that s3-integrator granted it to this application" };
+    }
+  }
+  return settingsFromProvider({ databag, ...(secret ? { secret } : {}) }, { bucket: defaults.bucket!, path: defaults.path! });
+}
+
+/** The leader (re)writes what we ask of s3-integrator when it differs from our application databag. */
+export async function ensureS3Request(charm: CharmRuntime): Promise<void> {
+  if (!(await charm.isLeader())) return;
+  const relationId = await s3RelationId(charm);
+  if (!relationId) return;
+  const config = await charm.config();
+  if (!config.ok) return;
+  const wanted = requirerRequest(relationId, { bucket: config.config['s3-bucket'], path: config.config['s3-path'] });
+  const current = await charm.tools.relationGet(relationId, charm.context.appName, { app: true });
+  const changed = Object.entries(wanted).some(([key, value]) => current[key] !== value);
+  if (changed) await charm.tools.relationSet(relationId, wanted, { app: true });
+}

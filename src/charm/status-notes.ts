@@ -1,0 +1,14 @@
+// Facts other parts of the charm add to the status (the guard's state, the last backup's age, uncovered control
+// plane). Each contributor is cheap and must not throw: a failure to find out becomes a note, not a failed hook.
+import type { CharmRuntime } from './runtime.ts';
+import type { StatusNote } from './status.ts';
+
+export type StatusContributor = (charm: CharmRuntime) => Promise<StatusNote[]>;
+
+async function secretsInClear(charm: CharmRuntime): Promise<StatusNote[]> {
+  const config = await charm.config();
+  if (!config.ok || config.config['encryption-key']) return [];
+  return [{ level: 'active', text: 'Secrets are stored in clear (set encryption-key)' }];
+}
+
+export const statusNotes: StatusContributor[] = [secretsInClear];

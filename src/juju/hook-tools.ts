@@ -1,0 +1,149 @@
+// The one place that knows the command-line forms of Juju's hook tools (juju.md). Everything else calls these methods;
+// tests replace the executables on PATH, never this module.
+import { execa } from 'execa';
+import type { Redactor } from './redact.ts';
+
+/** Runs one hook tool; `input` goes to stdin (so secret values never appear on a command line). Returns stdout. */
+export type ToolRunner = (tool: string, args: string[], input?: string) => Promise<string>;
+
+export class HookToolError extends Error {
+  constructor(
+    readonly tool: string,
+    readonly exitCode: number | undefined,
+    readonly stderr: string,
+  ) {
+    super(`${tool} failed${exitCode === undefined ? '' : ` (exit ${exitCode})`}: ${stderr.trim() || 'no error output'}`);
+    this.name = 'HookToolError';
+  }
+}
+
+export const execaRunner: ToolRunner = async (tool, args, input) => {
+  const result = await execa(tool, args, { input: input ?? '', reject: false, stripFinalNewline: false });
+  if (result.failed) {
+    const stderr = typeof result.stderr === 'string' ? result.stderr : '';
+    throw new HookToolError(tool, result.exitCode, stderr || (result.cause instanceof Error ? result.cause.message : ''));
+  }
+  return typeof result.stdout === 'string' ? result.stdout : '';
+};
+
+export type WorkloadStatus = 'maintenance' | 'blocked' | 'waiting' | 'active';
+export type LogLevel = 'DEBUG' | 'INFO' | 'WARNING' | 'ERROR';
+export type Databag = Record<string, string>;
+
+/** Juju's grammar for one dot-separated part of an action-set key. */
+export const ACTION_KEY_PART = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/;
+export const RESERVED_ACTION_KEYS = new Set(['stdout', 'stdout-encoding', 'stderr', 'stderr-encoding']);
+
+export class HookTools {
+  constructor(
+    private readonly run: ToolRunner = execaRunner,
+    private readonly redactor?: Redactor,
+  ) {}
+
+  private clean(text: string): string {
+    return this.redactor ? this.redactor.redact(text) : text;
+  }
+
+  private async json<T>(tool: string, args: string[]): Promise<T> {
+    const out = await this.run(tool, args);
+    try {
+      return JSON.parse(out.trim() === '' ? 'null' : out) as T;
+    } catch {
+      throw new HookToolError(tool, 0, `printed output that is not JSON: ${out.slice(0, 120)}`);
+    }
+  }
+
+  async actionGet(): Promise<Record<string, unknown>> {
+    return (await this.json<Record<string, unknown> | null>('action-get', ['--format=json'])) ?? {};
+  }
+
+  /** Keys must already follow Juju's grammar (see flattenResults); values are sent as given. */
+  async actionSet(results: Record<string, string>): Promise<void> {
+    const pairs = Object.entries(results).map(([key, value]) => {
+      if (RESERVED_ACTION_KEYS.has(key) || !key.split('.').every((part) => ACTION_KEY_PART.test(part))) {
+        throw new Error(`action-set key "${key}" is not allowed by Juju`);
+      }
+      return `${key}=${this.clean(value)}`;
+    });
+    if (pairs.length > 0) await this.run('action-set', pairs);
+  }
+
+  async actionFail(message: string): Promise<void> {
+    await this.run('action-fail', ['--', this.clean(message)]);
+  }
+
+  async actionLog(message: string): Promise<void> {
+    await this.run('action-log', ['--', this.clean(message)]);
+  }
+
+  async relationIds(endpoint: string): Promise<string[]> {
+    return (await this.json<string[] | null>('relation-ids', [endpoint, '--format=json'])) ?? [];
+  }
+
+  /** Remote unit names of a relation. */
+  async relationUnits(relationId: string): Promise<string[]> {
+    return (await this.json<string[] | null>('relation-list', ['--format=json', '-r', relationId])) ?? [];
+  }
+
+  /** The remote application's name of a relation. */
+  async relationRemoteApp(relationId: string): Promise<string> {
+    return (await this.json<string | null>('relation-list', ['--format=json', '-r', relationId, '--app'])) ?? '';
+  }
+
+  /** All keys of one databag: a unit's, or with `app` an application's. */
+  async relationGet(relationId: string, unitOrApp: string, options: { app?: boolean } = {}): Promise<Databag> {
+    const args = ['--format=json', '-r', relationId, ...(options.app ? ['--app'] : []), '-', unitOrApp];
+    return (await this.json<Databag | null>('relation-get', args)) ?? {};
+  }
+
+  /** Writes through stdin; an empty string deletes a key. `app` writes the application databag (leader only). */
+  async relationSet(relationId: string, data: Databag, options: { app?: boolean } = {}): Promise<void> {
+    const args = ['-r', relationId, ...(options.app ? ['--app'] : []), '--file', '-'];
+    await this.run('relation-set', args, JSON.stringify(data));
+  }
+
+  async configGet(): Promise<Record<string, unknown>> {
+    return (await this.json<Record<string, unknown> | null>('config-get', ['--format=json'])) ?? {};
+  }
+
+  async isLeader(): Promise<boolean> {
+    return (await this.json<boolean>('is-leader', ['--format=json'])) === true;
+  }
+
+  async statusSet(status: WorkloadStatus, message: string, options: { application?: boolean } = {}): Promise<void> {
+    await this.run('status-set', [`--application=${options.application ? 'true' : 'false'}`, status, '--', this.clean(message)]);
+  }
+
+  async applicationVersionSet(version: string): Promise<void> {
+    await this.run('application-version-set', ['--', version]);
+  }
+
+  async jujuLog(level: LogLevel, message: string): Promise<void> {
+    await this.run('juju-log', ['--log-level', level, '--', this.clean(message)]);
+  }
+
+  /**
+   * A secret's content. `refresh` moves this unit to the newest revision (what secret-changed calls for);
+   * `peek` reads the newest without tracking it. Values are registered with the redactor.
+   */
+  async secretGet(uri: string, options: { refresh?: boolean; peek?: boolean } = {}): Promise<Databag> {
+    const args = ['--format=json', uri, ...(options.refresh ? ['--refresh'] : []), ...(options.peek ? ['--peek'] : [])];
+    const content = (await this.json<Databag | null>('secret-get', args)) ?? {};
+    for (const value of Object.values(content)) this.redactor?.add(String(value));
+    return content;
+  }
+
+  async stateGet(): Promise<Record<string, string>> {
+    return (await this.json<Record<string, string> | null>('state-get', ['--format=json'])) ?? {};
+  }
+
+  async stateGetKey(key: string): Promise<string | undefined> {
+    const value = await this.json<string | null>('state-get', ['--format=json', key]);
+    return value ?? undefined;
+  }
+
+  /** Writes through stdin; an empty string deletes a key. */
+  async stateSet(data: Record<string, string>): Promise<void> {
+    await this.run('state-set', ['--file', '-'], JSON.stringify(data));
+  }
+}
