@@ -1,0 +1,40 @@
+// The mover's port implemented over the shared kube seam, so engines pass their KubeClient through this one call.
+import type { KubeClient } from '../kube/client.ts';
+import { isNotFound } from '../kube/errors.ts';
+import type { ApiResource } from '../kube/types.ts';
+import type { MoverResource, VolumeKube } from './kube-port.ts';
+
+function apiResource(r: MoverResource): ApiResource {
+  return {
+    group: r.group, version: r.version, resource: r.resource, kind: r.kind, namespaced: true,
+    verbs: ['get', 'list', 'watch', 'create', 'delete'], preferredVersion: r.version, versions: [r.version],
+  };
+}
+
+function abortable<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new Error('the wait was cancelled'));
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+export function volumeKubeFromClient(client: KubeClient): VolumeKube {
+  return {
+    get: (r, namespace, name) => client.tryGet(apiResource(r), name, namespace),
+    list: async (r, namespace, labelSelector) =>
+      (await client.listAll(apiResource(r), { namespace, ...(labelSelector ? { labelSelector } : {}) })).items,
+    create: (r, object) => client.create(apiResource(r), object),
+    delete: async (r, namespace, name) => {
+      try {
+        await client.delete(apiResource(r), name, namespace, { propagationPolicy: 'Background' });
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+      }
+    },
+    waitFor: (r, namespace, name, done, options) =>
+      abortable(client.waitFor(apiResource(r), name, namespace, done, { timeoutMs: options.timeoutMs, description: 'finish' }), options.signal),
+  };
+}
