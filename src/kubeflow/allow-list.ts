@@ -1,0 +1,49 @@
+// What a restore may write, whatever the archive says (ours or a foreign one): nothing cluster-scoped but Profiles,
+// nothing outside profile namespaces, no admission configuration, and no RoleBinding that grants more than
+// Kubeflow's own cluster roles. Each rule answers with the reason it refuses, or undefined.
+import type { KubeObject } from '../kube/types.ts';
+import { describeObject, groupOf } from './identity.ts';
+
+export const bindableClusterRoles: readonly string[] = ['kubeflow-admin', 'kubeflow-edit', 'kubeflow-view'];
+
+const admissionGroups = new Set(['admissionregistration.k8s.io']);
+const admissionKinds = new Set([
+  'ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration', 'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionPolicyBinding', 'MutatingAdmissionPolicy', 'MutatingAdmissionPolicyBinding',
+]);
+
+export function admissionRefusal(object: KubeObject): string | undefined {
+  if (admissionGroups.has(groupOf(object.apiVersion)) || admissionKinds.has(object.kind)) {
+    return `refused: ${describeObject(object)} is admission configuration, which a restore never writes`;
+  }
+  return undefined;
+}
+
+export function clusterScopeRefusal(object: KubeObject): string | undefined {
+  if (object.metadata.namespace) return undefined;
+  if (object.kind === 'Profile' && groupOf(object.apiVersion) === 'kubeflow.org') return undefined;
+  return `refused: ${describeObject(object)} is cluster-scoped and only Profiles are restored at cluster scope`;
+}
+
+export function namespaceRefusal(object: KubeObject, profileNamespaces: ReadonlySet<string>): string | undefined {
+  const namespace = object.metadata.namespace;
+  if (!namespace || profileNamespaces.has(namespace)) return undefined;
+  return `refused: ${describeObject(object)} is in namespace ${namespace}, which is not a profile namespace`;
+}
+
+export function roleBindingRefusal(object: KubeObject): string | undefined {
+  if (object.kind !== 'RoleBinding' || groupOf(object.apiVersion) !== 'rbac.authorization.k8s.io') return undefined;
+  const roleRef = object.roleRef as { kind?: string; name?: string } | undefined;
+  if (roleRef?.kind === 'Role') return undefined;
+  if (roleRef?.kind === 'ClusterRole' && roleRef.name && bindableClusterRoles.includes(roleRef.name)) return undefined;
+  return `refused: ${describeObject(object)} binds ${roleRef?.kind ?? 'an unknown role kind'} ${roleRef?.name ?? ''}`.trimEnd()
+    + `; only ${bindableClusterRoles.join(', ')} may be bound`;
+}
+
+/** the first reason the restore must not write this object, or undefined when it may */
+export function restoreRefusal(object: KubeObject, profileNamespaces: ReadonlySet<string>): string | undefined {
+  return admissionRefusal(object)
+    ?? clusterScopeRefusal(object)
+    ?? namespaceRefusal(object, profileNamespaces)
+    ?? roleBindingRefusal(object);
+}

@@ -1,0 +1,33 @@
+// The backup's decision for one object, with its reason: kept as user state, or left out and why.
+import type { KubeObject } from '../kube/types.ts';
+import { generatedReason } from './generated.ts';
+import { groupOf } from './identity.ts';
+import { stateKindOfObject } from './kinds.ts';
+import { filteredOutReason, type ResourceFilter } from './resource-filters.ts';
+
+export type BackupDecision = { keep: true; reason: string } | { keep: false; reason: string };
+
+export interface BackupScope {
+  /** namespaces to back up: the profile namespaces (or the ones the user asked for among them) */
+  namespaces: ReadonlySet<string>;
+  /** Profiles to back up; undefined means every Profile */
+  profiles?: ReadonlySet<string>;
+  filter?: ResourceFilter;
+}
+
+export function backupDecision(object: KubeObject, scope: BackupScope): BackupDecision {
+  const kind = stateKindOfObject(object);
+  if (!kind) return { keep: false, reason: `not state: ${object.kind} (${object.apiVersion}) is not a Kubeflow state kind` };
+  const filtered = scope.filter && filteredOutReason(scope.filter, { group: groupOf(object.apiVersion), resource: kind.resource, kind: kind.kind });
+  if (filtered) return { keep: false, reason: filtered };
+  const namespace = object.metadata.namespace;
+  if (!kind.namespaced && scope.profiles && !scope.profiles.has(object.metadata.name!)) {
+    return { keep: false, reason: `out of scope: Profile ${object.metadata.name} was not asked for` };
+  }
+  if (kind.namespaced && (!namespace || !scope.namespaces.has(namespace))) {
+    return { keep: false, reason: `out of scope: namespace ${namespace ?? '(none)'} is not a profile namespace being backed up` };
+  }
+  const generated = generatedReason(object);
+  if (generated) return { keep: false, reason: generated };
+  return { keep: true, reason: kind.namespaced ? `state: ${kind.kind} in profile namespace ${namespace}` : `state: ${kind.kind}` };
+}
