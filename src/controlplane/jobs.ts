@@ -1,0 +1,189 @@
+// Job and per-run Secret specs for the control-plane copies. Credentials live only in the Secret and reach the
+// container as environment variables (secretKeyRef); the Job spec itself holds names, paths and the script.
+import { createHash } from 'node:crypto';
+import type { KubeObject } from '../kube/types.ts';
+import type { S3Settings } from '../store/settings.ts';
+import type { MinioEndpoint, MysqlEndpoint } from './relations.ts';
+import { ENV, MINIO_BACKUP_SCRIPT, MINIO_RESTORE_SCRIPT, MYSQL_BACKUP_SCRIPT, MYSQL_RESTORE_SCRIPT } from './scripts.ts';
+
+/**
+ * The MinIO copies need only rclone and a POSIX shell. The database copies need rclone AND a MySQL/MariaDB client
+ * (mariadb-dump or mysqldump, mariadb or mysql), gzip and sha256sum in one image: see docs/control-plane.md.
+ */
+export const DEFAULT_RCLONE_IMAGE = 'docker.io/rclone/rclone:1.68.2';
+
+export type CopyKind = 'mysql-backup' | 'mysql-restore' | 'minio-backup' | 'minio-restore';
+
+const SCRIPTS: Record<CopyKind, string> = {
+  'mysql-backup': MYSQL_BACKUP_SCRIPT,
+  'mysql-restore': MYSQL_RESTORE_SCRIPT,
+  'minio-backup': MINIO_BACKUP_SCRIPT,
+  'minio-restore': MINIO_RESTORE_SCRIPT,
+};
+
+export function scriptFor(kind: CopyKind): string {
+  return SCRIPTS[kind];
+}
+
+// MariaDB/MySQL option files: a double-quoted value understands \\ \" \n \r \t escapes, so any password survives.
+function optionValue(value: string): string {
+  const escaped = value
+    .replace(/\\/g, '\\\\')
+    .replace(/"/g, '\\"')
+    .replace(/\n/g, '\\n')
+    .replace(/\r/g, '\\r')
+    .replace(/\t/g, '\\t');
+  return `"${escaped}"`;
+}
+
+/** A `[client]` option file; TCP is forced so `localhost` never means a socket inside the Job's container. */
+export function clientOptionsFile(db: Pick<MysqlEndpoint, 'host' | 'port' | 'username' | 'password'>): string {
+  return [
+    '[client]',
+    `host=${optionValue(db.host)}`,
+    `port=${db.port}`,
+    'protocol=TCP',
+    `user=${optionValue(db.username)}`,
+    `password=${optionValue(db.password)}`,
+    '',
+  ].join('\n');
+}
+
+/** rclone's remote `name` as environment (RCLONE_CONFIG_<NAME>_…): the two keys go to the Secret, the rest is plain. */
+function rcloneRemote(name: 'STORE' | 'MINIO', s3: { accessKey: string; secretKey: string; endpoint?: string; region?: string }, extra: Record<string, string>) {
+  const at = `RCLONE_CONFIG_${name}_`;
+  return {
+    secret: { [`${at}ACCESS_KEY_ID`]: s3.accessKey, [`${at}SECRET_ACCESS_KEY`]: s3.secretKey },
+    plain: {
+      [`${at}TYPE`]: 's3',
+      [`${at}PROVIDER`]: 'Other',
+      [`${at}ENV_AUTH`]: 'false',
+      ...(s3.endpoint ? { [`${at}ENDPOINT`]: s3.endpoint } : {}),
+      ...(s3.region ? { [`${at}REGION`]: s3.region } : {}),
+      ...extra,
+    },
+  };
+}
+
+function storeRemote(store: S3Settings) {
+  return rcloneRemote('STORE', store, {
+    RCLONE_CONFIG_STORE_FORCE_PATH_STYLE: String(store.uriStyle !== 'host'),
+    // The bucket exists (s3-integrator names it); checking would need CreateBucket rights.
+    RCLONE_CONFIG_STORE_NO_CHECK_BUCKET: 'true',
+  });
+}
+
+/** Bucket-qualified rclone path under the store remote. */
+function storePath(store: S3Settings, key: string): string {
+  return `${store.bucket}/${key}`;
+}
+
+/** One copy: what it moves, between which ends, with which credentials. `key` is the full object key (prefix included). */
+export type CopySpec =
+  | { kind: 'mysql-backup' | 'mysql-restore'; db: MysqlEndpoint; store: S3Settings; key: string; expectedSha256?: string }
+  | { kind: 'minio-backup' | 'minio-restore'; minio: MinioEndpoint; bucket: string; store: S3Settings; keyPrefix: string; expectedSha256?: string };
+
+export interface CopyEnvironment {
+  /** what goes into the per-run Secret */
+  secret: Record<string, string>;
+  /** plain, non-secret environment of the Job */
+  plain: Record<string, string>;
+}
+
+export function copyEnvironment(spec: CopySpec): CopyEnvironment {
+  const store = storeRemote(spec.store);
+  const expected: Record<string, string> = spec.expectedSha256 ? { [ENV.expectedSha256]: spec.expectedSha256 } : {};
+  if ('db' in spec) {
+    return {
+      secret: { ...store.secret, [ENV.dbClientOptions]: clientOptionsFile(spec.db) },
+      plain: { ...store.plain, [ENV.dbName]: spec.db.database, [ENV.storePath]: storePath(spec.store, spec.key), ...expected },
+    };
+  }
+  const minio = rcloneRemote('MINIO', { ...spec.minio, region: 'us-east-1' }, { RCLONE_CONFIG_MINIO_FORCE_PATH_STYLE: 'true' });
+  return {
+    secret: { ...store.secret, ...minio.secret },
+    plain: {
+      ...store.plain,
+      ...minio.plain,
+      [ENV.minioBucket]: spec.bucket,
+      [ENV.storeDir]: storePath(spec.store, spec.keyPrefix.replace(/\/+$/, '')),
+      ...expected,
+    },
+  };
+}
+
+export interface CopyJob {
+  secret: KubeObject;
+  job: KubeObject;
+}
+
+export interface CopyJobOptions {
+  namespace: string;
+  /** backup id: names and labels the run */
+  backupId: string;
+  /** short, unique within the run: `kfp-db`, `minio-mlpipeline` */
+  part: string;
+  image: string;
+  /** seconds before Kubernetes kills the Job */
+  activeDeadlineSeconds?: number;
+  labels?: Record<string, string>;
+}
+
+const LABEL_APP = 'app.kubernetes.io/managed-by';
+
+/** A DNS-1123 name no longer than 63, unique per backup and part. */
+export function copyJobName(kind: CopyKind, backupId: string, part: string): string {
+  const base = `kfu-${kind}-${part}`.toLowerCase().replace(/[^a-z0-9-]+/g, '-');
+  const digest = createHash('sha256').update(`${backupId}/${kind}/${part}`).digest('hex').slice(0, 8);
+  return `${base.slice(0, 63 - 9).replace(/-+$/, '')}-${digest}`;
+}
+
+export function buildCopyJob(spec: CopySpec, options: CopyJobOptions): CopyJob {
+  const name = copyJobName(spec.kind, options.backupId, options.part);
+  const labels = {
+    [LABEL_APP]: 'kubeflow-upgrader',
+    'kubeflow-upgrader/backup-id': options.backupId,
+    'kubeflow-upgrader/copy': spec.kind,
+    ...options.labels,
+  };
+  const environment = copyEnvironment(spec);
+  const secret: KubeObject = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name, namespace: options.namespace, labels },
+    type: 'Opaque',
+    stringData: environment.secret,
+  };
+  const env = [
+    ...Object.entries(environment.plain).map(([envName, value]) => ({ name: envName, value })),
+    ...Object.keys(environment.secret).map((key) => ({ name: key, valueFrom: { secretKeyRef: { name, key } } })),
+  ];
+  const job: KubeObject = {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: { name, namespace: options.namespace, labels },
+    spec: {
+      backoffLimit: 0,
+      activeDeadlineSeconds: options.activeDeadlineSeconds ?? 6 * 3600,
+      ttlSecondsAfterFinished: 3600,
+      template: {
+        metadata: { labels },
+        spec: {
+          restartPolicy: 'Never',
+          containers: [
+            {
+              name: 'copy',
+              image: options.image,
+              command: ['sh', '-c', scriptFor(spec.kind)],
+              env,
+              terminationMessagePath: '/dev/termination-log',
+              terminationMessagePolicy: 'File',
+              securityContext: { allowPrivilegeEscalation: false },
+            },
+          ],
+        },
+      },
+    },
+  };
+  return { secret, job };
+}

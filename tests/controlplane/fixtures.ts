@@ -1,0 +1,111 @@
+// KFP-like data for the control-plane tests: tables shaped like ml-pipeline's (pipelines, experiments, run_details
+// with a blob column and unicode text), and S3 helpers to seed and read a MinIO stand-in.
+import { createHash, randomBytes } from 'node:crypto';
+import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { MariaDbHandle } from '../support/mariadb/server.ts';
+import type { S3ServerHandle } from '../support/s3/server.ts';
+import type { S3Settings } from '../../src/store/settings.ts';
+
+export const KFP_SCHEMA = `
+CREATE TABLE pipelines (UUID varchar(64) PRIMARY KEY, Name varchar(128) NOT NULL, Description longtext,
+  CreatedAtInSec bigint NOT NULL) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+CREATE TABLE experiments (UUID varchar(64) PRIMARY KEY, Name varchar(128) NOT NULL, Namespace varchar(63),
+  StorageState varchar(32)) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+CREATE TABLE run_details (UUID varchar(64) PRIMARY KEY, ExperimentUUID varchar(64) NOT NULL, DisplayName varchar(255),
+  PipelineSpecManifest longblob, WorkflowRuntimeManifest longtext, CreatedAtInSec bigint,
+  FOREIGN KEY (ExperimentUUID) REFERENCES experiments(UUID)) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+CREATE TRIGGER run_name_default BEFORE INSERT ON run_details FOR EACH ROW
+  SET NEW.DisplayName = COALESCE(NEW.DisplayName, CONCAT('run-', NEW.UUID));
+CREATE VIEW runs_per_experiment AS SELECT ExperimentUUID, COUNT(*) AS n FROM run_details GROUP BY ExperimentUUID;
+`;
+
+const UNICODE = ['Ünïcødé 流水线', 'эксперимент 🚀', "quote ' and \\ backslash", 'tab\tand\nnewline', 'Ελληνικά'];
+
+function hex(bytes: Buffer): string {
+  return `X'${bytes.toString('hex')}'`;
+}
+
+function str(value: string): string {
+  return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\n/g, '\\n').replace(/\t/g, '\\t')}'`;
+}
+
+/** Creates the schema and `runs` runs with random blobs (some with NUL and high bytes) and unicode names. */
+export async function seedKfp(db: MariaDbHandle, database: string, runs: number): Promise<void> {
+  const statements = [KFP_SCHEMA];
+  statements.push(`INSERT INTO pipelines VALUES ('p-1', ${str(UNICODE[0]!)}, ${str(UNICODE[3]!)}, 1700000000);`);
+  statements.push(`INSERT INTO experiments VALUES ('e-1', ${str(UNICODE[1]!)}, 'kubeflow-user', 'AVAILABLE'), ('e-2', ${str(UNICODE[4]!)}, 'alice', 'ARCHIVED');`);
+  for (let i = 0; i < runs; i++) {
+    const blob = Buffer.concat([Buffer.from([0, 255, 0x5c, 0x27, 10, 13]), randomBytes(64 + i * 37)]);
+    statements.push(
+      `INSERT INTO run_details (UUID, ExperimentUUID, DisplayName, PipelineSpecManifest, WorkflowRuntimeManifest, CreatedAtInSec) VALUES ` +
+        `('r-${i}', 'e-${(i % 2) + 1}', ${i % 3 === 0 ? 'NULL' : str(UNICODE[i % UNICODE.length]!)}, ${hex(blob)}, ${str(`{"status":"Succeeded","i":${i},"name":"${UNICODE[i % UNICODE.length]}"}`)}, ${1700000000 + i});`,
+    );
+  }
+  await db.sql(statements.join('\n'), database);
+}
+
+/** Every row of every KFP table, blobs as hex, in a stable order: two snapshots are equal iff the data is. */
+export async function snapshotKfp(db: MariaDbHandle, database: string): Promise<string> {
+  return db.sql(
+    `SELECT 'pipelines', UUID, HEX(Name), HEX(Description), CreatedAtInSec FROM pipelines ORDER BY UUID;
+     SELECT 'experiments', UUID, HEX(Name), Namespace, StorageState FROM experiments ORDER BY UUID;
+     SELECT 'runs', UUID, ExperimentUUID, HEX(DisplayName), HEX(PipelineSpecManifest), HEX(WorkflowRuntimeManifest), CreatedAtInSec FROM run_details ORDER BY UUID;
+     SELECT 'view', ExperimentUUID, n FROM runs_per_experiment ORDER BY ExperimentUUID;
+     SELECT 'trigger', TRIGGER_NAME FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE();`,
+    database,
+  );
+}
+
+export function s3Client(server: S3ServerHandle): S3Client {
+  return new S3Client({
+    endpoint: server.endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: { accessKeyId: server.accessKeyId, secretAccessKey: server.secretAccessKey },
+  });
+}
+
+export function storeSettings(server: S3ServerHandle, bucket: string, path = 'kubeflow'): S3Settings {
+  return {
+    accessKey: server.accessKeyId,
+    secretKey: server.secretAccessKey,
+    bucket,
+    path,
+    endpoint: server.endpoint,
+    region: 'us-east-1',
+    uriStyle: 'path',
+  };
+}
+
+export async function putObject(client: S3Client, bucket: string, key: string, body: Buffer): Promise<void> {
+  await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
+}
+
+export async function getObject(client: S3Client, bucket: string, key: string): Promise<Buffer> {
+  const answer = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+  return Buffer.from(await answer.Body!.transformToByteArray());
+}
+
+export async function listKeys(client: S3Client, bucket: string, prefix = ''): Promise<string[]> {
+  const keys: string[] = [];
+  let token: string | undefined;
+  do {
+    const page = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }));
+    for (const item of page.Contents ?? []) if (item.Key) keys.push(item.Key);
+    token = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (token);
+  return keys.sort();
+}
+
+/** key → sha256 of every object in the bucket. */
+export async function bucketDigest(client: S3Client, bucket: string): Promise<Record<string, string>> {
+  const digest: Record<string, string> = {};
+  for (const key of await listKeys(client, bucket)) {
+    digest[key] = createHash('sha256').update(await getObject(client, bucket, key)).digest('hex');
+  }
+  return digest;
+}
+
+export async function emptyBucket(client: S3Client, bucket: string): Promise<void> {
+  for (const key of await listKeys(client, bucket)) await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
+}

@@ -1,0 +1,109 @@
+// A real MariaDB server process for tests: its own data directory and socket in a temp folder, loopback TCP on a
+// free port, stopped with SIGTERM (a clean InnoDB shutdown) and removed afterwards.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa } from 'execa';
+
+export interface MariaDbHandle {
+  host: string;
+  port: number;
+  directory: string;
+  /** An option file that connects as root over the socket; pass with --defaults-extra-file. */
+  rootOptionsFile: string;
+  /** Runs SQL as root and returns stdout (tab-separated rows, no headers). */
+  sql(statements: string, database?: string): Promise<string>;
+  createUser(user: string, password: string, grants: string): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const SERVER_CANDIDATES = ['/usr/sbin/mariadbd', '/usr/sbin/mysqld'];
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+function serverBinary(): string {
+  const found = SERVER_CANDIDATES.find((path) => existsSync(path));
+  if (!found) throw new Error('No MariaDB server binary found; install mariadb-server (.ci/run does).');
+  return found;
+}
+
+// SQL string literal for identifiers and passwords chosen by tests.
+function quote(value: string): string {
+  return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
+
+export async function startMariaDb(): Promise<MariaDbHandle> {
+  const directory = mkdtempSync(join(tmpdir(), 'mariadb-'));
+  const dataDir = join(directory, 'data');
+  const socket = join(directory, 'mysqld.sock');
+  const port = await freePort();
+  // Running as root (CI) needs --user=root; as anyone else the flag is ignored with a warning.
+  const user = process.getuid?.() === 0 ? ['--user=root'] : [];
+  await execa('mariadb-install-db', [
+    '--no-defaults', `--datadir=${dataDir}`, '--auth-root-authentication-method=normal', '--skip-test-db', ...user,
+  ]);
+  const child: ChildProcess = spawn(serverBinary(), [
+    '--no-defaults', `--datadir=${dataDir}`, `--socket=${socket}`, `--port=${port}`, '--bind-address=127.0.0.1',
+    `--pid-file=${join(directory, 'mysqld.pid')}`, '--skip-name-resolve', '--innodb-buffer-pool-size=32M',
+    '--innodb-log-file-size=16M', '--character-set-server=utf8mb4', '--collation-server=utf8mb4_unicode_ci',
+    `--log-error=${join(directory, 'error.log')}`, ...user,
+  ], { stdio: 'ignore' });
+  let exited = false;
+  child.once('exit', () => { exited = true; });
+
+  const rootOptionsFile = join(directory, 'root.cnf');
+  writeFileSync(rootOptionsFile, `[client]\nuser=root\nsocket=${socket}\n`, { mode: 0o600 });
+  const sql = async (statements: string, database?: string) => {
+    const result = await execa('mariadb', [
+      `--defaults-extra-file=${rootOptionsFile}`, '--batch', '--skip-column-names', '--default-character-set=utf8mb4',
+      ...(database ? [database] : []),
+    ], { input: statements });
+    return result.stdout;
+  };
+
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (exited) throw new Error(`mariadbd exited during start-up; see ${join(directory, 'error.log')}`);
+    try {
+      await sql('SELECT 1');
+      break;
+    } catch (error) {
+      if (Date.now() > deadline) {
+        child.kill('SIGKILL');
+        throw new Error(`MariaDB did not accept connections within 30 s: ${(error as Error).message}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
+  return {
+    host: '127.0.0.1',
+    port,
+    directory,
+    rootOptionsFile,
+    sql,
+    async createUser(name, password, grants) {
+      await sql(`CREATE USER ${quote(name)}@'%' IDENTIFIED BY ${quote(password)};\nGRANT ${grants} TO ${quote(name)}@'%';`);
+    },
+    async stop() {
+      if (!exited) {
+        const gone = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGTERM');
+        await gone;
+      }
+      rmSync(directory, { recursive: true, force: true });
+    },
+  };
+}
