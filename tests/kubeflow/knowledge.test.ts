@@ -1,0 +1,117 @@
+import { expect } from 'chai';
+import type { KubeObject } from '../../src/kube/types.ts';
+import { restoreRefusal } from '../../src/kubeflow/allow-list.ts';
+import { contributorBindingName, isContributorObject } from '../../src/kubeflow/contributors.ts';
+import { generatedReason } from '../../src/kubeflow/generated.ts';
+import { matchesLabelSelector, parseLabelSelector } from '../../src/kubeflow/label-selector.ts';
+import { findProfileNamespaces } from '../../src/kubeflow/profile-namespaces.ts';
+import { filteredOutReason, parseResourceFilter } from '../../src/kubeflow/resource-filters.ts';
+import { compareForRestore, restoreOrder, restorePriority } from '../../src/kubeflow/restore-order.ts';
+import { stripServerFields } from '../../src/kubeflow/strip.ts';
+
+const obj = (apiVersion: string, kind: string, name: string, namespace?: string, extra: Record<string, unknown> = {}): KubeObject =>
+  ({ apiVersion, kind, metadata: { name, ...(namespace ? { namespace } : {}) }, ...extra });
+
+describe('kubeflow knowledge', () => {
+  it('names contributors as KFAM does', () => {
+    expect(contributorBindingName('alice@example.com', 'edit')).to.equal('user-alice-example-com-clusterrole-edit');
+    expect(contributorBindingName('Jane.O_Neil+ml@Example.CO.uk', 'view')).to.equal('user-jane-o-neil-ml-example-co-uk-clusterrole-view');
+    const binding = obj('rbac.authorization.k8s.io/v1', 'RoleBinding', 'user-bob-x-io-clusterrole-view', 'ns');
+    binding.metadata.annotations = { user: 'bob@x.io', role: 'view' };
+    expect(isContributorObject(binding)).to.equal(true);
+    expect(isContributorObject({ ...binding, metadata: { ...binding.metadata, name: 'other' } })).to.equal(false);
+  });
+
+  it('says why an object is generated, and leaves user objects alone', () => {
+    const owned = obj('apps/v1', 'StatefulSet', 'nb', 'alice');
+    owned.metadata.ownerReferences = [{ apiVersion: 'kubeflow.org/v1', kind: 'Notebook', name: 'nb', uid: 'u', controller: true }];
+    expect(generatedReason(owned)).to.equal('generated: controller ownerReference to Notebook/nb');
+    expect(generatedReason(obj('rbac.authorization.k8s.io/v1', 'RoleBinding', 'namespaceAdmin', 'a'))).to.match(/profile controller/);
+    expect(generatedReason(obj('kubeflow.org/v1alpha1', 'PodDefault', 'access-ml-pipeline', 'a'))).to.match(/KFP profile controller/);
+    expect(generatedReason(obj('v1', 'ConfigMap', 'kube-root-ca.crt', 'a'))).to.match(/Kubernetes/);
+    expect(generatedReason(obj('v1', 'Pod', 'p', 'a'))).to.match(/always made by a controller/);
+    expect(generatedReason(obj('v1', 'Secret', 't', 'a', { type: 'kubernetes.io/service-account-token' }))).to.match(/service-account-token/);
+    expect(generatedReason(obj('v1', 'Secret', 't', 'a', { type: 'Opaque' }))).to.equal(undefined);
+    const nonController = obj('v1', 'ConfigMap', 'c', 'a');
+    nonController.metadata.ownerReferences = [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'x', uid: 'u' }];
+    expect(generatedReason(nonController)).to.equal(undefined);
+  });
+
+  it('parses and matches label selectors, and rejects bad ones in one sentence', () => {
+    const selector = parseLabelSelector('app.kubernetes.io/part-of=kubeflow-profile,tier in (a, b),!legacy,env!=prod');
+    expect(matchesLabelSelector(selector, { 'app.kubernetes.io/part-of': 'kubeflow-profile', tier: 'b' })).to.equal(true);
+    expect(matchesLabelSelector(selector, { 'app.kubernetes.io/part-of': 'kubeflow-profile', tier: 'c' })).to.equal(false);
+    expect(matchesLabelSelector(selector, { 'app.kubernetes.io/part-of': 'kubeflow-profile', tier: 'a', legacy: '' })).to.equal(false);
+    expect(() => parseLabelSelector('bad key!=x y')).to.throw(/^The label selector "bad key!=x y" has an invalid/);
+  });
+
+  it('finds profile namespaces from Profiles, the selector and the owner annotation, with reasons', () => {
+    const ns = (name: string, owner?: string, labels?: Record<string, string>) =>
+      ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, ...(owner ? { annotations: { owner } } : {}), ...(labels ? { labels } : {}) } });
+    const profile = (name: string, owner: string) => ({ ...obj('kubeflow.org/v1', 'Profile', name), spec: { owner: { kind: 'User', name: owner } } });
+    const found = findProfileNamespaces(
+      [ns('alice', 'a@x'), ns('bob', 'mallory@x'), ns('orphan', 'o@x', { 'app.kubernetes.io/part-of': 'kubeflow-profile' }), ns('kubeflow'), ns('unlabelled', 'u@x')],
+      [profile('alice', 'a@x'), profile('bob', 'b@x')],
+    );
+    expect([...found.keys()]).to.deep.equal(['alice', 'orphan']);
+    expect(found.get('alice')).to.equal('profile namespace of Profile/alice (owner a@x)');
+    expect(() => findProfileNamespaces([], [], 'a=(b')).to.throw(/label selector/);
+  });
+
+  it('reads include-resources and exclude-resources; exclusion wins', () => {
+    const filter = parseResourceFilter('notebooks.kubeflow.org,Secret,configmaps', 'secrets');
+    const secret = { group: '', resource: 'secrets', kind: 'Secret' };
+    expect(filteredOutReason(filter, secret)).to.equal('excluded by exclude-resources (secrets)');
+    expect(filteredOutReason(filter, { group: 'kubeflow.org', resource: 'notebooks', kind: 'Notebook' })).to.equal(undefined);
+    expect(filteredOutReason(filter, { group: 'other.io', resource: 'notebooks', kind: 'Notebook' })).to.match(/^not in include-resources/);
+    expect(filteredOutReason(parseResourceFilter('', ''), secret)).to.equal(undefined);
+    expect(() => parseResourceFilter('note books', undefined)).to.throw('include-resources: "note books" is not a resource name');
+  });
+
+  it('orders the restore: Profiles, then credentials and storage, then RBAC and policies, then workloads', () => {
+    expect(restoreOrder[0]).to.include({ phase: 1, resource: 'profiles' });
+    const resources = [
+      { group: 'kubeflow.org', resource: 'notebooks' }, { group: 'zeta.io', resource: 'widgets' }, { group: '', resource: 'persistentvolumeclaims' },
+      { group: 'alpha.io', resource: 'gadgets' }, { group: 'rbac.authorization.k8s.io', resource: 'rolebindings' }, { group: '', resource: 'secrets' },
+      { group: 'kubeflow.org', resource: 'profiles' },
+    ];
+    expect(resources.sort(compareForRestore).map((r) => r.resource))
+      .to.deep.equal(['profiles', 'secrets', 'persistentvolumeclaims', 'rolebindings', 'notebooks', 'gadgets', 'widgets']);
+    expect(restorePriority('kubeflow.org', 'poddefaults')).to.be.lessThan(restorePriority('kubeflow.org', 'notebooks'));
+  });
+
+  it('refuses what a restore must never write, with reasons', () => {
+    const profiles = new Set(['alice']);
+    const binding = (roleName: string, kind = 'ClusterRole') => obj('rbac.authorization.k8s.io/v1', 'RoleBinding', 'b', 'alice', { roleRef: { kind, name: roleName } });
+    expect(restoreRefusal(obj('kubeflow.org/v1', 'Profile', 'alice'), profiles)).to.equal(undefined);
+    expect(restoreRefusal(obj('v1', 'Namespace', 'alice'), profiles)).to.match(/cluster-scoped/);
+    expect(restoreRefusal(obj('rbac.authorization.k8s.io/v1', 'ClusterRoleBinding', 'x'), profiles)).to.match(/cluster-scoped/);
+    expect(restoreRefusal(obj('v1', 'ConfigMap', 'c', 'kube-system'), profiles)).to.equal('refused: ConfigMap/kube-system/c is in namespace kube-system, which is not a profile namespace');
+    expect(restoreRefusal(binding('cluster-admin'), profiles)).to.match(/binds ClusterRole cluster-admin; only kubeflow-admin, kubeflow-edit, kubeflow-view/);
+    expect(restoreRefusal(binding('kubeflow-edit'), profiles)).to.equal(undefined);
+    expect(restoreRefusal(binding('my-role', 'Role'), profiles)).to.equal(undefined);
+    expect(restoreRefusal(obj('admissionregistration.k8s.io/v1', 'ValidatingWebhookConfiguration', 'w'), profiles)).to.match(/admission configuration/);
+  });
+
+  it('strips what the server owns without touching the input', () => {
+    const original: KubeObject = {
+      apiVersion: 'kubeflow.org/v1', kind: 'Notebook',
+      metadata: {
+        name: 'nb', namespace: 'alice', uid: 'u', resourceVersion: '7', generation: 2, creationTimestamp: 't', managedFields: [{}],
+        deletionTimestamp: 't', deletionGracePeriodSeconds: 30, selfLink: '/x', labels: { a: 'b' }, finalizers: ['f'],
+        ownerReferences: [
+          { apiVersion: 'kubeflow.org/v1', kind: 'Profile', name: 'alice', uid: 'p', controller: true },
+          { apiVersion: 'v1', kind: 'ConfigMap', name: 'c', uid: 'c' },
+        ],
+      },
+      spec: { x: 1 }, status: { readyReplicas: 1 },
+    };
+    const before = structuredClone(original);
+    expect(stripServerFields(original)).to.deep.equal({
+      apiVersion: 'kubeflow.org/v1', kind: 'Notebook',
+      metadata: { name: 'nb', namespace: 'alice', labels: { a: 'b' }, finalizers: ['f'], ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'c', uid: 'c' }] },
+      spec: { x: 1 },
+    });
+    expect(original).to.deep.equal(before);
+  });
+});
