@@ -1,6 +1,5 @@
 // Hook handlers. Each one converges the unit on what the facts say (the s3 request, the status); none keeps state.
 import type { Handler } from '../juju/router.ts';
-import { checkBucket } from '../store/s3-client.ts';
 import { S3_ENDPOINT } from '../store/settings.ts';
 import { CHARM_VERSION } from './version.ts';
 import { ensureS3Request, readS3Readiness } from './s3.ts';
@@ -11,6 +10,8 @@ import { statusNotes } from './status-notes.ts';
 async function s3Fact(charm: CharmRuntime): Promise<S3Fact> {
   const readiness = await readS3Readiness(charm);
   if (readiness.state !== 'ready') return readiness;
+  // The AWS SDK is most of the bundle: only a dispatch that talks to S3 loads it.
+  const { checkBucket } = await import('../store/s3-client.ts');
   const check = await checkBucket(readiness.settings);
   if (!check.ok) {
     await charm.log('WARNING', `S3 check failed: ${check.problem.message}`);

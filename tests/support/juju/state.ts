@@ -1,0 +1,71 @@
+// The state file behind the fake hook tools: what Juju would know (input) and what the charm did (output).
+// Shaped like ops.testing's State: a test writes one, runs one event, and reads the next.
+
+export type Databag = Record<string, string>;
+
+export interface FakeRelation {
+  /** `s3-credentials:1` */
+  id: string;
+  endpoint: string;
+  remoteApp: string;
+  remoteUnits: string[];
+  localAppData: Databag;
+  localUnitData: Databag;
+  remoteAppData: Databag;
+  remoteUnitsData: Record<string, Databag>;
+}
+
+export interface FakeSecret {
+  /** every revision's content, oldest first (revision n is revisions[n-1]) */
+  revisions: Databag[];
+  /** the revision this unit tracks; unset until its first secret-get */
+  tracked?: number;
+  /** simulate a secret not granted to this application */
+  denied?: boolean;
+}
+
+export interface StatusRecord {
+  application: boolean;
+  status: string;
+  message: string;
+}
+
+export interface FakeJujuState {
+  unit: string;
+  leader: boolean;
+  config: Record<string, unknown>;
+  relations: FakeRelation[];
+  /** keyed by URI (`secret:...`) */
+  secrets: Record<string, FakeSecret>;
+  unitState: Databag;
+  /** set when the event is an action */
+  actionParams?: Record<string, unknown>;
+  // What the charm did:
+  actionResults: Databag;
+  actionFailure?: string;
+  actionLogs: string[];
+  statusHistory: StatusRecord[];
+  logs: { level: string; message: string }[];
+  relationSets: { relation: string; app: boolean; data: Databag }[];
+  applicationVersion?: string;
+  /** every tool call with its arguments (stdin is never recorded here, as Juju never shows it) */
+  calls: { tool: string; args: string[] }[];
+}
+
+export function emptyState(overrides: Partial<FakeJujuState> = {}): FakeJujuState {
+  return {
+    unit: 'kubeflow-upgrader/0',
+    leader: true,
+    config: {},
+    relations: [],
+    secrets: {},
+    unitState: {},
+    actionResults: {},
+    actionLogs: [],
+    statusHistory: [],
+    logs: [],
+    relationSets: [],
+    calls: [],
+    ...overrides,
+  };
+}
