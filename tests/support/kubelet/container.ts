@@ -1,0 +1,246 @@
+// Runs one Pod's container on this machine: the image is mapped to a locally installed tool, every mount path (and the
+// termination-message path) to a local folder or file, and the environment is resolved from the spec and the API the
+// way a kubelet would. Nothing of the test process's own environment leaks in (AWS_CA_BUNDLE in particular).
+import { spawn } from 'node:child_process';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { KubeObject } from '../../../src/kube/types.ts';
+import type { InProcessApi } from '../cluster/contract.ts';
+import { CONFIGMAPS, SECRETS } from './refs.ts';
+
+export interface ContainerSpec {
+  name: string;
+  image: string;
+  command?: string[];
+  args?: string[];
+  env?: EnvVar[];
+  envFrom?: { prefix?: string; secretRef?: { name: string; optional?: boolean }; configMapRef?: { name: string; optional?: boolean } }[];
+  volumeMounts?: { name: string; mountPath: string; readOnly?: boolean; subPath?: string }[];
+  terminationMessagePath?: string;
+  terminationMessagePolicy?: string;
+  workingDir?: string;
+}
+
+interface EnvVar {
+  name: string;
+  value?: string;
+  valueFrom?: {
+    secretKeyRef?: { name: string; key: string; optional?: boolean };
+    configMapKeyRef?: { name: string; key: string; optional?: boolean };
+    fieldRef?: { fieldPath: string };
+  };
+}
+
+interface VolumeSpec {
+  name: string;
+  persistentVolumeClaim?: { claimName: string; readOnly?: boolean };
+  emptyDir?: unknown;
+  secret?: { secretName: string; items?: { key: string; path: string }[]; optional?: boolean };
+  configMap?: { name: string; items?: { key: string; path: string }[]; optional?: boolean };
+  hostPath?: { path: string };
+}
+
+/** Images the kubelet can "pull": each maps to the entrypoint of a locally installed tool. */
+const RUNTIMES: { image: RegExp; entrypoint: string[] }[] = [
+  { image: /(^|\/)rclone(:|@|$)/, entrypoint: ['rclone'] },
+  { image: /(^|\/)(mariadb|mysql)(:|@|$)/, entrypoint: ['mariadb'] },
+  { image: /(^|\/)(busybox|alpine|debian|ubuntu)(:|@|$)/, entrypoint: ['sh'] },
+];
+
+export function isRunnableImage(image: string): boolean {
+  return RUNTIMES.some((r) => r.image.test(image));
+}
+
+/** A container that cannot start yet (missing Secret, unbound claim): the kubelet retries, as the real one does. */
+export class ContainerConfigError extends Error {}
+
+export interface ContainerRun {
+  exitCode: number;
+  message: string;
+  logs: string;
+  startedAt: string;
+  finishedAt: string;
+}
+
+export interface RunContext {
+  api: InProcessApi;
+  pod: KubeObject;
+  container: ContainerSpec;
+  /** local folder of a bound claim */
+  claimFolder: (claimName: string) => string | undefined;
+  /** called once the process runs, with a function that kills it */
+  onStarted?: (kill: () => void) => void;
+}
+
+const MAX_MESSAGE = 4096;
+const FALLBACK_LINES = 80;
+const FALLBACK_BYTES = 2048;
+const MAX_LOG = 1024 * 1024;
+
+function decoded(object: KubeObject | undefined, isSecret: boolean): Record<string, string> | undefined {
+  if (!object) return undefined;
+  const out: Record<string, string> = {};
+  const data = (object.data ?? {}) as Record<string, string>;
+  for (const [k, v] of Object.entries(data)) out[k] = isSecret ? Buffer.from(v, 'base64').toString('utf8') : v;
+  if (isSecret) for (const [k, v] of Object.entries((object.stringData ?? {}) as Record<string, string>)) out[k] = v;
+  return out;
+}
+
+function source(api: InProcessApi, namespace: string, kind: 'secret' | 'configmap', name: string): Record<string, string> | undefined {
+  return decoded(api.get(kind === 'secret' ? SECRETS : CONFIGMAPS, name, namespace), kind === 'secret');
+}
+
+export function resolveEnv(api: InProcessApi, pod: KubeObject, container: ContainerSpec): Record<string, string> {
+  const namespace = pod.metadata.namespace ?? '';
+  const env: Record<string, string> = {};
+  for (const from of container.envFrom ?? []) {
+    const ref = from.secretRef ?? from.configMapRef;
+    if (!ref) continue;
+    const kind = from.secretRef ? 'secret' : 'configmap';
+    const values = source(api, namespace, kind, ref.name);
+    if (!values) {
+      if (ref.optional) continue;
+      throw new ContainerConfigError(`${kind} "${ref.name}" not found`);
+    }
+    for (const [k, v] of Object.entries(values)) env[`${from.prefix ?? ''}${k}`] = v;
+  }
+  for (const item of container.env ?? []) {
+    if (item.value !== undefined || !item.valueFrom) {
+      env[item.name] = (item.value ?? '').replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (whole, name: string) => env[name] ?? whole);
+      continue;
+    }
+    const { secretKeyRef, configMapKeyRef, fieldRef } = item.valueFrom;
+    const ref = secretKeyRef ?? configMapKeyRef;
+    if (ref) {
+      const kind = secretKeyRef ? 'secret' : 'configmap';
+      const value = source(api, namespace, kind, ref.name)?.[ref.key];
+      if (value === undefined) {
+        if (ref.optional) continue;
+        throw new ContainerConfigError(`couldn't find key ${ref.key} in ${kind === 'secret' ? 'Secret' : 'ConfigMap'} ${namespace}/${ref.name}`);
+      }
+      env[item.name] = value;
+    } else if (fieldRef) {
+      const field: Record<string, string | undefined> = {
+        'metadata.name': pod.metadata.name, 'metadata.namespace': namespace,
+        'spec.nodeName': (pod.spec as { nodeName?: string }).nodeName,
+      };
+      env[item.name] = field[fieldRef.fieldPath] ?? '';
+    }
+  }
+  return env;
+}
+
+function writeProjected(folder: string, values: Record<string, string>, items: { key: string; path: string }[] | undefined): void {
+  const chosen = items ?? Object.keys(values).map((key) => ({ key, path: key }));
+  for (const { key, path } of chosen) {
+    const value = values[key];
+    if (value === undefined) continue;
+    const file = join(folder, path);
+    mkdirSync(join(file, '..'), { recursive: true });
+    writeFileSync(file, value);
+  }
+}
+
+function copyTree(from: string, to: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const cp = spawn('cp', ['-a', '--reflink=auto', `${from}/.`, to], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    cp.stderr.on('data', (d: Buffer) => { err += d.toString(); });
+    cp.on('error', reject);
+    cp.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`could not prepare a read-only view: ${err.trim()}`))));
+  });
+}
+
+/** Replaces each mapped container path where it stands as a whole path (or a prefix of one) in a string. */
+export function rewritePaths(text: string, mapping: [string, string][]): string {
+  const sorted = [...mapping].sort((a, b) => b[0].length - a[0].length);
+  let out = text;
+  for (const [from, to] of sorted) {
+    const escaped = from.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    out = out.replace(new RegExp(`(^|[\\s"'=:(>])${escaped}(?=$|[/\\s"';:)])`, 'g'), (_m, lead: string) => `${lead}${to}`);
+  }
+  return out;
+}
+
+function entrypointFor(image: string): string[] {
+  const runtime = RUNTIMES.find((r) => r.image.test(image));
+  if (!runtime) throw new ContainerConfigError(`image ${image} cannot be run by the simulated kubelet`);
+  return runtime.entrypoint;
+}
+
+export async function runContainer(ctx: RunContext): Promise<ContainerRun> {
+  const { api, pod, container } = ctx;
+  const scratch = mkdtempSync(join(tmpdir(), 'kubelet-'));
+  try {
+    const env = resolveEnv(api, pod, container);
+    const volumes = ((pod.spec as { volumes?: VolumeSpec[] }).volumes ?? []);
+    const mapping: [string, string][] = [];
+    const views: Promise<void>[] = [];
+    let index = 0;
+    for (const mount of container.volumeMounts ?? []) {
+      const volume = volumes.find((v) => v.name === mount.name);
+      if (!volume) throw new ContainerConfigError(`volume "${mount.name}" is not defined in the Pod`);
+      const local = join(scratch, `mount-${index++}`);
+      if (volume.persistentVolumeClaim) {
+        const folder = ctx.claimFolder(volume.persistentVolumeClaim.claimName);
+        if (!folder) throw new ContainerConfigError(`persistentvolumeclaim "${volume.persistentVolumeClaim.claimName}" is not bound`);
+        const base = mount.subPath ? join(folder, mount.subPath) : folder;
+        if (mount.readOnly || volume.persistentVolumeClaim.readOnly) {
+          // A private copy: whatever the container does, the claim's own folder is never written.
+          mkdirSync(local, { recursive: true });
+          views.push(copyTree(base, local));
+          mapping.push([mount.mountPath, local]);
+        } else {
+          mapping.push([mount.mountPath, base]);
+        }
+      } else if (volume.hostPath) {
+        mapping.push([mount.mountPath, volume.hostPath.path]);
+      } else if (volume.secret || volume.configMap) {
+        const kind = volume.secret ? 'secret' : 'configmap';
+        const name = volume.secret?.secretName ?? volume.configMap?.name ?? '';
+        const values = source(api, pod.metadata.namespace ?? '', kind, name);
+        if (!values && !(volume.secret?.optional ?? volume.configMap?.optional)) throw new ContainerConfigError(`${kind} "${name}" not found`);
+        mkdirSync(local, { recursive: true });
+        writeProjected(local, values ?? {}, volume.secret?.items ?? volume.configMap?.items);
+        mapping.push([mount.mountPath, local]);
+      } else {
+        mkdirSync(local, { recursive: true }); // emptyDir and anything else: a fresh folder
+        mapping.push([mount.mountPath, local]);
+      }
+    }
+    await Promise.all(views);
+    const terminationFile = join(scratch, 'termination-log');
+    writeFileSync(terminationFile, '');
+    mapping.push([container.terminationMessagePath ?? '/dev/termination-log', terminationFile]);
+
+    const home = join(scratch, 'home');
+    mkdirSync(home);
+    const processEnv: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home };
+    for (const [k, v] of Object.entries(env)) processEnv[k] = rewritePaths(v, mapping);
+    delete processEnv.AWS_CA_BUNDLE;
+    const argv = [...(container.command ?? entrypointFor(container.image)), ...(container.args ?? [])].map((a) => rewritePaths(a, mapping));
+    const [file, ...args] = argv;
+    if (!file) throw new ContainerConfigError('the container has no command');
+    chmodSync(scratch, 0o700);
+
+    const startedAt = new Date().toISOString();
+    const { exitCode, logs } = await new Promise<{ exitCode: number; logs: string }>((resolve) => {
+      const child = spawn(file, args, { env: processEnv, cwd: container.workingDir ? rewritePaths(container.workingDir, mapping) : home, stdio: ['ignore', 'pipe', 'pipe'] });
+      let log = '';
+      const collect = (d: Buffer) => { log = (log + d.toString('utf8')).slice(-MAX_LOG); };
+      child.stdout.on('data', collect);
+      child.stderr.on('data', collect);
+      ctx.onStarted?.(() => child.kill('SIGKILL'));
+      child.on('error', (error) => resolve({ exitCode: 127, logs: `${log}${error.message}\n` }));
+      child.on('close', (code, signal) => resolve({ exitCode: code ?? (signal ? 137 : 1), logs: log }));
+    });
+    let message = readFileSync(terminationFile).subarray(0, MAX_MESSAGE).toString('utf8');
+    if (message === '' && exitCode !== 0 && container.terminationMessagePolicy === 'FallbackToLogsOnError') {
+      message = Buffer.from(logs.split('\n').slice(-FALLBACK_LINES).join('\n')).subarray(-FALLBACK_BYTES).toString('utf8');
+    }
+    return { exitCode, message, logs, startedAt, finishedAt: new Date().toISOString() };
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}

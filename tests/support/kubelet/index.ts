@@ -1,0 +1,337 @@
+// A simulated kubelet, Job controller, scheduler and hostPath provisioner in one Controller: it turns each Job into a
+// Pod, places the Pod on a node (honouring node affinity), binds the claims it mounts, runs the container on this
+// machine (container.ts) and reports Pod and Job status through the API as the real components would.
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import type { KubeObject } from '../../../src/kube/types.ts';
+import type { ClusterEvent, Controller, InProcessApi } from '../cluster/contract.ts';
+import { ContainerConfigError, isRunnableImage, runContainer, type ContainerSpec } from './container.ts';
+import { JOBS, PODS, PVCS, sameRef } from './refs.ts';
+import { bindClaim, bindingMode, isBound, pvcFolder } from './storage.ts';
+
+export { storageClass, SIMULATED_PROVISIONER } from './storage.ts';
+
+export interface SimulatedKubeletOptions {
+  /** every PVC's data lives in `<dataDir>/<namespace>/<pvc>` */
+  dataDir: string;
+  /** node names Pods can be scheduled on; default two nodes */
+  nodes?: string[];
+  /** how long a container that cannot start yet (missing Secret) is retried before the Pod fails */
+  configRetryMs?: number;
+}
+
+export interface KubeletStats {
+  containersStarted: number;
+  running: number;
+  maxRunning: number;
+}
+
+export interface SimulatedKubelet extends Controller {
+  volumePath(namespace: string, pvcName: string): string;
+  readonly stats: KubeletStats;
+  /** the combined output of a Pod's container, for debugging tests */
+  logs(namespace: string, podName: string): string | undefined;
+  /** resolves once no container is running or starting */
+  idle(): Promise<void>;
+}
+
+interface JobSpec {
+  backoffLimit?: number;
+  activeDeadlineSeconds?: number;
+  ttlSecondsAfterFinished?: number;
+  template?: { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: Record<string, unknown> };
+}
+interface PodSpec {
+  nodeName?: string;
+  nodeSelector?: Record<string, string>;
+  affinity?: { nodeAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms?: { matchFields?: { key: string; values?: string[] }[]; matchExpressions?: { key: string; values?: string[] }[] }[] } } };
+  containers?: ContainerSpec[];
+  volumes?: { persistentVolumeClaim?: { claimName: string } }[];
+}
+
+const key = (namespace: string | undefined, name: string | undefined) => `${namespace ?? ''}/${name ?? ''}`;
+const now = () => new Date().toISOString();
+const fresh = (object: KubeObject): KubeObject => ({ ...object, metadata: { ...object.metadata, resourceVersion: undefined } });
+
+function requiredNode(spec: PodSpec): string | undefined {
+  const terms = spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
+  for (const term of terms) {
+    const field = term.matchFields?.find((f) => f.key === 'metadata.name')?.values?.[0];
+    if (field) return field;
+    const host = term.matchExpressions?.find((e) => e.key === 'kubernetes.io/hostname')?.values?.[0];
+    if (host) return host;
+  }
+  return spec.nodeSelector?.['kubernetes.io/hostname'];
+}
+
+function isFinishedJob(job: KubeObject): boolean {
+  const conditions = ((job.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? []);
+  return conditions.some((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
+}
+
+export function simulatedKubelet(options: SimulatedKubeletOptions): SimulatedKubelet {
+  const nodes = options.nodes ?? ['node-a', 'node-b'];
+  const configRetryMs = options.configRetryMs ?? 10_000;
+  const stats: KubeletStats = { containersStarted: 0, running: 0, maxRunning: 0 };
+  const logs = new Map<string, string>();
+  const kills = new Map<string, () => void>(); // pod key → kill
+  const deadlines = new Map<string, NodeJS.Timeout>(); // job key → timer
+  const timers = new Set<NodeJS.Timeout>();
+  const inFlight = new Set<Promise<void>>();
+  let nextNode = 0;
+  let stopped = false;
+  mkdirSync(options.dataDir, { recursive: true });
+
+  const track = (work: Promise<void>) => {
+    const p = work.catch((error: unknown) => {
+      if (!stopped) console.error(`simulated kubelet: ${(error as Error).message}`);
+    }).finally(() => inFlight.delete(p));
+    inFlight.add(p);
+  };
+  const later = (ms: number, fn: () => void) => {
+    const t = setTimeout(() => { timers.delete(t); if (!stopped) fn(); }, ms);
+    t.unref();
+    timers.add(t);
+    return t;
+  };
+
+  function start(api: InProcessApi): () => void {
+    const claimFolder = (namespace: string, claim: string): string | undefined => {
+      const pvc = api.get(PVCS, claim, namespace);
+      return pvc && isBound(pvc) ? pvcFolder(options.dataDir, namespace, claim) : undefined;
+    };
+
+    function updateJobStatus(namespace: string, name: string, change: (status: Record<string, unknown>) => void): KubeObject | undefined {
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const job = api.get(JOBS, name, namespace);
+        if (!job) return undefined;
+        const status = { ...((job.status ?? {}) as Record<string, unknown>) };
+        change(status);
+        try {
+          return api.updateStatus(JOBS, { ...job, status });
+        } catch (error) {
+          if ((error as { status?: number }).status !== 409) throw error;
+        }
+      }
+      return undefined;
+    }
+
+    function createPodFor(job: KubeObject): void {
+      const spec = (job.spec ?? {}) as JobSpec;
+      const name = job.metadata.name ?? '';
+      const uid = job.metadata.uid ?? '';
+      api.create(PODS, {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: {
+          name: `${name}-${randomBytes(3).toString('hex').slice(0, 5)}`,
+          namespace: job.metadata.namespace,
+          labels: {
+            ...(spec.template?.metadata?.labels ?? {}),
+            'job-name': name, 'batch.kubernetes.io/job-name': name,
+            'controller-uid': uid, 'batch.kubernetes.io/controller-uid': uid,
+          },
+          annotations: spec.template?.metadata?.annotations ?? {},
+          ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name, uid, controller: true, blockOwnerDeletion: true }],
+        },
+        spec: spec.template?.spec ?? {},
+      });
+    }
+
+    function startJob(job: KubeObject): void {
+      if (job.status && ((job.status as { startTime?: string }).startTime || isFinishedJob(job))) return;
+      const namespace = job.metadata.namespace ?? '';
+      const name = job.metadata.name ?? '';
+      updateJobStatus(namespace, name, (s) => { s.startTime = now(); s.active = 1; s.ready = 0; });
+      const deadline = (job.spec as JobSpec).activeDeadlineSeconds;
+      if (deadline) deadlines.set(key(namespace, name), later(deadline * 1000, () => expireJob(namespace, name)));
+      createPodFor(job);
+    }
+
+    function finishJob(namespace: string, name: string, outcome: 'Complete' | 'Failed', reason: string, message: string): void {
+      const k = key(namespace, name);
+      clearTimeout(deadlines.get(k));
+      deadlines.delete(k);
+      const job = updateJobStatus(namespace, name, (s) => {
+        const at = now();
+        s.active = 0;
+        s.ready = 0;
+        if (outcome === 'Complete') s.completionTime = at;
+        const interim = outcome === 'Complete' ? 'SuccessCriteriaMet' : 'FailureTarget';
+        s.conditions = [
+          { type: interim, status: 'True', reason, message, lastProbeTime: at, lastTransitionTime: at },
+          { type: outcome, status: 'True', reason, message, lastProbeTime: at, lastTransitionTime: at },
+        ];
+      });
+      const ttl = (job?.spec as JobSpec | undefined)?.ttlSecondsAfterFinished;
+      if (ttl !== undefined) later(ttl * 1000, () => { try { api.delete(JOBS, name, namespace, { propagationPolicy: 'Background' }); } catch { /* gone */ } });
+    }
+
+    function expireJob(namespace: string, name: string): void {
+      for (const pod of api.list(PODS, { namespace, labelSelector: `job-name=${name}` })) {
+        kills.get(key(namespace, pod.metadata.name))?.();
+      }
+      const job = api.get(JOBS, name, namespace);
+      if (job && !isFinishedJob(job)) finishJob(namespace, name, 'Failed', 'DeadlineExceeded', 'Job was active longer than specified deadline');
+    }
+
+    function podFinished(pod: KubeObject, succeeded: boolean): void {
+      const owner = pod.metadata.ownerReferences?.find((o) => o.kind === 'Job' && o.controller);
+      if (!owner) return;
+      const namespace = pod.metadata.namespace ?? '';
+      const job = api.get(JOBS, owner.name, namespace);
+      if (!job || job.metadata.uid !== owner.uid || isFinishedJob(job)) return;
+      const updated = updateJobStatus(namespace, owner.name, (s) => {
+        if (succeeded) s.succeeded = ((s.succeeded as number | undefined) ?? 0) + 1;
+        else s.failed = ((s.failed as number | undefined) ?? 0) + 1;
+      });
+      if (!updated) return;
+      if (succeeded) return finishJob(namespace, owner.name, 'Complete', 'CompletionsReached', 'Reached expected number of succeeded pods');
+      const failed = (updated.status as { failed?: number }).failed ?? 0;
+      if (failed > ((job.spec as JobSpec).backoffLimit ?? 6)) {
+        return finishJob(namespace, owner.name, 'Failed', 'BackoffLimitExceeded', 'Job has reached the specified backoff limit');
+      }
+      createPodFor(updated);
+    }
+
+    function setPodStatus(pod: KubeObject, status: Record<string, unknown>): void {
+      const current = api.get(PODS, pod.metadata.name ?? '', pod.metadata.namespace);
+      if (!current) return;
+      api.updateStatus(PODS, fresh({ ...current, status: { ...((current.status ?? {}) as object), ...status } }));
+    }
+
+    async function runPod(pod: KubeObject, node: string): Promise<void> {
+      const spec = pod.spec as PodSpec;
+      const container = spec.containers?.[0];
+      if (!container) return;
+      const namespace = pod.metadata.namespace ?? '';
+      const podKey = key(namespace, pod.metadata.name);
+      const base = { hostIP: '10.0.0.1', podIP: `10.1.0.${1 + (stats.containersStarted % 250)}`, startTime: now() };
+      let run;
+      const giveUpAt = Date.now() + configRetryMs;
+      for (;;) {
+        if (stopped || !api.get(PODS, pod.metadata.name ?? '', namespace)) return;
+        try {
+          stats.containersStarted++;
+          stats.running++;
+          stats.maxRunning = Math.max(stats.maxRunning, stats.running);
+          setPodStatus(pod, {
+            ...base, phase: 'Running',
+            conditions: [{ type: 'PodScheduled', status: 'True' }, { type: 'Ready', status: 'True' }],
+            containerStatuses: [{ name: container.name, image: container.image, ready: true, restartCount: 0, started: true, state: { running: { startedAt: now() } } }],
+          });
+          run = await runContainer({
+            api, pod, container,
+            claimFolder: (claim) => claimFolder(namespace, claim),
+            onStarted: (kill) => kills.set(podKey, kill),
+          });
+          break;
+        } catch (error) {
+          if (!(error instanceof ContainerConfigError)) throw error;
+          if (Date.now() > giveUpAt) {
+            run = { exitCode: 1, message: error.message, logs: '', startedAt: now(), finishedAt: now() };
+            break;
+          }
+          setPodStatus(pod, {
+            ...base, phase: 'Pending',
+            containerStatuses: [{ name: container.name, image: container.image, ready: false, restartCount: 0, state: { waiting: { reason: 'CreateContainerConfigError', message: error.message } } }],
+          });
+          await new Promise((r) => later(250, () => r(undefined)));
+        } finally {
+          stats.running--;
+          kills.delete(podKey);
+        }
+      }
+      if (stopped) return;
+      logs.set(podKey, run.logs);
+      const succeeded = run.exitCode === 0;
+      setPodStatus(pod, {
+        ...base, phase: succeeded ? 'Succeeded' : 'Failed',
+        conditions: [{ type: 'PodScheduled', status: 'True' }, { type: 'Ready', status: 'False', reason: 'PodCompleted' }],
+        containerStatuses: [{
+          name: container.name, image: container.image, ready: false, restartCount: 0, started: false,
+          state: { terminated: { exitCode: run.exitCode, reason: succeeded ? 'Completed' : 'Error', message: run.message, startedAt: run.startedAt, finishedAt: run.finishedAt } },
+        }],
+      });
+      podFinished(pod, succeeded);
+      void node;
+    }
+
+    function schedulePod(pod: KubeObject): void {
+      if (((pod.status as { phase?: string } | undefined)?.phase ?? 'Pending') !== 'Pending') return;
+      const spec = (pod.spec ?? {}) as PodSpec;
+      const runnable = (spec.containers ?? []).length > 0 && (spec.containers ?? []).every((c) => isRunnableImage(c.image));
+      let node = spec.nodeName ?? requiredNode(spec);
+      if (node && !nodes.includes(node)) {
+        setPodStatus(pod, { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: `0/${nodes.length} nodes are available: node(s) didn't match Pod's node affinity/selector.` }] });
+        return;
+      }
+      node ??= nodes[nextNode++ % nodes.length] ?? 'node-a';
+      // The claims a Pod mounts are bound when it is scheduled: this is what WaitForFirstConsumer waits for.
+      const namespace = pod.metadata.namespace ?? '';
+      for (const volume of spec.volumes ?? []) {
+        const claim = volume.persistentVolumeClaim?.claimName;
+        const pvc = claim ? api.get(PVCS, claim, namespace) : undefined;
+        if (pvc && !isBound(pvc)) bindClaim(api, options.dataDir, pvc, node);
+      }
+      // Other simulated controllers own the Pods of images we cannot run; those are only given their volumes.
+      if (!runnable) return;
+      let scheduled = pod;
+      if (!spec.nodeName) {
+        try {
+          scheduled = api.mergePatch(PODS, pod.metadata.name ?? '', namespace, { spec: { nodeName: node } });
+        } catch {
+          scheduled = { ...pod, spec: { ...spec, nodeName: node } };
+        }
+      }
+      track(runPod(scheduled, node));
+    }
+
+    function onEvent(event: ClusterEvent): void {
+      if (stopped) return;
+      const { type, ref, object } = event;
+      if (sameRef(ref, JOBS)) {
+        if (type === 'ADDED') track(Promise.resolve().then(() => startJob(object)));
+        if (type === 'DELETED') {
+          const k = key(object.metadata.namespace, object.metadata.name);
+          clearTimeout(deadlines.get(k));
+          deadlines.delete(k);
+          for (const [podKey, kill] of kills) if (podKey.startsWith(`${object.metadata.namespace}/${object.metadata.name}-`)) kill();
+        }
+      } else if (sameRef(ref, PODS)) {
+        if (type === 'ADDED') track(Promise.resolve().then(() => schedulePod(object)));
+        if (type === 'DELETED') kills.get(key(object.metadata.namespace, object.metadata.name))?.();
+      } else if (sameRef(ref, PVCS) && type === 'ADDED') {
+        track(Promise.resolve().then(() => {
+          const pvc = api.get(PVCS, object.metadata.name ?? '', object.metadata.namespace);
+          if (pvc && !isBound(pvc) && bindingMode(api, pvc) === 'Immediate') bindClaim(api, options.dataDir, pvc, undefined);
+        }));
+      }
+    }
+
+    const unsubscribe = api.subscribe(onEvent);
+    // Objects that existed before the kubelet started are picked up as a restarted kubelet would.
+    for (const pvc of api.list(PVCS)) onEvent({ type: 'ADDED', ref: PVCS, object: pvc });
+    for (const job of api.list(JOBS)) onEvent({ type: 'ADDED', ref: JOBS, object: job });
+    for (const pod of api.list(PODS)) onEvent({ type: 'ADDED', ref: PODS, object: pod });
+
+    return () => {
+      stopped = true;
+      unsubscribe();
+      for (const kill of kills.values()) kill();
+      for (const t of timers) clearTimeout(t);
+      for (const t of deadlines.values()) clearTimeout(t);
+    };
+  }
+
+  return {
+    name: 'simulated-kubelet',
+    start,
+    stats,
+    volumePath: (namespace, pvcName) => pvcFolder(options.dataDir, namespace, pvcName),
+    logs: (namespace, podName) => logs.get(key(namespace, podName)),
+    async idle() {
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    },
+  };
+}

@@ -1,0 +1,14 @@
+// The resources the simulated kubelet reads and writes through the in-process API.
+import type { ResourceRef } from '../cluster/contract.ts';
+
+export const JOBS: ResourceRef = { group: 'batch', resource: 'jobs' };
+export const PODS: ResourceRef = { group: '', resource: 'pods' };
+export const PVCS: ResourceRef = { group: '', resource: 'persistentvolumeclaims' };
+export const PVS: ResourceRef = { group: '', resource: 'persistentvolumes' };
+export const SECRETS: ResourceRef = { group: '', resource: 'secrets' };
+export const CONFIGMAPS: ResourceRef = { group: '', resource: 'configmaps' };
+export const STORAGE_CLASSES: ResourceRef = { group: 'storage.k8s.io', resource: 'storageclasses' };
+
+export function sameRef(a: ResourceRef, b: ResourceRef): boolean {
+  return a.group === b.group && a.resource === b.resource;
+}

@@ -1,0 +1,92 @@
+// PVC binding as a hostPath provisioner would do it: a PVC is a folder under the kubelet's data dir. Immediate claims
+// bind when they appear; WaitForFirstConsumer claims stay Pending until a Pod that mounts them is scheduled.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { KubeObject } from '../../../src/kube/types.ts';
+import type { InProcessApi } from '../cluster/contract.ts';
+import { PVCS, PVS, STORAGE_CLASSES } from './refs.ts';
+
+export const SIMULATED_PROVISIONER = 'kubelet.simulated/hostpath';
+const DEFAULT_CLASS_ANNOTATION = 'storageclass.kubernetes.io/is-default-class';
+
+/** A StorageClass served by the simulated kubelet's provisioner, for tests to create. */
+export function storageClass(
+  name: string,
+  options: { volumeBindingMode?: 'Immediate' | 'WaitForFirstConsumer'; isDefault?: boolean } = {},
+): KubeObject {
+  return {
+    apiVersion: 'storage.k8s.io/v1',
+    kind: 'StorageClass',
+    metadata: { name, ...(options.isDefault ? { annotations: { [DEFAULT_CLASS_ANNOTATION]: 'true' } } : {}) },
+    provisioner: SIMULATED_PROVISIONER,
+    reclaimPolicy: 'Delete',
+    volumeBindingMode: options.volumeBindingMode ?? 'Immediate',
+  };
+}
+
+/** Folder of a PVC's data: `<dataDir>/<namespace>/<pvc>`. */
+export function pvcFolder(dataDir: string, namespace: string, pvc: string): string {
+  return join(dataDir, namespace, pvc);
+}
+
+function safeList(api: InProcessApi): KubeObject[] {
+  try {
+    return api.list(STORAGE_CLASSES);
+  } catch {
+    return []; // a server that does not serve StorageClasses: every claim binds immediately
+  }
+}
+
+export function bindingMode(api: InProcessApi, pvc: KubeObject): 'Immediate' | 'WaitForFirstConsumer' {
+  const wanted = (pvc.spec as { storageClassName?: string } | undefined)?.storageClassName;
+  const classes = safeList(api);
+  const cls = wanted !== undefined
+    ? classes.find((c) => c.metadata.name === wanted)
+    : classes.find((c) => c.metadata.annotations?.[DEFAULT_CLASS_ANNOTATION] === 'true');
+  return (cls as { volumeBindingMode?: string } | undefined)?.volumeBindingMode === 'WaitForFirstConsumer'
+    ? 'WaitForFirstConsumer' : 'Immediate';
+}
+
+export function isBound(pvc: KubeObject): boolean {
+  return (pvc.status as { phase?: string } | undefined)?.phase === 'Bound';
+}
+
+/** Creates the folder and PV, then marks the claim Bound. Safe to call twice. */
+export function bindClaim(api: InProcessApi, dataDir: string, pvc: KubeObject, node: string | undefined): KubeObject {
+  if (isBound(pvc)) return pvc;
+  const namespace = pvc.metadata.namespace ?? '';
+  const name = pvc.metadata.name ?? '';
+  const folder = pvcFolder(dataDir, namespace, name);
+  mkdirSync(folder, { recursive: true });
+  const spec = (pvc.spec ?? {}) as { accessModes?: string[]; resources?: { requests?: { storage?: string } }; storageClassName?: string };
+  const volumeName = `pvc-${pvc.metadata.uid ?? name}`;
+  const capacity = { storage: spec.resources?.requests?.storage ?? '1Gi' };
+  try {
+    api.create(PVS, {
+      apiVersion: 'v1',
+      kind: 'PersistentVolume',
+      metadata: { name: volumeName, annotations: { 'pv.kubernetes.io/provisioned-by': SIMULATED_PROVISIONER } },
+      spec: {
+        capacity,
+        accessModes: spec.accessModes ?? ['ReadWriteOnce'],
+        persistentVolumeReclaimPolicy: 'Delete',
+        ...(spec.storageClassName ? { storageClassName: spec.storageClassName } : {}),
+        hostPath: { path: folder },
+        claimRef: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace, name, uid: pvc.metadata.uid },
+        ...(node ? {
+          nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [node] }] }] } },
+        } : {}),
+      },
+    });
+  } catch (error) {
+    const status = (error as { status?: number }).status;
+    if (status !== 409 && status !== 404) throw error; // 404: the server does not serve PVs; the claim still binds
+  }
+  const annotations: Record<string, string> = { 'pv.kubernetes.io/bind-completed': 'yes' };
+  if (node) annotations['volume.kubernetes.io/selected-node'] = node;
+  const patched = api.mergePatch(PVCS, name, namespace, { metadata: { annotations }, spec: { volumeName } });
+  return api.updateStatus(PVCS, {
+    ...patched,
+    status: { phase: 'Bound', accessModes: spec.accessModes ?? ['ReadWriteOnce'], capacity },
+  });
+}
