@@ -1,0 +1,273 @@
+// Reads a backup as a stream: download → sha256 of the tarball → gunzip → tar entries → items checked against the
+// manifest as they pass. Entry names are untrusted and only ever parsed, never used as paths.
+import { createHash } from 'node:crypto';
+import { once } from 'node:events';
+import type { Readable, Writable } from 'node:stream';
+import { createGunzip } from 'node:zlib';
+import tar from 'tar-stream';
+import type { KubeObject } from '../kube/types.ts';
+import { backupKeys } from '../store/layout.ts';
+import type { ObjectStore } from '../store/objects.ts';
+import { parseManifest, type Manifest } from './manifest.ts';
+import { METADATA_VERSION_PATH, parseItemPath, VELERO_FORMAT_VERSION, type ParsedItemPath } from './paths.ts';
+import { MarkerSchema, type Marker } from './velero-backup.ts';
+
+export type ProblemKind =
+  | 'missing-marker'
+  | 'bad-marker'
+  | 'missing-manifest'
+  | 'bad-manifest'
+  | 'missing-tarball'
+  | 'corrupt-tarball'
+  | 'tarball-checksum'
+  | 'checksum-mismatch'
+  | 'missing-item'
+  | 'extra-item'
+  | 'duplicate-item'
+  | 'unsafe-path'
+  | 'unreadable-item'
+  | 'missing-file'
+  | 'file-checksum'
+  | 'unsupported-format';
+
+export interface Problem {
+  kind: ProblemKind;
+  /** the tar entry or file concerned, when there is one */
+  path?: string;
+  message: string;
+}
+
+/** A problem found while reading, thrown when the caller did not ask to collect problems. */
+export class ArchiveError extends Error {
+  readonly problem: Problem;
+  constructor(problem: Problem) {
+    super(problem.message);
+    this.name = 'ArchiveError';
+    this.problem = problem;
+  }
+}
+
+export interface ArchiveItem extends ParsedItemPath {
+  object: KubeObject;
+  sha256: string;
+  /** true when the manifest listed this path with the same checksum; false when there is no manifest */
+  verified: boolean;
+}
+
+/** Kubernetes caps objects near 1.5 MiB; anything far larger in an archive is refused instead of buffered. */
+const MAX_ENTRY_BYTES = 16 * 1024 * 1024;
+
+export type ManifestRead = { state: 'present'; manifest: Manifest } | { state: 'absent' } | { state: 'invalid'; reason: string };
+
+export async function readManifest(store: ObjectStore, id: string): Promise<ManifestRead> {
+  const keys = backupKeys(id);
+  if (!(await store.exists(keys.manifest))) return { state: 'absent' };
+  const check = parseManifest(await store.getBytes(keys.manifest));
+  if (!check.ok) return { state: 'invalid', reason: check.reason };
+  if (check.manifest.backupId !== id) return { state: 'invalid', reason: `it names backup ${check.manifest.backupId}` };
+  return { state: 'present', manifest: check.manifest };
+}
+
+export type MarkerRead = { state: 'present'; marker: Marker } | { state: 'absent' } | { state: 'invalid'; reason: string };
+
+export async function readMarker(store: ObjectStore, id: string): Promise<MarkerRead> {
+  const keys = backupKeys(id);
+  if (!(await store.exists(keys.marker))) return { state: 'absent' };
+  let json: unknown;
+  try {
+    json = JSON.parse((await store.getBytes(keys.marker)).toString('utf8'));
+  } catch {
+    return { state: 'invalid', reason: 'it is not valid JSON' };
+  }
+  const parsed = MarkerSchema.safeParse(json);
+  if (!parsed.success) return { state: 'invalid', reason: 'it is not a Velero Backup object' };
+  return { state: 'present', marker: parsed.data };
+}
+
+export interface ReadItemsOptions {
+  /** the manifest to check entries against; null for a foreign archive (nothing to check against) */
+  manifest: Manifest | null;
+  /** which copies to yield: the unversioned ones (default, what restore uses), the preferred-version ones, or both */
+  copies?: 'unversioned' | 'preferred' | 'all';
+  /**
+   * Collects problems and carries on past them. Without it the first problem throws an ArchiveError, which is
+   * what a restore wants: never apply an archive that does not match its manifest.
+   */
+  onProblem?: (problem: Problem) => void;
+}
+
+export interface TarballStats {
+  bytes: number;
+  sha256: string;
+  entries: number;
+}
+
+/** Writes to a stream honouring its backpressure; false when the stream broke. */
+async function writeTo(sink: Writable, chunk: Buffer): Promise<boolean> {
+  if (sink.destroyed || sink.writableEnded) return false;
+  if (sink.write(chunk)) return true;
+  await Promise.race([once(sink, 'drain'), once(sink, 'close')]).catch(() => undefined);
+  return !sink.destroyed;
+}
+
+/**
+ * Streams the items of backup `id`. When the iteration completes, the tarball checksum and the set of entries
+ * are compared with the manifest too, so a full pass is a full verification. `stats` is filled at the end.
+ */
+export async function* readItems(
+  store: ObjectStore,
+  id: string,
+  options: ReadItemsOptions,
+  stats: Partial<TarballStats> = {},
+): AsyncGenerator<ArchiveItem> {
+  const keys = backupKeys(id);
+  const { manifest } = options;
+  const copies = options.copies ?? 'unversioned';
+  const report = (problem: Problem) => {
+    if (!options.onProblem) throw new ArchiveError(problem);
+    options.onProblem(problem);
+  };
+
+  let source: Readable;
+  try {
+    source = await store.getStream(keys.tarball);
+  } catch (error) {
+    if ((error as { kind?: string }).kind === 'not-found') {
+      report({ kind: 'missing-tarball', path: keys.tarball, message: `Backup ${id} has no tarball ${store.url(keys.tarball)}.` });
+      return;
+    }
+    throw error;
+  }
+
+  const tarballHash = createHash('sha256');
+  let tarballBytes = 0;
+  const gunzip = createGunzip();
+  const extract = tar.extract();
+  let gunzipError: Error | undefined;
+  gunzip.on('error', (error) => {
+    gunzipError = error;
+    extract.destroy(error);
+  });
+  gunzip.pipe(extract as unknown as Writable);
+  // The pump hashes every downloaded byte even after gunzip gave up, so a corrupt tarball still gets its checksum compared.
+  let downloadError: Error | undefined;
+  const pump = (async () => {
+    try {
+      let feeding = true;
+      for await (const chunk of source) {
+        tarballHash.update(chunk as Buffer);
+        tarballBytes += (chunk as Buffer).length;
+        if (feeding) feeding = await writeTo(gunzip, chunk as Buffer);
+      }
+      if (feeding) gunzip.end();
+    } catch (error) {
+      downloadError = error as Error;
+      gunzip.destroy(error as Error);
+    }
+  })();
+
+  const seen = new Set<string>();
+  let entries = 0;
+  let completed = false;
+  try {
+    try {
+      for await (const entry of extract) {
+        const name = entry.header.name;
+        const type = entry.header.type;
+        entries++;
+        if (type === 'directory') {
+          entry.resume();
+          continue;
+        }
+        const parsed = name === METADATA_VERSION_PATH ? undefined : parseItemPath(name);
+        if (type !== 'file' || (parsed && !parsed.ok)) {
+          entry.resume();
+          const why = type !== 'file' ? `is a ${type} entry, not a file` : (parsed as { reason: string }).reason;
+          report({ kind: 'unsafe-path', path: JSON.stringify(name), message: `Entry ${JSON.stringify(name)} ${why}; it was ignored.` });
+          continue;
+        }
+        if ((entry.header.size ?? 0) > MAX_ENTRY_BYTES) {
+          entry.resume();
+          report({ kind: 'unreadable-item', path: name, message: `Entry ${name} is ${entry.header.size} bytes, too large to be an object.` });
+          continue;
+        }
+        const chunks: Buffer[] = [];
+        for await (const chunk of entry) chunks.push(chunk as Buffer);
+        const content = Buffer.concat(chunks);
+        const digest = createHash('sha256').update(content).digest('hex');
+        if (seen.has(name)) {
+          report({ kind: 'duplicate-item', path: name, message: `Entry ${name} appears more than once in the tarball.` });
+          continue;
+        }
+        seen.add(name);
+        let verified = false;
+        if (manifest) {
+          const expected = manifest.checksums.entries[name];
+          if (expected === undefined) {
+            report({ kind: 'extra-item', path: name, message: `Entry ${name} is in the tarball but not in the manifest.` });
+            continue;
+          }
+          if (expected !== digest) {
+            report({ kind: 'checksum-mismatch', path: name, message: `Entry ${name} does not match its checksum in the manifest.` });
+            continue;
+          }
+          verified = true;
+        }
+        if (!parsed) {
+          const version = content.toString('utf8').trim();
+          if (version.split('.')[0] !== VELERO_FORMAT_VERSION.split('.')[0]) {
+            report({ kind: 'unsupported-format', path: name, message: `The archive format is ${version}; only ${VELERO_FORMAT_VERSION} is supported.` });
+          }
+          continue;
+        }
+        const item = parsed.item;
+        const wanted = copies === 'all' || (copies === 'preferred') === (item.preferredVersion !== undefined);
+        if (!wanted) continue;
+        let object: KubeObject;
+        try {
+          object = JSON.parse(content.toString('utf8')) as KubeObject;
+          if (!object || typeof object !== 'object' || typeof object.kind !== 'string' || typeof object.metadata !== 'object' || object.metadata === null) {
+            throw new Error('not an object');
+          }
+        } catch {
+          report({ kind: 'unreadable-item', path: name, message: `Entry ${name} is not a Kubernetes object in JSON.` });
+          continue;
+        }
+        if (object.metadata.name !== item.name || (object.metadata.namespace ?? undefined) !== item.namespace) {
+          report({ kind: 'unreadable-item', path: name, message: `Entry ${name} holds an object named differently from its path.` });
+          continue;
+        }
+        yield { ...item, object, sha256: digest, verified };
+      }
+    } catch (error) {
+      if (error instanceof ArchiveError) throw error;
+      if (!gunzipError && !downloadError) gunzipError = error as Error;
+    }
+    await pump;
+    if (downloadError) throw downloadError;
+    if (gunzipError) {
+      report({
+        kind: 'corrupt-tarball', path: keys.tarball,
+        message: `The tarball of backup ${id} is damaged or truncated and could not be read to the end.`,
+      });
+    }
+    const sha = tarballHash.digest('hex');
+    Object.assign(stats, { bytes: tarballBytes, sha256: sha, entries });
+    if (manifest) {
+      if (sha !== manifest.checksums.tarball || tarballBytes !== manifest.bytes) {
+        report({ kind: 'tarball-checksum', path: keys.tarball, message: `The tarball of backup ${id} does not match the checksum in its manifest.` });
+      }
+      for (const path of Object.keys(manifest.checksums.entries)) {
+        if (!seen.has(path)) report({ kind: 'missing-item', path, message: `Entry ${path} is in the manifest but missing from the tarball.` });
+      }
+    }
+    completed = true;
+  } finally {
+    if (!completed) {
+      source.destroy();
+      gunzip.destroy();
+      extract.destroy();
+      await pump.catch(() => undefined);
+    }
+  }
+}

@@ -1,0 +1,66 @@
+// Shared by the archive and store tests: a real s3rver, an ObjectStore over it, and Kubeflow-like objects.
+import { S3Client } from '@aws-sdk/client-s3';
+import type { ApiResource, KubeObject } from '../../src/kube/types.ts';
+import { ObjectStore } from '../../src/store/objects.ts';
+import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
+
+export const BUCKET = 'kf-backups';
+
+export function s3ClientFor(server: S3ServerHandle): S3Client {
+  return new S3Client({
+    endpoint: server.endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: { accessKeyId: server.accessKeyId, secretAccessKey: server.secretAccessKey },
+    maxAttempts: 1,
+  });
+}
+
+export async function startStore(prefix = 'cluster-a/kubeflow'): Promise<{ server: S3ServerHandle; store: ObjectStore; client: S3Client }> {
+  const server = await startS3Server({ buckets: [BUCKET] });
+  const client = s3ClientFor(server);
+  return { server, client, store: new ObjectStore({ client, bucket: BUCKET, prefix }) };
+}
+
+const resource = (group: string, version: string, plural: string, kind: string, namespaced = true): ApiResource => ({
+  group, version, resource: plural, kind, namespaced, verbs: ['list', 'get', 'create'], preferredVersion: version, versions: [version],
+});
+
+export const NOTEBOOKS = resource('kubeflow.org', 'v1', 'notebooks', 'Notebook');
+export const PROFILES = resource('kubeflow.org', 'v1', 'profiles', 'Profile', false);
+export const SECRETS = resource('', 'v1', 'secrets', 'Secret');
+export const CONFIGMAPS = resource('', 'v1', 'configmaps', 'ConfigMap');
+
+export function notebook(namespace: string, name: string, padBytes = 0): KubeObject {
+  return {
+    apiVersion: 'kubeflow.org/v1',
+    kind: 'Notebook',
+    metadata: { name, namespace, labels: { app: name }, annotations: { note: 'x'.repeat(padBytes) } },
+    spec: { template: { spec: { containers: [{ name, image: 'kubeflownotebookswg/jupyter-scipy:v1.9.0' }] } } },
+  };
+}
+
+export function profile(name: string): KubeObject {
+  return { apiVersion: 'kubeflow.org/v1', kind: 'Profile', metadata: { name }, spec: { owner: { kind: 'User', name: `${name}@example.com` } } };
+}
+
+export function secret(namespace: string, name: string, values: Record<string, string>, stringData?: Record<string, string>): KubeObject {
+  const data: Record<string, string> = {};
+  for (const [k, v] of Object.entries(values)) data[k] = Buffer.from(v).toString('base64');
+  return {
+    apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, type: 'Opaque', data,
+    ...(stringData ? { stringData } : {}),
+  };
+}
+
+/** Incompressible-ish text so gzip cannot hide how much data went through. */
+export function noise(bytes: number, seed: number): string {
+  let x = seed >>> 0 || 1;
+  const chars = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+  let out = '';
+  for (let i = 0; i < bytes; i++) {
+    x ^= x << 13; x ^= x >>> 17; x ^= x << 5; x >>>= 0;
+    out += chars[x % chars.length];
+  }
+  return out;
+}
