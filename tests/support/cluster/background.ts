@@ -1,0 +1,150 @@
+// The control-plane loops a real cluster runs beside the API server: the garbage collector (ownerReferences,
+// foreground/orphan deletion), the namespace controller (Terminating, then gone with its contents) and the
+// apiextensions cleanup (deleting a CRD deletes its objects).
+import type { KubeObject } from '../../../src/kube/types.ts';
+import { crdToDef, CRD_CLEANUP_FINALIZER } from './crd.ts';
+import { CRD_REF, NS_REF, type Cluster } from './cluster.ts';
+import type { ResourceRef } from './contract.ts';
+import { isApiError } from './errors.ts';
+import type { LoggedEvent } from './store.ts';
+
+export function startBackgroundControllers(cluster: Cluster): () => void {
+  const namespaces = new Set<string>();
+  const crds = new Set<string>();
+  const owners = new Set<string>();
+  let scheduled = false;
+  let stopped = false;
+
+  const schedule = () => {
+    if (scheduled || stopped) return;
+    scheduled = true;
+    setImmediate(() => {
+      scheduled = false;
+      if (stopped) return;
+      const ns = [...namespaces];
+      namespaces.clear();
+      const cs = [...crds];
+      crds.clear();
+      const os = [...owners];
+      owners.clear();
+      for (const uid of os) guard(() => reconcileOwner(uid));
+      for (const n of ns) guard(() => reconcileNamespace(n));
+      for (const c of cs) guard(() => reconcileCrd(c));
+    });
+  };
+
+  const onEvent = (e: LoggedEvent) => {
+    const o = e.stored.obj;
+    const isNs = e.ref.group === '' && e.ref.resource === 'namespaces';
+    const isCrd = e.ref.group === CRD_REF.group && e.ref.resource === CRD_REF.resource;
+    if (o.metadata.deletionTimestamp && e.type !== 'DELETED') {
+      if (isNs) namespaces.add(o.metadata.name ?? '');
+      if (isCrd) crds.add(o.metadata.name ?? '');
+      if (o.metadata.uid) owners.add(o.metadata.uid);
+    }
+    if (e.type === 'DELETED' && o.metadata.uid) owners.add(o.metadata.uid);
+    // a dependent's change can unblock its owners; a new dependent may point at an owner that is gone
+    for (const ref of o.metadata.ownerReferences ?? []) owners.add(ref.uid);
+    if (o.metadata.namespace) namespaces.add(o.metadata.namespace);
+    if (e.type === 'DELETED' && !isCrd) {
+      const crdName = `${e.ref.resource}.${e.ref.group}`;
+      if (e.ref.group !== '' && cluster.findResource(e.ref)?.builtin === false) crds.add(crdName);
+    }
+    schedule();
+  };
+
+  function reconcileOwner(uid: string): void {
+    const where = cluster.locate(uid);
+    const owner = where ? cluster.store.get(where.ref, where.key)?.obj : undefined;
+    const dependents = cluster.dependentsOf(uid);
+    if (!owner) {
+      // owner gone: delete dependents that have no other living owner, else drop the dangling reference
+      for (const dep of dependents) {
+        const refs = dep.stored.obj.metadata.ownerReferences ?? [];
+        const living = refs.filter((r) => r.uid !== uid && cluster.uidExists(r.uid));
+        if (living.length > 0) patchOwnerRefs(dep.ref, dep.stored.obj, refs.filter((r) => r.uid !== uid));
+        else if (!dep.stored.obj.metadata.deletionTimestamp) del(dep.ref, dep.stored.obj, 'Background');
+      }
+      return;
+    }
+    if (!owner.metadata.deletionTimestamp || !where) return;
+    const finalizers = owner.metadata.finalizers ?? [];
+    if (finalizers.includes('orphan')) {
+      for (const dep of dependents) patchOwnerRefs(dep.ref, dep.stored.obj, (dep.stored.obj.metadata.ownerReferences ?? []).filter((r) => r.uid !== uid));
+      removeFinalizer(where.ref, owner, 'orphan');
+      return;
+    }
+    if (finalizers.includes('foregroundDeletion')) {
+      for (const dep of dependents) if (!dep.stored.obj.metadata.deletionTimestamp) del(dep.ref, dep.stored.obj, 'Foreground');
+      const blocking = cluster
+        .dependentsOf(uid)
+        .filter((dep) => (dep.stored.obj.metadata.ownerReferences ?? []).some((r) => r.uid === uid && r.blockOwnerDeletion));
+      if (blocking.length === 0) removeFinalizer(where.ref, owner, 'foregroundDeletion');
+    }
+  }
+
+  function reconcileNamespace(name: string): void {
+    const ns = cluster.store.get(NS_REF, `/${name}`)?.obj;
+    if (!ns?.metadata.deletionTimestamp) return;
+    let remaining = 0;
+    for (const def of cluster.resources()) {
+      if (!def.namespaced) continue;
+      for (const s of cluster.store.scan(def, name)) {
+        remaining++;
+        if (!s.obj.metadata.deletionTimestamp) del(def, s.obj, 'Background');
+      }
+    }
+    const specFinalizers = (ns.spec as { finalizers?: string[] } | undefined)?.finalizers ?? [];
+    if (remaining === 0 && specFinalizers.includes('kubernetes'))
+      cluster.finalizeNamespace(name, specFinalizers.filter((f) => f !== 'kubernetes'));
+  }
+
+  function reconcileCrd(name: string): void {
+    const crd = cluster.store.get(CRD_REF, `/${name}`)?.obj;
+    if (!crd?.metadata.deletionTimestamp) return;
+    const def = crdToDef(crd);
+    const items = cluster.findResource(def) ? cluster.store.scan(def) : [];
+    for (const s of items) if (!s.obj.metadata.deletionTimestamp) del(def, s.obj, 'Background');
+    if (items.length === 0) removeFinalizer(CRD_REF, crd, CRD_CLEANUP_FINALIZER);
+  }
+
+  function del(ref: ResourceRef, o: KubeObject, propagationPolicy: 'Background' | 'Foreground'): void {
+    guard(() => cluster.delete(ref, o.metadata.name ?? '', o.metadata.namespace, { propagationPolicy }));
+  }
+
+  function patchOwnerRefs(ref: ResourceRef, o: KubeObject, refs: NonNullable<KubeObject['metadata']['ownerReferences']>): void {
+    guard(() =>
+      cluster.patch(ref, o.metadata.name ?? '', o.metadata.namespace, (cur) => {
+        if (refs.length) cur.metadata.ownerReferences = refs;
+        else delete cur.metadata.ownerReferences;
+        return cur;
+      }, 'main'),
+    );
+  }
+
+  function removeFinalizer(ref: ResourceRef, o: KubeObject, finalizer: string): void {
+    guard(() =>
+      cluster.patch(ref, o.metadata.name ?? '', o.metadata.namespace, (cur) => {
+        cur.metadata.finalizers = (cur.metadata.finalizers ?? []).filter((f) => f !== finalizer);
+        return cur;
+      }, 'main'),
+    );
+  }
+
+  const unsubscribe = cluster.store.subscribeRaw(onEvent);
+  return () => {
+    stopped = true;
+    unsubscribe();
+  };
+}
+
+/** A lost race (object already gone, changed under us) is retried by the next event, as a real controller requeues. */
+function guard(f: () => void): void {
+  try {
+    f();
+  } catch (e) {
+    if (isApiError(e) && (e.status === 404 || e.status === 409)) return;
+    if (isApiError(e)) return;
+    console.error(`cluster: background controller failed: ${(e as Error).message}`);
+  }
+}

@@ -1,0 +1,115 @@
+// startCluster: the embedded Kubeflow cluster in this process — HTTPS API server, built-in kinds, Kubeflow CRDs,
+// simulated controllers and, on request, the generated dataset.
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:https';
+import { mkdtemp } from 'node:fs/promises';
+import type { AddressInfo, Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { KubeObject } from '../../../src/kube/types.ts';
+import { startBackgroundControllers } from './background.ts';
+import { Cluster, CRD_REF, NS_REF } from './cluster.ts';
+import type { Controller, InProcessApi } from './contract.ts';
+import { Faults, seededRandom } from './faults.ts';
+import { createHandler } from './http.ts';
+import { kubeconfigYaml, writeKubeconfig } from './kubeconfig.ts';
+import { makeCertificates } from './tls.ts';
+
+export interface ClusterOptions {
+  /** where to write the kubeconfig; a fresh temporary file when absent */
+  kubeconfigPath?: string;
+  /** 0 or absent: any free port */
+  port?: number;
+  /** apply the generated dataset with this many profiles (default 0) */
+  profiles?: number;
+  seed?: number;
+  /** run the Kubeflow CRDs' simulated controllers (default true) */
+  controllers?: boolean;
+  /** install the Kubeflow CRDs (default true) */
+  kubeflowCrds?: boolean;
+  /** extra CRDs to install at start (tests) */
+  crds?: KubeObject[];
+}
+
+export interface RunningCluster {
+  kubeconfigPath: string;
+  server: string;
+  token: string;
+  caCert: string;
+  api: InProcessApi;
+  cluster: Cluster;
+  faults: Faults;
+  /** make outstanding list continue tokens and old watch positions expire, as etcd compaction does */
+  compact(): void;
+  stop(): Promise<void>;
+}
+
+const DEFAULT_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease', 'kubeflow'];
+
+export async function startCluster(options: ClusterOptions = {}): Promise<RunningCluster> {
+  const seed = options.seed ?? 1;
+  const cluster = new Cluster({ random: seededRandom(seed ^ 0x5eed) });
+  const faults = new Faults(seed);
+  for (const name of DEFAULT_NAMESPACES) cluster.create(NS_REF, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+  const crds = [...(options.kubeflowCrds === false ? [] : await loadKubeflowCrds()), ...(options.crds ?? [])];
+  for (const crd of crds) cluster.create(CRD_REF, crd);
+
+  const stops: (() => void)[] = [startBackgroundControllers(cluster)];
+  if (options.controllers !== false && options.kubeflowCrds !== false)
+    for (const c of await loadKubeflowControllers()) stops.push(c.start(cluster));
+
+  const token = randomBytes(24).toString('base64url');
+  const certs = await makeCertificates();
+  let serverUrl = '';
+  const server: Server = createServer({ cert: certs.cert, key: certs.key }, createHandler({ cluster, token, faults, serverUrl: () => serverUrl }));
+  const sockets = new Set<Socket>();
+  server.on('connection', (s: Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
+  });
+  serverUrl = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const kubeconfigPath = options.kubeconfigPath ?? join(await mkdtemp(join(tmpdir(), 'kf-cluster-')), 'kubeconfig');
+  await writeKubeconfig(kubeconfigPath, kubeconfigYaml(serverUrl, certs.caCert, token));
+
+  const running: RunningCluster = {
+    kubeconfigPath,
+    server: serverUrl,
+    token,
+    caCert: certs.caCert,
+    api: cluster,
+    cluster,
+    faults,
+    compact: () => cluster.store.compact(),
+    stop: async () => {
+      for (const s of stops) s();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const s of sockets) s.destroy();
+      });
+    },
+  };
+  if ((options.profiles ?? 0) > 0) {
+    try {
+      const { applyDataset } = await import('./kubeflow/dataset.ts');
+      await applyDataset(kubeconfigPath, { profiles: options.profiles!, seed });
+    } catch (e) {
+      await running.stop();
+      throw e;
+    }
+  }
+  return running;
+}
+
+async function loadKubeflowCrds(): Promise<KubeObject[]> {
+  const { kubeflowCrds } = await import('./kubeflow/crds.ts');
+  return kubeflowCrds();
+}
+
+async function loadKubeflowControllers(): Promise<Controller[]> {
+  const { kubeflowControllers } = await import('./kubeflow/controllers.ts');
+  return kubeflowControllers();
+}

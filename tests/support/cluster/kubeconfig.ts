@@ -1,0 +1,22 @@
+// The kubeconfig other programs (the charm, the CLI, kubectl) use to reach the cluster.
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { stringify } from 'yaml';
+
+export function kubeconfigYaml(server: string, caCert: string, token: string, name = 'embedded'): string {
+  return stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name, cluster: { server, 'certificate-authority-data': Buffer.from(caCert).toString('base64') } }],
+    users: [{ name: `${name}-admin`, user: { token } }],
+    contexts: [{ name, context: { cluster: name, user: `${name}-admin`, namespace: 'default' } }],
+    'current-context': name,
+    preferences: {},
+  });
+}
+
+export async function writeKubeconfig(path: string, yaml: string): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  // it carries the bearer token: readable by its owner only
+  await writeFile(path, yaml, { mode: 0o600 });
+}

@@ -1,0 +1,51 @@
+// npm run cluster -- --kubeconfig <path> [--port N] [--profiles N] [--seed N] [--fault-rate R] [--fault-kinds k,k]
+// Runs the embedded Kubeflow cluster in the foreground until SIGTERM or SIGINT.
+import { parseArgs } from 'node:util';
+import { FAULT_KINDS, type FaultKind } from './faults.ts';
+import { startCluster } from './index.ts';
+
+function fail(message: string): never {
+  process.stderr.write(`${message}\n`);
+  process.exit(2);
+}
+
+function integer(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) fail(`--${name} must be a non-negative integer, got "${value}".`);
+  return n;
+}
+
+const { values } = parseArgs({
+  options: {
+    kubeconfig: { type: 'string' },
+    port: { type: 'string' },
+    profiles: { type: 'string' },
+    seed: { type: 'string' },
+    'fault-rate': { type: 'string' },
+    'fault-kinds': { type: 'string' },
+    'fault-latency-ms': { type: 'string' },
+  },
+  strict: true,
+});
+if (!values.kubeconfig) fail('--kubeconfig <path> is required: the cluster writes its kubeconfig there.');
+const rate = values['fault-rate'] === undefined ? 0 : Number(values['fault-rate']);
+if (!(rate >= 0 && rate <= 1)) fail(`--fault-rate must be between 0 and 1, got "${values['fault-rate']}".`);
+const kinds = (values['fault-kinds'] ?? 'throttle,error,unavailable').split(',').map((k) => k.trim()) as FaultKind[];
+for (const k of kinds) if (!FAULT_KINDS.includes(k)) fail(`--fault-kinds: unknown fault "${k}"; known: ${FAULT_KINDS.join(', ')}.`);
+
+const cluster = await startCluster({
+  kubeconfigPath: values.kubeconfig,
+  port: integer('port', values.port, 0),
+  profiles: integer('profiles', values.profiles, 0),
+  seed: integer('seed', values.seed, 1),
+});
+// faults start after the dataset is in, so the dataset itself is never the thing that fails
+for (const k of kinds) if (rate > 0) cluster.faults.setRate(k, rate / kinds.length);
+if (values['fault-latency-ms']) cluster.faults.latencyMs = integer('fault-latency-ms', values['fault-latency-ms'], 200);
+process.stdout.write(`cluster ready at ${cluster.server}; kubeconfig ${cluster.kubeconfigPath}; ${cluster.cluster.store.totalObjects()} objects\n`);
+const shutdown = () => {
+  void cluster.stop().then(() => process.exit(0));
+};
+process.on('SIGTERM', shutdown);
+process.on('SIGINT', shutdown);
