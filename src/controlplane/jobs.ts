@@ -55,6 +55,9 @@ function rcloneRemote(name: 'STORE' | 'MINIO', s3: { accessKey: string; secretKe
   return {
     secret: { [`${at}ACCESS_KEY_ID`]: s3.accessKey, [`${at}SECRET_ACCESS_KEY`]: s3.secretKey },
     plain: {
+      // One recursive listing instead of one request per folder: fewer calls on a big bucket, and the only listing
+      // mode some S3 servers (s3rver among them) answer completely.
+      RCLONE_FAST_LIST: 'true',
       [`${at}TYPE`]: 's3',
       [`${at}PROVIDER`]: 'Other',
       [`${at}ENV_AUTH`]: 'false',
