@@ -152,15 +152,17 @@ function copyTree(from: string, to: string): Promise<void> {
   });
 }
 
-/** Replaces each mapped container path where it stands as a whole path (or a prefix of one) in a string. */
+/**
+ * Replaces each mapped container path where it stands as a whole path (or a prefix of one) in a string. One pass, so
+ * a local path that happens to start with another mount path (/tmp/...) is never rewritten twice.
+ */
 export function rewritePaths(text: string, mapping: [string, string][]): string {
+  if (mapping.length === 0) return text;
   const sorted = [...mapping].sort((a, b) => b[0].length - a[0].length);
-  let out = text;
-  for (const [from, to] of sorted) {
-    const escaped = from.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    out = out.replace(new RegExp(`(^|[\\s"'=:(>])${escaped}(?=$|[/\\s"';:)])`, 'g'), (_m, lead: string) => `${lead}${to}`);
-  }
-  return out;
+  const targets = new Map(sorted);
+  const alternatives = sorted.map(([from]) => from.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
+  const pattern = new RegExp(`(^|[\\s"'=:(>])(${alternatives})(?=$|[/\\s"';:)])`, 'g');
+  return text.replace(pattern, (_m, lead: string, from: string) => `${lead}${targets.get(from) ?? from}`);
 }
 
 function entrypointFor(image: string): string[] {
