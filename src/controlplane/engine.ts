@@ -1,0 +1,202 @@
+// The control-plane part of backup-state and restore-state: one copy Job per database and per MinIO bucket, run
+// one after another (a dump should not compete with another for the database), each with its own Secret that is
+// deleted whatever happens. A failure stops the run with one sentence; the backup engine then writes no marker.
+import type { S3Settings } from '../store/settings.ts';
+import { backupKeys, normalizePrefix } from '../store/layout.ts';
+import type { KubeObject } from '../kube/types.ts';
+import { JOBS, PODS, SECRETS, type VolumeKube } from '../volumes/kube-port.ts';
+import { jobFinished, jobSucceeded } from '../volumes/outcome.ts';
+import { buildCopyJob, DEFAULT_RCLONE_IMAGE, type CopySpec } from './jobs.ts';
+import { MinioCopySuccess, MysqlCopySuccess, parseCopyOutcome, type CopyOutcome } from './outcome.ts';
+import { notCoveredSentences, type MinioEndpoint, type MysqlEndpoint } from './relations.ts';
+import type { z } from 'zod';
+
+export type DatabasePart = 'kfp-db' | 'katib-db';
+
+export interface ControlPlaneTargets {
+  /** undefined when the relation is absent: reported as not covered */
+  'kfp-db'?: MysqlEndpoint;
+  'katib-db'?: MysqlEndpoint;
+  'object-storage'?: { minio: MinioEndpoint; buckets: string[] };
+}
+
+export interface ControlPlaneOptions {
+  backupId: string;
+  /** where the Jobs and their Secrets run: the charm's model namespace */
+  namespace: string;
+  targets: ControlPlaneTargets;
+  s3: S3Settings;
+  /** key prefix inside the bucket; defaults to s3.path */
+  prefix?: string;
+  /** image with sh, gzip, sha256sum, rclone and a MySQL/MariaDB client, for the database copies */
+  image: string;
+  /** image for the MinIO copies (rclone only) */
+  rcloneImage?: string;
+  /** per copy; default 6 hours */
+  timeoutMs?: number;
+  onProgress?: (message: string) => void;
+}
+
+/** One copied thing, as the manifest records it. */
+export type ControlPlaneEntry =
+  | { part: DatabasePart; database: string; key: string; bytes: number; sha256: string; tool: string; rclone: string }
+  | { part: 'minio'; bucket: string; keyPrefix: string; objects: number; bytes: number; listingSha256: string; tool: string };
+
+export interface ControlPlaneResult {
+  entries: ControlPlaneEntry[];
+  /** "control plane not covered: relate kfp-db …" sentences */
+  notCovered: string[];
+}
+
+export class ControlPlaneError extends Error {
+  constructor(message: string, readonly detail: string) {
+    super(message);
+    this.name = 'ControlPlaneError';
+  }
+}
+
+const COPY_CONTAINER = 'copy';
+
+function copyTerminationMessage(pods: KubeObject[]): string | undefined {
+  for (const pod of pods) {
+    const statuses = (pod.status as { containerStatuses?: unknown[] } | undefined)?.containerStatuses ?? [];
+    for (const raw of statuses) {
+      const s = raw as { name?: string; state?: { terminated?: { message?: string } } };
+      if (s.name === COPY_CONTAINER && s.state?.terminated) return s.state.terminated.message ?? '';
+    }
+  }
+  return undefined;
+}
+
+async function runCopy<T>(kube: VolumeKube, spec: CopySpec, part: string, options: ControlPlaneOptions, success: z.ZodType<T>): Promise<CopyOutcome<T>> {
+  const image = spec.kind.startsWith('minio') ? options.rcloneImage ?? DEFAULT_RCLONE_IMAGE : options.image;
+  const { job, secret } = buildCopyJob(spec, { namespace: options.namespace, backupId: options.backupId, part, image });
+  const name = job.metadata.name!;
+  // A crashed earlier attempt of the same backup leaves a Job of the same name: start clean.
+  await kube.delete(JOBS, options.namespace, name);
+  await kube.delete(SECRETS, options.namespace, name);
+  try {
+    await kube.create(SECRETS, secret);
+    await kube.create(JOBS, job);
+    const finished = await kube.waitFor(JOBS, options.namespace, name, jobFinished, { timeoutMs: options.timeoutMs ?? 6 * 3600_000 });
+    const pods = await kube.list(PODS, options.namespace, `job-name=${name}`);
+    const outcome = parseCopyOutcome(copyTerminationMessage(pods), success);
+    if (outcome.ok && (!finished || !jobSucceeded(finished))) {
+      return { ok: false, error: 'the copy Job reported success but did not complete', detail: '' };
+    }
+    return outcome;
+  } catch (error) {
+    return { ok: false, error: `the copy Job could not be run (${(error as Error).message})`, detail: '' };
+  } finally {
+    await kube.delete(JOBS, options.namespace, name).catch(() => undefined);
+    await kube.delete(SECRETS, options.namespace, name).catch(() => undefined);
+  }
+}
+
+function present(targets: ControlPlaneTargets) {
+  return {
+    'kfp-db': targets['kfp-db'] !== undefined,
+    'katib-db': targets['katib-db'] !== undefined,
+    'object-storage': targets['object-storage'] !== undefined,
+  };
+}
+
+function keysFor(options: ControlPlaneOptions) {
+  const keys = backupKeys(options.backupId);
+  const prefix = normalizePrefix(options.prefix ?? options.s3.path);
+  const full = (key: string) => (prefix ? `${prefix}/${key}` : key);
+  return {
+    dump: (database: string) => full(keys.controlPlane('mysql', `${database}.sql.gz`)),
+    bucket: (bucket: string) => full(keys.controlPlane('minio', bucket)) + '/',
+  };
+}
+
+const DATABASE_PARTS: DatabasePart[] = ['kfp-db', 'katib-db'];
+
+/** Dumps the related databases and mirrors the MinIO buckets into backups/<id>/control-plane/. */
+export async function backupControlPlane(kube: VolumeKube, options: ControlPlaneOptions): Promise<ControlPlaneResult> {
+  const keys = keysFor(options);
+  const entries: ControlPlaneEntry[] = [];
+  for (const part of DATABASE_PARTS) {
+    const db = options.targets[part];
+    if (!db) continue;
+    options.onProgress?.(`dumping ${part} (database ${db.database})`);
+    const key = keys.dump(db.database);
+    const outcome = await runCopy(kube, { kind: 'mysql-backup', db, store: options.s3, key }, part, options, MysqlCopySuccess);
+    if (!outcome.ok) throw new ControlPlaneError(`Backup of ${part} failed: ${outcome.error}.`, outcome.detail);
+    const value = outcome.value;
+    entries.push({ part, database: db.database, key, bytes: value.bytes, sha256: value.sha256 ?? '', tool: value.tool, rclone: value.rclone });
+    options.onProgress?.(`dumped ${part}: ${value.bytes} bytes compressed`);
+  }
+  const storage = options.targets['object-storage'];
+  for (const bucket of storage?.buckets ?? []) {
+    options.onProgress?.(`copying MinIO bucket ${bucket}`);
+    const keyPrefix = keys.bucket(bucket);
+    const spec: CopySpec = { kind: 'minio-backup', minio: storage!.minio, bucket, store: options.s3, keyPrefix };
+    const outcome = await runCopy(kube, spec, `minio-${bucket}`, options, MinioCopySuccess);
+    if (!outcome.ok) throw new ControlPlaneError(`Backup of MinIO bucket ${bucket} failed: ${outcome.error}.`, outcome.detail);
+    const value = outcome.value;
+    entries.push({ part: 'minio', bucket, keyPrefix, objects: value.objects, bytes: value.bytes, listingSha256: value.listingSha256 ?? '', tool: value.tool });
+    options.onProgress?.(`copied MinIO bucket ${bucket}: ${value.objects} objects, ${value.bytes} bytes`);
+  }
+  return { entries, notCovered: notCoveredSentences(present(options.targets)) };
+}
+
+export interface RestoreControlPlaneOptions extends ControlPlaneOptions {
+  /** restore-state's include-control-plane: false by default, because it overwrites live databases */
+  include: boolean;
+  /** what the backup's manifest recorded */
+  entries: ControlPlaneEntry[];
+}
+
+export interface RestoreControlPlaneResult {
+  restored: ControlPlaneEntry[];
+  /** sentences: parts in the backup that were not restored, and why */
+  skipped: string[];
+}
+
+/**
+ * Brings databases and buckets back before Profiles are restored. Checksums recorded at backup time are checked
+ * inside the Job before anything is overwritten.
+ */
+export async function restoreControlPlane(kube: VolumeKube, options: RestoreControlPlaneOptions): Promise<RestoreControlPlaneResult> {
+  if (!options.include) {
+    return {
+      restored: [],
+      skipped: options.entries.length === 0 ? [] : [
+        'control plane not restored: it overwrites the live KFP and Katib databases and MinIO, so pass include-control-plane=true after quiescing them.',
+      ],
+    };
+  }
+  const restored: ControlPlaneEntry[] = [];
+  const skipped: string[] = [];
+  for (const entry of options.entries) {
+    if (entry.part === 'minio') {
+      const storage = options.targets['object-storage'];
+      if (!storage) {
+        skipped.push(`control plane not restored: MinIO bucket ${entry.bucket} is in the backup but object-storage is not related.`);
+        continue;
+      }
+      options.onProgress?.(`restoring MinIO bucket ${entry.bucket}`);
+      const spec: CopySpec = {
+        kind: 'minio-restore', minio: storage.minio, bucket: entry.bucket, store: options.s3, keyPrefix: entry.keyPrefix,
+        ...(entry.listingSha256 ? { expectedSha256: entry.listingSha256 } : {}),
+      };
+      const outcome = await runCopy(kube, spec, `minio-${entry.bucket}`, options, MinioCopySuccess);
+      if (!outcome.ok) throw new ControlPlaneError(`Restore of MinIO bucket ${entry.bucket} failed: ${outcome.error}.`, outcome.detail);
+      restored.push(entry);
+      continue;
+    }
+    const db = options.targets[entry.part];
+    if (!db) {
+      skipped.push(`control plane not restored: ${entry.part} is in the backup but not related; relate ${entry.part} and run the restore again.`);
+      continue;
+    }
+    options.onProgress?.(`restoring ${entry.part} (database ${db.database})`);
+    const spec: CopySpec = { kind: 'mysql-restore', db, store: options.s3, key: entry.key, ...(entry.sha256 ? { expectedSha256: entry.sha256 } : {}) };
+    const outcome = await runCopy(kube, spec, entry.part, options, MysqlCopySuccess);
+    if (!outcome.ok) throw new ControlPlaneError(`Restore of ${entry.part} failed: ${outcome.error}.`, outcome.detail);
+    restored.push(entry);
+  }
+  return { restored, skipped };
+}

@@ -1,0 +1,95 @@
+// backupControlPlane / restoreControlPlane end to end: a KFP-like MariaDB and a MinIO stand-in → backup → wiped →
+// restore, with the Jobs run locally; failures stop with one sentence and no Secret stays behind.
+import { randomBytes } from 'node:crypto';
+import { expect } from 'chai';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { startMariaDb, type MariaDbHandle } from '../support/mariadb/server.ts';
+import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
+import { backupControlPlane, ControlPlaneError, restoreControlPlane, type ControlPlaneTargets } from '../../src/controlplane/engine.ts';
+import { LocalJobKube } from './local-kube.ts';
+import { bucketDigest, emptyBucket, putObject, s3Client, seedKfp, snapshotKfp, storeSettings } from './fixtures.ts';
+
+const BACKUP_ID = 'kf-20250201-101500-0c0ffe';
+
+describe('control-plane engine', function () {
+  let db: MariaDbHandle;
+  let store: S3ServerHandle;
+  let minio: S3ServerHandle;
+  let minioClient: S3Client;
+  let targets: ControlPlaneTargets;
+
+  before(async function () {
+    [db, store, minio] = await Promise.all([startMariaDb(), startS3Server({ buckets: ['backups'] }), startS3Server({ buckets: ['mlpipeline'] })]);
+    minioClient = s3Client(minio);
+    await db.sql('CREATE DATABASE mlpipeline; CREATE DATABASE katib;');
+    await db.createUser('relation-7', 'kfp-pass', 'ALL PRIVILEGES ON mlpipeline.*');
+    await db.createUser('relation-9', 'katib-pass', 'ALL PRIVILEGES ON katib.*');
+    targets = {
+      'kfp-db': { host: db.host, port: db.port, database: 'mlpipeline', username: 'relation-7', password: 'kfp-pass' },
+      'katib-db': { host: db.host, port: db.port, database: 'katib', username: 'relation-9', password: 'katib-pass' },
+      'object-storage': {
+        minio: { endpoint: minio.endpoint, accessKey: minio.accessKeyId, secretKey: minio.secretAccessKey, service: 'minio', namespace: 'kubeflow' },
+        buckets: ['mlpipeline'],
+      },
+    };
+  });
+
+  after(async function () {
+    minioClient?.destroy();
+    await Promise.all([db?.stop(), store?.stop(), minio?.stop()]);
+  });
+
+  it('backs up both databases and the bucket, then restores them equal after a wipe', async function () {
+    await seedKfp(db, 'mlpipeline', 12);
+    await db.sql("CREATE TABLE observation_logs (trial_name varchar(255), metric_name varchar(255), value text); INSERT INTO observation_logs VALUES ('trial-ü', 'accuracy', '0.91');", 'katib');
+    await putObject(minioClient, 'mlpipeline', 'artifacts/run-1/model.bin', randomBytes(50_000));
+    const kfpBefore = await snapshotKfp(db, 'mlpipeline');
+    const katibBefore = await db.sql('SELECT HEX(trial_name), value FROM observation_logs', 'katib');
+    const bucketBefore = await bucketDigest(minioClient, 'mlpipeline');
+    const kube = new LocalJobKube();
+    const progress: string[] = [];
+    const options = { backupId: BACKUP_ID, namespace: 'kubeflow', targets, s3: storeSettings(store, 'backups'), image: 'mariadb-and-rclone', onProgress: (m: string) => progress.push(m) };
+
+    const result = await backupControlPlane(kube, options);
+    expect(result.notCovered).to.deep.equal([]);
+    expect(result.entries.map((e) => e.part)).to.deep.equal(['kfp-db', 'katib-db', 'minio']);
+    expect(result.entries[0]).to.include({ key: `kubeflow/backups/${BACKUP_ID}/control-plane/mysql/mlpipeline.sql.gz` });
+    expect(progress.some((m) => m.startsWith('dumped kfp-db'))).to.equal(true);
+    expect(kube.remaining('Secret')).to.deep.equal([]);
+    expect(kube.secretsCreated).to.have.length(3);
+
+    await db.sql('SET FOREIGN_KEY_CHECKS=0; DROP VIEW runs_per_experiment; DROP TABLE run_details, experiments, pipelines;', 'mlpipeline');
+    await db.sql('DELETE FROM observation_logs;', 'katib');
+    await emptyBucket(minioClient, 'mlpipeline');
+
+    const skipped = await restoreControlPlane(kube, { ...options, include: false, entries: result.entries });
+    expect(skipped.restored).to.deep.equal([]);
+    expect(skipped.skipped[0]).to.match(/include-control-plane=true/);
+
+    const restored = await restoreControlPlane(kube, { ...options, include: true, entries: result.entries });
+    expect(restored.restored).to.have.length(3);
+    expect(await snapshotKfp(db, 'mlpipeline')).to.equal(kfpBefore);
+    expect(await db.sql('SELECT HEX(trial_name), value FROM observation_logs', 'katib')).to.equal(katibBefore);
+    expect(await bucketDigest(minioClient, 'mlpipeline')).to.deep.equal(bucketBefore);
+    expect(kube.remaining('Secret')).to.deep.equal([]);
+    expect(kube.remaining('Job')).to.deep.equal([]);
+  });
+
+  it('reports what is not related and fails in one sentence on bad credentials, leaving no Secret', async function () {
+    const kube = new LocalJobKube();
+    const options = {
+      backupId: BACKUP_ID, namespace: 'kubeflow', s3: storeSettings(store, 'backups'), image: 'mariadb-and-rclone',
+      targets: { 'kfp-db': { ...targets['kfp-db']!, password: 'not-the-password' } },
+    };
+    const failure = await backupControlPlane(kube, options).then(() => undefined, (e: unknown) => e);
+    expect(failure).to.be.instanceOf(ControlPlaneError);
+    expect((failure as Error).message).to.equal('Backup of kfp-db failed: the dump of database mlpipeline failed: the database refused the credentials (access denied).');
+    expect((failure as Error).message).to.not.include('not-the-password');
+    expect(kube.remaining('Secret')).to.deep.equal([]);
+
+    const partial = await backupControlPlane(new LocalJobKube(), { ...options, targets: {} });
+    expect(partial.entries).to.deep.equal([]);
+    expect(partial.notCovered).to.have.length(3);
+    expect(partial.notCovered[0]).to.match(/^control plane not covered: relate kfp-db /);
+  });
+});

@@ -1,0 +1,61 @@
+// A VolumeKube whose Jobs run on this machine (runJobLocally): objects kept in memory, a finished Job gets the
+// Complete/Failed condition and a Pod carrying the container's termination message, as the kubelet would leave it.
+import type { KubeObject } from '../../src/kube/types.ts';
+import type { MoverResource, VolumeKube } from '../../src/volumes/kube-port.ts';
+import { runJobLocally } from './local-job.ts';
+
+export class LocalJobKube implements VolumeKube {
+  readonly objects = new Map<string, KubeObject>();
+  /** every Secret ever created, for the "no Secret left behind" check */
+  readonly secretsCreated: string[] = [];
+
+  private key(resource: MoverResource, namespace: string, name: string) {
+    return `${resource.resource}/${namespace}/${name}`;
+  }
+
+  async get(resource: MoverResource, namespace: string, name: string) {
+    return this.objects.get(this.key(resource, namespace, name));
+  }
+
+  async list(resource: MoverResource, namespace: string, labelSelector?: string) {
+    const [label, value] = (labelSelector ?? '').split('=');
+    return [...this.objects.entries()]
+      .filter(([k]) => k.startsWith(`${resource.resource}/${namespace}/`))
+      .map(([, o]) => o)
+      .filter((o) => !label || o.metadata.labels?.[label] === value);
+  }
+
+  async create(resource: MoverResource, object: KubeObject) {
+    const ns = object.metadata.namespace!;
+    const name = object.metadata.name!;
+    if (this.objects.has(this.key(resource, ns, name))) throw new Error(`${resource.resource} ${name} already exists`);
+    this.objects.set(this.key(resource, ns, name), object);
+    if (resource.resource === 'secrets') this.secretsCreated.push(name);
+    if (resource.resource === 'jobs') {
+      const secrets = [...this.objects.values()].filter((o) => o.kind === 'Secret');
+      const run = await runJobLocally(object, secrets);
+      const type = run.exitCode === 0 ? 'Complete' : 'Failed';
+      object.status = { conditions: [{ type, status: 'True' }] };
+      this.objects.set(this.key({ ...resource, resource: 'pods' }, ns, `${name}-pod`), {
+        apiVersion: 'v1', kind: 'Pod', metadata: { name: `${name}-pod`, namespace: ns, labels: { 'job-name': name } },
+        status: { containerStatuses: [{ name: 'copy', state: { terminated: { exitCode: run.exitCode, message: run.terminationMessage } } }] },
+      });
+    }
+    return object;
+  }
+
+  async delete(resource: MoverResource, namespace: string, name: string) {
+    this.objects.delete(this.key(resource, namespace, name));
+    if (resource.resource === 'jobs') this.objects.delete(this.key({ ...resource, resource: 'pods' }, namespace, `${name}-pod`));
+  }
+
+  async waitFor(resource: MoverResource, namespace: string, name: string, done: (o: KubeObject | undefined) => boolean) {
+    const object = await this.get(resource, namespace, name);
+    if (!done(object)) throw new Error(`${name} never finished`);
+    return object;
+  }
+
+  remaining(kind: string): string[] {
+    return [...this.objects.values()].filter((o) => o.kind === kind).map((o) => o.metadata.name!);
+  }
+}
