@@ -1,10 +1,11 @@
 // The one seam to the object store for the archive: streaming put/get, head, list, delete, all relative to a
 // location prefix, with every failure turned into one sentence that names the object but never a credential.
 import {
+  DeleteObjectCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
   HeadObjectCommand,
-  ListObjectsV2Command,
+  ListObjectsCommand,
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
@@ -219,20 +220,27 @@ export class ObjectStore {
     return (await this.head(key)) !== undefined;
   }
 
-  private async *pages(prefix: string, delimiter?: string) {
-    let token: string | undefined;
-    do {
+  // ListObjects (v1) with markers rather than v2 continuation tokens: every S3-compatible store pages v1 the
+  // same way, while some (s3rver on Node 24: its tokens need DES) cannot produce v2 tokens at all.
+  private async *pages(prefix: string, delimiter?: string, pageSize?: number) {
+    let marker: string | undefined;
+    for (;;) {
       let answer;
       try {
-        answer = await this.client.send(new ListObjectsV2Command({
-          Bucket: this.bucket, Prefix: this.fullKey(prefix), Delimiter: delimiter, ContinuationToken: token,
+        answer = await this.client.send(new ListObjectsCommand({
+          Bucket: this.bucket, Prefix: this.fullKey(prefix), Delimiter: delimiter, Marker: marker, MaxKeys: pageSize,
         }));
       } catch (error) {
         throw this.fail(error, 'list', prefix);
       }
       yield answer;
-      token = answer.IsTruncated ? answer.NextContinuationToken : undefined;
-    } while (token);
+      if (!answer.IsTruncated) return;
+      const lastKey = answer.Contents?.at(-1)?.Key ?? '';
+      const lastPrefix = answer.CommonPrefixes?.at(-1)?.Prefix ?? '';
+      const next = answer.NextMarker ?? (lastKey > lastPrefix ? lastKey : lastPrefix);
+      if (!next || next === marker) return;
+      marker = next;
+    }
   }
 
   private relative(fullKey: string): string {
@@ -240,8 +248,8 @@ export class ObjectStore {
   }
 
   /** Every object under a relative prefix, page by page (keys relative to the location prefix). */
-  async *list(prefix: string): AsyncGenerator<ObjectInfo> {
-    for await (const page of this.pages(prefix)) {
+  async *list(prefix: string, options: { pageSize?: number } = {}): AsyncGenerator<ObjectInfo> {
+    for await (const page of this.pages(prefix, undefined, options.pageSize)) {
       for (const o of page.Contents ?? []) {
         if (o.Key === undefined) continue;
         yield { key: this.relative(o.Key), size: o.Size ?? 0, lastModified: o.LastModified, etag: o.ETag };
@@ -261,18 +269,30 @@ export class ObjectStore {
     if (!folder.endsWith('/') || folder === '/') throw new Error(`Refusing to delete "${folder}": only a folder ending in "/" can be deleted.`);
     let deleted = 0;
     let batch: string[] = [];
+    const deleteOneByOne = async (keys: string[]) => {
+      for (const k of keys) {
+        try {
+          await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.fullKey(k) }));
+        } catch (error) {
+          throw this.fail(error, 'delete', k);
+        }
+      }
+    };
     const flush = async () => {
       if (batch.length === 0) return;
       try {
         const answer = await this.client.send(new DeleteObjectsCommand({
           Bucket: this.bucket, Delete: { Objects: batch.map((k) => ({ Key: this.fullKey(k) })), Quiet: true },
         }));
-        const failed = answer.Errors?.[0];
-        if (failed) {
-          throw new StoreError('other', `Could not delete ${this.url(folder)}: ${answer.Errors!.length} objects were refused (${failed.Code ?? 'unknown'}).`, folder);
+        const refused = answer.Errors ?? [];
+        if (refused.length) {
+          throw new StoreError('other', `Could not delete ${this.url(folder)}: ${refused.length} objects were refused (${refused[0]!.Code ?? 'unknown'}).`, folder);
         }
       } catch (error) {
-        throw this.fail(error, 'delete', folder);
+        const failure = this.fail(error, 'delete', folder);
+        // Some S3-compatible stores lack or fumble the batch call; single deletes work everywhere.
+        if (failure.kind !== 'other' || error instanceof StoreError) throw failure;
+        await deleteOneByOne(batch);
       }
       deleted += batch.length;
       batch = [];
