@@ -152,3 +152,12 @@ export function desiredGuardObjects(options: GuardOptions): GuardObject[] {
   }
   return objects;
 }
+
+/** GuardOptions from the charm's config values (`protect-crds`, `protected-crd-groups`, `protect-profiles`). */
+export function guardOptionsFromConfig(config: { protectCrds: boolean; protectedCrdGroups: string; protectProfiles: boolean }): GuardOptions {
+  return {
+    protectCrds: config.protectCrds,
+    protectedCrdGroups: parseProtectedGroups(config.protectedCrdGroups),
+    protectProfiles: config.protectProfiles,
+  };
+}

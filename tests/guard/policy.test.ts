@@ -8,6 +8,7 @@ import {
   PROFILE_GUARD_NAME,
   crdGuardPolicy,
   desiredGuardObjects,
+  guardOptionsFromConfig,
   parseProtectedGroups,
   profileGuardPolicy,
 } from '../../src/guard/policy.ts';
@@ -122,5 +123,10 @@ describe('guard policy', () => {
   it('parses protected-crd-groups and refuses a malformed entry in one sentence', () => {
     expect(parseProtectedGroups(' serving.kserve.io,kubeflow.org,, kubeflow.org ')).to.deep.equal(['kubeflow.org', 'serving.kserve.io']);
     expect(() => parseProtectedGroups('kubeflow.org,Kubeflow Org')).to.throw('protected-crd-groups entry "Kubeflow Org" is not an API group name');
+    expect(guardOptionsFromConfig({ protectCrds: true, protectedCrdGroups: 'kubeflow.org,serving.kserve.io', protectProfiles: false })).to.deep.equal({
+      protectCrds: true,
+      protectedCrdGroups: ['kubeflow.org', 'serving.kserve.io'],
+      protectProfiles: false,
+    });
   });
 });
