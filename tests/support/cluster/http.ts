@@ -107,7 +107,7 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
     if (method === 'GET' && watch) return serveWatch(ctx, req, res, target, q);
     if (method === 'GET') return serveList(ctx, req, res, target, q);
     if (method === 'POST') {
-      const body = (await readBody(req)) as KubeObject;
+      const body = withTypeFromUrl((await readBody(req)) as KubeObject, target);
       if (def.namespaced) {
         body.metadata ??= {};
         if (body.metadata.namespace && body.metadata.namespace !== namespace)
@@ -137,7 +137,7 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
       return out(s.obj);
     }
     case 'PUT': {
-      const body = (await readBody(req)) as KubeObject;
+      const body = withTypeFromUrl((await readBody(req)) as KubeObject, target);
       body.metadata ??= {};
       if (body.metadata.name && body.metadata.name !== name) throw badRequest('the name of the object (' + body.metadata.name + ') does not match the name on the URL (' + name + ')');
       body.metadata.name = name;
@@ -157,6 +157,14 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
     }
   }
   throw methodNotAllowed();
+}
+
+/** A body without apiVersion/kind takes them from the URL, as the real decoder defaults them. */
+function withTypeFromUrl(body: KubeObject, t: Target): KubeObject {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) throw badRequest('the body of the request must be a JSON object');
+  body.apiVersion ??= apiVersionOf(t.def.group, t.version);
+  body.kind ??= t.def.kind;
+  return body;
 }
 
 function notFoundFor(def: ResourceDef, name: string): ApiError {
@@ -396,6 +404,8 @@ function serveWatch(ctx: HttpContext, req: IncomingMessage, res: ServerResponse,
   const matches = (s: Stored) =>
     (namespace === undefined || s.obj.metadata.namespace === namespace) && byLabel(s.obj) && byField(s.obj);
   res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private' });
+  // a client waits for the headers before it reads events: send them now, not with the first event
+  res.flushHeaders();
   let lastRv = 0;
   const send = (type: string, s: Stored) => {
     if (s.rv <= lastRv) return;
