@@ -91,6 +91,10 @@ export function settingsFromProvider(answer: ProviderAnswer, defaults: { bucket:
   const fields = ProviderFields.safeParse(answer.databag);
   if (!fields.success) return invalid('s3-integrator sent a databag that is not a map of strings');
   const bag = fields.data;
+  // A value that decodes to a list or a map where text is expected is garbage, not "unset".
+  for (const key of ['access-key', 'secret-key', 'bucket', 'endpoint', 'region', 'path', 's3-uri-style', 'storage-class'] as const) {
+    if (bag[key] !== undefined && asText(bag[key]) === undefined) return invalid(`${key} from s3-integrator is not a plain value`);
+  }
   if (!ANSWER_KEYS.some((key) => bag[key as keyof typeof bag] !== undefined)) {
     return { state: 'waiting', message: 'waiting for s3-integrator to send credentials' };
   }
@@ -98,8 +102,8 @@ export function settingsFromProvider(answer: ProviderAnswer, defaults: { bucket:
   const accessKey = bag['secret-extra'] !== undefined ? asText(fromSecret['access-key']) : asText(bag['access-key']);
   const secretKey = bag['secret-extra'] !== undefined ? asText(fromSecret['secret-key']) : asText(bag['secret-key']);
   const where = bag['secret-extra'] !== undefined ? "s3-integrator's credentials secret" : 's3-integrator';
-  if (accessKey === undefined && secretKey === undefined) {
-    if (bag['secret-extra'] === undefined && !bag.endpoint && !bag.bucket) {
+  if (!accessKey && !secretKey) {
+    if (bag['secret-extra'] === undefined && bag['access-key'] === undefined && bag['secret-key'] === undefined && !bag.endpoint && !bag.bucket) {
       return { state: 'waiting', message: 'waiting for s3-integrator to send credentials' };
     }
     return invalid(`${where} has no access-key and secret-key; set them with the sync-s3-credentials action of s3-integrator`);
