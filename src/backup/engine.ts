@@ -1,0 +1,234 @@
+// The backup engine: lists every state kind the cluster serves, page by page, keeps what is user state in the chosen
+// Profiles and namespaces, and streams it into the archive. Nothing here knows about Juju or where S3 settings came
+// from; the charm and the CLI hand in a KubeClient and an ObjectStore.
+import type { KubeClient } from '../kube/client.ts';
+import type { ApiResource, KubeObject } from '../kube/types.ts';
+import { BackupWriter } from '../archive/writer.ts';
+import type { Manifest, VolumeEntry } from '../archive/manifest.ts';
+import type { ObjectStore } from '../store/objects.ts';
+import { backupDecision } from '../kubeflow/backup-selection.ts';
+import { stateKinds, type StateKind } from '../kubeflow/kinds.ts';
+import { isContributorObject } from '../kubeflow/contributors.ts';
+import { parseResourceFilter } from '../kubeflow/resource-filters.ts';
+import { resolveScope } from './scope.ts';
+import { crdSnapshot, modelInventory } from './inventory.ts';
+import { ProgressTicker, type ProgressSink } from './progress.ts';
+import { prefetch } from './prefetch.ts';
+
+export type BackupKind = 'backup-state' | 'snapshot-profiles';
+
+/** A PVC the backup keeps, handed to the volume step. */
+export interface PvcRef {
+  namespace: string;
+  name: string;
+  object: KubeObject;
+}
+
+/** Copies PVC contents for a backup (src/volumes); returns one manifest entry per PVC or throws naming the PVC. */
+export type VolumeStep = (backupId: string, pvcs: PvcRef[], progress: ProgressSink) => Promise<VolumeEntry[]>;
+
+/** Copies the control-plane data (src/controlplane); returns what it covered and what it could not. */
+export type ControlPlaneStep = (backupId: string, progress: ProgressSink) => Promise<ControlPlaneOutcome>;
+
+export interface ControlPlaneOutcome {
+  copied: Array<{ name: string; key: string; bytes: number; sha256?: string }>;
+  /** one sentence per part not covered, e.g. "control plane not covered: relate kfp-db …" */
+  notCovered: string[];
+}
+
+export interface BackupRequest {
+  kind: BackupKind;
+  namespaces?: readonly string[];
+  profiles?: readonly string[];
+  includeVolumes: boolean;
+  includeControlPlane: boolean;
+  description?: string;
+  profileNamespaceSelector: string;
+  includeResources?: readonly string[];
+  excludeResources?: readonly string[];
+  encryptionKey?: string;
+  /** the Juju model's namespace, for the inventory of applications and images */
+  modelNamespace?: string;
+  protectedCrdGroups: readonly string[];
+  toolVersion: string;
+  source?: { cluster?: string; model?: string };
+  /** page size of LIST requests (default: the client's) */
+  pageSize?: number;
+  volumes?: VolumeStep;
+  controlPlane?: ControlPlaneStep;
+  progress?: ProgressSink;
+  now?: () => Date;
+}
+
+export interface BackupOutcome {
+  backupId: string;
+  location: string;
+  objects: number;
+  bytes: number;
+  /** objects of the covered namespaces left out, and why (reason class → count) */
+  skipped: number;
+  skippedBy: Record<string, number>;
+  /** per kind: `notebooks.kubeflow.org` → count */
+  counts: Record<string, number>;
+  namespaces: number;
+  profiles: number;
+  contributors: number;
+  volumes: { copied: number; bytes: number; note?: string };
+  controlPlane: { copied: number; bytes: number; notCovered: string[]; note?: string };
+  sealedSecrets: number;
+  clearSecrets: number;
+  missingKinds: string[];
+  durationSeconds: number;
+  manifest: Manifest;
+}
+
+/** `generated: controller ownerReference to Profile/alice` → `generated` */
+function reasonClass(reason: string): string {
+  return reason.split(':')[0]!.trim();
+}
+
+function kindsFor(kind: BackupKind): readonly StateKind[] {
+  if (kind === 'backup-state') return stateKinds;
+  // snapshot-profiles: Profiles and the two halves of each KFAM contributor, nothing else.
+  return stateKinds.filter((k) => k.kind === 'Profile' || k.kind === 'RoleBinding' || k.kind === 'AuthorizationPolicy');
+}
+
+export async function runBackup(kube: KubeClient, store: ObjectStore, request: BackupRequest): Promise<BackupOutcome> {
+  const started = Date.now();
+  const ticker = new ProgressTicker(request.progress);
+  const filter = parseResourceFilter(request.includeResources?.join(','), request.excludeResources?.join(','));
+  const scope = await resolveScope(kube, {
+    namespaces: request.namespaces ?? [],
+    profiles: request.profiles ?? [],
+    profileNamespaceSelector: request.profileNamespaceSelector,
+  });
+  const resources: ApiResource[] = [];
+  const missingKinds: string[] = [];
+  for (const kind of kindsFor(request.kind)) {
+    const resource = await kube.findByResource(kind.group, kind.resource);
+    if (resource) resources.push(resource);
+    else missingKinds.push(kind.group ? `${kind.resource}.${kind.group}` : kind.resource);
+  }
+  const everyNamespace = scope.namespaces.size === scope.profileNamespaces.size;
+  await ticker.say(
+    `backing up ${scope.namespaces.size} profile namespace(s) and ${scope.profileNames?.size ?? scope.profiles.length} Profile(s): ${resources.length} kinds to list`,
+  );
+
+  const writer = await BackupWriter.start({
+    store,
+    toolVersion: request.toolVersion,
+    scope: {
+      action: request.kind,
+      namespaces: [...scope.namespaces].sort(),
+      profiles: [...(scope.profileNames ?? scope.profiles.map((p) => p.metadata.name!))].sort(),
+      includeVolumes: request.includeVolumes,
+      includeControlPlane: request.includeControlPlane,
+    },
+    ...(request.description ? { description: request.description } : {}),
+    ...(request.source ? { source: request.source } : {}),
+    ...(request.encryptionKey ? { encryptionKey: request.encryptionKey } : {}),
+    ...(request.now ? { now: request.now } : {}),
+  });
+
+  try {
+    for (const kind of missingKinds) writer.log(`${kind} is not served by this cluster; nothing of that kind to back up`);
+    const skippedBy: Record<string, number> = {};
+    const pvcs: PvcRef[] = [];
+    let contributors = 0;
+    let profiles = 0;
+    let kindIndex = 0;
+    for (const resource of resources) {
+      kindIndex++;
+      // Listing a few namespaces one by one is cheaper than listing the whole cluster and throwing most away.
+      const namespaces: Array<string | undefined> = !resource.namespaced || everyNamespace ? [undefined] : [...scope.namespaces].sort();
+      for (const namespace of namespaces) {
+        const pages = kube.listPages(resource, {
+          ...(namespace ? { namespace } : {}),
+          ...(request.pageSize ? { limit: request.pageSize } : {}),
+        });
+        for await (const page of prefetch(pages)) {
+          for (const object of page) {
+            const decision = backupDecision(object, { namespaces: scope.namespaces, ...(scope.profileNames ? { profiles: scope.profileNames } : {}), filter });
+            const inScope = !resource.namespaced || scope.namespaces.has(object.metadata.namespace ?? '');
+            let keep = decision.keep;
+            let reason = decision.reason;
+            if (keep && request.kind === 'snapshot-profiles' && object.kind !== 'Profile' && !isContributorObject(object)) {
+              keep = false;
+              reason = 'not a contributor: snapshot-profiles keeps Profiles and KFAM contributors only';
+            }
+            if (!keep) {
+              // Objects of other namespaces are not "skipped": they were never part of this backup.
+              if (inScope) skippedBy[reasonClass(reason)] = (skippedBy[reasonClass(reason)] ?? 0) + 1;
+              continue;
+            }
+            delete object.metadata.managedFields;
+            await writer.addItem(resource, object);
+            if (object.kind === 'Profile') profiles++;
+            else if (isContributorObject(object)) contributors++;
+            if (object.kind === 'PersistentVolumeClaim' && resource.group === '') {
+              pvcs.push({ namespace: object.metadata.namespace!, name: object.metadata.name!, object });
+            }
+          }
+          await ticker.tick(writer.itemCount, () => `backed up ${writer.itemCount} objects; listing ${resource.resource} (${kindIndex}/${resources.length} kinds)`);
+        }
+      }
+    }
+    await ticker.say(`listed ${writer.itemCount} objects of ${resources.length} kinds; recording the model inventory and CRDs`);
+    writer.setInventory(await modelInventory(kube, request.modelNamespace));
+    writer.setCrds(await crdSnapshot(kube, request.protectedCrdGroups));
+
+    let volumes: BackupOutcome['volumes'] = { copied: 0, bytes: 0 };
+    if (request.kind === 'snapshot-profiles') volumes.note = 'snapshot-profiles copies no volume data';
+    else if (!request.includeVolumes) volumes.note = 'include-volumes=false: no volume data was copied';
+    else if (pvcs.length === 0) volumes.note = 'no PVCs in scope';
+    else if (!request.volumes) volumes.note = `volume data of ${pvcs.length} PVC(s) was not copied: no volume mover is configured`;
+    else {
+      await ticker.say(`copying the data of ${pvcs.length} PVC(s)`);
+      const entries = await request.volumes(writer.id, pvcs, (m) => ticker.say(m));
+      writer.setVolumes(entries);
+      volumes = { copied: entries.length, bytes: entries.reduce((sum, e) => sum + e.bytes, 0) };
+    }
+
+    let controlPlane: BackupOutcome['controlPlane'] = { copied: 0, bytes: 0, notCovered: [] };
+    if (request.kind === 'snapshot-profiles') controlPlane.note = 'snapshot-profiles copies no control-plane data';
+    else if (!request.includeControlPlane) controlPlane.note = 'include-control-plane=false: no control-plane data was copied';
+    else if (!request.controlPlane) controlPlane.note = 'control-plane data was not copied: no control-plane mover is configured';
+    else {
+      await ticker.say('copying the control-plane data');
+      const outcome = await request.controlPlane(writer.id, (m) => ticker.say(m));
+      writer.setExtra('controlPlane', outcome);
+      for (const sentence of outcome.notCovered) writer.warn(sentence);
+      controlPlane = {
+        copied: outcome.copied.length,
+        bytes: outcome.copied.reduce((sum, c) => sum + c.bytes, 0),
+        notCovered: outcome.notCovered,
+      };
+    }
+    writer.setExtra('skipped', skippedBy);
+    const summary = await writer.commit();
+    const skipped = Object.values(skippedBy).reduce((a, b) => a + b, 0);
+    return {
+      backupId: summary.id,
+      location: summary.location,
+      objects: summary.objects,
+      bytes: summary.bytes,
+      skipped,
+      skippedBy,
+      counts: summary.manifest.counts,
+      namespaces: scope.namespaces.size,
+      profiles,
+      contributors,
+      volumes,
+      controlPlane,
+      sealedSecrets: summary.sealedSecrets,
+      clearSecrets: summary.clearSecrets,
+      missingKinds,
+      durationSeconds: Math.round((Date.now() - started) / 100) / 10,
+      manifest: summary.manifest,
+    };
+  } catch (error) {
+    // No marker, no partial files: a failed backup does not exist.
+    await writer.abort().catch(() => undefined);
+    throw error;
+  }
+}

@@ -1,0 +1,199 @@
+import { expect } from 'chai';
+import { gunzipSync } from 'node:zlib';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { S3Client } from '@aws-sdk/client-s3';
+import { startCluster, type RunningCluster } from '../support/cluster/index.ts';
+import { generateDataset } from '../support/cluster/kubeflow/dataset.ts';
+import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
+import { KubeClient } from '../../src/kube/client.ts';
+import { ObjectStore } from '../../src/store/objects.ts';
+import { runBackup, type BackupRequest } from '../../src/backup/engine.ts';
+import { BackupInputError } from '../../src/backup/scope.ts';
+import { readItems, readManifest, listBackups, verifyBackup } from '../../src/archive/index.ts';
+import { isContributorObject } from '../../src/kubeflow/contributors.ts';
+import type { KubeObject } from '../../src/kube/types.ts';
+
+const SEED = 11;
+const PROFILES = 20;
+const BUCKET = 'backups';
+
+function identity(o: KubeObject): string {
+  return `${o.apiVersion.split('/').length > 1 ? o.apiVersion.split('/')[0] : ''}/${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+}
+
+function request(overrides: Partial<BackupRequest> = {}): BackupRequest {
+  return {
+    kind: 'backup-state',
+    includeVolumes: false,
+    includeControlPlane: false,
+    profileNamespaceSelector: 'app.kubernetes.io/part-of=kubeflow-profile',
+    protectedCrdGroups: ['kubeflow.org', 'tensorboard.kubeflow.org', 'serving.kserve.io'],
+    toolVersion: 'test',
+    modelNamespace: 'kubeflow',
+    ...overrides,
+  };
+}
+
+/** every file under the s3rver data folder, decompressed when gzipped */
+function bucketContents(directory: string, only: string): string[] {
+  const out: string[] = [];
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir)) {
+      const path = join(dir, entry);
+      if (statSync(path).isDirectory()) walk(path);
+      else if (path.includes(only)) {
+        const bytes = readFileSync(path);
+        out.push(bytes[0] === 0x1f && bytes[1] === 0x8b ? gunzipSync(bytes).toString('latin1') : bytes.toString('latin1'));
+      }
+    }
+  };
+  walk(directory);
+  return out;
+}
+
+describe('backup engine against the embedded cluster and s3rver', function () {
+  this.timeout(120_000);
+  let cluster: RunningCluster;
+  let s3: S3ServerHandle;
+  let kube: KubeClient;
+  let store: ObjectStore;
+  const dataset = generateDataset({ profiles: PROFILES, seed: SEED });
+  const userState = new Set(dataset.profiles.flatMap((p) => [p.profile, ...p.objects]).map(identity));
+
+  before(async () => {
+    [cluster, s3] = await Promise.all([startCluster({ profiles: PROFILES, seed: SEED }), startS3Server({ buckets: [BUCKET] })]);
+    kube = await KubeClient.load({ kubeconfig: cluster.kubeconfigPath });
+    const client = new S3Client({
+      endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true,
+      credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
+    });
+    store = new ObjectStore({ client, bucket: BUCKET, prefix: 'kubeflow-upgrader' });
+  });
+  after(async () => {
+    kube?.close();
+    await Promise.all([cluster?.stop(), s3?.stop()]);
+  });
+
+  it('writes the Velero layout with every user-state object once per path kind and no generated object', async () => {
+    const outcome = await runBackup(kube, store, request({ description: 'first' }));
+    const keys: string[] = [];
+    for await (const info of store.list(`backups/${outcome.backupId}/`)) keys.push(info.key.slice(`backups/${outcome.backupId}/`.length));
+    expect(keys.sort()).to.deep.equal([
+      `${outcome.backupId}-logs.gz`, `${outcome.backupId}-resource-list.json.gz`, `${outcome.backupId}-results.gz`,
+      `${outcome.backupId}.tar.gz`, 'kubeflow-upgrader.json', 'velero-backup.json',
+    ].sort());
+
+    const unversioned: string[] = [];
+    const preferred: string[] = [];
+    const manifest = await readManifest(store, outcome.backupId);
+    expect(manifest.state).to.equal('present');
+    for await (const item of readItems(store, outcome.backupId, { manifest: manifest.state === 'present' ? manifest.manifest : null, copies: 'all' })) {
+      expect(item.verified).to.equal(true);
+      (item.path.includes('-preferredversion/') ? preferred : unversioned).push(identity(item.object));
+    }
+    // Exactly the dataset: what users made, and nothing that a controller made.
+    expect(new Set(unversioned).size).to.equal(unversioned.length);
+    expect(new Set(unversioned)).to.deep.equal(userState);
+    expect(preferred.sort()).to.deep.equal([...unversioned].sort());
+    expect(outcome.objects).to.equal(userState.size);
+
+    // The generated objects exist in the cluster and were left out with a reason.
+    const rolebindings = cluster.api.list({ group: 'rbac.authorization.k8s.io', resource: 'rolebindings' });
+    const generated = rolebindings.filter((o) => !userState.has(identity(o)) && o.metadata.namespace !== 'kubeflow');
+    expect(generated.length).to.be.greaterThan(PROFILES * 2);
+    expect(outcome.skippedBy).to.have.property('generated').that.is.greaterThan(generated.length - 1);
+    expect(outcome.volumes.note).to.match(/include-volumes=false/);
+    expect(outcome.controlPlane.note).to.match(/include-control-plane=false/);
+
+    // The resource list names every item and the manifest records the model inventory and the CRDs.
+    const resourceList = JSON.parse(gunzipSync(await store.getBytes(`backups/${outcome.backupId}/${outcome.backupId}-resource-list.json.gz`)).toString()) as Record<string, string[]>;
+    expect(Object.values(resourceList).flat().length).to.equal(userState.size);
+    const m = manifest.state === 'present' ? manifest.manifest : undefined;
+    expect(m!.inventory.applications.length).to.be.greaterThan(0);
+    expect(m!.crds.map((c) => c.name)).to.include('notebooks.kubeflow.org');
+    expect((await verifyBackup(store, outcome.backupId)).status).to.equal('ok');
+  });
+
+  it('seals every Secret with an encryption key: no Secret value in clear anywhere in the bucket', async () => {
+    const outcome = await runBackup(kube, store, request({ encryptionKey: 'correct horse battery staple' }));
+    expect(outcome.sealedSecrets).to.be.greaterThan(0);
+    expect(outcome.clearSecrets).to.equal(0);
+    const secretValues = dataset.profiles
+      .flatMap((p) => p.objects)
+      .filter((o) => o.kind === 'Secret')
+      .flatMap((o) => [
+        ...Object.values((o.data as Record<string, string>) ?? {}),
+        ...Object.values((o.stringData as Record<string, string>) ?? {}),
+        ...Object.values((o.data as Record<string, string>) ?? {}).map((v) => Buffer.from(v, 'base64').toString('latin1')),
+      ])
+      .filter((v) => v.length >= 8);
+    expect(secretValues.length).to.be.greaterThan(0);
+    // The first test's backup was made without a key; this one's folder must hold no clear value.
+    const files = bucketContents(s3.directory, outcome.backupId);
+    expect(files.length).to.be.greaterThan(4);
+    const contents = files.join('\n');
+    const leaked = secretValues.filter((value) => contents.includes(value));
+    expect(leaked).to.deep.equal([]);
+  });
+
+  it('snapshot-profiles holds Profiles and contributors only, and list-backups shows complete backups newest first', async () => {
+    const outcome = await runBackup(kube, store, request({ kind: 'snapshot-profiles' }));
+    const kinds = new Set<string>();
+    for await (const item of readItems(store, outcome.backupId, { manifest: null })) {
+      kinds.add(item.object.kind);
+      if (item.object.kind !== 'Profile') expect(isContributorObject(item.object), item.path).to.equal(true);
+    }
+    expect([...kinds].sort()).to.deep.equal(['AuthorizationPolicy', 'Profile', 'RoleBinding']);
+    expect(outcome.profiles).to.equal(PROFILES);
+    expect(outcome.contributors).to.be.greaterThan(0);
+    const listed = await listBackups(store);
+    expect(listed[0]!.id).to.equal(outcome.backupId);
+    expect(listed.length).to.equal(3);
+  });
+
+  it('refuses an unknown namespace naming the profile namespaces, and writes nothing', async () => {
+    const before = await listBackups(store);
+    let error: unknown;
+    try {
+      await runBackup(kube, store, request({ namespaces: ['kube-system'] }));
+    } catch (e) {
+      error = e;
+    }
+    expect(error).to.be.instanceOf(BackupInputError);
+    expect((error as Error).message).to.match(/^Namespace kube-system is not a profile namespace; the profile namespaces are: /);
+    expect((error as Error).message).to.include(dataset.profiles[1]!.profile.metadata.name!);
+    expect((await listBackups(store)).length).to.equal(before.length);
+  });
+
+  it('backs up only the namespaces asked for, with their Profiles', async () => {
+    const chosen = dataset.profiles[3]!.profile.metadata.name!;
+    const outcome = await runBackup(kube, store, request({ namespaces: [chosen] }));
+    const names = new Set<string>();
+    for await (const item of readItems(store, outcome.backupId, { manifest: null })) names.add(item.object.metadata.namespace ?? `profile:${item.object.metadata.name}`);
+    expect([...names].sort()).to.deep.equal([chosen, `profile:${chosen}`].sort());
+  });
+
+  it('aborts without a marker when the API server fails mid-way', async () => {
+    const failing = await KubeClient.load({ kubeconfig: cluster.kubeconfigPath, retry: { maxAttempts: 2, baseDelayMs: 10, maxDelayMs: 20, deadlineMs: 500 } });
+    const before = (await listBackups(store)).length;
+    cluster.faults.only({ pathIncludes: '/notebooks' }).setRate('error', 1);
+    try {
+      let error: unknown;
+      try {
+        await runBackup(failing, store, request());
+      } catch (e) {
+        error = e;
+      }
+      expect((error as Error).message).to.match(/notebooks.*500/);
+    } finally {
+      cluster.faults.clear();
+      failing.close();
+    }
+    expect((await listBackups(store)).length).to.equal(before);
+    // Nothing is left of the failed backup: no folder without a marker either.
+    const folders = new Set<string>();
+    for await (const info of store.list('backups/')) folders.add(info.key.split('/')[1]!);
+    expect(folders.size).to.equal(before);
+  });
+});
