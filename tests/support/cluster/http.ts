@@ -75,6 +75,11 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
   const defs = ctx.cluster.resources();
   const method = req.method ?? 'GET';
   if (seg[0] === 'version' && seg.length === 1) return json(res, 200, SERVER_VERSION);
+  // no schemas are published: clients fall back to the server's own validation, which is where ours happens
+  if (seg[0] === 'openapi' && seg[1] === 'v3' && seg.length === 2) return json(res, 200, { paths: {} });
+  if (seg[0] === 'openapi' && seg[1] === 'v2' && seg.length === 2 && (req.headers.accept ?? '').includes('protobuf')) return emptyOpenApiV2Protobuf(res);
+  if (seg[0] === 'openapi' && seg[1] === 'v2' && seg.length === 2)
+    return json(res, 200, { swagger: '2.0', info: { title: 'Kubernetes', version: SERVER_VERSION.gitVersion }, paths: {}, definitions: {} });
   if (seg[0] === 'api' && seg.length === 1) return json(res, 200, apiVersions(new URL(ctx.serverUrl()).host));
   if (seg[0] === 'apis' && seg.length === 1) return json(res, 200, apiGroupList(defs));
   if (seg[0] === 'api' && seg.length === 2) {
@@ -452,6 +457,15 @@ function serveWatch(ctx: HttpContext, req: IncomingMessage, res: ServerResponse,
 }
 
 // ---- responses -------------------------------------------------------------------------------------------------
+
+/** An OpenAPI v2 document with no definitions, in the protobuf encoding kubectl asks for (gnostic's Document). */
+function emptyOpenApiV2Protobuf(res: ServerResponse): void {
+  const field = (tag: number, payload: Buffer) => Buffer.concat([Buffer.from([tag, payload.length]), payload]);
+  const info = Buffer.concat([field(0x0a, Buffer.from('Kubernetes')), field(0x12, Buffer.from(SERVER_VERSION.gitVersion))]);
+  const doc = Buffer.concat([field(0x0a, Buffer.from('2.0')), field(0x12, info)]);
+  res.writeHead(200, { 'Content-Type': 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf', 'Content-Length': doc.length });
+  res.end(doc);
+}
 
 function json(res: ServerResponse, code: number, body: unknown): void {
   const data = JSON.stringify(body);
