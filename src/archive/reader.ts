@@ -1,7 +1,6 @@
 // Reads a backup as a stream: download → sha256 of the tarball → gunzip → tar entries → items checked against the
 // manifest as they pass. Entry names are untrusted and only ever parsed, never used as paths.
 import { createHash } from 'node:crypto';
-import { once } from 'node:events';
 import type { Readable, Writable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import tar from 'tar-stream';
@@ -106,7 +105,15 @@ export interface TarballStats {
 async function writeTo(sink: Writable, chunk: Buffer): Promise<boolean> {
   if (sink.destroyed || sink.writableEnded) return false;
   if (sink.write(chunk)) return true;
-  await Promise.race([once(sink, 'drain'), once(sink, 'close')]).catch(() => undefined);
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      sink.off('drain', done);
+      sink.off('close', done);
+      resolve();
+    };
+    sink.on('drain', done);
+    sink.on('close', done);
+  });
   return !sink.destroyed;
 }
 

@@ -52,7 +52,7 @@ export async function verifyBackup(store: ObjectStore, id: string): Promise<Veri
         problems.push({ kind: 'file-checksum', path: key, message: `File ${file} of backup ${id} does not match its checksum in the manifest.` });
       }
     }
-    if (objectsChecked !== manifest.objects && !problems.some((p) => p.kind === 'missing-item' || p.kind === 'corrupt-tarball')) {
+    if (objectsChecked !== manifest.objects && problems.length === 0) {
       problems.push({ kind: 'bad-manifest', path: keys.manifest, message: `The manifest of backup ${id} counts ${manifest.objects} objects but the tarball holds ${objectsChecked}.` });
     }
   }
