@@ -1,0 +1,259 @@
+// Preflight: everything a restore checks before its first write. The tarball is streamed once: every checksum is
+// verified, every item goes through the allow-list, sealed Secrets are opened (and dropped again) to prove the key,
+// and items are spooled per restore step. Then the target is asked whether it serves every kind and version needed.
+// Any offender refuses the whole restore, and the refusal lists every one of them.
+import type { KubeClient } from '../kube/client.ts';
+import type { ApiResource, KubeObject } from '../kube/types.ts';
+import { listBackups, readItems, readManifest, readMarker, SecretOpener, isSealed, type Manifest, type Problem } from '../archive/index.ts';
+import { resourceFolder } from '../archive/paths.ts';
+import type { ObjectStore } from '../store/objects.ts';
+import { restoreRefusal } from '../kubeflow/allow-list.ts';
+import { generatedReason } from '../kubeflow/generated.ts';
+import { describeObject, groupOf } from '../kubeflow/identity.ts';
+import { compareForRestore } from '../kubeflow/restore-order.ts';
+import { RestoreInputError, RestoreRefusedError, listOf } from './errors.ts';
+import { Spool } from './spool.ts';
+
+/** Namespaces no Profile may claim: restoring a Profile of that name would hand a system namespace to a user. */
+const reservedNamespaces = new Set(['default', 'kube-system', 'kube-public', 'kube-node-lease', 'kubeflow', 'istio-system', 'knative-serving', 'cert-manager']);
+
+export interface PreflightRequest {
+  backupId: string;
+  /** Profiles and namespaces chosen; both empty: everything in the archive */
+  profiles: readonly string[];
+  namespaces: readonly string[];
+  encryptionKey?: string | undefined;
+  /** a namespace the restore must never write to (the charm's own model), on top of the built-in ones */
+  protectedNamespaces?: readonly string[];
+  progress?: (message: string) => void | Promise<void>;
+}
+
+/** One restore step: the objects of one resource, spooled, and the target resource they are written through. */
+export interface SpooledStep {
+  key: string;
+  group: string;
+  resource: string;
+  /** as the target serves it, at the version the archive's objects carry */
+  target: ApiResource;
+  count: number;
+}
+
+export interface SkippedItem {
+  key: string;
+  namespace: string;
+  kind: string;
+  reason: string;
+}
+
+export interface Preflight {
+  backupId: string;
+  manifest: Manifest | null;
+  warnings: string[];
+  /** the archived Profiles chosen, in name order */
+  profiles: KubeObject[];
+  profileResource: ApiResource | undefined;
+  /** the namespaces whose objects are restored */
+  namespaces: Set<string>;
+  /** namespaced steps in restore order */
+  steps: SpooledStep[];
+  /** archived objects that are never written (controller-made), with the reason */
+  skipped: SkippedItem[];
+  opener: SecretOpener | undefined;
+  spool: Spool;
+  objectsChecked: number;
+}
+
+/** `latest` → the newest complete backup; any other id must have its commit marker. */
+export async function resolveBackupId(store: ObjectStore, id: string): Promise<string> {
+  if (id === 'latest') {
+    const [newest] = await listBackups(store, { limit: 1 });
+    if (!newest) throw new RestoreInputError(`There is no complete backup in ${store.url('backups/')} to restore; run backup-state first.`);
+    return newest.id;
+  }
+  const marker = await readMarker(store, id);
+  if (marker.state === 'absent') throw new RestoreInputError(`There is no complete backup ${id} in ${store.url('backups/')}; list-backups shows the ones that exist.`);
+  if (marker.state === 'invalid') throw new RestoreInputError(`Backup ${id} cannot be restored: its velero-backup.json is unusable (${marker.reason}).`);
+  return id;
+}
+
+interface Pending {
+  key: string;
+  group: string;
+  resource: string;
+  versions: Map<string, string>;
+  kinds: Set<string>;
+  namespaced: boolean;
+}
+
+export async function runPreflight(kube: KubeClient, store: ObjectStore, request: PreflightRequest): Promise<Preflight> {
+  const backupId = await resolveBackupId(store, request.backupId);
+  const warnings: string[] = [];
+  const read = await readManifest(store, backupId);
+  if (read.state === 'invalid') throw new RestoreRefusedError(`Backup ${backupId} cannot be restored: its manifest is unusable (${read.reason}).`, [`manifest: ${read.reason}`]);
+  const manifest = read.state === 'present' ? read.manifest : null;
+  if (!manifest) warnings.push(`Backup ${backupId} has no kubeflow-upgrader manifest (a foreign Velero backup?): nothing in it could be verified against checksums.`);
+
+  let opener: SecretOpener | undefined;
+  let sealProblem: string | undefined;
+  const openerFor = (): SecretOpener | undefined => {
+    if (opener || sealProblem) return opener;
+    if (!manifest?.encryption) {
+      sealProblem = `Backup ${backupId} holds sealed Secrets but no manifest saying how they were sealed, so they cannot be opened.`;
+      return undefined;
+    }
+    try {
+      opener = SecretOpener.forBackup(backupId, manifest.encryption, request.encryptionKey);
+    } catch (error) {
+      sealProblem = (error as Error).message;
+    }
+    return opener;
+  };
+
+  const offenders: string[] = [];
+  const problems: Problem[] = [];
+  const protectedNamespaces = new Set([...reservedNamespaces, ...(request.protectedNamespaces ?? [])]);
+  const spool = await Spool.create();
+  const profiles = new Map<string, KubeObject>();
+  const skipped: SkippedItem[] = [];
+  const pending = new Map<string, Pending>();
+  // namespace → one described item, to name objects outside profile namespaces once the Profiles are all known
+  const itemsByNamespace = new Map<string, string[]>();
+  let objectsChecked = 0;
+  try {
+    const items = readItems(store, backupId, { manifest, onProblem: (problem) => problems.push(problem) });
+    for await (const item of items) {
+      objectsChecked++;
+      if (objectsChecked % 5000 === 0) await request.progress?.(`checked ${objectsChecked} archived objects`);
+      const object = item.object;
+      const described = `${describeObject(object)} (${item.path})`;
+      const group = groupOf(object.apiVersion);
+      if (group !== item.group) {
+        offenders.push(`${described}: a ${object.apiVersion} object filed under ${resourceFolder(item.resource, item.group)}`);
+        continue;
+      }
+      const key = resourceFolder(item.resource, item.group);
+      const namespace = object.metadata.namespace;
+      // A foreign Velero archive carries the Namespace objects: the profile controller makes those, so they are skipped
+      // (judged below like every other namespace: only profile namespaces of the archive).
+      if (group === '' && object.kind === 'Namespace' && !namespace) {
+        track(itemsByNamespace, object.metadata.name ?? '', described);
+        skipped.push({ key, namespace: object.metadata.name ?? '', kind: 'Namespace', reason: 'namespaces are made by the profile controller from their Profile' });
+        continue;
+      }
+      // Profiles are judged against the profile namespaces once all are known; everything else against the rules now.
+      const refusal = restoreRefusal(object, new Set(namespace ? [namespace] : []));
+      if (refusal) {
+        offenders.push(`${described}: ${refusal.replace(/^refused: /, '')}`);
+        continue;
+      }
+      if (!namespace) {
+        const name = object.metadata.name ?? '';
+        if (protectedNamespaces.has(name) || name.startsWith('kube-')) {
+          offenders.push(`${described}: a Profile named ${name} would claim a system namespace`);
+          continue;
+        }
+        profiles.set(name, object);
+        continue;
+      }
+      track(itemsByNamespace, namespace, described);
+      const generated = generatedReason(object);
+      if (generated) {
+        skipped.push({ key, namespace, kind: object.kind, reason: generated });
+        continue;
+      }
+      if (isSealed(object)) {
+        const open = openerFor();
+        if (open) {
+          try {
+            open.open(object);
+          } catch (error) {
+            sealProblem ??= (error as Error).message;
+          }
+        }
+      }
+      let step = pending.get(key);
+      if (!step) {
+        step = { key, group: item.group, resource: item.resource, versions: new Map(), kinds: new Set(), namespaced: true };
+        pending.set(key, step);
+      }
+      const version = object.apiVersion.slice(object.apiVersion.indexOf('/') + 1);
+      if (!step.versions.has(version)) step.versions.set(version, described);
+      step.kinds.add(object.kind);
+      await spool.append(`${key}@${version}`, object);
+    }
+    await spool.seal();
+
+    for (const problem of problems) offenders.push(problem.path ? `${problem.path}: ${problem.message}` : problem.message);
+    const profileNamespaces = new Set(profiles.keys());
+    for (const [namespace, described] of itemsByNamespace) {
+      if (profileNamespaces.has(namespace)) continue;
+      for (const d of described) offenders.push(`${d}: namespace ${namespace} is not a profile namespace of this backup (no Profile ${namespace} in it)`);
+    }
+    if (offenders.length > 0) {
+      throw new RestoreRefusedError(
+        `Backup ${backupId} was refused and nothing was restored: ${offenders.length} ${offenders.length === 1 ? 'item breaks' : 'items break'} the restore rules (${listOf(offenders, 50)}).`,
+        offenders,
+      );
+    }
+    if (sealProblem) throw new RestoreInputError(`${sealProblem} Nothing was restored.`);
+
+    // Selection: Profiles and namespaces must be in the archive.
+    const chosen = new Set([...request.profiles, ...request.namespaces]);
+    const unknown = [...chosen].filter((name) => !profileNamespaces.has(name));
+    if (unknown.length > 0) {
+      throw new RestoreInputError(`Backup ${backupId} has no Profile or profile namespace ${listOf(unknown)}; it holds ${listOf([...profileNamespaces].sort())}.`);
+    }
+    const selected = chosen.size > 0 ? chosen : profileNamespaces;
+
+    // The target must serve every kind and version the chosen objects need.
+    const missing: string[] = [];
+    const profileResource = await kube.findByResource('kubeflow.org', 'profiles');
+    const chosenProfiles = [...profiles.values()].filter((p) => selected.has(p.metadata.name ?? '')).sort((a, b) => a.metadata.name!.localeCompare(b.metadata.name!));
+    for (const version of new Set(chosenProfiles.map((p) => p.apiVersion.split('/')[1] ?? ''))) {
+      if (!profileResource || !profileResource.versions.includes(version)) missing.push(`profiles.kubeflow.org/${version}`);
+    }
+    const steps: SpooledStep[] = [];
+    const ordered = [...pending.values()].sort(compareForRestore);
+    for (const step of ordered) {
+      const served = await kube.findByResource(step.group, step.resource);
+      for (const version of step.versions.keys()) {
+        if (!served || !served.versions.includes(version)) {
+          missing.push(`${step.key}/${version}`);
+          continue;
+        }
+        if (![...step.kinds].every((k) => k === served.kind)) {
+          offenders.push(`${step.key}: the archive files ${listOf([...step.kinds])} objects there, but the target serves ${served.kind}`);
+          continue;
+        }
+        steps.push({ key: step.key, group: step.group, resource: step.resource, target: { ...served, version }, count: spool.count(`${step.key}@${version}`) });
+      }
+    }
+    if (missing.length > 0) {
+      throw new RestoreRefusedError(
+        `The target cluster does not serve ${listOf(missing)}, which backup ${backupId} needs; install the matching Kubeflow charms (or CRDs) first. Nothing was restored.`,
+        missing.map((m) => `${m}: not served by the target`),
+      );
+    }
+    if (offenders.length > 0) {
+      throw new RestoreRefusedError(`Backup ${backupId} was refused and nothing was restored: ${listOf(offenders, 50)}.`, offenders);
+    }
+    return {
+      backupId, manifest, warnings, profiles: chosenProfiles, profileResource, namespaces: selected, steps,
+      skipped: skipped.filter((s) => selected.has(s.namespace)), opener, spool, objectsChecked,
+    };
+  } catch (error) {
+    await spool.remove();
+    throw error;
+  }
+}
+
+function track(map: Map<string, string[]>, namespace: string, described: string): void {
+  const list = map.get(namespace);
+  if (list) list.push(described);
+  else map.set(namespace, [described]);
+}
+
+export function spoolKey(step: SpooledStep): string {
+  return `${step.key}@${step.target.version}`;
+}
+
