@@ -1,7 +1,26 @@
-// The list-backups action. Its engine plugs in here; the router and ActionContext stay as they are.
+// The list-backups action: complete backups (those with their commit marker), newest first, from their manifests.
 import type { ActionContext } from '../action-context.ts';
-import { notAvailableYet } from './not-available.ts';
 
 export async function run(ctx: ActionContext<'list-backups'>): Promise<void> {
-  ctx.fail(notAvailableYet(ctx.action, 'the backup catalogue'));
+  const s3 = await ctx.s3();
+  const [{ listBackups }, { openObjectStore }] = await Promise.all([import('../../archive/verify.ts'), import('../../store/open.ts')]);
+  let backups;
+  try {
+    backups = await listBackups(openObjectStore(s3), { limit: ctx.params.limit });
+  } catch (error) {
+    ctx.fail(`The backups could not be listed: ${error instanceof Error ? error.message.replace(/\.$/, '') : String(error)}.`);
+  }
+  await ctx.setResults({
+    count: backups.length,
+    backups: backups.map((b) => ({
+      id: b.id,
+      created: b.created,
+      scope: b.scope ? `${b.scope.action}: ${b.scope.namespaces?.length ?? 0} namespace(s), ${b.scope.profiles?.length ?? 0} Profile(s)` : b.format,
+      objects: b.objects,
+      bytes: b.bytes,
+      encrypted: b.encrypted,
+      ...(b.description ? { description: b.description } : {}),
+      ...(b.problem ? { problem: b.problem } : {}),
+    })),
+  });
 }

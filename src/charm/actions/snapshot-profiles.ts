@@ -1,7 +1,33 @@
-// The snapshot-profiles action. Its engine plugs in here; the router and ActionContext stay as they are.
+// The snapshot-profiles action: Profiles and their KFAM contributors only, as a backup of their own.
 import type { ActionContext } from '../action-context.ts';
-import { notAvailableYet } from './not-available.ts';
+import { backupRequest } from '../backup-steps.ts';
+import { describeBackupFailure } from '../backup-failure.ts';
 
 export async function run(ctx: ActionContext<'snapshot-profiles'>): Promise<void> {
-  ctx.fail(notAvailableYet(ctx.action, 'the backup engine'));
+  const s3 = await ctx.s3();
+  const kube = await ctx.kube();
+  const [{ runBackup }, { openObjectStore }] = await Promise.all([import('../../backup/engine.ts'), import('../../store/open.ts')]);
+  let outcome;
+  try {
+    outcome = await runBackup(
+      kube,
+      openObjectStore(s3),
+      backupRequest('snapshot-profiles', ctx.config, { name: ctx.modelName }, {
+        profiles: ctx.params.profiles,
+        includeVolumes: false,
+        includeControlPlane: false,
+        progress: (message) => ctx.progress(message),
+      }),
+    );
+  } catch (error) {
+    ctx.fail(describeBackupFailure(error));
+  }
+  await ctx.setResults({
+    'backup-id': outcome.backupId,
+    location: outcome.location,
+    profiles: outcome.profiles,
+    contributors: outcome.contributors,
+    objects: outcome.objects,
+    'duration-seconds': outcome.durationSeconds,
+  });
 }

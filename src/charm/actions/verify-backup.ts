@@ -1,7 +1,28 @@
-// The verify-backup action. Its engine plugs in here; the router and ActionContext stay as they are.
+// The verify-backup action: downloads a backup and re-checks every checksum; each problem is reported.
 import type { ActionContext } from '../action-context.ts';
-import { notAvailableYet } from './not-available.ts';
 
 export async function run(ctx: ActionContext<'verify-backup'>): Promise<void> {
-  ctx.fail(notAvailableYet(ctx.action, 'the backup verifier'));
+  const s3 = await ctx.s3();
+  const [{ verifyBackup, listBackups }, { openObjectStore }] = await Promise.all([import('../../archive/verify.ts'), import('../../store/open.ts')]);
+  const store = openObjectStore(s3);
+  let id = ctx.params['backup-id'];
+  try {
+    if (id === 'latest') {
+      const newest = (await listBackups(store, { limit: 1 }))[0];
+      if (!newest) ctx.fail(`There is no complete backup in ${store.url()} to verify.`);
+      id = newest.id;
+    }
+    await ctx.progress(`verifying backup ${id}`);
+    const report = await verifyBackup(store, id);
+    await ctx.setResults({
+      'backup-id': id,
+      status: report.status,
+      'objects-checked': report.objectsChecked,
+      problems: report.problems.map((p) => p.message),
+    });
+    if (report.status === 'corrupt') ctx.fail(`Backup ${id} is corrupt (${report.problems.length} problem(s), listed in the results); do not restore from it.`);
+  } catch (error) {
+    if (error instanceof Error && error.name === 'ActionFailure') throw error;
+    ctx.fail(`Backup ${id} could not be verified: ${error instanceof Error ? error.message.replace(/\.$/, '') : String(error)}.`);
+  }
 }
