@@ -1,0 +1,78 @@
+// checkBucket against a real s3rver: every classified problem, and the CA chain trusted for TLS.
+import { expect } from 'chai';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { generate } from 'selfsigned';
+import { checkBucket, classifyS3Error } from '../../src/store/s3-client.ts';
+import type { S3Settings } from '../../src/store/settings.ts';
+import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
+
+describe('store/s3-client: checkBucket against s3rver', function () {
+  let plain: S3ServerHandle;
+  let tls: S3ServerHandle;
+  let certPem: string;
+  let work: string;
+
+  before(async () => {
+    work = mkdtempSync(join(tmpdir(), 's3-tls-'));
+    const pems = await generate([{ name: 'commonName', value: '127.0.0.1' }], {
+      keySize: 2048,
+      extensions: [{ name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }] }],
+    } as never);
+    certPem = pems.cert;
+    writeFileSync(join(work, 'key.pem'), pems.private);
+    writeFileSync(join(work, 'cert.pem'), pems.cert);
+    [plain, tls] = await Promise.all([
+      startS3Server({ buckets: ['kf-backups'] }),
+      startS3Server({ buckets: ['kf-backups'], tlsKeyFile: join(work, 'key.pem'), tlsCertFile: join(work, 'cert.pem') }),
+    ]);
+  });
+  after(async () => {
+    await Promise.all([plain?.stop(), tls?.stop()]);
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  const settings = (server: S3ServerHandle, overrides: Partial<S3Settings> = {}): S3Settings => ({
+    accessKey: server.accessKeyId,
+    secretKey: server.secretAccessKey,
+    bucket: 'kf-backups',
+    path: '',
+    endpoint: server.endpoint,
+    region: 'us-east-1',
+    uriStyle: 'path',
+    ...overrides,
+  });
+
+  it('is ok for a reachable bucket with good keys', async () => {
+    expect(await checkBucket(settings(plain))).to.deep.equal({ ok: true });
+  });
+
+  it('trusts a self-signed endpoint given its CA chain, and refuses it without', async () => {
+    expect(await checkBucket(settings(tls, { tlsCaChain: [certPem] }))).to.deep.equal({ ok: true });
+    const untrusted = await checkBucket(settings(tls));
+    expect(untrusted.ok === false && untrusted.problem.kind).to.equal('tls');
+    expect(untrusted.ok === false && untrusted.problem.message).to.match(/^TLS with https:\/\/127\.0\.0\.1:\d+ failed \(\w+\); give s3-integrator/);
+  });
+
+  const cases: [string, (s: S3ServerHandle) => Partial<S3Settings>, string][] = [
+    ['bucket-missing', () => ({ bucket: 'nope-bucket' }), 'bucket-missing'],
+    ['access-denied', () => ({ accessKey: 'OTHERKEY' }), 'access-denied'],
+    ['https to a plain port', (s) => ({ endpoint: s.endpoint.replace('http:', 'https:') }), 'tls'],
+    ['unreachable', () => ({ endpoint: 'http://127.0.0.1:9' }), 'unreachable'],
+    ['missing key', () => ({ secretKey: '' }), 'missing-key'],
+    ['bad endpoint', () => ({ endpoint: 'minio:9000' }), 'bad-endpoint'],
+  ];
+  for (const [name, overrides, kind] of cases) {
+    it(`classifies ${name}`, async () => {
+      const result = await checkBucket(settings(plain, overrides(plain)));
+      expect(result.ok === false && result.problem.kind).to.equal(kind);
+      expect(result.ok === false && result.problem.message).not.to.include(plain.secretAccessKey + '\n');
+    });
+  }
+
+  it('names an unknown answer by its HTTP status', () => {
+    const problem = classifyS3Error({ name: 'Weird', $metadata: { httpStatusCode: 418 } }, { bucket: 'b', endpoint: 'http://x', region: 'r' });
+    expect(problem).to.deep.equal({ kind: 'unknown', message: 'S3 at http://x answered HTTP 418 for bucket "b"' });
+  });
+});
