@@ -1,0 +1,118 @@
+// HookTools against the fake hook tools (real executables over a state file): argument forms, JSON, Juju's rules.
+import { expect } from 'chai';
+import { execa } from 'execa';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { HookToolError, HookTools, type ToolRunner } from '../../src/juju/hook-tools.ts';
+import { Redactor } from '../../src/juju/redact.ts';
+import { installFakeTools } from '../support/juju/fake-tools.ts';
+import { s3Relation, S3_RELATION_ID } from '../support/juju/scenarios.ts';
+import { emptyState, type FakeJujuState } from '../support/juju/state.ts';
+
+describe('juju/hook-tools over the fake hook tools', function () {
+  let work: string;
+  let bin: string;
+  let statePath: string;
+  const env: Record<string, string> = {};
+
+  before(() => {
+    work = mkdtempSync(join(tmpdir(), 'hook-tools-'));
+    bin = installFakeTools(join(work, 'bin'));
+  });
+  after(() => rmSync(work, { recursive: true, force: true }));
+
+  function tools(state: FakeJujuState, extraEnv: Record<string, string> = {}, redactor?: Redactor): HookTools {
+    statePath = join(work, `state-${Math.random().toString(16).slice(2)}.json`);
+    writeFileSync(statePath, JSON.stringify(state));
+    Object.assign(env, { FAKE_JUJU_STATE: statePath, ...extraEnv });
+    const runner: ToolRunner = async (tool, args, input) => {
+      const result = await execa(join(bin, tool), args, { input: input ?? '', env: { ...env }, reject: false });
+      if (result.failed) throw new HookToolError(tool, result.exitCode, String(result.stderr));
+      return String(result.stdout);
+    };
+    return new HookTools(runner, redactor);
+  }
+  const saved = () => JSON.parse(readFileSync(statePath, 'utf8')) as FakeJujuState;
+
+  it('reads config, leadership, relations and databags as JSON', async () => {
+    const t = tools(emptyState({ config: { 'api-concurrency': 4 }, relations: [s3Relation({ bucket: 'b1' })] }));
+    expect(await t.configGet()).to.deep.equal({ 'api-concurrency': 4 });
+    expect(await t.isLeader()).to.equal(true);
+    expect(await t.relationIds('s3-credentials')).to.deep.equal([S3_RELATION_ID]);
+    expect(await t.relationRemoteApp(S3_RELATION_ID)).to.equal('s3-integrator');
+    expect(await t.relationUnits(S3_RELATION_ID)).to.deep.equal(['s3-integrator/0']);
+    expect(await t.relationGet(S3_RELATION_ID, 's3-integrator', { app: true })).to.deep.equal({ bucket: 'b1' });
+  });
+
+  it('relation-set goes through stdin, deletes empty values, and --app is refused to a follower', async () => {
+    const t = tools(emptyState({ relations: [s3Relation({}, { old: 'x' })] }));
+    await t.relationSet(S3_RELATION_ID, { bucket: 'b', old: '' }, { app: true });
+    expect(saved().relations[0]!.localAppData).to.deep.equal({ bucket: 'b' });
+    expect(saved().calls.at(-1)!.args).to.deep.equal(['-r', S3_RELATION_ID, '--app', '--file', '-']);
+    const follower = tools(emptyState({ leader: false, relations: [s3Relation()] }));
+    const error = await follower.relationSet(S3_RELATION_ID, { bucket: 'b' }, { app: true }).catch((e: unknown) => e);
+    expect(error).to.be.instanceOf(HookToolError);
+    expect((error as HookToolError).message).to.match(/^relation-set failed \(exit 2\): ERROR cannot write relation settings: this unit is not the leader/);
+  });
+
+  it('an unknown relation id fails naming the tool', async () => {
+    const t = tools(emptyState());
+    const error = (await t.relationGet('s3-credentials:99', 's3-integrator', { app: true }).catch((e: unknown) => e)) as HookToolError;
+    expect(error.tool).to.equal('relation-get');
+    expect(error.stderr).to.match(/relation not found/);
+  });
+
+  it('action-set enforces the key grammar and reserved keys; action-fail and action-log record', async () => {
+    const t = tools(emptyState({ actionParams: { limit: 3 } }), { JUJU_ACTION_NAME: 'list-backups' });
+    expect(await t.actionGet()).to.deep.equal({ limit: 3 });
+    await t.actionSet({ 'backups.0.id': 'kf-1', note: 'a=b' });
+    await t.actionLog('listed 1');
+    await t.actionFail('it broke.');
+    expect(saved()).to.deep.include({ actionResults: { 'backups.0.id': 'kf-1', note: 'a=b' }, actionLogs: ['listed 1'], actionFailure: 'it broke.' });
+    const badKey = await t.actionSet({ 'Bad_Key': 'x' }).catch((e: Error) => e.message);
+    expect(badKey).to.equal('action-set key "Bad_Key" is not allowed by Juju');
+    const reserved = await t.actionSet({ stdout: 'x' }).catch((e: Error) => e.message);
+    expect(reserved).to.equal('action-set key "stdout" is not allowed by Juju');
+  });
+
+  it('secret-get tracks a revision until --refresh; its values are redacted from everything sent to Juju', async () => {
+    const redactor = new Redactor();
+    const t = tools(emptyState({ secrets: { 'secret:abc': { revisions: [{ 'secret-key': 'first-secret' }, { 'secret-key': 'second-secret' }], tracked: 1 } } }), {}, redactor);
+    expect(await t.secretGet('secret:abc')).to.deep.equal({ 'secret-key': 'first-secret' });
+    expect(await t.secretGet('secret:abc', { peek: true })).to.deep.equal({ 'secret-key': 'second-secret' });
+    expect(saved().secrets['secret:abc']!.tracked).to.equal(1);
+    expect(await t.secretGet('secret:abc', { refresh: true })).to.deep.equal({ 'secret-key': 'second-secret' });
+    expect(saved().secrets['secret:abc']!.tracked).to.equal(2);
+    await t.jujuLog('WARNING', 'request failed with key first-secret');
+    await t.statusSet('blocked', 'bad second-secret');
+    expect(saved().logs.at(-1)).to.deep.equal({ level: 'WARNING', message: 'request failed with key ***' });
+    expect(saved().statusHistory.at(-1)).to.deep.equal({ application: false, status: 'blocked', message: 'bad ***' });
+  });
+
+  it('state-set and state-get keep unit state through stdin', async () => {
+    const t = tools(emptyState());
+    await t.stateSet({ 'last-backup': 'kf-1', gone: '' });
+    expect(await t.stateGet()).to.deep.equal({ 'last-backup': 'kf-1' });
+    expect(await t.stateGetKey('last-backup')).to.equal('kf-1');
+    expect(await t.stateGetKey('missing')).to.equal(undefined);
+  });
+
+  it('the fake action-set itself refuses bad keys, reserved keys, and use outside an action', async () => {
+    tools(emptyState(), { JUJU_ACTION_NAME: 'list-backups' });
+    const call = (args: string[], extra: Record<string, string> = {}) => execa(join(bin, 'action-set'), args, { env: { ...env, ...extra }, reject: false });
+    expect((await call(['Bad.key=1'])).stderr).to.match(/^ERROR key "Bad.key" must start and end with lowercase alphanumeric/);
+    expect((await call(['stderr=1'])).stderr).to.equal('ERROR cannot set reserved action key "stderr"');
+    expect((await call(['ok=a=b'])).exitCode).to.equal(0);
+    expect(saved().actionResults).to.deep.equal({ ok: 'a=b' });
+    expect((await call(['ok=1'], { JUJU_ACTION_NAME: '' })).stderr).to.equal('ERROR action-set is only available in actions');
+  });
+
+  it('status-set --application is refused to a follower', async () => {
+    const t = tools(emptyState({ leader: false }));
+    const error = await t.statusSet('active', 'ok', { application: true }).catch((e: unknown) => e);
+    expect(error).to.be.instanceOf(HookToolError);
+    await t.applicationVersionSet('1.2');
+    expect(saved().applicationVersion).to.equal('1.2');
+  });
+});
