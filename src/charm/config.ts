@@ -2,7 +2,7 @@
 import { z } from 'zod';
 
 const commaList = z.string().transform((text) => text.split(',').map((part) => part.trim()).filter(Boolean));
-const positiveInt = (max: number) => z.number().int().min(1).max(max);
+const positiveInt = (max: number) => z.number().int('must be a whole number').min(1, 'must be at least 1').max(max, `must be at most ${max}`);
 
 /** `30m`, `24h`, `7d`, `90s` → seconds. */
 export function parseDuration(text: string): number | undefined {
@@ -37,7 +37,7 @@ export const ConfigSchema = z.object({
       }
       return seconds;
     }),
-  'backup-retention': z.number().int().min(0).max(100_000).default(7),
+  'backup-retention': z.number().int('must be a whole number').min(0, 'must be 0 (keep all) or more').max(100_000, 'must be at most 100000').default(7),
   'restore-wait-timeout': positiveInt(86_400).default(300),
   'volume-mover-image': z.string().min(1).default('docker.io/rclone/rclone:1.68.2'),
   'volume-mover-concurrency': positiveInt(64).default(2),
@@ -56,5 +56,6 @@ export function parseConfig(raw: Record<string, unknown>): ConfigResult {
   if (parsed.success) return { ok: true, config: parsed.data };
   const issue = parsed.error.issues[0];
   const option = String(issue?.path[0] ?? 'config');
-  return { ok: false, problem: `config option ${option} ${issue?.message ?? 'is invalid'}` };
+  const message = issue?.code === 'invalid_type' ? `must be a ${issue.expected}` : (issue?.message ?? 'is invalid');
+  return { ok: false, problem: `config option ${option} ${message}` };
 }

@@ -1,0 +1,60 @@
+// actions.yaml, config.yaml and metadata.yaml are the user-visible contract; the zod schemas must agree with them.
+import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
+import { ActionParams, parseParams, type ActionName } from '../../src/charm/actions/params.ts';
+import { ConfigSchema, parseConfig } from '../../src/charm/config.ts';
+
+type Schema = { params: Record<string, { type: string; default?: unknown; enum?: string[] }>; required?: string[]; additionalProperties?: boolean };
+const actions = parse(readFileSync('actions.yaml', 'utf8')) as Record<string, Schema>;
+const config = parse(readFileSync('config.yaml', 'utf8')) as { options: Record<string, { type: string; default?: unknown; description: string }> };
+const metadata = parse(readFileSync('metadata.yaml', 'utf8')) as { requires: Record<string, { interface: string; limit: number; optional?: boolean }> };
+
+describe('charm contract: YAML files and schemas agree', () => {
+  it('declares the relations of architecture.md', () => {
+    expect(metadata.requires['s3-credentials']).to.deep.include({ interface: 's3', limit: 1 });
+    expect(metadata.requires['s3-credentials']!.optional).to.equal(undefined);
+    expect(metadata.requires['object-storage']).to.deep.include({ interface: 'object-storage', limit: 1, optional: true });
+    for (const db of ['kfp-db', 'katib-db']) expect(metadata.requires[db]).to.deep.include({ interface: 'mysql_client', limit: 1, optional: true });
+  });
+
+  it('has the same actions in actions.yaml and the schemas, each closed to unknown params', () => {
+    expect(Object.keys(actions).sort()).to.deep.equal(Object.keys(ActionParams).sort());
+    for (const [name, schema] of Object.entries(actions)) {
+      expect(schema.additionalProperties, name).to.equal(false);
+      expect(name).to.match(/^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/);
+    }
+  });
+
+  it('fills the same defaults Juju fills from actions.yaml, and requires the same params', () => {
+    for (const [name, schema] of Object.entries(actions) as [ActionName, Schema][]) {
+      const juju = Object.fromEntries(Object.entries(schema.params).filter(([, p]) => p.default !== undefined).map(([k, p]) => [k, p.default]));
+      const required = schema.required ?? [];
+      const sample = Object.fromEntries(required.map((key) => [key, 'latest']));
+      const parsed = parseParams(name, { ...juju, ...sample });
+      expect(parsed.ok, name).to.equal(true);
+      const withoutRequired = parseParams(name, juju);
+      expect(withoutRequired.ok, `${name} without its required params`).to.equal(required.length === 0);
+      for (const [key, param] of Object.entries(schema.params)) {
+        if (param.enum) for (const value of param.enum) expect(parseParams(name, { ...sample, [key]: value }).ok, `${name}.${key}=${value}`).to.equal(true);
+      }
+    }
+  });
+
+  it('has every config option in config.yaml and the schema, with the same defaults', () => {
+    expect(Object.keys(config.options).sort()).to.deep.equal(Object.keys(ConfigSchema.shape).sort());
+    const fromYaml = Object.fromEntries(Object.entries(config.options).filter(([, o]) => o.default !== undefined).map(([k, o]) => [k, o.default]));
+    const parsedYaml = parseConfig(fromYaml);
+    const parsedEmpty = parseConfig({});
+    expect(parsedYaml).to.deep.equal(parsedEmpty);
+    expect(config.options['encryption-key']!.type).to.equal('secret');
+    expect(config.options['volume-mover-image']!.default).to.match(/^docker\.io\/rclone\/rclone:\d+\.\d+\.\d+$/);
+    for (const [name, option] of Object.entries(config.options)) expect(option.description.length, name).to.be.greaterThan(20);
+  });
+
+  it('names the bad option in one sentence', () => {
+    expect(parseConfig({ 'api-concurrency': 0 })).to.deep.equal({ ok: false, problem: 'config option api-concurrency must be at least 1' });
+    expect(parseConfig({ 'protect-crds': 'yes' })).to.deep.equal({ ok: false, problem: 'config option protect-crds must be a boolean' });
+    expect(parseConfig({ 'encryption-key': 'hunter2' })).to.deep.equal({ ok: false, problem: 'config option encryption-key must be a Juju secret URI (secret:...)' });
+  });
+});

@@ -1,0 +1,53 @@
+// The small pure parts of the charm: status decision, result flattening, progress rate limit, unexpected errors.
+import { expect } from 'chai';
+import { rateLimitedProgress } from '../../src/charm/action-context.ts';
+import { flattenResults } from '../../src/charm/results.ts';
+import { decideStatus } from '../../src/charm/status.ts';
+import { describeUnexpected } from '../../src/charm/unexpected.ts';
+
+describe('charm: status, results, progress', () => {
+  it('decides the status from facts, blocking problems first', () => {
+    const ready = { state: 'ready', bucket: 'b', path: 'p' } as const;
+    expect(decideStatus({ s3: { state: 'no-relation' } })).to.deep.equal({ status: 'blocked', message: 'relate to s3-integrator: juju integrate kubeflow-upgrader s3-integrator' });
+    expect(decideStatus({ s3: { state: 'waiting', message: 'waiting for x' } })).to.deep.equal({ status: 'waiting', message: 'waiting for x' });
+    expect(decideStatus({ s3: { state: 'unusable', problem: { kind: 'tls', message: 'TLS failed\n  at x.js:1' } } })).to.deep.equal({ status: 'blocked', message: 'TLS failed' });
+    expect(decideStatus({ configProblem: 'config option x is bad', s3: ready }).message).to.equal('config option x is bad');
+    expect(decideStatus({ s3: ready, notes: [{ level: 'active', text: 'guard active' }, { level: 'active', text: 'last backup 2h ago' }] })).to.deep.equal({ status: 'active', message: 'backups to s3://b/p; guard active; last backup 2h ago' });
+    expect(decideStatus({ s3: ready, notes: [{ level: 'blocked', text: 'guard missing' }] })).to.deep.equal({ status: 'blocked', message: 'guard missing' });
+    expect(decideStatus({ s3: ready, removing: true }).status).to.equal('maintenance');
+  });
+
+  it('flattens results into Juju keys', () => {
+    expect(flattenResults({ backupId: 'kf-1', backups: [{ id: 'a', bytes: 3 }], ok: true, none: undefined, perKind: { 'Notebook.kubeflow.org': 2 } })).to.deep.equal({
+      'backup-id': 'kf-1',
+      'backups.0.id': 'a',
+      'backups.0.bytes': '3',
+      ok: 'true',
+      'per-kind.notebook-kubeflow-org': '2',
+    });
+    expect(() => flattenResults({ stdout: 'x' })).to.throw(/reserved/);
+    expect(() => flattenResults({ '---': 'x' })).to.throw(/cannot become an action result key/);
+  });
+
+  it('sends at most one progress line per interval and delivers the newest held back', async () => {
+    let clock = 0;
+    const sent: string[] = [];
+    const channel = rateLimitedProgress(async (m) => void sent.push(m), 1000, () => clock);
+    await channel.progress('1');
+    clock = 500;
+    await channel.progress('2');
+    await channel.progress('3');
+    clock = 1000;
+    await channel.progress('4');
+    clock = 1200;
+    await channel.progress('5');
+    await channel.flush();
+    await channel.flush();
+    expect(sent).to.deep.equal(['1', '4', '5']);
+  });
+
+  it('describes an unexpected error in one line', () => {
+    expect(describeUnexpected(new TypeError('x is undefined\n    at y (z.js:1:1)'))).to.equal('TypeError: x is undefined');
+    expect(describeUnexpected('str')).to.equal('unknown error');
+  });
+});
