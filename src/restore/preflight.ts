@@ -119,6 +119,8 @@ export async function runPreflight(kube: KubeClient, store: ObjectStore, request
   // namespace → one described item, to name objects outside profile namespaces once the Profiles are all known
   const itemsByNamespace = new Map<string, string[]>();
   let objectsChecked = 0;
+  // Chosen Profiles and namespaces are known up front; every item is still checked, only the chosen ones are spooled.
+  const chosen = new Set([...request.profiles, ...request.namespaces]);
   try {
     const items = readItems(store, backupId, { manifest, onProblem: (problem) => problems.push(problem) });
     for await (const item of items) {
@@ -171,6 +173,7 @@ export async function runPreflight(kube: KubeClient, store: ObjectStore, request
           }
         }
       }
+      if (chosen.size > 0 && !chosen.has(namespace)) continue;
       let step = pending.get(key);
       if (!step) {
         step = { key, group: item.group, resource: item.resource, versions: new Map(), kinds: new Set(), namespaced: true };
@@ -198,7 +201,6 @@ export async function runPreflight(kube: KubeClient, store: ObjectStore, request
     if (sealProblem) throw new RestoreInputError(`${sealProblem} Nothing was restored.`);
 
     // Selection: Profiles and namespaces must be in the archive.
-    const chosen = new Set([...request.profiles, ...request.namespaces]);
     const unknown = [...chosen].filter((name) => !profileNamespaces.has(name));
     if (unknown.length > 0) {
       throw new RestoreInputError(`Backup ${backupId} has no Profile or profile namespace ${listOf(unknown)}; it holds ${listOf([...profileNamespaces].sort())}.`);

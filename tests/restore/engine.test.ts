@@ -1,0 +1,273 @@
+import { expect } from 'chai';
+import { S3Client } from '@aws-sdk/client-s3';
+import { startCluster, type RunningCluster } from '../support/cluster/index.ts';
+import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
+import { KubeClient } from '../../src/kube/client.ts';
+import { ObjectStore } from '../../src/store/objects.ts';
+import { runBackup } from '../../src/backup/engine.ts';
+import { runRestore, type RestoreRequest } from '../../src/restore/engine.ts';
+import { collectUserState, compareStates, describeDifferences, identityOf } from '../../src/restore/compare.ts';
+import { RestoreRefusedError, RestoreStoppedError } from '../../src/restore/errors.ts';
+import { isContributorObject } from '../../src/kubeflow/contributors.ts';
+import type { KubeObject } from '../../src/kube/types.ts';
+import { putForeignArchive } from './fixtures.ts';
+
+const SEED = 5;
+const PROFILES = 6;
+const BUCKET = 'restores';
+
+async function resource(kube: KubeClient, group: string, plural: string) {
+  const found = await kube.findByResource(group, plural);
+  if (!found) throw new Error(`${plural}.${group} not served`);
+  return found;
+}
+
+describe('restore engine against the embedded cluster and s3rver', function () {
+  this.timeout(120_000);
+  let a: RunningCluster;
+  let b: RunningCluster;
+  let s3: S3ServerHandle;
+  let kubeA: KubeClient;
+  let kubeB: KubeClient;
+  let store: ObjectStore;
+  let backupId: string;
+  let archived: number;
+
+  const restore = (kube: KubeClient, overrides: Partial<RestoreRequest> = {}) =>
+    runRestore(kube, store, { backupId, waitTimeoutMs: 20_000, ...overrides });
+
+  before(async () => {
+    [a, b, s3] = await Promise.all([startCluster({ profiles: PROFILES, seed: SEED }), startCluster({ seed: SEED }), startS3Server({ buckets: [BUCKET] })]);
+    kubeA = await KubeClient.load({ kubeconfig: a.kubeconfigPath, concurrency: 8 });
+    kubeB = await KubeClient.load({ kubeconfig: b.kubeconfigPath, concurrency: 8 });
+    const client = new S3Client({
+      endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true,
+      credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
+    });
+    store = new ObjectStore({ client, bucket: BUCKET, prefix: 'kf' });
+    const backup = await runBackup(kubeA, store, {
+      kind: 'backup-state', includeVolumes: false, includeControlPlane: false, toolVersion: 'test',
+      profileNamespaceSelector: 'app.kubernetes.io/part-of=kubeflow-profile', protectedCrdGroups: ['kubeflow.org'],
+      encryptionKey: 'restore-test-passphrase',
+    });
+    backupId = backup.backupId;
+    archived = backup.objects;
+  });
+  after(async () => {
+    kubeA?.close();
+    kubeB?.close();
+    await Promise.all([a?.stop(), b?.stop(), s3?.stop()]);
+  });
+
+  it('round trip into a fresh cluster: every user-state object equal, nothing generated written, namespaces owned', async () => {
+    const progress: string[] = [];
+    const before = kubeB.requestCounts();
+    const outcome = await restore(kubeB, { backupId: 'latest', encryptionKey: 'restore-test-passphrase', progress: (m) => { progress.push(m); } });
+    const after = kubeB.requestCounts();
+    expect(outcome.backupId).to.equal(backupId);
+    expect(outcome.totals).to.deep.include({ created: archived, updated: 0, failed: 0 });
+    // one create per archived object: the controllers made everything else
+    expect(after.create - before.create).to.equal(archived);
+    expect(after.update + after.patch + after.delete - before.update - before.patch - before.delete).to.equal(0);
+    const differences = compareStates(await collectUserState(kubeA), await collectUserState(kubeB));
+    expect(describeDifferences(differences)).to.deep.equal([]);
+    const stateB = await collectUserState(kubeB);
+    expect(stateB.filter(isContributorObject).length).to.be.greaterThan(PROFILES);
+    const namespaces = await resource(kubeB, '', 'namespaces');
+    for (const profile of stateB.filter((o) => o.kind === 'Profile')) {
+      const ns = await kubeB.get(namespaces, profile.metadata.name!);
+      expect(ns.metadata.annotations?.owner).to.equal((profile.spec as { owner: { name: string } }).owner.name);
+    }
+    expect(progress.some((m) => m.includes('verified'))).to.equal(true);
+  });
+
+  it('a rerun of the same restore finds everything unchanged and writes nothing', async () => {
+    const before = kubeB.requestCounts().writes;
+    const outcome = await restore(kubeB, { encryptionKey: 'restore-test-passphrase' });
+    expect(kubeB.requestCounts().writes - before).to.equal(0);
+    expect(outcome.totals).to.deep.include({ created: 0, updated: 0, unchanged: archived, failed: 0 });
+  });
+
+  it('without the encryption key, sealed Secrets refuse the restore before any write', async () => {
+    const before = kubeB.requestCounts().writes;
+    let error: unknown;
+    try {
+      await restore(kubeB);
+    } catch (caught) {
+      error = caught;
+    }
+    expect((error as Error).message).to.match(/sealed with key .*set encryption-key/);
+    expect(kubeB.requestCounts().writes).to.equal(before);
+  });
+
+  it('rollback in place: a deleted notebook and contributor are created again, nothing else is written', async () => {
+    const notebooks = await resource(kubeA, 'kubeflow.org', 'notebooks');
+    const bindings = await resource(kubeA, 'rbac.authorization.k8s.io', 'rolebindings');
+    const policies = await resource(kubeA, 'security.istio.io', 'authorizationpolicies');
+    const state = await collectUserState(kubeA);
+    const notebook = state.find((o) => o.kind === 'Notebook')!;
+    const contributor = state.find((o) => o.kind === 'RoleBinding' && isContributorObject(o))!;
+    await kubeA.delete(notebooks, notebook.metadata.name!, notebook.metadata.namespace);
+    await kubeA.delete(bindings, contributor.metadata.name!, contributor.metadata.namespace);
+    await kubeA.delete(policies, contributor.metadata.name!, contributor.metadata.namespace);
+    const before = kubeA.requestCounts();
+    const outcome = await restore(kubeA, { encryptionKey: 'restore-test-passphrase' });
+    const after = kubeA.requestCounts();
+    expect(after.create - before.create).to.equal(3);
+    expect(after.writes - before.writes).to.equal(3);
+    expect(outcome.totals.created).to.equal(3);
+    const created = outcome.plan.filter((p) => p.create > 0).map((p) => `${p.namespace}/${p.kind}:${p.create}`).sort();
+    expect(created).to.deep.equal([
+      `${contributor.metadata.namespace}/AuthorizationPolicy:1`,
+      `${notebook.metadata.namespace}/Notebook:1`,
+      `${contributor.metadata.namespace}/RoleBinding:1`,
+    ].sort());
+    const live = await collectUserState(kubeA);
+    expect(live.map(identityOf)).to.include.members([identityOf(notebook), identityOf(contributor)]);
+  });
+
+  describe('conflict policies and dry-run on a changed ConfigMap', () => {
+    let changed: KubeObject;
+    before(async () => {
+      const configmaps = await resource(kubeA, '', 'configmaps');
+      const original = (await collectUserState(kubeA)).find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'pipeline-config')!;
+      changed = await kubeA.replace(configmaps, { ...original, data: { 'config.yaml': 'edited after the backup\n' } });
+    });
+
+    it('dry-run writes nothing and plans the update with its reason', async () => {
+      const before = kubeA.requestCounts().writes;
+      const outcome = await restore(kubeA, { dryRun: true, conflictPolicy: 'update', encryptionKey: 'restore-test-passphrase' });
+      expect(kubeA.requestCounts().writes).to.equal(before);
+      const entry = outcome.plan.find((p) => p.namespace === changed.metadata.namespace && p.kind === 'ConfigMap')!;
+      expect(entry.update).to.equal(1);
+      expect(entry.reasons.join(' ')).to.include('data.config.yaml');
+      expect(outcome.dryRun).to.equal(true);
+    });
+
+    it('skip keeps the live object and says why', async () => {
+      const before = kubeA.requestCounts().writes;
+      const outcome = await restore(kubeA, { encryptionKey: 'restore-test-passphrase', namespaces: [changed.metadata.namespace!] });
+      expect(kubeA.requestCounts().writes).to.equal(before);
+      expect(outcome.byKind.configmaps?.skipped).to.equal(1);
+      expect(outcome.plan.flatMap((p) => p.reasons).join(' ')).to.include('conflict-policy=skip');
+    });
+
+    it('fail stops before any write, naming the object', async () => {
+      const before = kubeA.requestCounts().writes;
+      let error: unknown;
+      try {
+        await restore(kubeA, { encryptionKey: 'restore-test-passphrase', conflictPolicy: 'fail' });
+      } catch (caught) {
+        error = caught;
+      }
+      expect(error).to.be.instanceOf(RestoreStoppedError);
+      expect((error as Error).message).to.include(`ConfigMap/${changed.metadata.namespace}/pipeline-config`);
+      expect(kubeA.requestCounts().writes).to.equal(before);
+    });
+
+    it('update puts the archived content back, and only there', async () => {
+      const before = kubeA.requestCounts().writes;
+      const outcome = await restore(kubeA, { encryptionKey: 'restore-test-passphrase', conflictPolicy: 'update', profiles: [changed.metadata.namespace!] });
+      expect(kubeA.requestCounts().writes - before).to.equal(1);
+      expect(outcome.totals.updated).to.equal(1);
+      const configmaps = await resource(kubeA, '', 'configmaps');
+      const live = await kubeA.get(configmaps, 'pipeline-config', changed.metadata.namespace);
+      expect((live.data as Record<string, string>)['config.yaml']).not.to.equal('edited after the backup\n');
+    });
+  });
+
+  it('a malicious archive is refused whole, listing every offender, and nothing is applied', async () => {
+    const profile = { apiVersion: 'kubeflow.org/v1', kind: 'Profile', metadata: { name: 'mallory' }, spec: { owner: { kind: 'User', name: 'mallory@example.com' } } };
+    await putForeignArchive(store, 'evil-backup', [
+      { path: 'resources/profiles.kubeflow.org/cluster/mallory.json', object: profile },
+      {
+        path: 'resources/rolebindings.rbac.authorization.k8s.io/namespaces/mallory/admin.json',
+        object: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'admin', namespace: 'mallory' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' }, subjects: [{ kind: 'User', name: 'mallory@example.com' }] },
+      },
+      { path: 'resources/configmaps/namespaces/kube-system/coredns.json', object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'coredns', namespace: 'kube-system' }, data: {} } },
+      {
+        path: 'resources/validatingwebhookconfigurations.admissionregistration.k8s.io/cluster/hook.json',
+        object: { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: 'hook' }, webhooks: [] },
+      },
+      { path: 'resources/configmaps/namespaces/mallory/../../../etc.json', object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'etc', namespace: 'mallory' } } },
+    ]);
+    const before = kubeB.requestCounts().writes;
+    let error: unknown;
+    try {
+      await restore(kubeB, { backupId: 'evil-backup' });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).to.be.instanceOf(RestoreRefusedError);
+    const offenders = (error as RestoreRefusedError).offenders.join('\n');
+    expect(offenders).to.include('cluster-admin');
+    expect(offenders).to.include('ConfigMap/kube-system/coredns');
+    expect(offenders).to.include('ValidatingWebhookConfiguration/hook');
+    expect(offenders).to.include('escapes its folder');
+    expect((error as RestoreRefusedError).offenders).to.have.length(4);
+    expect((error as Error).message).to.include('nothing was restored');
+    expect(kubeB.requestCounts().writes).to.equal(before);
+  });
+
+  it('a foreign archive restores with a warning, skipping generated objects with the reason', async () => {
+    const profile = { apiVersion: 'kubeflow.org/v1', kind: 'Profile', metadata: { name: 'foreign' }, spec: { owner: { kind: 'User', name: 'f@example.com' } } };
+    await putForeignArchive(store, 'velero-foreign', [
+      { path: 'resources/profiles.kubeflow.org/cluster/foreign.json', object: profile },
+      { path: 'resources/namespaces/cluster/foreign.json', object: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'foreign' } } },
+      { path: 'resources/configmaps/namespaces/foreign/notes.json', object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'notes', namespace: 'foreign', uid: 'x', resourceVersion: '9' }, data: { a: 'b' } } },
+      { path: 'resources/configmaps/namespaces/foreign/kube-root-ca.crt.json', object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kube-root-ca.crt', namespace: 'foreign' }, data: { 'ca.crt': 'x' } } },
+    ]);
+    const before = kubeB.requestCounts().create;
+    const outcome = await restore(kubeB, { backupId: 'velero-foreign' });
+    expect(outcome.warnings.join(' ')).to.include('nothing in it could be verified');
+    expect(kubeB.requestCounts().create - before).to.equal(2);
+    expect(outcome.totals).to.deep.include({ created: 2, skipped: 2 });
+    expect(outcome.plan.flatMap((p) => p.reasons).join(' ')).to.include('kube-root-ca.crt is made by Kubernetes');
+  });
+
+  describe('targets that cannot take the backup', () => {
+    let c: RunningCluster;
+    let kubeC: KubeClient;
+    before(async () => {
+      c = await startCluster({ seed: SEED });
+      kubeC = await KubeClient.load({ kubeconfig: c.kubeconfigPath });
+    });
+    after(async () => {
+      kubeC?.close();
+      await c?.stop();
+    });
+
+    it('a namespace the profile controller refuses fails after the timeout, naming it and the reason', async () => {
+      const profile = (await collectUserState(kubeA)).find((o) => o.kind === 'Profile')!;
+      const name = profile.metadata.name!;
+      const namespaces = await resource(kubeC, '', 'namespaces');
+      await kubeC.create(namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name, annotations: { owner: 'someone-else@example.com' } } });
+      let error: unknown;
+      try {
+        await runRestore(kubeC, store, { backupId, profiles: [name], waitTimeoutMs: 1500, encryptionKey: 'restore-test-passphrase', protectedNamespaces: [] });
+      } catch (caught) {
+        error = caught;
+      }
+      expect(error).to.be.instanceOf(RestoreStoppedError);
+      expect((error as Error).message).to.include(name);
+      expect((error as Error).message).to.match(/not owned|someone-else/);
+    });
+    it('a target lacking a CRD is refused before any write, naming the kind', async () => {
+      const crds = await resource(kubeC, 'apiextensions.k8s.io', 'customresourcedefinitions');
+      await kubeC.delete(crds, 'poddefaults.kubeflow.org');
+      await kubeC.waitFor(crds, 'poddefaults.kubeflow.org', undefined, (o) => o === undefined, { timeoutMs: 10_000 });
+      kubeC.invalidateDiscovery();
+      const before = kubeC.requestCounts().writes;
+      let error: unknown;
+      try {
+        await restore(kubeC, { encryptionKey: 'restore-test-passphrase' });
+      } catch (caught) {
+        error = caught;
+      }
+      expect(error).to.be.instanceOf(RestoreRefusedError);
+      expect((error as Error).message).to.include('poddefaults.kubeflow.org/v1alpha1');
+      expect(kubeC.requestCounts().writes).to.equal(before);
+    });
+
+  });
+});
