@@ -1,7 +1,72 @@
-// The restore-state action. Its engine plugs in here; the router and ActionContext stay as they are.
+// The restore-state action: params and config in, the restore engine run, counts (or the plan, on dry-run) out.
+// Every stop is one sentence: the engine's own errors already are, anything else goes to the runner's fallback.
 import type { ActionContext } from '../action-context.ts';
-import { notAvailableYet } from './not-available.ts';
+import { openObjectStore } from '../../store/open.ts';
+import { runRestore, type RestoreVolumeStep } from '../../restore/engine.ts';
+import { RestoreInputError, RestoreRefusedError, RestoreStoppedError } from '../../restore/errors.ts';
+import { restoreVolumes, volumeKubeFromClient } from '../../volumes/index.ts';
+import type { KubeClient } from '../../kube/client.ts';
+import type { S3Settings } from '../../store/settings.ts';
+
+function volumeStep(kube: KubeClient, s3: S3Settings, ctx: ActionContext<'restore-state'>): RestoreVolumeStep | undefined {
+  // The mover Jobs need an endpoint they can reach from inside the cluster; AWS itself has none in the settings.
+  if (!s3.endpoint) return undefined;
+  return async (backupId, pvcs, progress) => {
+    const results = await restoreVolumes(volumeKubeFromClient(kube), {
+      backupId,
+      pvcs,
+      s3: {
+        endpoint: s3.endpoint!, bucket: s3.bucket, path: s3.path, region: s3.region, accessKey: s3.accessKey, secretKey: s3.secretKey,
+        uriStyle: s3.uriStyle, ...(s3.tlsCaChain?.length ? { tlsCaChain: s3.tlsCaChain.join('\n') } : {}),
+      },
+      image: ctx.config['volume-mover-image'],
+      concurrency: ctx.config['volume-mover-concurrency'],
+      onProgress: (p) => void progress(`filled ${p.done}/${p.total} PVC(s)`),
+    });
+    return { restored: results.length, bytes: results.reduce((sum, r) => sum + r.bytes, 0) };
+  };
+}
 
 export async function run(ctx: ActionContext<'restore-state'>): Promise<void> {
-  ctx.fail(notAvailableYet(ctx.action, 'the restore engine'));
+  const params = ctx.params;
+  const s3 = await ctx.s3();
+  const kube = await ctx.kube();
+  const encryptionKey = await ctx.encryptionKey();
+  const store = openObjectStore(s3);
+  const volumes = params['include-volumes'] ? volumeStep(kube, s3, ctx) : undefined;
+  let outcome;
+  try {
+    outcome = await runRestore(kube, store, {
+      backupId: params['backup-id'],
+      profiles: params.profiles,
+      namespaces: params.namespaces,
+      conflictPolicy: params['conflict-policy'],
+      dryRun: params['dry-run'],
+      includeVolumes: params['include-volumes'],
+      encryptionKey,
+      waitTimeoutMs: ctx.config['restore-wait-timeout'] * 1000,
+      protectedNamespaces: [ctx.modelName],
+      ...(volumes ? { volumes } : {}),
+      progress: (message) => ctx.progress(message),
+    });
+  } catch (error) {
+    if (error instanceof RestoreRefusedError) {
+      await ctx.setResults({ offenders: error.offenders });
+      ctx.fail(error.message);
+    }
+    if (error instanceof RestoreInputError || error instanceof RestoreStoppedError) ctx.fail(error.message);
+    throw error;
+  }
+  for (const warning of outcome.warnings) await ctx.log('WARNING', warning);
+  await ctx.setResults({
+    'backup-id': outcome.backupId,
+    ...outcome.totals,
+    ...(outcome.dryRun ? { plan: outcome.plan } : {}),
+    ...(outcome.warnings.length ? { warnings: outcome.warnings } : {}),
+    ...(outcome.volumes.note ? { volumes: outcome.volumes.note } : { volumes: `${outcome.volumes.restored} PVC(s) filled` }),
+    'duration-seconds': outcome.durationSeconds,
+  });
+  if (outcome.totals.failed > 0) {
+    ctx.fail(`${outcome.totals.failed} object(s) could not be restored (first: ${outcome.failures[0] ?? 'see the results'}); fix the cause and rerun — objects already restored are left as they are.`);
+  }
 }
