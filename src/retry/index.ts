@@ -5,4 +5,4 @@ export type { Classification, Classifier, FailureKind } from './classification.t
 export { parseRetryAfter } from './retry-after.ts';
 export { systemClock, ManualClock } from './clock.ts';
 export type { Clock } from './clock.ts';
-export { classifyS3Error, withS3Retry, s3ClientRetrySettings } from './s3.ts';
+export { classifyS3Error, withS3Retry, s3ClientRetrySettings, applyS3RetryPolicy } from './s3.ts';

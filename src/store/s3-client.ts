@@ -4,12 +4,16 @@ import { Agent } from 'node:https';
 import { rootCertificates } from 'node:tls';
 import { HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import type { S3Settings } from './settings.ts';
+import { RetryPolicy, type RetrySettings } from '../retry/policy.ts';
+import { applyS3RetryPolicy, s3ClientRetrySettings } from '../retry/s3.ts';
 
 export type { S3Settings } from './settings.ts';
 
 export interface S3ClientOptions {
-  /** attempts per request, the SDK's retry budget (default 3) */
+  /** attempts per request under the one retry policy (default: the policy's) */
   maxAttempts?: number;
+  /** the retry policy, or settings for one (tests shorten its delays) */
+  retry?: RetryPolicy | Partial<RetrySettings>;
   connectionTimeoutMs?: number;
   requestTimeoutMs?: number;
 }
@@ -19,12 +23,13 @@ export function createS3Client(settings: S3Settings, options: S3ClientOptions = 
   const httpsAgent = settings.tlsCaChain?.length
     ? new Agent({ keepAlive: true, ca: [...rootCertificates, ...settings.tlsCaChain] })
     : new Agent({ keepAlive: true });
-  return new S3Client({
+  const client = new S3Client({
     ...(settings.endpoint ? { endpoint: settings.endpoint } : {}),
     region: settings.region,
     forcePathStyle: settings.uriStyle === 'path',
     credentials: { accessKeyId: settings.accessKey, secretAccessKey: settings.secretKey },
-    maxAttempts: options.maxAttempts ?? 3,
+    // Our policy (below) is the only one retrying: the SDK's own attempts would multiply with it.
+    ...s3ClientRetrySettings,
     // Only checksum when an operation needs one: S3-compatible stores (MinIO, Ceph RGW, s3rver) differ in CRC support.
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
@@ -34,6 +39,11 @@ export function createS3Client(settings: S3Settings, options: S3ClientOptions = 
       requestTimeout: options.requestTimeoutMs ?? 60_000,
     },
   });
+  const policy = options.retry instanceof RetryPolicy
+    ? options.retry
+    : new RetryPolicy({ ...options.retry, ...(options.maxAttempts === undefined ? {} : { maxAttempts: options.maxAttempts }) });
+  applyS3RetryPolicy(client, policy);
+  return client;
 }
 
 export type BucketProblemKind =
