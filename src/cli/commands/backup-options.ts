@@ -1,0 +1,24 @@
+// Flags of backup and snapshot-profiles that choose what is state, matching the charm's config options.
+import type { OptionTable } from '../usage.ts';
+
+export const selectionOptions: OptionTable = {
+  'profile-namespace-selector': {
+    type: 'string', placeholder: '<selector>', default: 'app.kubernetes.io/part-of=kubeflow-profile',
+    description: 'label selector that marks profile namespaces, besides the namespaces Profiles own',
+  },
+  'include-resources': { type: 'string', placeholder: '<list>', description: 'only these resources (e.g. notebooks.kubeflow.org,persistentvolumeclaims)', default: 'every state kind' },
+  'exclude-resources': { type: 'string', placeholder: '<list>', description: 'leave these resources out (e.g. secrets)', default: 'none' },
+  'protected-crd-groups': {
+    type: 'string', placeholder: '<list>', default: 'kubeflow.org,tensorboard.kubeflow.org,serving.kserve.io',
+    description: 'API groups whose CRDs are recorded (versions, storedVersions) in the manifest and checked before an upgrade',
+  },
+};
+
+export const moverOptions: OptionTable = {
+  'mover-image': { type: 'string', placeholder: '<image>', description: 'image of the volume mover Jobs (rclone)', default: 'docker.io/rclone/rclone:1.68.2' },
+  'mover-concurrency': { type: 'string', placeholder: '<n>', description: 'volume mover Jobs running at once', default: '2' },
+};
+
+export const DEFAULT_PROTECTED_GROUPS = 'kubeflow.org,tensorboard.kubeflow.org,serving.kserve.io';
+export const DEFAULT_SELECTOR = 'app.kubernetes.io/part-of=kubeflow-profile';
+export const DEFAULT_MOVER_IMAGE = 'docker.io/rclone/rclone:1.68.2';

@@ -1,0 +1,122 @@
+// backup: the backup-state action outside Juju — user state of the profile namespaces, and PVC data through mover Jobs.
+import type { BackupOutcome, VolumeStep } from '../../backup/engine.ts';
+import type { KubeClient } from '../../kube/client.ts';
+import { backupKeys } from '../../store/layout.ts';
+import type { S3Settings } from '../../store/settings.ts';
+import { encryptionKeyFrom, encryptionOptions } from '../encryption-options.ts';
+import { kubeClientFrom, kubeOptions } from '../kube-options.ts';
+import { formatBytes, table } from '../output.ts';
+import { moverS3, s3Options } from '../s3-options.ts';
+import type { Command, CommandContext } from '../usage.ts';
+import { listValue, positiveInteger, stringValue } from '../usage.ts';
+import { DEFAULT_MOVER_IMAGE, DEFAULT_PROTECTED_GROUPS, DEFAULT_SELECTOR, moverOptions, selectionOptions } from './backup-options.ts';
+import { describeFailure, openStore, outputOptions } from './shared.ts';
+import { TOOL_VERSION } from '../version.ts';
+
+export function cliVolumeStep(kube: KubeClient, s3: S3Settings, image: string, concurrency: number): VolumeStep {
+  return async (backupId, pvcs, progress) => {
+    const { backupVolumes, volumeKubeFromClient } = await import('../../volumes/index.ts');
+    const results = await backupVolumes(volumeKubeFromClient(kube), {
+      backupId,
+      pvcs: pvcs.map(({ namespace, name }) => ({ namespace, name })),
+      s3: moverS3(s3),
+      image,
+      concurrency,
+      onProgress: (p) => void progress(`copied the data of ${p.done}/${p.total} PVC(s)${p.result ? ` (${p.result.namespace}/${p.result.pvc})` : ''}`),
+    });
+    const keys = backupKeys(backupId);
+    return results.map((r) => ({ namespace: r.namespace, pvc: r.pvc, key: keys.volume(r.namespace, r.pvc), files: r.files, bytes: r.bytes }));
+  };
+}
+
+export function backupLines(outcome: BackupOutcome): string[] {
+  const kinds = Object.entries(outcome.counts).sort(([a], [b]) => a.localeCompare(b));
+  return [
+    `backup ${outcome.backupId} committed to ${outcome.location}`,
+    '',
+    ...table([['KIND', 'OBJECTS'], ...kinds.map(([k, n]) => [k, n] as [string, number])]),
+    '',
+    `objects: ${outcome.objects} (${formatBytes(outcome.bytes)}) from ${outcome.namespaces} namespace(s), ${outcome.profiles} Profile(s), ${outcome.contributors} contributor(s)`,
+    `volumes: ${outcome.volumes.copied} PVC(s), ${formatBytes(outcome.volumes.bytes)}${outcome.volumes.note ? ` — ${outcome.volumes.note}` : ''}`,
+    `secrets: ${outcome.sealedSecrets ? `${outcome.sealedSecrets} sealed` : `${outcome.clearSecrets} stored in clear (pass --encryption-key-file to seal them)`}`,
+    `skipped: ${outcome.skipped} object(s) that controllers make or the filters leave out`,
+    `took ${outcome.durationSeconds}s`,
+  ];
+}
+
+export function backupJson(outcome: BackupOutcome): Record<string, unknown> {
+  const { manifest: _manifest, ...rest } = outcome;
+  return rest;
+}
+
+export const backupCommand: Command = {
+  name: 'backup',
+  summary: 'back up Profiles, user objects of profile namespaces and PVC data to S3',
+  synopsis: 'kubeflow-upgrader backup --s3-url s3://<bucket>/<prefix> [options]',
+  description:
+    'Lists every Kubeflow state kind the cluster serves, keeps what no controller made in the chosen profile namespaces, and ' +
+    'writes a Velero-format archive plus a kubeflow-upgrader manifest (checksums of every item) to S3. PVC contents are copied ' +
+    'by one mover Job per PVC inside the cluster, so the S3 endpoint must be reachable from the cluster too. A backup exists ' +
+    'only once its marker is written: a failed run leaves nothing that list or restore would use.',
+  groups: [
+    {
+      title: 'What to back up',
+      options: {
+        namespaces: { type: 'string', placeholder: '<list>', description: 'profile namespaces to back up, comma-separated', default: 'every profile namespace' },
+        'no-volumes': { type: 'boolean', description: 'do not copy PVC contents (the PVC objects are still backed up)' },
+        description: { type: 'string', placeholder: '<text>', description: 'free text stored with the backup and shown by list' },
+        ...selectionOptions,
+      },
+    },
+    { title: 'Volume mover', options: moverOptions },
+    { title: 'Kubernetes', options: kubeOptions },
+    { title: 'S3', options: s3Options },
+    { title: 'Secrets', options: encryptionOptions },
+    { title: 'Output', options: outputOptions },
+  ],
+  positionals: [],
+  examples: [
+    'export AWS_ACCESS_KEY_ID=... AWS_SECRET_ACCESS_KEY=...',
+    'kubeflow-upgrader backup --s3-url s3://kubeflow-backups/prod --region eu-west-1 --encryption-key-file ~/.kfu-key',
+    'kubeflow-upgrader backup --s3-url s3://backups/kf --endpoint http://minio.minio:9000 --path-style --namespaces alice,bob',
+    'kubeflow-upgrader backup --s3-url s3://backups/kf --no-volumes --json | jq -r .backupId',
+  ],
+  exitCodes: { ok: 'the backup is committed', failed: 'the backup failed; nothing was committed' },
+  async run(ctx: CommandContext): Promise<number> {
+    const { values, out } = ctx;
+    const { settings, store } = await openStore(ctx);
+    const encryptionKey = encryptionKeyFrom(values, ctx.env);
+    out.hide(encryptionKey);
+    const namespaces = listValue(values, 'namespaces');
+    const moverConcurrency = positiveInteger(values, 'mover-concurrency', 2, 64);
+    const includeVolumes = values['no-volumes'] !== true;
+    const kube = await kubeClientFrom(values);
+    try {
+      const { runBackup } = await import('../../backup/engine.ts');
+      const outcome = await runBackup(kube, store, {
+        kind: 'backup-state',
+        ...(namespaces ? { namespaces } : {}),
+        includeVolumes,
+        includeControlPlane: false,
+        ...(stringValue(values, 'description') ? { description: stringValue(values, 'description')! } : {}),
+        profileNamespaceSelector: stringValue(values, 'profile-namespace-selector') ?? DEFAULT_SELECTOR,
+        includeResources: listValue(values, 'include-resources') ?? [],
+        excludeResources: listValue(values, 'exclude-resources') ?? [],
+        ...(encryptionKey ? { encryptionKey } : {}),
+        protectedCrdGroups: listValue(values, 'protected-crd-groups') ?? DEFAULT_PROTECTED_GROUPS.split(','),
+        toolVersion: TOOL_VERSION,
+        ...(stringValue(values, 'context') ? { source: { cluster: stringValue(values, 'context')! } } : {}),
+        ...(includeVolumes ? { volumes: cliVolumeStep(kube, settings, stringValue(values, 'mover-image') ?? DEFAULT_MOVER_IMAGE, moverConcurrency) } : {}),
+        progress: (m) => out.progress(m),
+      });
+      out.result(backupLines(outcome), backupJson(outcome));
+      return 0;
+    } catch (error) {
+      out.error(`The backup failed: ${await describeFailure(error, settings)}`);
+      return 1;
+    } finally {
+      kube.close();
+    }
+  },
+};
+

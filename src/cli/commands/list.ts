@@ -1,0 +1,51 @@
+// list: complete backups (those with their commit marker), newest first.
+import { formatBytes, table } from '../output.ts';
+import { s3Options } from '../s3-options.ts';
+import type { Command, CommandContext } from '../usage.ts';
+import { positiveInteger } from '../usage.ts';
+import { describeFailure, openStore, outputOptions } from './shared.ts';
+
+export const listCommand: Command = {
+  name: 'list',
+  summary: 'list complete backups in S3, newest first',
+  synopsis: 'kubeflow-upgrader list --s3-url s3://<bucket>/<prefix> [--limit <n>] [--json]',
+  description:
+    'Lists the backups whose commit marker exists — an interrupted backup is never listed — with their scope, size and ' +
+    'whether their Secrets are sealed. Foreign Velero backups in the same location are listed with format "velero".',
+  groups: [
+    { title: 'Listing', options: { limit: { type: 'string', placeholder: '<n>', description: 'show at most this many backups', default: 'all' } } },
+    { title: 'S3', options: s3Options },
+    { title: 'Output', options: outputOptions },
+  ],
+  positionals: [],
+  examples: [
+    'kubeflow-upgrader list --s3-url s3://kubeflow-backups/prod',
+    'kubeflow-upgrader list --s3-url s3://backups/kf --endpoint https://minio.example.com --path-style --limit 5 --json',
+  ],
+  exitCodes: { ok: 'the backups were listed (possibly none)', failed: 'the location could not be read' },
+  async run(ctx: CommandContext): Promise<number> {
+    const limit = ctx.values.limit === undefined ? undefined : positiveInteger(ctx.values, 'limit', 1);
+    const { settings, store } = await openStore(ctx);
+    try {
+      const { listBackups } = await import('../../archive/verify.ts');
+      const backups = await listBackups(store, limit === undefined ? {} : { limit });
+      const rows = backups.map((b) => [
+        b.id,
+        b.created.replace(/\.\d+Z$/, 'Z'),
+        b.scope ? `${b.scope.action} ${b.scope.namespaces?.length ?? 0} ns ${b.scope.profiles?.length ?? 0} profiles` : b.format,
+        b.objects ?? 0,
+        b.bytes === undefined ? '-' : formatBytes(b.bytes),
+        b.encrypted ? 'sealed' : 'clear',
+        b.problem ?? b.description ?? '',
+      ]);
+      const lines = backups.length === 0
+        ? [`no complete backup in ${store.url()}`]
+        : table([['ID', 'CREATED', 'SCOPE', 'OBJECTS', 'SIZE', 'SECRETS', 'DESCRIPTION'], ...rows]);
+      ctx.out.result(lines, { location: store.url(), count: backups.length, backups });
+      return 0;
+    } catch (error) {
+      ctx.out.error(`The backups could not be listed: ${await describeFailure(error, settings)}`);
+      return 1;
+    }
+  },
+};

@@ -1,0 +1,52 @@
+// Pieces several commands share: the output flags, opening the store, and naming a backup id (or `latest`).
+import type { ObjectStore } from '../../store/objects.ts';
+import type { S3Settings } from '../../store/settings.ts';
+import type { CommandContext, OptionTable } from '../usage.ts';
+import { UsageError } from '../usage.ts';
+import { s3SettingsFrom } from '../s3-options.ts';
+
+export const outputOptions: OptionTable = {
+  json: { type: 'boolean', description: 'print the result as one JSON document on stdout (progress stays on stderr)' },
+  help: { type: 'boolean', short: 'h', description: 'show this help' },
+};
+
+export const BACKUP_ID = /^kf-\d{8}-\d{6}-[0-9a-f]{6}$/;
+
+export async function openStore(ctx: CommandContext): Promise<{ settings: S3Settings; store: ObjectStore }> {
+  const settings = s3SettingsFrom(ctx.values, ctx.env);
+  ctx.out.hide(settings.secretKey);
+  const { openObjectStore } = await import('../../store/open.ts');
+  return { settings, store: openObjectStore(settings) };
+}
+
+/** The backup id argument: a backup name (ours or a Velero one) or `latest`. */
+export function backupIdArgument(ctx: CommandContext, required: boolean): string | undefined {
+  const id = ctx.positionals[0];
+  if (id === undefined) {
+    if (required) throw new UsageError('Name the backup: a backup id from `kubeflow-upgrader list`, or latest.');
+    return undefined;
+  }
+  if (id !== 'latest' && !/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(id)) throw new UsageError(`"${id}" is not a backup id (kf-YYYYMMDD-HHMMSS-xxxxxx) or latest.`);
+  return id;
+}
+
+/** `latest` → the newest complete backup's id; fails in one sentence when there is none. */
+export async function resolveBackupId(store: ObjectStore, id: string): Promise<string> {
+  if (id !== 'latest') return id;
+  const { listBackups } = await import('../../archive/verify.ts');
+  const newest = (await listBackups(store, { limit: 1 }))[0];
+  if (!newest) throw new Error(`There is no complete backup in ${store.url()}.`);
+  return newest.id;
+}
+
+/** One sentence for any failure: S3 errors are classified, engine errors keep their own sentence. */
+export async function describeFailure(error: unknown, settings?: S3Settings): Promise<string> {
+  const e = error as { $metadata?: unknown; name?: string; message?: string; code?: string };
+  if (settings && e && typeof e === 'object' && ('$metadata' in e || /^(ECONN|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|CERT_|DEPTH_ZERO|SELF_SIGNED|UNABLE_TO)/.test(e.code ?? ''))) {
+    const { classifyS3Error } = await import('../../store/s3-client.ts');
+    const problem = classifyS3Error(error, settings).message.replace(/ of s3-integrator| given to s3-integrator/g, '').replace(/give s3-integrator the endpoint's CA in tls-ca-chain/, 'pass the endpoint\'s CA with --ca-file');
+    return `${problem[0]!.toUpperCase()}${problem.slice(1)}.`;
+  }
+  const message = (error instanceof Error ? error.message : String(error)).split('\n')[0]!.trim();
+  return /[.!?]$/.test(message) ? message : `${message}.`;
+}

@@ -1,0 +1,42 @@
+// verify: downloads a backup and re-checks every checksum against its manifest.
+import { s3Options } from '../s3-options.ts';
+import type { Command, CommandContext } from '../usage.ts';
+import { backupIdArgument, describeFailure, openStore, outputOptions, resolveBackupId } from './shared.ts';
+
+export const verifyCommand: Command = {
+  name: 'verify',
+  summary: 're-check every checksum of a backup before you rely on it',
+  synopsis: 'kubeflow-upgrader verify <backup-id|latest> --s3-url s3://<bucket>/<prefix> [--json]',
+  description:
+    'Reads the whole archive (items, resource list, volume index) and compares each sha256 with the manifest. Each problem ' +
+    'is named: a missing or changed item, a truncated tarball, a manifest that does not parse. Nothing is written.',
+  groups: [
+    { title: 'S3', options: s3Options },
+    { title: 'Output', options: outputOptions },
+  ],
+  positionals: [{ name: '<backup-id|latest>', required: true, description: 'the backup to verify; latest for the newest complete one' }],
+  examples: [
+    'kubeflow-upgrader verify latest --s3-url s3://kubeflow-backups/prod',
+    'kubeflow-upgrader verify kf-20250101-020000-a1b2c3 --s3-url s3://backups/kf --json | jq .status',
+  ],
+  exitCodes: { ok: 'the backup is intact', failed: 'the backup is corrupt or not verifiable, or could not be read' },
+  async run(ctx: CommandContext): Promise<number> {
+    const requested = backupIdArgument(ctx, true)!;
+    const { settings, store } = await openStore(ctx);
+    try {
+      const id = await resolveBackupId(store, requested);
+      ctx.out.progress(`verifying backup ${id}`);
+      const { verifyBackup } = await import('../../archive/verify.ts');
+      const report = await verifyBackup(store, id);
+      const lines = [
+        `backup ${id}: ${report.status} (${report.objectsChecked} objects checked)`,
+        ...report.problems.map((p) => `  ${p.message}`),
+      ];
+      ctx.out.result(lines, { backupId: id, status: report.status, objectsChecked: report.objectsChecked, problems: report.problems });
+      return report.status === 'ok' ? 0 : 1;
+    } catch (error) {
+      ctx.out.error(`Backup ${requested} could not be verified: ${await describeFailure(error, settings)}`);
+      return 1;
+    }
+  },
+};

@@ -1,0 +1,28 @@
+// The key that seals Secrets in a backup (AES-256-GCM under a key derived from it): from a file or KFU_ENCRYPTION_KEY,
+// never from a flag value.
+import { readFileSync } from 'node:fs';
+import type { OptionTable, Values } from './usage.ts';
+import { stringValue, UsageError } from './usage.ts';
+import { fromEnv } from './s3-options.ts';
+
+export const encryptionOptions: OptionTable = {
+  'encryption-key-file': {
+    type: 'string', placeholder: '<path>', env: ['KFU_ENCRYPTION_KEY (the key itself)'],
+    description: 'file holding the key that seals (backup) or opens (restore) Secrets; without one, Secrets are stored in clear',
+  },
+};
+
+export function encryptionKeyFrom(values: Values, env: NodeJS.ProcessEnv): string | undefined {
+  const file = stringValue(values, 'encryption-key-file');
+  if (file !== undefined) {
+    let key: string;
+    try {
+      key = readFileSync(file, 'utf8').trim();
+    } catch {
+      throw new UsageError(`The encryption key file ${file} cannot be read.`);
+    }
+    if (!key) throw new UsageError(`The encryption key file ${file} is empty.`);
+    return key;
+  }
+  return fromEnv(env, ['KFU_ENCRYPTION_KEY']);
+}
