@@ -1,8 +1,8 @@
 // Runs one Pod's container on this machine: the image is mapped to a locally installed tool, every mount path (and the
 // termination-message path) to a local folder or file, and the environment is resolved from the spec and the API the
 // way a kubelet would. Nothing of the test process's own environment leaks in (AWS_CA_BUNDLE in particular).
-import { spawn } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, rmdirSync, writeFileSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeObject } from '../../../src/kube/types.ts';
@@ -152,6 +152,23 @@ function copyTree(from: string, to: string): Promise<void> {
   });
 }
 
+let bindMountsWork: boolean | undefined;
+
+/**
+ * Read-only mounts are true read-only bind mounts in a private mount namespace when this machine allows it (root and
+ * unshare, as on the dev box): no copy, and a write fails with EROFS as in a real Pod. Elsewhere a private copy serves.
+ */
+function canBindMount(): boolean {
+  if (bindMountsWork !== undefined) return bindMountsWork;
+  const probe = mkdtempSync(join(tmpdir(), 'kubelet-probe-'));
+  const result = spawnSync('unshare', ['-m', '--propagation', 'private', 'sh', '-c', 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0"', probe], { stdio: 'ignore' });
+  rmdirSync(probe);
+  bindMountsWork = result.status === 0;
+  return bindMountsWork;
+}
+
+const BIND_PRELUDE = 'while [ "$1" != "--" ]; do mount --bind "$1" "$2" && mount -o remount,bind,ro "$2" || exit 126; shift 2; done; shift; exec "$@"';
+
 /**
  * Replaces each mapped container path where it stands as a whole path (or a prefix of one) in a string. One pass, so
  * a local path that happens to start with another mount path (/tmp/...) is never rewritten twice.
@@ -179,6 +196,7 @@ export async function runContainer(ctx: RunContext): Promise<ContainerRun> {
     const volumes = ((pod.spec as { volumes?: VolumeSpec[] }).volumes ?? []);
     const mapping: [string, string][] = [];
     const views: Promise<void>[] = [];
+    const readOnlyBinds: [string, string][] = [];
     let index = 0;
     for (const mount of container.volumeMounts ?? []) {
       const volume = volumes.find((v) => v.name === mount.name);
@@ -189,9 +207,10 @@ export async function runContainer(ctx: RunContext): Promise<ContainerRun> {
         if (!folder) throw new ContainerConfigError(`persistentvolumeclaim "${volume.persistentVolumeClaim.claimName}" is not bound`);
         const base = mount.subPath ? join(folder, mount.subPath) : folder;
         if (mount.readOnly || volume.persistentVolumeClaim.readOnly) {
-          // A private copy: whatever the container does, the claim's own folder is never written.
+          // Whatever the container does, the claim's own folder is never written.
           mkdirSync(local, { recursive: true });
-          views.push(copyTree(base, local));
+          if (canBindMount()) readOnlyBinds.push([base, local]);
+          else views.push(copyTree(base, local));
           mapping.push([mount.mountPath, local]);
         } else {
           mapping.push([mount.mountPath, base]);
@@ -222,7 +241,9 @@ export async function runContainer(ctx: RunContext): Promise<ContainerRun> {
     for (const [k, v] of Object.entries(env)) processEnv[k] = rewritePaths(v, mapping);
     delete processEnv.AWS_CA_BUNDLE;
     const argv = [...(container.command ?? entrypointFor(container.image)), ...(container.args ?? [])].map((a) => rewritePaths(a, mapping));
-    const [file, ...args] = argv;
+    if (argv.length === 0) throw new ContainerConfigError('the container has no command');
+    const [file, ...args] = readOnlyBinds.length === 0 ? argv
+      : ['unshare', '-m', '--propagation', 'private', 'sh', '-c', BIND_PRELUDE, 'kubelet-mounts', ...readOnlyBinds.flat(), '--', ...argv];
     if (!file) throw new ContainerConfigError('the container has no command');
     chmodSync(scratch, 0o700);
 

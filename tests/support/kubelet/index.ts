@@ -227,7 +227,11 @@ export function simulatedKubelet(options: SimulatedKubeletOptions): SimulatedKub
           });
           break;
         } catch (error) {
-          if (!(error instanceof ContainerConfigError)) throw error;
+          if (!(error instanceof ContainerConfigError)) {
+            // A kubelet fault must still end the Pod, or its Job would wait for its deadline.
+            run = { exitCode: 128, message: `simulated kubelet could not run the container: ${(error as Error).message}`, logs: '', startedAt: now(), finishedAt: now() };
+            break;
+          }
           if (Date.now() > giveUpAt) {
             run = { exitCode: 1, message: error.message, logs: '', startedAt: now(), finishedAt: now() };
             break;
