@@ -1,0 +1,76 @@
+// restore-state through the real ./dispatch: fake hook tools, s3-integrator data pointing at s3rver, KUBECONFIG at
+// the embedded cluster.
+import { expect } from 'chai';
+import { S3Client } from '@aws-sdk/client-s3';
+import { ensureCharmBuilt } from '../support/juju/charm-build.ts';
+import { runDispatch, type DispatchOutcome } from '../support/juju/harness.ts';
+import { s3Relation, track1Data } from '../support/juju/scenarios.ts';
+import { emptyState } from '../support/juju/state.ts';
+import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
+import { startCluster, type RunningCluster } from '../support/cluster/index.ts';
+import { KubeClient } from '../../src/kube/client.ts';
+import { ObjectStore } from '../../src/store/objects.ts';
+import { runBackup } from '../../src/backup/engine.ts';
+import { collectUserState, compareStates } from '../../src/restore/compare.ts';
+
+const BUCKET = 'kubeflow-backups';
+
+describe('restore-state action (real ./dispatch)', function () {
+  this.timeout(120_000);
+  let charmDir: string;
+  let s3: S3ServerHandle;
+  let a: RunningCluster;
+  let b: RunningCluster;
+  let objects: number;
+
+  before(async () => {
+    [charmDir, s3, a, b] = await Promise.all([ensureCharmBuilt(), startS3Server({ buckets: [BUCKET] }), startCluster({ profiles: 4, seed: 9 }), startCluster({ seed: 9 })]);
+    const kube = await KubeClient.load({ kubeconfig: a.kubeconfigPath });
+    const store = new ObjectStore({
+      client: new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } }),
+      bucket: BUCKET, prefix: 'backups',
+    });
+    const backup = await runBackup(kube, store, {
+      kind: 'backup-state', includeVolumes: false, includeControlPlane: false, toolVersion: 'test',
+      profileNamespaceSelector: 'app.kubernetes.io/part-of=kubeflow-profile', protectedCrdGroups: ['kubeflow.org'],
+    });
+    objects = backup.objects;
+    kube.close();
+  });
+  after(async () => Promise.all([s3?.stop(), a?.stop(), b?.stop()]));
+
+  const restore = (params: Record<string, unknown>): Promise<DispatchOutcome> =>
+    runDispatch(charmDir, emptyState({ config: { 'restore-wait-timeout': 30 }, relations: [s3Relation(track1Data(s3, BUCKET))], actionParams: params }), {
+      event: 'actions/restore-state',
+      env: { KUBECONFIG: b.kubeconfigPath },
+    });
+
+  it('restores the latest backup into a fresh cluster and reports the counts', async () => {
+    const { exitCode, state, stderr } = await restore({ 'backup-id': 'latest' });
+    expect(state.actionFailure, stderr).to.equal(undefined);
+    expect(exitCode).to.equal(0);
+    expect(state.actionResults).to.include({ created: String(objects), updated: '0', failed: '0' });
+    expect(state.actionLogs.length).to.be.greaterThan(0);
+    const [kubeA, kubeB] = await Promise.all([KubeClient.load({ kubeconfig: a.kubeconfigPath }), KubeClient.load({ kubeconfig: b.kubeconfigPath })]);
+    try {
+      expect(compareStates(await collectUserState(kubeA), await collectUserState(kubeB))).to.deep.equal([]);
+    } finally {
+      kubeA.close();
+      kubeB.close();
+    }
+  });
+
+  it('dry-run returns the plan: everything unchanged', async () => {
+    const { exitCode, state } = await restore({ 'backup-id': 'latest', 'dry-run': true });
+    expect(exitCode).to.equal(0);
+    expect(state.actionResults).to.include({ created: '0', unchanged: String(objects) });
+    expect(Object.keys(state.actionResults).some((k) => /^plan\.0\.namespace$/.test(k))).to.equal(true);
+  });
+
+  it('an unknown backup fails in one sentence and changes nothing', async () => {
+    const { exitCode, state } = await restore({ 'backup-id': 'kf-20200101-000000-abcdef' });
+    expect(exitCode).to.not.equal(0);
+    expect(state.actionFailure).to.match(/^There is no complete backup kf-20200101-000000-abcdef in s3:\/\/.*list-backups/);
+    expect(state.actionFailure).not.to.include('\n');
+  });
+});
