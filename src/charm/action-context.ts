@@ -4,7 +4,7 @@ import type { S3Settings } from '../store/settings.ts';
 import type { CharmConfig } from './config.ts';
 import { flattenResults } from './results.ts';
 import type { ActionName, ParamsOf } from './actions/params.ts';
-import type { CharmRuntime } from './runtime.ts';
+import { KubeUnavailableError, type CharmRuntime } from './runtime.ts';
 import { readS3Readiness } from './s3.ts';
 
 /** Thrown by ctx.fail(): the action ends with this sentence through action-fail and a non-zero exit. */
@@ -93,7 +93,14 @@ export function createActionContext<A extends ActionName>(
           return fail(`S3 cannot be used: ${readiness.problem}.`);
       }
     },
-    kube: () => charm.kube(),
+    async kube() {
+      try {
+        return await charm.kube();
+      } catch (error) {
+        if (error instanceof KubeUnavailableError) return fail(error.message);
+        throw error;
+      }
+    },
     async encryptionKey() {
       try {
         return await charm.encryptionKey();

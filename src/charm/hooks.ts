@@ -8,10 +8,13 @@ import type { CharmRuntime } from './runtime.ts';
 import { statusNotes } from './status-notes.ts';
 
 async function s3Fact(charm: CharmRuntime): Promise<S3Fact> {
-  const readiness = await readS3Readiness(charm);
+  // The AWS SDK is most of the bundle: only a dispatch with an S3 relation loads it, and it loads while the hook
+  // tools that read the relation run.
+  let s3Client: Promise<typeof import('../store/s3-client.ts')> | undefined;
+  const loadS3Client = () => (s3Client ??= import('../store/s3-client.ts'));
+  const readiness = await readS3Readiness(charm, () => void loadS3Client().catch(() => undefined));
   if (readiness.state !== 'ready') return readiness;
-  // The AWS SDK is most of the bundle: only a dispatch that talks to S3 loads it.
-  const { checkBucket } = await import('../store/s3-client.ts');
+  const { checkBucket } = await loadS3Client();
   const check = await checkBucket(readiness.settings);
   if (!check.ok) {
     await charm.log('WARNING', `S3 check failed: ${check.problem.message}`);

@@ -4,6 +4,14 @@ import type { HookTools, LogLevel } from '../juju/hook-tools.ts';
 import type { Redactor } from '../juju/redact.ts';
 import { parseConfig, type ConfigResult } from './config.ts';
 import type { KubeClient } from '../kube/client.ts';
+import { existsSync } from 'node:fs';
+
+const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+
+/** Neither the pod's service account nor KUBECONFIG: there is no cluster to talk to. */
+export class KubeUnavailableError extends Error {
+  override name = 'KubeUnavailableError';
+}
 
 export class CharmRuntime {
   private configResult?: Promise<ConfigResult>;
@@ -29,6 +37,10 @@ export class CharmRuntime {
   /** A Kubernetes client: in-cluster config when present, else KUBECONFIG (tests and the demo point it at their cluster). */
   kube(): Promise<KubeClient> {
     this.kubeClient ??= (async () => {
+      const inCluster = Boolean(process.env.KUBERNETES_SERVICE_HOST) && existsSync(SERVICE_ACCOUNT_TOKEN);
+      if (!inCluster && !this.context.kubeconfig) {
+        throw new KubeUnavailableError('No Kubernetes API is reachable: the charm has no pod service account and KUBECONFIG is not set; deploy it on a Kubernetes model with --trust.');
+      }
       const config = await this.config();
       const { KubeClient } = await import('../kube/client.ts');
       return KubeClient.load({

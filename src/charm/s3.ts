@@ -16,10 +16,11 @@ export function sameSecret(a: string, b: string): boolean {
   return id(a) === id(b);
 }
 
-export async function readS3Readiness(charm: CharmRuntime): Promise<S3Readiness> {
-  const relationId = await s3RelationId(charm);
+/** `onRelation` runs as soon as a relation is known: the caller can warm up what it will need next. */
+export async function readS3Readiness(charm: CharmRuntime, onRelation?: () => void): Promise<S3Readiness> {
+  const [relationId, config] = await Promise.all([s3RelationId(charm), charm.config()]);
   if (!relationId) return { state: 'no-relation' };
-  const config = await charm.config();
+  onRelation?.();
   const wanted = { bucket: config.ok ? config.config['s3-bucket'] : '', path: config.ok ? config.config['s3-path'] : '' };
   const defaults = requirerRequest(relationId, wanted);
 

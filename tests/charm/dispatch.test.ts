@@ -172,11 +172,11 @@ describe('charm dispatch (real ./dispatch, fake hook tools)', function () {
   });
 
   describe('actions', () => {
-    it('an action whose engine is not built in fails with one sentence and a non-zero exit', async () => {
+    it('an action that needs the cluster, run where there is none, fails with one sentence and a non-zero exit', async () => {
       const start = emptyState({ relations: [s3Relation(track1Data(s3, BUCKET))], actionParams: { 'include-volumes': true } });
       const { exitCode, state } = await run(start, { event: 'actions/backup-state' });
       expect(exitCode).to.not.equal(0);
-      expect(state.actionFailure).to.equal('backup-state is not available in this charm revision yet (the backup engine has not been built in); refresh the charm to a revision that ships it.');
+      expect(state.actionFailure).to.equal('No Kubernetes API is reachable: the charm has no pod service account and KUBECONFIG is not set; deploy it on a Kubernetes model with --trust.');
       expect(state.actionResults).to.deep.equal({});
     });
 
