@@ -23,6 +23,11 @@ export interface ClusterOptions {
   /** apply the generated dataset with this many profiles (default 0) */
   profiles?: number;
   seed?: number;
+  /**
+   * how the dataset goes in: 'in-process' (default; the same Cluster semantics and controllers, without HTTP, so
+   * P=5000 takes minutes, not hours) or 'http' (through @kubernetes/client-node, as users would)
+   */
+  datasetVia?: 'in-process' | 'http';
   /** run the Kubeflow CRDs' simulated controllers (default true) */
   controllers?: boolean;
   /** install the Kubeflow CRDs (default true) */
@@ -94,8 +99,13 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Runnin
   };
   if ((options.profiles ?? 0) > 0) {
     try {
-      const { applyDataset } = await import('./kubeflow/dataset.ts');
-      await applyDataset(kubeconfigPath, { profiles: options.profiles!, seed });
+      if (options.datasetVia === 'http') {
+        const { applyDataset } = await import('./kubeflow/dataset.ts');
+        await applyDataset(kubeconfigPath, { profiles: options.profiles!, seed });
+      } else {
+        const { applyDatasetInProcess } = await import('./kubeflow/apply-in-process.ts');
+        await applyDatasetInProcess(cluster, { profiles: options.profiles!, seed });
+      }
     } catch (e) {
       await running.stop();
       throw e;

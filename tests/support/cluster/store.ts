@@ -178,12 +178,23 @@ export class ObjectStore {
   }
 
   subscribe(listener: (event: ClusterEvent) => void): () => void {
-    return this.subscribeRaw((e) => listener({ type: e.type, ref: e.ref, object: structuredClone(e.stored.obj) }));
+    // the copy is made only when a listener reads it: most controllers look at the resource and skip the event
+    return this.subscribeRaw((e) => {
+      let object: KubeObject | undefined;
+      listener({
+        type: e.type,
+        ref: e.ref,
+        get object() {
+          return (object ??= JSON.parse(e.stored.json) as KubeObject);
+        },
+      });
+    });
   }
 
   private emit(e: LoggedEvent): void {
     this.log.push(e);
-    if (this.log.length > this.logCapacity) this.log.splice(0, this.log.length - this.logCapacity);
+    // trimmed a quarter at a time: trimming one event per write shifted the whole log on every write (O(log) each)
+    if (this.log.length > this.logCapacity + (this.logCapacity >> 2)) this.log.splice(0, this.log.length - this.logCapacity);
     this.pending.push(e);
     if (!this.flushScheduled) {
       this.flushScheduled = true;
