@@ -1,0 +1,46 @@
+import { expect } from 'chai';
+import fc from 'fast-check';
+import { planPrune, type FolderFacts } from '../../src/prune/plan.ts';
+
+const hour = 3_600_000;
+const now = new Date('2025-06-01T12:00:00Z');
+const at = (hoursAgo: number) => new Date(now.getTime() - hoursAgo * hour);
+const folder = (id: string, hoursAgo: number, complete = true, ours = true): FolderFacts => ({ id, complete, created: at(hoursAgo), lastWrite: at(hoursAgo), ours });
+
+describe('prune/plan', () => {
+  it('keeps the newest N complete backups and deletes the older ones', () => {
+    const plan = planPrune([folder('a', 5), folder('b', 1), folder('c', 3), folder('d', 9)], { retention: 2, incompleteGraceMs: hour, now });
+    expect(plan.delete).to.deep.equal([{ id: 'c', reason: 'beyond retention' }, { id: 'd', reason: 'beyond retention' }]);
+    expect(plan.keep.map((k) => k.id)).to.deep.equal(['b', 'a']);
+  });
+
+  it('deletes an incomplete folder only after the grace period, and never a foreign Velero backup', () => {
+    const plan = planPrune([folder('old-partial', 3, false), folder('running', 0.2, false), folder('velero-nightly', 100, true, false), folder('x', 1)], { retention: 1, incompleteGraceMs: hour, now });
+    expect(plan.delete).to.deep.equal([{ id: 'old-partial', reason: 'incomplete' }]);
+    expect(plan.keep.map((k) => k.why)).to.include.members(['incomplete but recent: may still be running', 'not made by kubeflow-upgrader', 'newest complete backup']);
+  });
+
+  it('retention 0 keeps every complete backup', () => {
+    expect(planPrune([folder('a', 5), folder('b', 1)], { retention: 0, incompleteGraceMs: hour, now }).delete).to.deep.equal([]);
+  });
+
+  it('never deletes the newest complete backup nor a recent incomplete one, for any bucket (1000 cases)', () => {
+    const facts = fc.uniqueArray(
+      fc.record({ id: fc.stringMatching(/^[a-z]{1,6}$/), complete: fc.boolean(), hoursAgo: fc.double({ min: 0, max: 1000, noNaN: true }), ours: fc.boolean() }),
+      { selector: (f) => f.id, maxLength: 12 },
+    );
+    fc.assert(fc.property(facts, fc.nat(10), (raw, retention) => {
+      const folders = raw.map((f) => folder(f.id, f.hoursAgo, f.complete, f.ours));
+      const plan = planPrune(folders, { retention, incompleteGraceMs: hour, now });
+      const deleted = new Set(plan.delete.map((d) => d.id));
+      expect(deleted.size + plan.keep.length).to.equal(folders.length);
+      const complete = folders.filter((f) => f.complete).sort((a, b) => b.created!.getTime() - a.created!.getTime() || b.id.localeCompare(a.id));
+      if (complete[0]) expect(deleted.has(complete[0].id)).to.equal(false);
+      for (const f of folders) {
+        if (!f.ours) expect(deleted.has(f.id)).to.equal(false);
+        if (!f.complete && now.getTime() - f.lastWrite!.getTime() < hour) expect(deleted.has(f.id)).to.equal(false);
+      }
+      if (retention > 0) expect(complete.filter((f) => !deleted.has(f.id) && f.ours).length).to.be.at.most(Math.max(1, retention));
+    }), { numRuns: 1000 });
+  });
+});
