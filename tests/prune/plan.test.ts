@@ -10,8 +10,8 @@ const folder = (id: string, hoursAgo: number, complete = true, ours = true): Fol
 describe('prune/plan', () => {
   it('keeps the newest N complete backups and deletes the older ones', () => {
     const plan = planPrune([folder('a', 5), folder('b', 1), folder('c', 3), folder('d', 9)], { retention: 2, incompleteGraceMs: hour, now });
-    expect(plan.delete).to.deep.equal([{ id: 'c', reason: 'beyond retention' }, { id: 'd', reason: 'beyond retention' }]);
-    expect(plan.keep.map((k) => k.id)).to.deep.equal(['b', 'a']);
+    expect(plan.delete).to.deep.equal([{ id: 'a', reason: 'beyond retention' }, { id: 'd', reason: 'beyond retention' }]);
+    expect(plan.keep.map((k) => k.id)).to.deep.equal(['b', 'c']);
   });
 
   it('deletes an incomplete folder only after the grace period, and never a foreign Velero backup', () => {
