@@ -217,9 +217,16 @@ async function moveOne(
   const jobName = job.metadata.name ?? '';
   await kube.create(JOBS, job);
   // The Job's own deadline ends it; the extra minute lets its controller write the Failed condition we then read.
-  const finished = await kube.waitFor(JOBS, pvcRef.namespace, jobName, jobFinished, {
-    timeoutMs: (deadline + 60) * 1000, signal: options.signal,
-  });
+  let finished;
+  try {
+    finished = await kube.waitFor(JOBS, pvcRef.namespace, jobName, jobFinished, {
+      timeoutMs: (deadline + 60) * 1000, signal: options.signal,
+    });
+  } catch (error) {
+    // Nobody will read this Job's outcome: stop it rather than let it copy on unobserved.
+    await kube.delete(JOBS, pvcRef.namespace, jobName).catch(() => undefined);
+    throw error;
+  }
   if (!finished) throw new Error(`its mover Job ${jobName} was deleted before it finished`);
   const pods = await kube.list(PODS, pvcRef.namespace, `job-name=${jobName}`);
   const message = terminationMessage(pods);
