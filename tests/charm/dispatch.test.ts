@@ -18,6 +18,10 @@ function expectCleanOutcome(outcome: DispatchOutcome): void {
   for (const secret of SECRET_VALUES) expect(commandLines).not.to.include(secret);
 }
 
+async function inBatches(jobs: (() => Promise<unknown>)[], size = 3): Promise<void> {
+  for (let i = 0; i < jobs.length; i += size) await Promise.allSettled(jobs.slice(i, i + size).map((job) => job()));
+}
+
 describe('charm dispatch (real ./dispatch, fake hook tools)', function () {
   let charmDir: string;
   let s3: S3ServerHandle;
@@ -119,9 +123,18 @@ describe('charm dispatch (real ./dispatch, fake hook tools)', function () {
       ['TLS failure', () => track1Data({ ...s3, endpoint: s3.endpoint.replace('http:', 'https:') }, BUCKET), /^TLS with https:\/\/127\.0\.0\.1:\d+ failed \(/],
       ['unreachable', () => track1Data({ ...s3, endpoint: `http://127.0.0.1:${closedPort}` }, BUCKET), /^cannot reach S3 at http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\)/],
     ];
-    for (const [name, data, message] of cases) {
+    // Independent scenarios: dispatched a few at a time up front, asserted one by one.
+    const outcomes = new Map<string, Promise<DispatchOutcome>>();
+    before(async () => {
+      await inBatches(cases.map(([name, data]) => () => {
+        const outcome = run(emptyState({ relations: [s3Relation(data())] }), changed);
+        outcomes.set(name, outcome);
+        return outcome;
+      }));
+    });
+    for (const [name, , message] of cases) {
       it(name, async () => {
-        const { exitCode, state } = await run(emptyState({ relations: [s3Relation(data())] }), changed);
+        const { exitCode, state } = await outcomes.get(name)!;
         expect(exitCode).to.equal(0);
         expect(unitStatus(state)?.status).to.equal('blocked');
         expect(unitStatus(state)?.message).to.match(message);
@@ -139,9 +152,17 @@ describe('charm dispatch (real ./dispatch, fake hook tools)', function () {
       ['garbage bucket', { bucket: '../../etc' }, /is not a valid S3 bucket name/],
       ['garbage region', { region: 'us east 1; rm -rf' }, /is not a region name/],
     ];
-    for (const [name, patch, message] of cases) {
+    const outcomes = new Map<string, Promise<DispatchOutcome>>();
+    before(async () => {
+      await inBatches(cases.map(([name, patch]) => () => {
+        const outcome = run(emptyState({ relations: [s3Relation(track1Data(s3, BUCKET, patch))] }), changed);
+        outcomes.set(name, outcome);
+        return outcome;
+      }));
+    });
+    for (const [name, , message] of cases) {
       it(name, async () => {
-        const { exitCode, state, stderr } = await run(emptyState({ relations: [s3Relation(track1Data(s3, BUCKET, patch))] }), changed);
+        const { exitCode, state, stderr } = await outcomes.get(name)!;
         expect(exitCode).to.equal(0);
         expect(stderr).to.equal('');
         expect(unitStatus(state)?.status).to.equal('blocked');
