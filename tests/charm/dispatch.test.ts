@@ -186,8 +186,8 @@ describe('charm dispatch (real ./dispatch, fake hook tools)', function () {
     expect(unitStatus(state)).to.deep.equal({ status: 'blocked', message: 'config option max-backup-age must be a duration like 30m, 24h or 7d' });
   });
 
-  it('hooks of relations handled later are acknowledged without side effects', async () => {
-    const { exitCode, state } = await run(emptyState(), { event: 'kfp-db-relation-changed' });
+  it('hooks the charm does not handle are acknowledged without side effects', async () => {
+    const { exitCode, state } = await run(emptyState(), { event: 'pre-series-upgrade' });
     expect(exitCode).to.equal(0);
     expect(state.calls).to.deep.equal([]);
   });
