@@ -249,12 +249,19 @@ export async function runContainer(ctx: RunContext): Promise<ContainerRun> {
 
     const startedAt = new Date().toISOString();
     const { exitCode, logs } = await new Promise<{ exitCode: number; logs: string }>((resolve) => {
-      const child = spawn(file, args, { env: processEnv, cwd: container.workingDir ? rewritePaths(container.workingDir, mapping) : home, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(file, args, { env: processEnv, cwd: container.workingDir ? rewritePaths(container.workingDir, mapping) : home, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
       let log = '';
       const collect = (d: Buffer) => { log = (log + d.toString('utf8')).slice(-MAX_LOG); };
       child.stdout.on('data', collect);
       child.stderr.on('data', collect);
-      ctx.onStarted?.(() => child.kill('SIGKILL'));
+      // The container is its own process group, so a kill takes its children (sleep, rclone under sh) along.
+      ctx.onStarted?.(() => {
+        try {
+          if (child.pid) process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          child.kill('SIGKILL');
+        }
+      });
       child.on('error', (error) => resolve({ exitCode: 127, logs: `${log}${error.message}\n` }));
       child.on('close', (code, signal) => resolve({ exitCode: code ?? (signal ? 137 : 1), logs: log }));
     });

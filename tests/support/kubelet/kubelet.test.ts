@@ -1,0 +1,145 @@
+// The simulated kubelet as a Job controller and container runtime, driven through the in-process API only.
+import { expect } from 'chai';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { KubeObject } from '../../../src/kube/types.ts';
+import type { InProcessApi } from '../cluster/contract.ts';
+import { startCluster, type RunningCluster } from '../cluster/index.ts';
+import { rewritePaths } from './container.ts';
+import { simulatedKubelet, storageClass, type SimulatedKubelet } from './index.ts';
+import { JOBS, PODS, PVCS, SECRETS, STORAGE_CLASSES } from './refs.ts';
+
+function job(name: string, script: string, extra: { image?: string; backoffLimit?: number; deadline?: number; spec?: Record<string, unknown>; container?: Record<string, unknown> } = {}): KubeObject {
+  return {
+    apiVersion: 'batch/v1', kind: 'Job', metadata: { name, namespace: 'team' },
+    spec: {
+      backoffLimit: extra.backoffLimit ?? 0,
+      ...(extra.deadline ? { activeDeadlineSeconds: extra.deadline } : {}),
+      template: { spec: {
+        restartPolicy: 'Never',
+        containers: [{ name: 'main', image: extra.image ?? 'busybox:1.36', command: ['sh', '-c', script], terminationMessagePolicy: 'FallbackToLogsOnError', ...extra.container }],
+        ...extra.spec,
+      } },
+    },
+  };
+}
+
+async function finished(api: InProcessApi, name: string): Promise<KubeObject> {
+  for (let i = 0; i < 400; i++) {
+    const j = api.get(JOBS, name, 'team');
+    const conditions = ((j?.status as { conditions?: { type: string }[] } | undefined)?.conditions ?? []);
+    if (j && conditions.some((c) => c.type === 'Complete' || c.type === 'Failed')) return j;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`Job ${name} did not finish`);
+}
+
+function podsOf(api: InProcessApi, name: string): KubeObject[] {
+  return api.list(PODS, { namespace: 'team', labelSelector: `job-name=${name}` });
+}
+
+function terminated(pod: KubeObject | undefined): { exitCode: number; message: string } {
+  return (pod?.status as { containerStatuses: { state: { terminated: { exitCode: number; message: string } } }[] }).containerStatuses[0]!.state.terminated;
+}
+
+const condition = (j: KubeObject, type: string) =>
+  ((j.status as { conditions: { type: string; reason: string }[] }).conditions).find((c) => c.type === type);
+
+describe('simulated kubelet', function () {
+  let cluster: RunningCluster;
+  let kubelet: SimulatedKubelet;
+  let stop: () => void;
+  let dataDir: string;
+
+  before(async function () {
+    cluster = await startCluster({ kubeflowCrds: false, controllers: false });
+    dataDir = mkdtempSync(join(tmpdir(), 'kubelet-test-'));
+    kubelet = simulatedKubelet({ dataDir, nodes: ['n1'], configRetryMs: 500 });
+    stop = kubelet.start(cluster.api);
+    cluster.api.create({ group: '', resource: 'namespaces' }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team' } });
+    cluster.api.create(STORAGE_CLASSES, storageClass('fast'));
+    cluster.api.create(STORAGE_CLASSES, storageClass('wffc', { volumeBindingMode: 'WaitForFirstConsumer', isDefault: true }));
+  });
+  after(async function () {
+    stop?.();
+    await kubelet?.idle();
+    await cluster?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('rewrites container paths only where they stand as whole paths, in one pass', function () {
+    const mapping: [string, string][] = [['/volume', '/tmp/k/m0'], ['/tmp', '/tmp/k/m1']];
+    expect(rewritePaths('cp /volume/a "/tmp" /volumes x=/tmp/b', mapping)).to.equal('cp /tmp/k/m0/a "/tmp/k/m1" /volumes x=/tmp/k/m1/b');
+  });
+
+  it('runs a Job to Complete, resolving Secret env (secretKeyRef and envFrom) and never passing AWS_CA_BUNDLE', async function () {
+    process.env.AWS_CA_BUNDLE ??= '/etc/ssl/certs/ca-certificates.crt';
+    cluster.api.create(SECRETS, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'creds', namespace: 'team' }, data: { TOKEN: Buffer.from('t0ken').toString('base64') } });
+    cluster.api.create(JOBS, job('env', 'printf "%s|%s|%s" "$ONE" "$TOKEN" "${AWS_CA_BUNDLE:-unset}" > /dev/termination-log', {
+      container: { env: [{ name: 'ONE', valueFrom: { secretKeyRef: { name: 'creds', key: 'TOKEN' } } }], envFrom: [{ secretRef: { name: 'creds' } }] },
+    }));
+    const done = await finished(cluster.api, 'env');
+    expect(condition(done, 'Complete')?.reason).to.equal('CompletionsReached');
+    expect((done.status as { succeeded: number }).succeeded).to.equal(1);
+    const pod = podsOf(cluster.api, 'env')[0];
+    expect((pod?.status as { phase: string }).phase).to.equal('Succeeded');
+    expect(terminated(pod)).to.include({ exitCode: 0, message: 't0ken|t0ken|unset' });
+    expect(pod?.metadata.ownerReferences?.[0]).to.include({ kind: 'Job', name: 'env', controller: true });
+  });
+
+  it('binds a WaitForFirstConsumer claim only when a Pod that mounts it is scheduled, and never writes through a read-only mount', async function () {
+    cluster.api.create(PVCS, { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data', namespace: 'team' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } });
+    await new Promise((r) => setTimeout(r, 100));
+    expect((cluster.api.get(PVCS, 'data', 'team')?.status as { phase?: string } | undefined)?.phase ?? 'Pending').to.equal('Pending');
+    const volume = { name: 'd', persistentVolumeClaim: { claimName: 'data' } };
+    cluster.api.create(JOBS, job('fill', 'echo hello > /data/a.txt', { spec: { volumes: [volume] }, container: { volumeMounts: [{ name: 'd', mountPath: '/data' }] } }));
+    expect(condition(await finished(cluster.api, 'fill'), 'Complete')).to.not.equal(undefined);
+    const bound = cluster.api.get(PVCS, 'data', 'team')!;
+    expect((bound.status as { phase: string }).phase).to.equal('Bound');
+    expect(bound.metadata.annotations?.['volume.kubernetes.io/selected-node']).to.equal('n1');
+    expect(readdirSync(kubelet.volumePath('team', 'data'))).to.deep.equal(['a.txt']);
+
+    cluster.api.create(JOBS, job('sneaky', 'cat /data/a.txt > /dev/termination-log; touch /data/b.txt; rm -f /data/a.txt; true', {
+      spec: { volumes: [{ ...volume, persistentVolumeClaim: { claimName: 'data', readOnly: true } }] },
+      container: { volumeMounts: [{ name: 'd', mountPath: '/data', readOnly: true }] },
+    }));
+    await finished(cluster.api, 'sneaky');
+    expect(terminated(podsOf(cluster.api, 'sneaky')[0]).message).to.equal('hello\n');
+    expect(readdirSync(kubelet.volumePath('team', 'data'))).to.deep.equal(['a.txt']);
+  });
+
+  it('fails a Job after backoffLimit + 1 failed Pods, with the log tail as the termination message', async function () {
+    cluster.api.create(JOBS, job('boom', 'echo "it went boom" >&2; exit 3', { backoffLimit: 1 }));
+    const done = await finished(cluster.api, 'boom');
+    expect(condition(done, 'Failed')?.reason).to.equal('BackoffLimitExceeded');
+    expect((done.status as { failed: number }).failed).to.equal(2);
+    const pods = podsOf(cluster.api, 'boom');
+    expect(pods).to.have.length(2);
+    for (const pod of pods) expect(terminated(pod)).to.deep.include({ exitCode: 3, message: 'it went boom\n' });
+  });
+
+  it('ends a Job past its activeDeadlineSeconds as DeadlineExceeded', async function () {
+    cluster.api.create(JOBS, job('slow', 'sleep 30', { deadline: 1 }));
+    expect(condition(await finished(cluster.api, 'slow'), 'Failed')?.reason).to.equal('DeadlineExceeded');
+  });
+
+  it('fails a Pod whose Secret never appears', async function () {
+    cluster.api.create(JOBS, job('nosecret', 'true', { container: { envFrom: [{ secretRef: { name: 'missing' } }] } }));
+    await finished(cluster.api, 'nosecret');
+    expect(terminated(podsOf(cluster.api, 'nosecret')[0]).message).to.equal('secret "missing" not found');
+  });
+
+  it('runs mariadb images with the local MariaDB client tools', async function () {
+    cluster.api.create(JOBS, job('db', 'mariadb --version > /dev/termination-log', { image: 'mariadb:11.4' }));
+    await finished(cluster.api, 'db');
+    expect(terminated(podsOf(cluster.api, 'db')[0]).message.toLowerCase()).to.include('mariadb');
+  });
+
+  it('leaves Pods of images it cannot run to other controllers', async function () {
+    cluster.api.create(PODS, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'nb', namespace: 'team' }, spec: { containers: [{ name: 'nb', image: 'jupyter/scipy:latest' }] } });
+    await new Promise((r) => setTimeout(r, 200));
+    expect(cluster.api.get(PODS, 'nb', 'team')?.status ?? {}).to.not.have.property('phase', 'Running');
+    expect(existsSync(join(dataDir, 'team', 'nb'))).to.equal(false);
+  });
+});
