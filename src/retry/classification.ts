@@ -47,6 +47,8 @@ export function classifyStatus(status: number, reason?: string, retryAfterMs?: n
   const base = { status, ...(reason === undefined ? {} : { reason }), ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
   if (status === 429) return { ...base, kind: 'throttled', retryable: true, notActedOn: true };
   if (status === 502 || status === 503 || status === 504) return { ...base, kind: 'unavailable', retryable: true, notActedOn: false };
+  // 501 Not Implemented is a permanent answer (an S3-compatible store without that call): asking again cannot help.
+  if (status === 501) return { ...base, kind: 'client-error', retryable: false, notActedOn: true };
   if (status >= 500) return { ...base, kind: 'server-error', retryable: true, notActedOn: false };
   if (status === 410) return { ...base, kind: 'expired', retryable: false, notActedOn: true };
   return { ...base, kind: 'client-error', retryable: false, notActedOn: true };
