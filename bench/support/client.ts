@@ -1,0 +1,154 @@
+// One measured client run in its own process, so its peak RSS is its own (VmHWM of /proc/self/status at exit) and
+// it never shares an event loop with the cluster or the bench runner. Prints one JSON line: ClientResult.
+//   node --import tsx bench/support/client.ts <mode> <kubeconfig> <s3.json> [backup-id]
+// modes: backup (runBackup), raw-list (plain paginated LIST of the same kinds), restore (runRestore into the
+// cluster of <kubeconfig>), raw-create (concurrent CREATE of the archive's objects at the restore's concurrency).
+import { readFileSync } from 'node:fs';
+import https from 'node:https';
+import { S3Client } from '@aws-sdk/client-s3';
+import { KubeConfig } from '@kubernetes/client-node';
+import pLimit from 'p-limit';
+import { runBackup } from '../../src/backup/engine.ts';
+import { KubeClient } from '../../src/kube/client.ts';
+import { resourcePath } from '../../src/kube/paths.ts';
+import type { ApiResource, KubeObject } from '../../src/kube/types.ts';
+import { stateKinds } from '../../src/kubeflow/kinds.ts';
+import { ObjectStore } from '../../src/store/objects.ts';
+
+export interface S3Target {
+  endpoint: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  bucket: string;
+}
+
+export interface ClientResult {
+  mode: string;
+  ms: number;
+  objects: number;
+  bytes?: number;
+  backupId?: string;
+  peakRssMiB: number;
+}
+
+/** requests in flight for every client mode: the engines' own default for api-concurrency is lower */
+export const CONCURRENCY = 16;
+export const PAGE_SIZE = 500;
+
+function peakRssMiB(): number {
+  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
+  return match ? Math.round(Number(match[1]) / 1024) : Number.NaN;
+}
+
+function openStore(s3: S3Target): ObjectStore {
+  const client = new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } });
+  return new ObjectStore({ client, bucket: s3.bucket, prefix: 'bench' });
+}
+
+async function backup(kube: KubeClient, s3: S3Target): Promise<Omit<ClientResult, 'mode' | 'ms' | 'peakRssMiB'>> {
+  const outcome = await runBackup(kube, openStore(s3), {
+    kind: 'backup-state', includeVolumes: false, includeControlPlane: false, toolVersion: 'bench',
+    profileNamespaceSelector: 'app.kubernetes.io/part-of=kubeflow-profile',
+    protectedCrdGroups: ['kubeflow.org', 'tensorboard.kubeflow.org', 'serving.kserve.io'], modelNamespace: 'kubeflow',
+  });
+  return { objects: outcome.objects, bytes: outcome.bytes, backupId: outcome.backupId };
+}
+
+/** The limit: every page of every kind the backup lists, requested, read and parsed; nothing else. */
+async function rawList(kube: KubeClient, kubeconfig: string): Promise<Omit<ClientResult, 'mode' | 'ms' | 'peakRssMiB'>> {
+  const resources: ApiResource[] = [];
+  for (const kind of stateKinds) {
+    const resource = await kube.findByResource(kind.group, kind.resource);
+    if (resource) resources.push(resource);
+  }
+  const config = new KubeConfig();
+  config.loadFromFile(kubeconfig);
+  const options: https.RequestOptions = {};
+  await config.applyToHTTPSOptions(options);
+  const base = new URL(config.getCurrentCluster()!.server);
+  const agent = new https.Agent({ keepAlive: true, ca: options.ca });
+  const headers = { Accept: 'application/json', ...(options.headers as Record<string, string>) };
+  const get = (path: string) =>
+    new Promise<{ items: unknown[]; metadata: { continue?: string } }>((resolve, reject) => {
+      const request = https.request({ hostname: base.hostname, port: base.port, path, headers, agent }, (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (c: Buffer) => chunks.push(c));
+        response.on('end', () => (response.statusCode === 200 ? resolve(JSON.parse(Buffer.concat(chunks).toString('utf8'))) : reject(new Error(`${path}: ${response.statusCode}`))));
+        response.on('error', reject);
+      });
+      request.on('error', reject);
+      request.end();
+    });
+  let objects = 0;
+  for (const resource of resources) {
+    let token: string | undefined;
+    do {
+      const page = await get(`${resourcePath(resource)}?limit=${PAGE_SIZE}${token ? `&continue=${encodeURIComponent(token)}` : ''}`);
+      objects += page.items.length;
+      token = page.metadata.continue || undefined;
+    } while (token);
+  }
+  agent.destroy();
+  return { objects };
+}
+
+async function restore(kube: KubeClient, s3: S3Target, backupId: string): Promise<Omit<ClientResult, 'mode' | 'ms' | 'peakRssMiB'>> {
+  const { runRestore } = await import('../../src/restore/engine.ts');
+  const outcome = await runRestore(kube, openStore(s3), { backupId, waitTimeoutMs: 600_000 });
+  return { objects: outcome.totals.created };
+}
+
+/** The archive's objects as the restore would send them (read before the clock starts). */
+export async function archiveObjects(s3: S3Target, backupId: string): Promise<KubeObject[]> {
+  const { readItems, readManifest } = await import('../../src/archive/index.ts');
+  const { restorable } = await import('../../src/restore/normalize.ts');
+  const store = openStore(s3);
+  const read = await readManifest(store, backupId);
+  const objects: KubeObject[] = [];
+  for await (const item of readItems(store, backupId, { manifest: read.state === 'present' ? read.manifest : null })) objects.push(restorable(item.object));
+  return objects;
+}
+
+/** Profiles, the wait for their namespaces (the profile controller must run), then everything else unordered. */
+async function rawCreate(kube: KubeClient, objects: KubeObject[]): Promise<number> {
+  const { waitForProfileNamespaces } = await import('../../src/restore/wait.ts');
+  const resources = new Map<string, Awaited<ReturnType<KubeClient['findByKind']>>>();
+  for (const o of objects) if (!resources.has(`${o.apiVersion}/${o.kind}`)) resources.set(`${o.apiVersion}/${o.kind}`, await kube.findByKind(o.apiVersion, o.kind));
+  const limit = pLimit(CONCURRENCY * 2);
+  const create = (o: KubeObject) => limit(() => kube.create(resources.get(`${o.apiVersion}/${o.kind}`)!, o));
+  const profiles = objects.filter((o) => o.kind === 'Profile');
+  const started = performance.now();
+  await Promise.all(profiles.map(create));
+  await waitForProfileNamespaces(kube, profiles, { timeoutMs: 600_000 });
+  await Promise.all(objects.filter((o) => o.kind !== 'Profile').map(create));
+  return performance.now() - started;
+}
+
+async function main(): Promise<void> {
+  const [mode, kubeconfig, s3File, backupId] = process.argv.slice(2);
+  if (!mode || !kubeconfig || !s3File) throw new Error('usage: client.ts <backup|raw-list|restore|raw-create> <kubeconfig> <s3.json> [backup-id]');
+  const s3 = JSON.parse(readFileSync(s3File, 'utf8')) as S3Target;
+  const kube = await KubeClient.load({ kubeconfig, concurrency: CONCURRENCY, pageSize: PAGE_SIZE });
+  try {
+    let result: Omit<ClientResult, 'mode' | 'ms' | 'peakRssMiB'>;
+    let ms: number;
+    if (mode === 'raw-create') {
+      const objects = await archiveObjects(s3, backupId!);
+      ms = await rawCreate(kube, objects);
+      result = { objects: objects.length };
+    } else {
+      const started = performance.now();
+      if (mode === 'backup') result = await backup(kube, s3);
+      else if (mode === 'raw-list') result = await rawList(kube, kubeconfig);
+      else if (mode === 'restore') result = await restore(kube, s3, backupId!);
+      else throw new Error(`unknown mode ${mode}`);
+      ms = performance.now() - started;
+    }
+    const out: ClientResult = { mode, ms: Math.round(ms), ...result, peakRssMiB: peakRssMiB() };
+    process.stdout.write(`${JSON.stringify(out)}\n`);
+  } finally {
+    kube.close();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await main();

@@ -1,0 +1,54 @@
+// The processes a scale bench runs: the embedded cluster (tests/support/cluster/main.ts) and one measured client
+// (bench/support/client.ts), each its own Node process, so timings and RSS are never shared with the runner.
+import { execa, type ResultPromise } from 'execa';
+import { join } from 'node:path';
+import type { ClientResult } from './client.ts';
+
+const node = join(process.cwd(), 'node_modules/.bin/node');
+
+export interface ClusterProcess {
+  kubeconfigPath: string;
+  pid: number;
+  /** objects the cluster held when it said it was ready */
+  objects: number;
+  readySeconds: number;
+  stop(): Promise<void>;
+}
+
+export async function startClusterProcess(kubeconfigPath: string, profiles: number, seed = 1): Promise<ClusterProcess> {
+  const started = performance.now();
+  const child: ResultPromise = execa(node, ['--import', 'tsx', 'tests/support/cluster/main.ts', '--kubeconfig', kubeconfigPath, '--profiles', String(profiles), '--seed', String(seed)], { stdout: 'pipe', stderr: 'inherit', reject: false });
+  let exited = false;
+  void child.then(() => (exited = true));
+  const stop = async () => {
+    if (!exited) child.kill('SIGTERM');
+    await child;
+  };
+  try {
+    const objects = await new Promise<number>((resolve, reject) => {
+      let seen = '';
+      child.stdout!.on('data', (d: Buffer) => {
+        seen += d.toString();
+        const ready = /cluster ready .*; (\d+) objects/.exec(seen);
+        if (ready) resolve(Number(ready[1]));
+      });
+      void child.then((r) => reject(new Error(`the embedded cluster exited (code ${r.exitCode}) before it was ready`)));
+    });
+    return { kubeconfigPath, pid: child.pid!, objects, readySeconds: (performance.now() - started) / 1000, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** Current RSS of a process, from ps. */
+export async function rssMiB(pid: number): Promise<number> {
+  const { stdout } = await execa('ps', ['-o', 'rss=', '-p', String(pid)]);
+  return Math.round(Number(stdout.trim()) / 1024);
+}
+
+export async function runClient(mode: string, kubeconfigPath: string, s3File: string, backupId?: string): Promise<ClientResult> {
+  const { stdout } = await execa(node, ['--import', 'tsx', 'bench/support/client.ts', mode, kubeconfigPath, s3File, ...(backupId ? [backupId] : [])], { stderr: 'inherit' });
+  const last = stdout.trim().split('\n').at(-1) ?? '';
+  return JSON.parse(last) as ClientResult;
+}
