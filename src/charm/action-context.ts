@@ -31,6 +31,12 @@ export interface ActionContext<A extends ActionName = ActionName> {
   setResults(record: Record<string, unknown>): Promise<void>;
   /** Ends the action as failed with one sentence saying what went wrong and what to do. */
   fail(sentence: string): never;
+  /** The unit's key/value state (state-get/state-set), which survives across hooks and actions. */
+  stateGet(key: string): Promise<string | undefined>;
+  /** An empty value deletes the key. */
+  stateSet(data: Record<string, string>): Promise<void>;
+  /** The charm runtime of this dispatch, for the charm's own modules (relations, guard); actions use the rest. */
+  readonly charm: CharmRuntime;
   /** juju-log, for operators reading debug-log. */
   log(level: 'DEBUG' | 'INFO' | 'WARNING' | 'ERROR', message: string): Promise<void>;
 }
@@ -113,6 +119,9 @@ export function createActionContext<A extends ActionName>(
       await charm.tools.actionSet(flattenResults(record));
     },
     fail,
+    stateGet: (key) => charm.tools.stateGetKey(key),
+    stateSet: (data) => charm.tools.stateSet(data),
+    charm,
     log: (level, message) => charm.log(level, message),
   };
 }

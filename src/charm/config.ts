@@ -44,6 +44,11 @@ export const ConfigSchema = z.object({
   'api-concurrency': positiveInt(256).default(8),
   'kfp-db': z.string().regex(/^[A-Za-z0-9_]{1,64}$/, 'must be a MySQL database name').default('mlpipeline'),
   'katib-db': z.string().regex(/^[A-Za-z0-9_]{1,64}$/, 'must be a MySQL database name').default('katib'),
+  // No public image carries both rclone and a MySQL client: empty means the databases are reported as not covered.
+  'control-plane-mover-image': z.string().trim().default(''),
+  'object-storage-buckets': commaList
+    .default(['mlpipeline'])
+    .refine((buckets) => buckets.every((b) => /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(b)), 'must be a comma-separated list of bucket names'),
 });
 
 /** `max-backup-age` is in seconds; comma lists are arrays. */

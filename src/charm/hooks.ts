@@ -6,6 +6,9 @@ import { ensureS3Request, readS3Readiness } from './s3.ts';
 import { decideStatus, type S3Fact, type StatusFacts, type StatusNote } from './status.ts';
 import type { CharmRuntime } from './runtime.ts';
 import { statusNotes } from './status-notes.ts';
+import { convergeGuard, liftGuard } from './guard.ts';
+import { convergeControlPlane } from './control-plane.ts';
+import { CONTROL_PLANE_ENDPOINTS } from '../controlplane/relations.ts';
 
 async function s3Fact(charm: CharmRuntime): Promise<S3Fact> {
   // The AWS SDK is most of the bundle: only a dispatch with an S3 relation loads it, and it loads while the hook
@@ -35,7 +38,25 @@ export async function updateStatus(charm: CharmRuntime): Promise<void> {
 
 async function converge(charm: CharmRuntime): Promise<void> {
   await ensureS3Request(charm);
+  await convergeControlPlane(charm);
+  // Before the status, which reports what the guard is once this hook has converged it.
+  await convergeGuard(charm);
   await updateStatus(charm);
+}
+
+/** created/joined/changed/broken of object-storage, kfp-db and katib-db: answer, then refresh the status. */
+function controlPlaneRelationHooks(charm: CharmRuntime): Record<string, Handler> {
+  const hooks: Record<string, Handler> = {};
+  for (const endpoint of CONTROL_PLANE_ENDPOINTS) {
+    for (const event of ['created', 'joined', 'changed']) {
+      hooks[`${endpoint}-relation-${event}`] = async () => {
+        await convergeControlPlane(charm);
+        await updateStatus(charm);
+      };
+    }
+    hooks[`${endpoint}-relation-broken`] = () => updateStatus(charm);
+  }
+  return hooks;
 }
 
 export function hookHandlers(charm: CharmRuntime): Record<string, Handler> {
@@ -57,8 +78,10 @@ export function hookHandlers(charm: CharmRuntime): Record<string, Handler> {
     [`${S3_ENDPOINT}-relation-joined`]: convergeHook,
     [`${S3_ENDPOINT}-relation-changed`]: convergeHook,
     [`${S3_ENDPOINT}-relation-broken`]: () => updateStatus(charm),
+    ...controlPlaneRelationHooks(charm),
     remove: async () => {
       await charm.tools.statusSet('maintenance', 'removing');
+      await liftGuard(charm);
     },
   };
 }

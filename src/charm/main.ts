@@ -22,7 +22,7 @@ export async function main(env: NodeJS.ProcessEnv): Promise<number> {
     return await dispatch(context, {
       hooks: hookHandlers(charm),
       action: () => runAction(charm),
-      // Hooks of relations whose engines come later (object-storage, kfp-db, katib-db) and events we ignore.
+      // Events the charm does not act on (e.g. relation-departed, stop).
       otherHook: async () => 0,
     });
   } catch (error) {

@@ -2,6 +2,9 @@
 // plane). Each contributor is cheap and must not throw: a failure to find out becomes a note, not a failed hook.
 import type { CharmRuntime } from './runtime.ts';
 import type { StatusNote } from './status.ts';
+import { guardNotes } from './guard.ts';
+import { lastBackupNotes } from './last-backup.ts';
+import { controlPlaneNotes } from './control-plane.ts';
 
 export type StatusContributor = (charm: CharmRuntime) => Promise<StatusNote[]>;
 
@@ -11,4 +14,5 @@ async function secretsInClear(charm: CharmRuntime): Promise<StatusNote[]> {
   return [{ level: 'active', text: 'Secrets are stored in clear (set encryption-key)' }];
 }
 
-export const statusNotes: StatusContributor[] = [secretsInClear];
+/** In the order they appear in the status message. */
+export const statusNotes: StatusContributor[] = [guardNotes, lastBackupNotes, secretsInClear, controlPlaneNotes];

@@ -30,6 +30,7 @@ export const ActionParams = {
     'conflict-policy': z.enum(['skip', 'update', 'fail']).default('skip'),
     'dry-run': z.boolean().default(false),
     'include-volumes': z.boolean().default(true),
+    'include-control-plane': z.boolean().default(false),
   }),
   'snapshot-profiles': z.strictObject({ profiles: nameList }),
   'list-backups': z.strictObject({ limit: z.number().int().min(1).max(1000).default(20) }),
