@@ -15,8 +15,20 @@ import { startS3Server } from '../tests/support/s3/server.ts';
 import type { BenchOptions, BenchRow } from './types.ts';
 
 const TARGET_MS = 250;
-const SEQUENTIAL_TOOL_STEPS = 4;
 const JUJUC_MS = 5;
+
+/** Milliseconds during which at least one tool process was running (the union of their intervals). */
+function timeInTools(calls: { started?: number; ended?: number }[]): number {
+  const spans = calls.filter((c) => c.started !== undefined && c.ended !== undefined).map((c) => [c.started!, c.ended!] as const).sort((a, b) => a[0] - b[0]);
+  let covered = 0;
+  let end = -Infinity;
+  for (const [from, to] of spans) {
+    if (to <= end) continue;
+    covered += to - Math.max(from, end);
+    end = to;
+  }
+  return covered;
+}
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length - 1) * p + 0.5))]!;
@@ -36,14 +48,17 @@ export default async function bench(opts: BenchOptions): Promise<BenchRow[]> {
     if (installed.exitCode !== 0) throw new Error(`install failed: ${installed.stderr.trim()}`);
     state = { ...installed.state, calls: [], statusHistory: [], logs: [] };
     const times: number[] = [];
+    const charmOnly: number[] = [];
     let toolCalls = 0;
     for (let i = 0; i < runs; i++) {
       const outcome = await runDispatch(unpacked, state, { event: 'update-status' });
       if (outcome.exitCode !== 0 || unitStatus(outcome.state)?.status !== 'active') throw new Error(`update-status did not end active: ${unitStatus(outcome.state)?.message ?? outcome.stderr.trim()}`);
       times.push(outcome.wallMs);
+      charmOnly.push(Math.max(0, outcome.wallMs - timeInTools(outcome.state.calls)));
       toolCalls = outcome.state.calls.length;
     }
     times.sort((a, b) => a - b);
+    charmOnly.sort((a, b) => a - b);
 
     // What one fake hook tool costs here (a Node process); Juju's own tools are a Go binary of a few milliseconds.
     const bin = installFakeTools(join(opts.workDir, 'tools'));
@@ -58,15 +73,15 @@ export default async function bench(opts: BenchOptions): Promise<BenchRow[]> {
     toolTimes.sort((a, b) => a - b);
     const median = percentile(times, 0.5);
     const toolMedian = percentile(toolTimes, 0.5);
-    // update-status waits on four tool calls one after another (config-get+relation-ids, relation-list, relation-get,
-    // status-set); with Juju's own tools (~5 ms each) the charm's share is what is left.
-    const charmShare = Math.max(0, median - SEQUENTIAL_TOOL_STEPS * Math.max(0, toolMedian - JUJUC_MS));
+    // The charm's own share: wall time minus the time some fake tool was running, plus what Juju's own tools
+    // (~5 ms each, a Go binary) would have cost for the same calls, counted as if none overlapped.
+    const charmShare = percentile(charmOnly, 0.5) + toolCalls * JUJUC_MS;
     return [
       { bench: 'update-status', metric: `median wall time (${runs} runs)`, value: median, unit: 'ms', target: `<= ${TARGET_MS} ms`, verdict: median <= TARGET_MS ? 'met' : 'missed', note: 'packed charm, S3 ready (HeadBucket), fake hook tools' },
       { bench: 'update-status', metric: 'p90 wall time', value: percentile(times, 0.9), unit: 'ms' },
-      { bench: 'update-status', metric: 'hook tool calls per run', value: toolCalls, unit: 'calls', note: 'config-get and relation-ids run concurrently' },
+      { bench: 'update-status', metric: 'hook tool calls per run', value: toolCalls, unit: 'calls' },
       { bench: 'update-status', metric: 'one fake hook tool call (median)', value: toolMedian, unit: 'ms', note: 'a Node process; part of the wall time above' },
-      { bench: 'update-status', metric: 'estimated wall time with Juju tools', value: charmShare, unit: 'ms', target: `<= ${TARGET_MS} ms`, verdict: charmShare <= TARGET_MS ? 'met' : 'missed', note: `median minus ${SEQUENTIAL_TOOL_STEPS} sequential fake-tool waits, at ${JUJUC_MS} ms per real tool` },
+      { bench: 'update-status', metric: 'estimated wall time with Juju tools', value: charmShare, unit: 'ms', target: `<= ${TARGET_MS} ms`, verdict: charmShare <= TARGET_MS ? 'met' : 'missed', note: `wall time outside fake tools + ${JUJUC_MS} ms per call for Juju's tools` },
     ];
   } finally {
     await s3.stop();

@@ -241,11 +241,13 @@ try {
   if (!statePath) fail('FAKE_JUJU_STATE is not set');
   const output = withLock(() => {
     const state = JSON.parse(readFileSync(statePath, 'utf8')) as FakeJujuState;
-    state.calls.push({ tool, args });
+    const call: FakeJujuState['calls'][number] = { tool, args, started: Math.round(performance.timeOrigin) };
+    state.calls.push(call);
     let result: string;
     try {
       result = run(state);
     } finally {
+      call.ended = Date.now();
       const temporary = `${statePath}.${process.pid}`;
       writeFileSync(temporary, JSON.stringify(state, null, 1));
       renameSync(temporary, statePath);

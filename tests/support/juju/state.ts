@@ -49,7 +49,7 @@ export interface FakeJujuState {
   relationSets: { relation: string; app: boolean; data: Databag }[];
   applicationVersion?: string;
   /** every tool call with its arguments (stdin is never recorded here, as Juju never shows it) */
-  calls: { tool: string; args: string[] }[];
+  calls: { tool: string; args: string[]; /** epoch ms the tool process started and finished */ started?: number; ended?: number }[];
 }
 
 export function emptyState(overrides: Partial<FakeJujuState> = {}): FakeJujuState {
