@@ -5,7 +5,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { execa } from 'execa';
 import { KubeClient } from '../src/kube/client.ts';
 import { collectUserState, compareStates, describeDifferences } from '../src/restore/compare.ts';
 import { formatBytes, table } from '../src/cli/output.ts';
@@ -115,7 +114,7 @@ async function main(): Promise<number> {
   steps.end(`backup committed, ${formatBytes(backupBytes)} in S3`);
 
   steps.begin('juju run kubeflow-upgrader/0 restore-state backup-id=latest   (into cluster B)');
-  const restored = await restoreIntoB(charm, b, s3, backupId);
+  const restored = await restoreIntoB(charm, b, backupId);
   steps.end(restored);
 
   steps.begin('Compare the user state of A and B');
@@ -146,27 +145,15 @@ async function main(): Promise<number> {
   return 0;
 }
 
-/** The charm's restore-state; while a charm revision does not ship it yet, the CLI runs the same restore engine. */
-async function restoreIntoB(charm: DeployedCharm, b: DemoCluster, s3: S3ServerHandle, backupId: string): Promise<string> {
+/** The charm's restore-state into the fresh cluster: the restore a blue/green upgrade runs. */
+async function restoreIntoB(charm: DeployedCharm, b: DemoCluster, backupId: string): Promise<string> {
   const outcome = await whileRunning(steps, 'verifying the archive, restoring Profiles, waiting for namespaces, restoring objects and volumes …',
     charm.action('restore-state', { 'backup-id': 'latest' }, b.kubeconfigPath));
   for (const line of outcome.state.actionLogs) steps.say(dim(`log: ${line}`));
   const failure = outcome.state.actionFailure;
-  if (!failure && outcome.exitCode === 0) {
-    const r = outcome.state.actionResults;
-    return `restored ${backupId}: ${r.created ?? 0} created, ${r.updated ?? 0} updated, ${r.unchanged ?? 0} unchanged, ${r.skipped ?? 0} skipped, ${r.failed ?? 0} failed`;
-  }
-  if (!/not available in this charm revision/.test(failure ?? '')) throw new Error(`restore-state failed: ${failure ?? outcome.stderr.trim().split('\n').at(-1)}`);
-  steps.say(`the packed charm says: ${failure}`);
-  steps.say('so the CLI runs the same restore engine:');
-  steps.say(dim(`kubeflow-upgrader restore ${backupId} --s3-url s3://${BUCKET}/${S3_PREFIX} --endpoint ${s3.endpoint} --path-style --kubeconfig ${b.kubeconfigPath}`));
-  const cli = await whileRunning(steps, 'restoring with the CLI …', execa(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '..', 'src', 'cli', 'main.ts'),
-    'restore', backupId, '--s3-url', `s3://${BUCKET}/${S3_PREFIX}`, '--endpoint', s3.endpoint, '--path-style', '--kubeconfig', b.kubeconfigPath, '--json'], {
-    reject: false, env: { AWS_ACCESS_KEY_ID: s3.accessKeyId, AWS_SECRET_ACCESS_KEY: s3.secretAccessKey }, timeout: 120_000,
-  }));
-  if (cli.exitCode !== 0) throw new Error(`the CLI restore failed: ${String(cli.stderr).trim().split('\n').at(-1)}`);
-  const r = JSON.parse(String(cli.stdout)) as { totals: Record<string, number>; volumes: { restored: number } };
-  return `restored ${backupId}: ${r.totals.created} created, ${r.totals.unchanged} unchanged, ${r.totals.skipped} skipped, ${r.totals.failed} failed; ${r.volumes.restored} volumes filled`;
+  if (failure || outcome.exitCode !== 0) throw new Error(`restore-state failed: ${failure ?? outcome.stderr.trim().split('\n').at(-1)}`);
+  const r = outcome.state.actionResults;
+  return `restored ${backupId}: ${r.created ?? 0} created, ${r.updated ?? 0} updated, ${r.unchanged ?? 0} unchanged, ${r.skipped ?? 0} skipped, ${r.failed ?? 0} failed`;
 }
 
 function printSummary(stateA: Array<{ kind: string }>, stateB: Array<{ kind: string }>, filesA: number, filesB: number, backupBytes: number): void {

@@ -1,0 +1,168 @@
+// backup, list, verify, snapshot-profiles, restore and check through the real CLI process, against the embedded
+// cluster (with the simulated kubelet, so PVC data moves through mover Jobs) and a real s3rver.
+import { expect } from 'chai';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { KubeClient } from '../../src/kube/client.ts';
+import { collectUserState, compareStates, describeDifferences } from '../../src/restore/compare.ts';
+import { startCluster, type RunningCluster } from '../support/cluster/index.ts';
+import { simulatedKubelet, storageClass, type SimulatedKubelet } from '../support/kubelet/index.ts';
+import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
+import { runCli, type CliRun } from './run-cli.ts';
+
+const BUCKET = 'cli-backups';
+
+interface KubeletCluster {
+  running: RunningCluster;
+  kubelet: SimulatedKubelet;
+  dataDir: string;
+  stop(): Promise<void>;
+}
+
+async function clusterWithKubelet(profiles: number): Promise<KubeletCluster> {
+  const running = await startCluster({ seed: 3 });
+  const dataDir = mkdtempSync(join(tmpdir(), 'cli-kubelet-'));
+  const kubelet = simulatedKubelet({ dataDir, configRetryMs: 3000 });
+  const stop = kubelet.start(running.api);
+  running.api.create({ group: 'storage.k8s.io', resource: 'storageclasses' }, storageClass('standard', { isDefault: true }));
+  if (profiles > 0) {
+    const { applyDataset } = await import('../support/cluster/kubeflow/dataset.ts');
+    await applyDataset(running.kubeconfigPath, { profiles, seed: 3 });
+  }
+  return {
+    running, kubelet, dataDir,
+    async stop() {
+      stop();
+      await kubelet.idle();
+      await running.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+describe('kubeflow-upgrader commands against the embedded cluster and s3rver', function () {
+  this.timeout(180_000);
+  let s3: S3ServerHandle;
+  let a: KubeletCluster;
+  let b: KubeletCluster;
+  let env: Record<string, string>;
+  let keyFile: string;
+  const location = () => ['--s3-url', `s3://${BUCKET}/team/prod`, '--path-style'];
+
+  before(async () => {
+    [s3, a, b] = await Promise.all([startS3Server({ buckets: [BUCKET] }), clusterWithKubelet(2), clusterWithKubelet(0)]);
+    env = { AWS_ACCESS_KEY_ID: s3.accessKeyId, AWS_SECRET_ACCESS_KEY: s3.secretAccessKey, AWS_ENDPOINT_URL: s3.endpoint };
+    const dir = mkdtempSync(join(tmpdir(), 'cli-key-'));
+    keyFile = join(dir, 'key');
+    writeFileSync(keyFile, 'correct horse battery staple for the cli test\n');
+    // a file in one workspace volume, to see it come back on B
+    for (const pvc of a.running.api.list({ group: '', resource: 'persistentvolumeclaims' }).slice(0, 1)) {
+      const folder = a.kubelet.volumePath(pvc.metadata.namespace!, pvc.metadata.name!);
+      mkdirSync(folder, { recursive: true });
+      writeFileSync(join(folder, 'analysis.ipynb'), '{"cells": []}');
+    }
+  });
+  after(async () => {
+    await Promise.all([s3?.stop(), a?.stop(), b?.stop()]);
+  });
+
+  let backupId = '';
+  let backup: CliRun;
+
+  it('backup --json commits a backup with sealed Secrets and volume data, progress on stderr as plain lines', async () => {
+    backup = await runCli(['backup', ...location(), '--kubeconfig', a.running.kubeconfigPath, '--encryption-key-file', keyFile, '--description', 'cli test', '--json'], env);
+    expect(backup.exitCode, backup.stderr).to.equal(0);
+    const result = JSON.parse(backup.stdout) as { backupId: string; location: string; objects: number; sealedSecrets: number; volumes: { copied: number } };
+    backupId = result.backupId;
+    expect(backupId).to.match(/^kf-\d{8}-\d{6}-[0-9a-f]{6}$/);
+    expect(result.location).to.equal(`s3://${BUCKET}/team/prod/backups/${backupId}/`);
+    expect(result.objects).to.be.greaterThan(10);
+    expect(result.sealedSecrets).to.be.greaterThan(0);
+    expect(result.volumes.copied).to.be.greaterThan(0);
+    expect(backup.stderr).to.match(/^\[\s*\d+\.\d+s\] backing up 2 profile namespace\(s\)/m);
+    expect(backup.stderr).not.to.include('\x1b');
+    expect(backup.stdout + backup.stderr).not.to.include(s3.secretAccessKey === s3.accessKeyId ? '\u0000' : s3.secretAccessKey);
+    expect(backup.stdout + backup.stderr).not.to.include('correct horse');
+  });
+
+  it('list shows it as a table, and as JSON', async () => {
+    const people = await runCli(['list', ...location()], env);
+    expect(people.exitCode, people.stderr).to.equal(0);
+    expect(people.stdout).to.match(/^ID\s+CREATED\s+SCOPE\s+OBJECTS\s+SIZE\s+SECRETS\s+DESCRIPTION$/m);
+    expect(people.stdout).to.match(new RegExp(`^${backupId}\\s.*backup-state 2 ns 2 profiles\\s.*sealed\\s+cli test$`, 'm'));
+    const machines = JSON.parse((await runCli(['list', ...location(), '--json', '--limit', '1'], env)).stdout) as { count: number; backups: Array<{ id: string }> };
+    expect(machines.count).to.equal(1);
+    expect(machines.backups[0]!.id).to.equal(backupId);
+  });
+
+  it('verify latest finds it intact', async () => {
+    const run = await runCli(['verify', 'latest', ...location(), '--json'], env);
+    expect(run.exitCode, run.stderr).to.equal(0);
+    expect(JSON.parse(run.stdout)).to.deep.include({ backupId, status: 'ok' });
+  });
+
+  it('verify of a backup that does not exist fails with exit 1 in one sentence', async () => {
+    const run = await runCli(['verify', 'kf-20000101-000000-000000', ...location()], env);
+    expect(run.exitCode).to.equal(1);
+    const errors = run.stderr.trim().split('\n').filter((line) => line.startsWith('kubeflow-upgrader:'));
+    expect(errors).to.have.length(1);
+    expect(errors[0]).to.match(/^kubeflow-upgrader: Backup kf-20000101-000000-000000 could not be verified: .+\.$/);
+  });
+
+  it('restore --dry-run into the fresh cluster writes nothing and prints the plan', async () => {
+    const run = await runCli(['restore', backupId, ...location(), '--kubeconfig', b.running.kubeconfigPath, '--encryption-key-file', keyFile, '--dry-run'], env);
+    expect(run.exitCode, run.stderr).to.equal(0);
+    expect(run.stdout).to.match(/would restore \(dry run: nothing was written\)/);
+    expect(run.stdout).to.match(/^plan \(namespace, kind: create\/update\/unchanged\/skip\/fail\):$/m);
+    expect(b.running.api.list({ group: 'kubeflow.org', resource: 'profiles' })).to.have.length(0);
+  });
+
+  it('restore into the fresh cluster brings back the same user state and the volume files', async () => {
+    const run = await runCli(['restore', 'latest', ...location(), '--kubeconfig', b.running.kubeconfigPath, '--encryption-key-file', keyFile, '--json'], env);
+    expect(run.exitCode, run.stderr).to.equal(0);
+    const outcome = JSON.parse(run.stdout) as { totals: { created: number; failed: number }; volumes: { restored: number } };
+    expect(outcome.totals.failed).to.equal(0);
+    expect(outcome.totals.created).to.be.greaterThan(10);
+    expect(outcome.volumes.restored).to.be.greaterThan(0);
+
+    const [kubeA, kubeB] = await Promise.all([KubeClient.load({ kubeconfig: a.running.kubeconfigPath }), KubeClient.load({ kubeconfig: b.running.kubeconfigPath })]);
+    try {
+      const differences = compareStates(await collectUserState(kubeA), await collectUserState(kubeB));
+      expect(describeDifferences(differences)).to.deep.equal([]);
+    } finally {
+      kubeA.close();
+      kubeB.close();
+    }
+    const pvc = a.running.api.list({ group: '', resource: 'persistentvolumeclaims' })[0]!;
+    expect(readFileSync(join(b.kubelet.volumePath(pvc.metadata.namespace!, pvc.metadata.name!), 'analysis.ipynb'), 'utf8')).to.equal('{"cells": []}');
+
+  });
+
+  it('snapshot-profiles commits Profiles and contributors only', async () => {
+    const run = await runCli(['snapshot-profiles', ...location(), '--kubeconfig', a.running.kubeconfigPath, '--json'], env);
+    expect(run.exitCode, run.stderr).to.equal(0);
+    const result = JSON.parse(run.stdout) as { profiles: number; contributors: number };
+    expect(result.profiles).to.equal(2);
+    expect(result.contributors).to.be.greaterThan(0);
+  });
+
+  it('check says no-go with every reason when the charm\'s CRD guard is absent; --no-guard drops only that reason', async () => {
+    const run = await runCli(['check', ...location(), '--kubeconfig', a.running.kubeconfigPath, '--json'], env);
+    expect(run.exitCode, run.stderr).to.equal(1);
+    const result = JSON.parse(run.stdout) as { verdict: string; reasons: string[]; crds: unknown[] };
+    expect(result.verdict).to.equal('no-go');
+    expect(result.reasons.some((r) => /^The CRD guard /.test(r))).to.equal(true);
+    expect(result.crds.length).to.be.greaterThan(0);
+    const lenient = JSON.parse((await runCli(['check', ...location(), '--kubeconfig', a.running.kubeconfigPath, '--json', '--no-guard'], env)).stdout) as { reasons: string[] };
+    expect(lenient.reasons).to.deep.equal(result.reasons.filter((r) => !/^The CRD guard /.test(r)));
+  });
+
+  it('S3 that refuses the credentials fails the listing in one sentence, exit 1, without the key', async () => {
+    const run = await runCli(['list', ...location()], { ...env, AWS_ACCESS_KEY_ID: 'NOT-THE-KEY-ID', AWS_SECRET_ACCESS_KEY: 'wrong-secret-0987' });
+    expect(run.exitCode).to.equal(1);
+    expect(run.stderr.trim().split('\n')).to.have.length(1);
+    expect(run.stderr).to.match(/credentials|denied|refused|rejected/i);
+    expect(run.stderr).not.to.include('wrong-secret-0987');
+  });
+});
