@@ -16,8 +16,23 @@ export function sameSecret(a: string, b: string): boolean {
   return id(a) === id(b);
 }
 
-/** `onRelation` runs as soon as a relation is known: the caller can warm up what it will need next. */
-export async function readS3Readiness(charm: CharmRuntime, onRelation?: () => void): Promise<S3Readiness> {
+// One reading per dispatch: the status and its contributors (e.g. the last backup's age) all ask.
+const readings = new WeakMap<CharmRuntime, Promise<S3Readiness>>();
+
+/**
+ * The S3 readiness of this dispatch, read once. `onRelation` runs as soon as a relation is known (on the first read
+ * only): the caller can warm up what it will need next.
+ */
+export function readS3Readiness(charm: CharmRuntime, onRelation?: () => void): Promise<S3Readiness> {
+  let reading = readings.get(charm);
+  if (!reading) {
+    reading = readS3ReadinessOnce(charm, onRelation);
+    readings.set(charm, reading);
+  }
+  return reading;
+}
+
+async function readS3ReadinessOnce(charm: CharmRuntime, onRelation?: () => void): Promise<S3Readiness> {
   const [relationId, config] = await Promise.all([s3RelationId(charm), charm.config()]);
   if (!relationId) return { state: 'no-relation' };
   onRelation?.();
