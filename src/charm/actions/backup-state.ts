@@ -2,6 +2,18 @@
 import type { ActionContext } from '../action-context.ts';
 import { backupRequest, volumeStep } from '../backup-steps.ts';
 import { describeBackupFailure } from '../backup-failure.ts';
+import { readControlPlane, type ControlPlaneView } from '../control-plane.ts';
+import { controlPlaneBackupStep } from '../control-plane-steps.ts';
+import { lastBackupState } from '../last-backup.ts';
+
+/** What the control-plane step will copy, by relation: `kfp-db`, `katib-db`, `object-storage (mlpipeline)`. */
+function coveredParts(view: ControlPlaneView): string[] {
+  const parts: string[] = [];
+  for (const part of ['kfp-db', 'katib-db'] as const) if (view.targets[part]) parts.push(`${part} (database ${view.targets[part].database})`);
+  const storage = view.targets['object-storage'];
+  if (storage) parts.push(`object-storage (bucket${storage.buckets.length === 1 ? '' : 's'} ${storage.buckets.join(', ')})`);
+  return parts;
+}
 
 export async function run(ctx: ActionContext<'backup-state'>): Promise<void> {
   const s3 = await ctx.s3();
@@ -10,6 +22,7 @@ export async function run(ctx: ActionContext<'backup-state'>): Promise<void> {
   const [{ runBackup }, { openObjectStore }] = await Promise.all([import('../../backup/engine.ts'), import('../../store/open.ts')]);
   const store = openObjectStore(s3);
   const params = ctx.params;
+  const controlPlane = params['include-control-plane'] ? await readControlPlane(ctx.charm, ctx.config) : undefined;
   let outcome;
   try {
     outcome = await runBackup(
@@ -22,12 +35,15 @@ export async function run(ctx: ActionContext<'backup-state'>): Promise<void> {
         description: params.description,
         ...(encryptionKey ? { encryptionKey } : {}),
         ...(params['include-volumes'] ? { volumes: volumeStep(kube, s3, ctx.config) } : {}),
+        ...(controlPlane ? { controlPlane: controlPlaneBackupStep(kube, s3, ctx.config, controlPlane, ctx.modelName) } : {}),
         progress: (message) => ctx.progress(message),
       }),
     );
   } catch (error) {
     ctx.fail(describeBackupFailure(error));
   }
+  // For the status's "last backup" age: update-status then need not list S3.
+  await ctx.stateSet(lastBackupState({ id: outcome.backupId, completed: new Date().toISOString() })).catch(() => undefined);
   await ctx.setResults({
     'backup-id': outcome.backupId,
     location: outcome.location,
@@ -41,6 +57,7 @@ export async function run(ctx: ActionContext<'backup-state'>): Promise<void> {
     profiles: outcome.profiles,
     contributors: outcome.contributors,
     secrets: encryptionKey ? `${outcome.sealedSecrets} sealed with the encryption-key` : `${outcome.clearSecrets} stored in clear: set encryption-key to seal them`,
+    ...(controlPlane ? { 'control-plane': { covered: coveredParts(controlPlane).join('; ') || 'nothing', 'not-covered': outcome.controlPlane.notCovered, bytes: outcome.controlPlane.bytes } } : {}),
     notes: [outcome.volumes.note, outcome.controlPlane.note, ...outcome.controlPlane.notCovered].filter(Boolean),
   });
 }
