@@ -7,6 +7,8 @@ import { RestoreInputError, RestoreRefusedError, RestoreStoppedError } from '../
 import { restoreVolumes, volumeKubeFromClient } from '../../volumes/index.ts';
 import type { KubeClient } from '../../kube/client.ts';
 import type { S3Settings } from '../../store/settings.ts';
+import { readControlPlane } from '../control-plane.ts';
+import { controlPlaneRestoreStep } from '../control-plane-steps.ts';
 
 function volumeStep(kube: KubeClient, s3: S3Settings, ctx: ActionContext<'restore-state'>): RestoreVolumeStep | undefined {
   // The mover Jobs need an endpoint they can reach from inside the cluster; AWS itself has none in the settings.
@@ -34,6 +36,10 @@ export async function run(ctx: ActionContext<'restore-state'>): Promise<void> {
   const encryptionKey = await ctx.encryptionKey();
   const store = openObjectStore(s3);
   const volumes = params['include-volumes'] ? volumeStep(kube, s3, ctx) : undefined;
+  // Opt-in only: loading a dump overwrites the live KFP and Katib databases and MinIO buckets.
+  const controlPlane = params['include-control-plane']
+    ? controlPlaneRestoreStep(kube, store, s3, ctx.config, await readControlPlane(ctx.charm, ctx.config), ctx.modelName)
+    : undefined;
   let outcome;
   try {
     outcome = await runRestore(kube, store, {
@@ -47,6 +53,7 @@ export async function run(ctx: ActionContext<'restore-state'>): Promise<void> {
       waitTimeoutMs: ctx.config['restore-wait-timeout'] * 1000,
       protectedNamespaces: [ctx.modelName],
       ...(volumes ? { volumes } : {}),
+      ...(controlPlane ? { controlPlane } : {}),
       progress: (message) => ctx.progress(message),
     });
   } catch (error) {
@@ -55,6 +62,8 @@ export async function run(ctx: ActionContext<'restore-state'>): Promise<void> {
       ctx.fail(error.message);
     }
     if (error instanceof RestoreInputError || error instanceof RestoreStoppedError) ctx.fail(error.message);
+    // A database or bucket copy that failed: its own sentence says which and why.
+    if (error instanceof Error && error.name === 'ControlPlaneError') ctx.fail(`${error.message} Profiles and namespaced objects were not restored; fix it and rerun.`);
     throw error;
   }
   for (const warning of outcome.warnings) await ctx.log('WARNING', warning);
@@ -64,6 +73,7 @@ export async function run(ctx: ActionContext<'restore-state'>): Promise<void> {
     ...(outcome.dryRun ? { plan: outcome.plan } : {}),
     ...(outcome.warnings.length ? { warnings: outcome.warnings } : {}),
     ...(outcome.volumes.note ? { volumes: outcome.volumes.note } : { volumes: `${outcome.volumes.restored} PVC(s) filled` }),
+    'control-plane': outcome.controlPlane.note ?? (params['include-control-plane'] ? `${outcome.controlPlane.restored} part(s) restored` : 'not restored (include-control-plane=false)'),
     'duration-seconds': outcome.durationSeconds,
   });
   if (outcome.totals.failed > 0) {
