@@ -1,0 +1,79 @@
+// npm run soak -- --runs 20 --fault-rate 0.1: backups of the embedded cluster through the S3 fault proxy with the
+// API server's faults on, each checked against a clean run: same item checksums, or a failure with no marker.
+// Prints the statistics docs/reliability.md quotes. Exits non-zero if any run broke the promise.
+import { parseArgs } from 'node:util';
+import { startCluster } from '../support/cluster/index.ts';
+import { startS3Server } from '../support/s3/server.ts';
+import { FaultProxy } from '../support/s3/fault-proxy.ts';
+import { runBackup } from '../../src/backup/engine.ts';
+import { backupRequest, bucketState, entryChecksums, kubeAt, storeAt } from '../reliability/support.ts';
+
+const { values } = parseArgs({ options: { runs: { type: 'string', default: '20' }, 'fault-rate': { type: 'string', default: '0.1' }, profiles: { type: 'string', default: '10' }, seed: { type: 'string', default: '1' } } });
+const runs = Number(values.runs);
+const rate = Number(values['fault-rate']);
+const seed0 = Number(values.seed);
+if (!Number.isInteger(runs) || runs < 1 || !(rate >= 0 && rate <= 1)) {
+  console.error('--runs must be a whole number of at least 1 and --fault-rate between 0 and 1.');
+  process.exit(2);
+}
+
+const BUCKET = 'soak';
+const [cluster, s3] = await Promise.all([startCluster({ profiles: Number(values.profiles), seed: 3 }), startS3Server({ buckets: [BUCKET] })]);
+const proxy = await FaultProxy.start({ target: s3.endpoint, latencyMs: 20 });
+cluster.faults.retryAfterSeconds = 0;
+cluster.faults.latencyMs = 20;
+const kube = await kubeAt(cluster.kubeconfigPath);
+let violations = 0;
+try {
+  const direct = storeAt(s3.endpoint, BUCKET, 'clean');
+  const cleanRun = await runBackup(kube, direct, backupRequest());
+  const clean = await entryChecksums(direct, cleanRun.backupId);
+  console.log(`clean run: ${cleanRun.objects} objects, ${Object.keys(clean).length} tar entries`);
+  const rows: Array<{ run: number; outcome: string; seconds: number; s3Faults: number; apiFaults: number }> = [];
+  for (let run = 1; run <= runs; run++) {
+    const seed = seed0 * 1000 + run;
+    proxy.setRate(rate, seed);
+    const s3Before = { ...proxy.counts };
+    const apiBefore = { ...cluster.faults.injected };
+    cluster.faults.reseed(seed);
+    for (const kind of ['throttle', 'error', 'unavailable', 'reset'] as const) cluster.faults.setRate(kind, rate / 4);
+    const store = storeAt(proxy.endpoint, BUCKET, `run-${run}`);
+    const started = performance.now();
+    let outcome: string;
+    let id: string | undefined;
+    let failure = '';
+    try {
+      id = (await runBackup(kube, store, backupRequest())).backupId;
+    } catch (error) {
+      failure = error instanceof Error ? error.message : String(error);
+    }
+    const seconds = (performance.now() - started) / 1000;
+    proxy.setRate(0);
+    cluster.faults.clear();
+    const state = await bucketState(storeAt(s3.endpoint, BUCKET, `run-${run}`));
+    if (id) {
+      const same = JSON.stringify(await entryChecksums(storeAt(s3.endpoint, BUCKET, `run-${run}`), id)) === JSON.stringify(clean);
+      outcome = same && state.committed.length === 1 ? 'completed, same checksums' : 'VIOLATION: completed with different items';
+    } else {
+      outcome = state.committed.length === 0 ? `failed cleanly, no marker (${failure})` : 'VIOLATION: failed but a marker exists';
+    }
+    if (outcome.startsWith('VIOLATION')) violations++;
+    const sum = (now: Record<string, number>, before: Record<string, number>, skip: string[]) => Object.keys(now).filter((k) => !skip.includes(k)).reduce((a, k) => a + (now[k]! - (before[k] ?? 0)), 0);
+    rows.push({ run, outcome, seconds: Math.round(seconds * 10) / 10, s3Faults: sum(proxy.counts, s3Before, ['passed']), apiFaults: sum(cluster.faults.injected, apiBefore, []) });
+    console.log(`run ${run}: ${outcome} in ${seconds.toFixed(1)}s; S3 faults ${rows.at(-1)!.s3Faults}, API faults ${rows.at(-1)!.apiFaults}`);
+  }
+  const completed = rows.filter((r) => r.outcome.startsWith('completed')).length;
+  const failedClean = rows.filter((r) => r.outcome.startsWith('failed cleanly')).length;
+  const secs = rows.map((r) => r.seconds).sort((a, b) => a - b);
+  console.log('\nsummary');
+  console.log(`runs ${runs}, fault rate ${rate} (S3 requests) + ${rate} (API requests), ${values.profiles} profiles, ${cleanRun.objects} objects per backup`);
+  console.log(`completed with clean checksums: ${completed}; failed with no marker: ${failedClean}; violations: ${violations}`);
+  console.log(`S3 requests: ${proxy.seen.length}; S3 faults injected: ${JSON.stringify(Object.fromEntries(Object.entries(proxy.counts).filter(([k]) => k !== 'passed')))}`);
+  console.log(`API faults injected: ${JSON.stringify(cluster.faults.injected)}`);
+  console.log(`run time (s): median ${secs[Math.floor(secs.length / 2)]}, max ${secs.at(-1)}`);
+} finally {
+  kube.close();
+  await proxy.stop();
+  await Promise.all([cluster.stop(), s3.stop()]);
+}
+process.exit(violations === 0 ? 0 : 1);
