@@ -32,23 +32,24 @@ function directCopy(from: string, endpoint: string, key: string, secret: string,
 export default async function volumesBench(opts: BenchOptions): Promise<BenchRow[]> {
   const bigBytes = (opts.quick ? 16 : 64) * MIB;
   const rounds = opts.quick ? 2 : 3;
-  const s3 = await startS3Server({ buckets: ['bench'] });
+  // A fresh bucket per measured copy: s3rver slows down as a bucket fills, which would favour whichever side ran first.
+  const buckets = Array.from({ length: rounds }, (_, i) => [`jobs-${i}`, `direct-${i}`]).flat();
+  const s3 = await startS3Server({ buckets });
   const vc = await startVolumeCluster({ bindingMode: 'Immediate' });
   try {
     const folder = await createBoundPvc(vc, 'alice', 'workspace');
     writeWorkspace(folder, { files: 200, bigFileBytes: bigBytes });
-    const settings = s3For(s3, 'bench');
     let jobsBest = Infinity;
     let directBest = Infinity;
     let bytes = 0;
     // Alternating rounds, each to a fresh prefix, so both sides see the same server state and machine load.
     for (let round = 0; round < rounds; round++) {
       const t0 = performance.now();
-      const [result] = await backupVolumes(vc.kube, { backupId: newBackupId(), s3: settings, pvcs: [{ namespace: 'alice', name: 'workspace' }], concurrency: 1 });
+      const [result] = await backupVolumes(vc.kube, { backupId: newBackupId(), s3: s3For(s3, `jobs-${round}`), pvcs: [{ namespace: 'alice', name: 'workspace' }], concurrency: 1 });
       jobsBest = Math.min(jobsBest, performance.now() - t0);
       bytes = result?.bytes ?? 0;
       const t1 = performance.now();
-      await directCopy(folder, s3.endpoint, s3.accessKeyId, s3.secretAccessKey, `bench/direct/round-${round}`);
+      await directCopy(folder, s3.endpoint, s3.accessKeyId, s3.secretAccessKey, `direct-${round}/kubeflow/direct`);
       directBest = Math.min(directBest, performance.now() - t1);
     }
     const jobsRate = bytes / MIB / (jobsBest / 1000);

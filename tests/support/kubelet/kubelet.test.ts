@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { KubeObject } from '../../../src/kube/types.ts';
 import type { InProcessApi } from '../cluster/contract.ts';
 import { startCluster, type RunningCluster } from '../cluster/index.ts';
-import { rewritePaths } from './container.ts';
+import { canBindMount, rewritePaths } from './container.ts';
 import { simulatedKubelet, storageClass, type SimulatedKubelet } from './index.ts';
 import { JOBS, PODS, PVCS, SECRETS, STORAGE_CLASSES } from './refs.ts';
 
@@ -55,7 +55,7 @@ describe('simulated kubelet', function () {
   before(async function () {
     cluster = await startCluster({ kubeflowCrds: false, controllers: false });
     dataDir = mkdtempSync(join(tmpdir(), 'kubelet-test-'));
-    kubelet = simulatedKubelet({ dataDir, nodes: ['n1'], configRetryMs: 500 });
+    kubelet = simulatedKubelet({ dataDir, nodes: ['n1'], configRetryMs: 500, readOnlyViews: 'bind-mount' });
     stop = kubelet.start(cluster.api);
     cluster.api.create({ group: '', resource: 'namespaces' }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team' } });
     cluster.api.create(STORAGE_CLASSES, storageClass('fast'));
@@ -106,6 +106,7 @@ describe('simulated kubelet', function () {
     }));
     await finished(cluster.api, 'sneaky');
     expect(terminated(podsOf(cluster.api, 'sneaky')[0]).message).to.equal('hello\n');
+    expect(kubelet.logs('team', podsOf(cluster.api, 'sneaky')[0]!.metadata.name!)).to.match(canBindMount() ? /Read-only file system/ : /^$/);
     expect(readdirSync(kubelet.volumePath('team', 'data'))).to.deep.equal(['a.txt']);
   });
 
