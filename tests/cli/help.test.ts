@@ -27,7 +27,7 @@ describe('kubeflow-upgrader --help', function () {
         for (const variable of spec.env ?? []) expect(stdout.replace(/\s+/g, ' ')).to.include(variable);
       }
       expect(stdout).to.match(/Exit codes:\n  0  .+\n  1  .+\n  2  usage error/);
-      expect(stdout).to.match(/Examples:\n  kubeflow-upgrader /);
+      expect(stdout).to.match(/Examples:\n(  .+\n)*  kubeflow-upgrader /);
     });
   }
 });
