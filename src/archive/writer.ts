@@ -67,6 +67,38 @@ class Digest extends Transform {
   }
 }
 
+/** bytes gathered before one gzip write: enough to make zlib's per-call cost vanish, small enough not to matter in RSS */
+const COALESCE_BYTES = 256 * 1024;
+
+/**
+ * Gathers the tar stream's many small chunks (a 512-byte header, the item, its padding — twice per item) into
+ * larger ones before gzip. Without it every chunk was its own zlib call on the thread pool, and the backup spent
+ * half its wall time idle waiting on those round trips (profiled at P=1000: 70k zlib calls for 11k items).
+ */
+class Coalesce extends Transform {
+  private chunks: Buffer[] = [];
+  private size = 0;
+  constructor(private readonly threshold: number) {
+    super();
+  }
+  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback) {
+    this.chunks.push(chunk);
+    this.size += chunk.length;
+    if (this.size >= this.threshold) this.release();
+    done();
+  }
+  override _flush(done: TransformCallback) {
+    this.release();
+    done();
+  }
+  private release(): void {
+    if (this.size === 0) return;
+    this.push(this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks, this.size));
+    this.chunks = [];
+    this.size = 0;
+  }
+}
+
 export class BackupWriter {
   readonly id: string;
   readonly keys: BackupKeys;
@@ -102,17 +134,20 @@ export class BackupWriter {
     this.started = started;
     this.sealer = options.encryptionKey !== undefined ? SecretSealer.create(options.encryptionKey) : undefined;
     const gzip = createGzip({ level: 6 });
+    const coalesce = new Coalesce(COALESCE_BYTES);
     const failed = (error: Error) => {
       this.streamError ??= error;
       // Without a reader downstream, a waiting addItem would never resume: tear the chain down so it fails instead.
       this.pack.destroy();
+      coalesce.destroy();
       gzip.destroy();
       this.digest.destroy();
     };
     this.pack.on('error', failed);
+    coalesce.on('error', failed);
     gzip.on('error', failed);
     this.digest.on('error', failed);
-    this.pack.pipe(gzip).pipe(this.digest);
+    this.pack.pipe(coalesce).pipe(gzip).pipe(this.digest);
     this.upload = options.store.startUpload(this.keys.tarball, this.digest, 'application/gzip');
     this.upload.done().catch((error: Error) => failed(error));
   }
