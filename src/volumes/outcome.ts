@@ -48,15 +48,26 @@ export function terminationMessage(pods: KubeObject[]): string | undefined {
   return latest?.message;
 }
 
-/** The JSON a successful mover writes; undefined when the message is anything else. */
+interface CopyStats {
+  bytes?: unknown;
+  transfers?: unknown;
+  checks?: unknown;
+  errors?: unknown;
+}
+
+/**
+ * The JSON a successful mover writes: rclone's final stats. Files = transferred (hash-verified after transfer) plus
+ * checked (already there, equal by hash under --checksum); bytes = bytes transferred, the whole tree on a fresh target.
+ */
 export function parseMovedTree(message: string | undefined): MovedTree | undefined {
   if (!message) return undefined;
   try {
-    const parsed = JSON.parse(message) as { volumeMover?: unknown; check?: unknown; size?: { count?: unknown; bytes?: unknown } };
-    if (parsed.volumeMover !== 1 || typeof parsed.size?.count !== 'number' || typeof parsed.size.bytes !== 'number') {
-      return undefined;
-    }
-    return { files: parsed.size.count, bytes: parsed.size.bytes, checksumVerified: parsed.check === 'passed' };
+    const parsed = JSON.parse(message) as { volumeMover?: unknown; copy?: { stats?: CopyStats } };
+    const stats = parsed.copy?.stats;
+    const numbers = [stats?.bytes, stats?.transfers, stats?.checks, stats?.errors];
+    if (parsed.volumeMover !== 2 || !numbers.every((n) => typeof n === 'number')) return undefined;
+    const [bytes, transfers, checks, errors] = numbers as number[];
+    return { files: transfers! + checks!, bytes: bytes!, checksumVerified: errors === 0 };
   } catch {
     return undefined;
   }
@@ -68,7 +79,16 @@ export function parseMovedTree(message: string | undefined): MovedTree | undefin
  */
 export function failureReason(message: string | undefined, secrets: string[]): string | undefined {
   if (!message) return undefined;
-  const lines = message.split('\n').map((l) => l.replace(/^\d{4}\/\d{2}\/\d{2} \d{2}:\d{2}:\d{2}\s+/, '').trim()).filter(Boolean);
+  // rclone logs JSON lines in the mover (--use-json-log); plain lines come from anything else in the container.
+  const text = message.split('\n').map((line) => {
+    try {
+      const entry = JSON.parse(line) as { msg?: unknown };
+      return typeof entry.msg === 'string' ? entry.msg : line;
+    } catch {
+      return line;
+    }
+  }).join('\n');
+  const lines = text.split('\n').map((l) => l.replace(/^\d{4}\/\d{2}\/\d{2} \d{2}:\d{2}:\d{2}\s+/, '').trim()).filter(Boolean);
   const chosen = [...lines].reverse().find((l) => /^Failed to /.test(l))
     ?? [...lines].reverse().find((l) => /ERROR|error/.test(l))
     ?? lines.at(-1);

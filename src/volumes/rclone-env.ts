@@ -34,8 +34,8 @@ export function rcloneBehaviourEnv(): Record<string, string> {
   return {
     RCLONE_LINKS: 'true',
     RCLONE_FAST_LIST: 'true',
-    RCLONE_LOG_LEVEL: 'ERROR',
-    RCLONE_STATS: '0',
+    // NOTICE: the final stats line the mover reports is logged at this level.
+    RCLONE_LOG_LEVEL: 'NOTICE',
     RCLONE_TRANSFERS: '8',
     RCLONE_CHECKERS: '16',
     RCLONE_RETRIES: '3',

@@ -69,7 +69,9 @@ describe('volumes: Job and Secret builders', function () {
   });
 
   it('reads the mover outcome and turns a log tail into one reason without secrets', function () {
-    expect(parseMovedTree('{"volumeMover":1,"check":"passed","size":{"count":3,"bytes":42,"sizeless":0}}')).to.deep.equal({ files: 3, bytes: 42, checksumVerified: true });
+    const stats = { bytes: 42, checks: 1, transfers: 2, errors: 0, totalBytes: 42 };
+    expect(parseMovedTree(JSON.stringify({ volumeMover: 2, copy: { level: 'warning', msg: 'Transferred', stats } }))).to.deep.equal({ files: 3, bytes: 42, checksumVerified: true });
+    expect(parseMovedTree(JSON.stringify({ volumeMover: 2, copy: {} }))).to.equal(undefined);
     expect(parseMovedTree('some log text')).to.equal(undefined);
     const tail = [
       '2026/11/30 03:36:22 ERROR : S3 bucket bk path p: error reading destination root directory: InvalidAccessKeyId: nope',
@@ -77,6 +79,8 @@ describe('volumes: Job and Secret builders', function () {
       '2026/11/30 03:36:22 Failed to copy: InvalidAccessKeyId: The key sekrit-value was not accepted.',
     ].join('\n');
     expect(failureReason(tail, ['sekrit-value'])).to.equal('InvalidAccessKeyId: The key *** was not accepted.');
+    const jsonTail = '{"level":"error","msg":"Failed to copy: InvalidAccessKeyId: The AWS Access Key Id you provided does not exist in our records.\\n\\tstatus code: 403","time":"x"}';
+    expect(failureReason(jsonTail, [])).to.equal('InvalidAccessKeyId: The AWS Access Key Id you provided does not exist in our records.');
     expect(failureReason('Failed to copy with 4 errors: last error was: NoSuchBucket: The specified bucket does not exist', [])).to.equal('NoSuchBucket: The specified bucket does not exist');
   });
 });
