@@ -107,7 +107,7 @@ describe('kubeflow-upgrader commands against the embedded cluster and s3rver', f
     expect(run.exitCode).to.equal(1);
     const errors = run.stderr.trim().split('\n').filter((line) => line.startsWith('kubeflow-upgrader:'));
     expect(errors).to.have.length(1);
-    expect(errors[0]).to.match(/^kubeflow-upgrader: Backup kf-20000101-000000-000000 could not be verified: .+\.$/);
+    expect(errors[0]).to.match(/^kubeflow-upgrader: Backup kf-20000101-000000-000000 could not be verified: there is no backup kf-20000101-000000-000000 in s3:\/\/cli-backups\/team\/prod\/; kubeflow-upgrader list shows the complete ones\.$/);
   });
 
   it('restore --dry-run into the fresh cluster writes nothing and prints the plan', async () => {
