@@ -36,7 +36,9 @@ export default async function volumesBench(opts: BenchOptions): Promise<BenchRow
   // A fresh bucket per measured copy: s3rver slows down as a bucket fills, which would favour whichever side ran first.
   const buckets = Array.from({ length: rounds }, (_, i) => [`jobs-${i}`, `direct-${i}`]).flat();
   const s3 = await startS3Server({ buckets });
-  const vc = await startVolumeCluster({ bindingMode: 'Immediate' });
+  // Read-only bind mounts where the machine allows them: a private copy of the tree would be the simulator's cost, not
+  // the mover's (a real kubelet mounts read-only for free).
+  const vc = await startVolumeCluster({ bindingMode: 'Immediate', readOnlyViews: 'bind-mount' });
   try {
     const folder = await createBoundPvc(vc, 'alice', 'workspace');
     writeWorkspace(folder, { files: 200, bigFileBytes: bigBytes });
