@@ -2,9 +2,9 @@
 // termination-message path) to a local folder or file, and the environment is resolved from the spec and the API the
 // way a kubelet would. Nothing of the test process's own environment leaks in (AWS_CA_BUNDLE in particular).
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readFileSync, rmSync, rmdirSync, writeFileSync, chmodSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, readdirSync, rmSync, rmdirSync, symlinkSync, writeFileSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import type { KubeObject } from '../../../src/kube/types.ts';
 import type { InProcessApi } from '../cluster/contract.ts';
 import { CONFIGMAPS, SECRETS } from './refs.ts';
@@ -41,12 +41,68 @@ interface VolumeSpec {
   hostPath?: { path: string };
 }
 
+// The tools of one official image that the others lack: a container only sees those of its own image, so a script
+// that calls mysqldump in the rclone container (or rclone in the MySQL one) fails here as it would in a cluster.
+const MYSQL_TOOLS = /^(mysql|mariadb)/;
+const RCLONE_TOOLS = /^rclone$/;
+
 /** Images the kubelet can "pull": each maps to the entrypoint of a locally installed tool. */
-const RUNTIMES: { image: RegExp; entrypoint: string[] }[] = [
-  { image: /(^|\/)rclone(:|@|$)/, entrypoint: ['rclone'] },
-  { image: /(^|\/)(mariadb|mysql)(:|@|$)/, entrypoint: ['mariadb'] },
+const RUNTIMES: { image: RegExp; entrypoint: string[]; hides?: RegExp[] }[] = [
+  { image: /(^|\/)rclone(:|@|$)/, entrypoint: ['rclone'], hides: [MYSQL_TOOLS] },
+  { image: /(^|\/)(mariadb|mysql)(:|@|$)/, entrypoint: ['mariadb'], hides: [RCLONE_TOOLS] },
   { image: /(^|\/)(busybox|alpine|debian|ubuntu)(:|@|$)/, entrypoint: ['sh'] },
 ];
+
+const shimDirs = new Map<string, string>();
+
+/**
+ * A PATH for an image: the machine's own PATH unless the image lacks some tool families; then one folder (made once
+ * per process) of symlinks to every executable on PATH but the hidden ones.
+ */
+function pathFor(image: string, machinePath: string): string {
+  const hides = RUNTIMES.find((r) => r.image.test(image))?.hides;
+  if (!hides) return machinePath;
+  const cacheKey = hides.map(String).join('|');
+  const known = shimDirs.get(cacheKey);
+  if (known) return known;
+  const dir = mkdtempSync(join(tmpdir(), 'kubelet-path-'));
+  for (const folder of machinePath.split(delimiter).filter(Boolean)) {
+    let names: string[];
+    try {
+      names = readdirSync(folder);
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      if (hides.some((h) => h.test(name))) continue;
+      try {
+        symlinkSync(join(folder, name), join(dir, name));
+      } catch {
+        // an earlier PATH folder already provides this name, as PATH lookup would
+      }
+    }
+  }
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  shimDirs.set(cacheKey, dir);
+  return dir;
+}
+
+const CLUSTER_DNS = /\b([a-z0-9](?:[-a-z0-9]*[a-z0-9])?)\.([a-z0-9](?:[-a-z0-9]*[a-z0-9])?)\.svc(?:\.cluster\.local)?\b/g;
+const SERVICES = { group: '', resource: 'services' };
+
+/**
+ * Cluster DNS for processes on this machine: `<service>.<namespace>.svc[.cluster.local]` becomes 127.0.0.1 when that
+ * Service exists (every Service's backend runs on this machine, on the Service's port).
+ */
+export function resolveServiceNames(text: string, api: InProcessApi): string {
+  return text.replace(CLUSTER_DNS, (whole, service: string, namespace: string) => {
+    try {
+      return api.get(SERVICES, service, namespace) ? '127.0.0.1' : whole;
+    } catch {
+      return whole;
+    }
+  });
+}
 
 export function isRunnableImage(image: string): boolean {
   return RUNTIMES.some((r) => r.image.test(image));
@@ -69,6 +125,8 @@ export interface RunContext {
   container: ContainerSpec;
   /** local folder of a bound claim */
   claimFolder: (claimName: string) => string | undefined;
+  /** the Pod's own folder for an emptyDir volume, shared by all its containers */
+  emptyDirFolder: (volumeName: string) => string;
   /** how read-only claim mounts are made: a private copy (default) or a read-only bind mount when possible */
   readOnlyViews?: 'copy' | 'bind-mount';
   /** called once the process runs, with a function that kills it */
@@ -228,8 +286,11 @@ export async function runContainer(ctx: RunContext): Promise<ContainerRun> {
         mkdirSync(local, { recursive: true });
         writeProjected(local, values ?? {}, volume.secret?.items ?? volume.configMap?.items);
         mapping.push([mount.mountPath, local]);
+      } else if (volume.emptyDir !== undefined) {
+        const shared = ctx.emptyDirFolder(volume.name);
+        mapping.push([mount.mountPath, mount.subPath ? join(shared, mount.subPath) : shared]);
       } else {
-        mkdirSync(local, { recursive: true }); // emptyDir and anything else: a fresh folder
+        mkdirSync(local, { recursive: true }); // anything else: a fresh folder
         mapping.push([mount.mountPath, local]);
       }
     }
@@ -240,8 +301,8 @@ export async function runContainer(ctx: RunContext): Promise<ContainerRun> {
 
     const home = join(scratch, 'home');
     mkdirSync(home);
-    const processEnv: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home };
-    for (const [k, v] of Object.entries(env)) processEnv[k] = rewritePaths(v, mapping);
+    const processEnv: Record<string, string> = { PATH: pathFor(container.image, process.env.PATH ?? '/usr/bin:/bin'), HOME: home };
+    for (const [k, v] of Object.entries(env)) processEnv[k] = resolveServiceNames(rewritePaths(v, mapping), api);
     delete processEnv.AWS_CA_BUNDLE;
     const argv = [...(container.command ?? entrypointFor(container.image)), ...(container.args ?? [])].map((a) => rewritePaths(a, mapping));
     if (argv.length === 0) throw new ContainerConfigError('the container has no command');

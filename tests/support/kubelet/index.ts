@@ -2,10 +2,12 @@
 // Pod, places the Pod on a node (honouring node affinity), binds the claims it mounts, runs the container on this
 // machine (container.ts) and reports Pod and Job status through the API as the real components would.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { KubeObject } from '../../../src/kube/types.ts';
 import type { ClusterEvent, Controller, InProcessApi } from '../cluster/contract.ts';
-import { ContainerConfigError, isRunnableImage, runContainer, type ContainerSpec } from './container.ts';
+import { ContainerConfigError, isRunnableImage, runContainer, type ContainerRun, type ContainerSpec } from './container.ts';
 import { JOBS, PODS, PVCS, sameRef } from './refs.ts';
 import { bindClaim, bindingMode, isBound, pvcFolder } from './storage.ts';
 
@@ -47,6 +49,7 @@ interface PodSpec {
   nodeName?: string;
   nodeSelector?: Record<string, string>;
   affinity?: { nodeAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms?: { matchFields?: { key: string; values?: string[] }[]; matchExpressions?: { key: string; values?: string[] }[] }[] } } };
+  initContainers?: ContainerSpec[];
   containers?: ContainerSpec[];
   volumes?: { persistentVolumeClaim?: { claimName: string } }[];
 }
@@ -202,63 +205,109 @@ export function simulatedKubelet(options: SimulatedKubeletOptions): SimulatedKub
       api.updateStatus(PODS, fresh({ ...current, status: { ...((current.status ?? {}) as object), ...status } }));
     }
 
-    async function runPod(pod: KubeObject, node: string): Promise<void> {
-      const spec = pod.spec as PodSpec;
-      const container = spec.containers?.[0];
-      if (!container) return;
+    interface Status { name: string; image: string; ready: boolean; restartCount: 0; started?: boolean; state: Record<string, unknown> }
+    const waiting = (c: ContainerSpec, reason: string, message?: string): Status =>
+      ({ name: c.name, image: c.image, ready: false, restartCount: 0, state: { waiting: { reason, ...(message ? { message } : {}) } } });
+    const running = (c: ContainerSpec): Status =>
+      ({ name: c.name, image: c.image, ready: true, restartCount: 0, started: true, state: { running: { startedAt: now() } } });
+    const terminated = (c: ContainerSpec, run: ContainerRun): Status => ({
+      name: c.name, image: c.image, ready: false, restartCount: 0, started: false,
+      state: { terminated: { exitCode: run.exitCode, reason: run.exitCode === 0 ? 'Completed' : 'Error', message: run.message, startedAt: run.startedAt, finishedAt: run.finishedAt } },
+    });
+
+    /** Runs one container, retrying while its configuration (a Secret, a claim) is not there yet; undefined when stopped. */
+    async function runOne(pod: KubeObject, container: ContainerSpec, emptyDirFolder: (volume: string) => string, kills: (() => void)[],
+      report: (status: Status) => void): Promise<ContainerRun | undefined> {
       const namespace = pod.metadata.namespace ?? '';
-      const podKey = key(namespace, pod.metadata.name);
-      const base = { hostIP: '10.0.0.1', podIP: `10.1.0.${1 + (stats.containersStarted % 250)}`, startTime: now() };
-      let run;
       const giveUpAt = Date.now() + configRetryMs;
       for (;;) {
-        if (stopped || !api.get(PODS, pod.metadata.name ?? '', namespace)) return;
+        if (stopped || !api.get(PODS, pod.metadata.name ?? '', namespace)) return undefined;
         try {
           stats.containersStarted++;
           stats.running++;
           stats.maxRunning = Math.max(stats.maxRunning, stats.running);
-          setPodStatus(pod, {
-            ...base, phase: 'Running',
-            conditions: [{ type: 'PodScheduled', status: 'True' }, { type: 'Ready', status: 'True' }],
-            containerStatuses: [{ name: container.name, image: container.image, ready: true, restartCount: 0, started: true, state: { running: { startedAt: now() } } }],
-          });
-          run = await runContainer({
+          report(running(container));
+          return await runContainer({
             api, pod, container, readOnlyViews: options.readOnlyViews,
             claimFolder: (claim) => claimFolder(namespace, claim),
-            onStarted: (kill) => kills.set(podKey, kill),
+            emptyDirFolder,
+            onStarted: (kill) => kills.push(kill),
           });
-          break;
         } catch (error) {
           if (!(error instanceof ContainerConfigError)) {
             // A kubelet fault must still end the Pod, or its Job would wait for its deadline.
-            run = { exitCode: 128, message: `simulated kubelet could not run the container: ${(error as Error).message}`, logs: '', startedAt: now(), finishedAt: now() };
-            break;
+            return { exitCode: 128, message: `simulated kubelet could not run the container: ${(error as Error).message}`, logs: '', startedAt: now(), finishedAt: now() };
           }
-          if (Date.now() > giveUpAt) {
-            run = { exitCode: 1, message: error.message, logs: '', startedAt: now(), finishedAt: now() };
-            break;
-          }
-          setPodStatus(pod, {
-            ...base, phase: 'Pending',
-            containerStatuses: [{ name: container.name, image: container.image, ready: false, restartCount: 0, state: { waiting: { reason: 'CreateContainerConfigError', message: error.message } } }],
-          });
+          if (Date.now() > giveUpAt) return { exitCode: 1, message: error.message, logs: '', startedAt: now(), finishedAt: now() };
+          report(waiting(container, 'CreateContainerConfigError', error.message));
           await new Promise((r) => later(250, () => r(undefined)));
         } finally {
           stats.running--;
-          kills.delete(podKey);
         }
       }
-      if (stopped) return;
-      logs.set(podKey, run.logs);
-      const succeeded = run.exitCode === 0;
-      setPodStatus(pod, {
-        ...base, phase: succeeded ? 'Succeeded' : 'Failed',
-        conditions: [{ type: 'PodScheduled', status: 'True' }, { type: 'Ready', status: 'False', reason: 'PodCompleted' }],
-        containerStatuses: [{
-          name: container.name, image: container.image, ready: false, restartCount: 0, started: false,
-          state: { terminated: { exitCode: run.exitCode, reason: succeeded ? 'Completed' : 'Error', message: run.message, startedAt: run.startedAt, finishedAt: run.finishedAt } },
-        }],
+    }
+
+    /**
+     * As a kubelet with restartPolicy Never: the init containers one after another (the first failure fails the Pod and
+     * the rest never start), then the main containers together. emptyDir volumes are one folder per Pod, shared by all.
+     */
+    async function runPod(pod: KubeObject, node: string): Promise<void> {
+      const spec = pod.spec as PodSpec;
+      const inits = spec.initContainers ?? [];
+      const mains = spec.containers ?? [];
+      if (mains.length === 0) return;
+      const namespace = pod.metadata.namespace ?? '';
+      const podKey = key(namespace, pod.metadata.name);
+      const base = { hostIP: '10.0.0.1', podIP: `10.1.0.${1 + (stats.containersStarted % 250)}`, startTime: now() };
+      const podDir = mkdtempSync(join(tmpdir(), 'kubelet-pod-'));
+      const emptyDirFolder = (volume: string) => {
+        const folder = join(podDir, volume.replace(/[^a-z0-9-]/g, '_'));
+        mkdirSync(folder, { recursive: true });
+        return folder;
+      };
+      const podKills: (() => void)[] = [];
+      kills.set(podKey, () => { for (const kill of podKills) kill(); });
+      const initStatuses: Status[] = inits.map((c) => waiting(c, 'PodInitializing'));
+      const mainStatuses: Status[] = mains.map((c) => waiting(c, 'PodInitializing'));
+      const publish = (phase: string, extra: Record<string, unknown> = {}) => setPodStatus(pod, {
+        ...base, phase, ...extra,
+        ...(inits.length ? { initContainerStatuses: initStatuses } : {}),
+        containerStatuses: mainStatuses,
       });
+      let logText = '';
+      let succeeded = true;
+      try {
+        for (const [i, container] of inits.entries()) {
+          const run = await runOne(pod, container, emptyDirFolder, podKills, (status) => {
+            initStatuses[i] = status;
+            publish('Pending', { conditions: [{ type: 'PodScheduled', status: 'True' }, { type: 'Initialized', status: 'False' }] });
+          });
+          if (!run || stopped) return;
+          logText += run.logs;
+          initStatuses[i] = terminated(container, run);
+          if (run.exitCode !== 0) {
+            succeeded = false;
+            break;
+          }
+        }
+        if (succeeded) {
+          const runs = await Promise.all(mains.map((container, i) => runOne(pod, container, emptyDirFolder, podKills, (status) => {
+            mainStatuses[i] = status;
+            publish('Running', { conditions: [{ type: 'PodScheduled', status: 'True' }, { type: 'Ready', status: 'True' }] });
+          })));
+          if (stopped || runs.some((run) => !run)) return;
+          for (const [i, run] of runs.entries()) {
+            logText += run!.logs;
+            mainStatuses[i] = terminated(mains[i]!, run!);
+            if (run!.exitCode !== 0) succeeded = false;
+          }
+        }
+      } finally {
+        kills.delete(podKey);
+        rmSync(podDir, { recursive: true, force: true });
+      }
+      logs.set(podKey, logText);
+      publish(succeeded ? 'Succeeded' : 'Failed', { conditions: [{ type: 'PodScheduled', status: 'True' }, { type: 'Ready', status: 'False', reason: 'PodCompleted' }] });
       podFinished(pod, succeeded);
       void node;
     }
@@ -266,7 +315,7 @@ export function simulatedKubelet(options: SimulatedKubeletOptions): SimulatedKub
     function schedulePod(pod: KubeObject): void {
       if (((pod.status as { phase?: string } | undefined)?.phase ?? 'Pending') !== 'Pending') return;
       const spec = (pod.spec ?? {}) as PodSpec;
-      const runnable = (spec.containers ?? []).length > 0 && (spec.containers ?? []).every((c) => isRunnableImage(c.image));
+      const runnable = (spec.containers ?? []).length > 0 && [...(spec.initContainers ?? []), ...(spec.containers ?? [])].every((c) => isRunnableImage(c.image));
       let node = spec.nodeName ?? requiredNode(spec);
       if (node && !nodes.includes(node)) {
         setPodStatus(pod, { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: `0/${nodes.length} nodes are available: node(s) didn't match Pod's node affinity/selector.` }] });

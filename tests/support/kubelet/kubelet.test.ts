@@ -137,6 +137,59 @@ describe('simulated kubelet', function () {
     expect(terminated(podsOf(cluster.api, 'db')[0]).message.toLowerCase()).to.include('mariadb');
   });
 
+  it('runs init containers in order before the main container, all sharing the Pod\'s emptyDir', async function () {
+    const volumes = [{ name: 'transfer', emptyDir: {} }];
+    const mount = [{ name: 'transfer', mountPath: '/transfer' }];
+    cluster.api.create(JOBS, job('two-step', 'cat /transfer/first /transfer/second > /dev/termination-log', {
+      image: 'docker.io/rclone/rclone:1.68.2',
+      spec: {
+        volumes,
+        initContainers: [
+          { name: 'first', image: 'docker.io/library/mysql:8.4', command: ['sh', '-c', 'echo one > /transfer/first'], volumeMounts: mount },
+          { name: 'second', image: 'busybox:1.36', command: ['sh', '-c', 'test -f /transfer/first && echo two > /transfer/second'], volumeMounts: mount },
+        ],
+      },
+      container: { volumeMounts: mount },
+    }));
+    expect(condition(await finished(cluster.api, 'two-step'), 'Complete')).to.not.equal(undefined);
+    const pod = podsOf(cluster.api, 'two-step')[0];
+    expect(terminated(pod).message).to.equal('one\ntwo\n');
+    const inits = (pod?.status as { initContainerStatuses: { name: string; state: { terminated: { exitCode: number } } }[] }).initContainerStatuses;
+    expect(inits.map((s) => [s.name, s.state.terminated.exitCode])).to.deep.equal([['first', 0], ['second', 0]]);
+  });
+
+  it('fails the Pod on a failed init container and never starts the main container', async function () {
+    cluster.api.create(JOBS, job('init-fails', 'echo ran > /dev/termination-log', {
+      spec: { initContainers: [{ name: 'prepare', image: 'busybox:1.36', command: ['sh', '-c', 'echo "no luck" > /dev/termination-log; exit 4'] }] },
+    }));
+    expect(condition(await finished(cluster.api, 'init-fails'), 'Failed')).to.not.equal(undefined);
+    const status = podsOf(cluster.api, 'init-fails')[0]?.status as { phase: string; initContainerStatuses: { state: { terminated: { exitCode: number; message: string } } }[]; containerStatuses: { state: Record<string, unknown> }[] };
+    expect(status.phase).to.equal('Failed');
+    expect(status.initContainerStatuses[0]!.state.terminated).to.include({ exitCode: 4, message: 'no luck\n' });
+    expect(status.containerStatuses[0]!.state).to.have.property('waiting');
+  });
+
+  it('gives each official image only its own tools: no rclone beside mysqldump, no MySQL client beside rclone', async function () {
+    const probe = 'for t in rclone mysqldump mysql mariadb-dump; do command -v $t >/dev/null && printf "%s " $t; done > /dev/termination-log';
+    cluster.api.create(JOBS, job('tools-mysql', probe, { image: 'docker.io/library/mysql:8.4' }));
+    cluster.api.create(JOBS, job('tools-rclone', probe, { image: 'docker.io/rclone/rclone:1.68.2' }));
+    await finished(cluster.api, 'tools-mysql');
+    await finished(cluster.api, 'tools-rclone');
+    const mysqlTools = terminated(podsOf(cluster.api, 'tools-mysql')[0]).message;
+    expect(mysqlTools).to.match(/dump/);
+    expect(mysqlTools).to.not.include('rclone');
+    expect(terminated(podsOf(cluster.api, 'tools-rclone')[0]).message).to.equal('rclone ');
+  });
+
+  it('resolves <service>.<namespace>.svc.cluster.local to this machine when the Service exists', async function () {
+    cluster.api.create({ group: '', resource: 'services' }, { apiVersion: 'v1', kind: 'Service', metadata: { name: 'minio', namespace: 'team' }, spec: { ports: [{ port: 9000 }] } });
+    cluster.api.create(JOBS, job('dns', 'printf "%s|%s" "$A" "$B" > /dev/termination-log', {
+      container: { env: [{ name: 'A', value: 'http://minio.team.svc.cluster.local:9000' }, { name: 'B', value: 'http://absent.team.svc.cluster.local:9000' }] },
+    }));
+    await finished(cluster.api, 'dns');
+    expect(terminated(podsOf(cluster.api, 'dns')[0]).message).to.equal('http://127.0.0.1:9000|http://absent.team.svc.cluster.local:9000');
+  });
+
   it('leaves Pods of images it cannot run to other controllers', async function () {
     cluster.api.create(PODS, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'nb', namespace: 'team' }, spec: { containers: [{ name: 'nb', image: 'jupyter/scipy:latest' }] } });
     await new Promise((r) => setTimeout(r, 200));
