@@ -2,9 +2,9 @@
 // once the tar stream has room again, so a producer awaiting it holds at most the upload's parts in memory.
 // Files are written in commit order: tarball, resource list, logs, results, manifest, and the marker last.
 import { createHash } from 'node:crypto';
+import { once } from 'node:events';
 import { Transform, type TransformCallback } from 'node:stream';
-import { createGzip, gzipSync } from 'node:zlib';
-import tar from 'tar-stream';
+import { createGzip, gzipSync, type Gzip } from 'node:zlib';
 import type { input as ZodInput } from 'zod';
 import type { ApiResource, KubeObject } from '../kube/types.ts';
 import { backupKeys, newBackupId, type BackupKeys } from '../store/layout.ts';
@@ -19,8 +19,9 @@ import {
   type Manifest,
   type VolumeEntry,
 } from './manifest.ts';
-import { itemPaths, METADATA_VERSION_PATH, resourceFolder, VELERO_FORMAT_VERSION } from './paths.ts';
+import { itemPaths, METADATA_VERSION_PATH, PREFERRED_VERSION_SUFFIX, resourceFolder, VELERO_FORMAT_VERSION } from './paths.ts';
 import { SecretSealer } from './seal.ts';
+import { TarEncoder } from './tar.ts';
 import { parseGoDuration, veleroBackupObject } from './velero-backup.ts';
 
 export interface BackupWriterOptions {
@@ -67,36 +68,35 @@ class Digest extends Transform {
   }
 }
 
-/** bytes gathered before one gzip write: enough to make zlib's per-call cost vanish, small enough not to matter in RSS */
-const COALESCE_BYTES = 256 * 1024;
-
 /**
- * Gathers the tar stream's many small chunks (a 512-byte header, the item, its padding — twice per item) into
- * larger ones before gzip. Without it every chunk was its own zlib call on the thread pool, and the backup spent
- * half its wall time idle waiting on those round trips (profiled at P=1000: 70k zlib calls for 11k items).
+ * Bytes of tar gathered before one gzip write. Every write is a zlib call on the thread pool; at P=1000 one call per
+ * tar chunk (70k calls for 11k items) left the backup idle half its wall time. 256 KiB makes that cost vanish and
+ * stays small beside the upload's parts.
  */
-class Coalesce extends Transform {
-  private chunks: Buffer[] = [];
-  private size = 0;
-  constructor(private readonly threshold: number) {
-    super();
+const CHUNK_BYTES = 256 * 1024;
+
+/** One digest per item (both tar paths hold the same bytes), kept raw: 32 bytes each instead of two hex strings. */
+class DigestList {
+  private buf = Buffer.alloc(32 * 1024);
+  length = 0;
+  push(digest: Buffer): number {
+    if ((this.length + 1) * 32 > this.buf.length) {
+      const bigger = Buffer.alloc(this.buf.length * 2);
+      this.buf.copy(bigger);
+      this.buf = bigger;
+    }
+    digest.copy(this.buf, this.length * 32);
+    return this.length++;
   }
-  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback) {
-    this.chunks.push(chunk);
-    this.size += chunk.length;
-    if (this.size >= this.threshold) this.release();
-    done();
+  hex(index: number): string {
+    return this.buf.toString('hex', index * 32, index * 32 + 32);
   }
-  override _flush(done: TransformCallback) {
-    this.release();
-    done();
-  }
-  private release(): void {
-    if (this.size === 0) return;
-    this.push(this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks, this.size));
-    this.chunks = [];
-    this.size = 0;
-  }
+}
+
+/** Per item: its unversioned path, the resource it came from and its resource-list key, as small indexes. */
+interface ItemRecord {
+  resource: number;
+  listKey: number;
 }
 
 export class BackupWriter {
@@ -104,13 +104,22 @@ export class BackupWriter {
   readonly keys: BackupKeys;
   private readonly options: BackupWriterOptions;
   private readonly started: Date;
-  private readonly pack = tar.pack();
+  private readonly gzip: Gzip;
+  private readonly tar: TarEncoder;
   private readonly digest = new Digest();
   private readonly upload: UploadHandle;
   private readonly sealer: SecretSealer | undefined;
-  private readonly entries: Record<string, string> = {};
+  /** entries that are not items (metadata/version): path → sha256 hex */
+  private readonly plainEntries: Array<[string, string]> = [];
+  /** every item's unversioned path, in the order written (also the check against adding an object twice) */
+  private readonly itemPaths = new Set<string>();
+  private readonly itemDigests = new DigestList();
+  private readonly itemRecords: ItemRecord[] = [];
+  private readonly resources: ApiResource[] = [];
+  private readonly resourceIndex = new Map<ApiResource, number>();
+  private readonly listKeys: string[] = [];
+  private readonly listKeyIndex = new Map<string, number>();
   private readonly counts: Record<string, number> = {};
-  private readonly resourceList = new Map<string, string[]>();
   private readonly logChunks: string[] = [];
   private readonly errors: Problems = { velero: [], cluster: [], namespaces: {} };
   private readonly warnings: Problems = { velero: [], cluster: [], namespaces: {} };
@@ -133,21 +142,19 @@ export class BackupWriter {
     this.keys = backupKeys(id);
     this.started = started;
     this.sealer = options.encryptionKey !== undefined ? SecretSealer.create(options.encryptionKey) : undefined;
-    const gzip = createGzip({ level: 6 });
-    const coalesce = new Coalesce(COALESCE_BYTES);
+    const gzip = (this.gzip = createGzip({ level: 6 }));
+    this.tar = new TarEncoder(CHUNK_BYTES, (chunk) => {
+      if (!gzip.destroyed) gzip.write(chunk);
+    });
     const failed = (error: Error) => {
       this.streamError ??= error;
       // Without a reader downstream, a waiting addItem would never resume: tear the chain down so it fails instead.
-      this.pack.destroy();
-      coalesce.destroy();
       gzip.destroy();
       this.digest.destroy();
     };
-    this.pack.on('error', failed);
-    coalesce.on('error', failed);
     gzip.on('error', failed);
     this.digest.on('error', failed);
-    this.pack.pipe(coalesce).pipe(gzip).pipe(this.digest);
+    gzip.pipe(this.digest);
     this.upload = options.store.startUpload(this.keys.tarball, this.digest, 'application/gzip');
     this.upload.done().catch((error: Error) => failed(error));
   }
@@ -167,7 +174,10 @@ export class BackupWriter {
       throw new Error(`"${options.ttl}" is not a duration such as 720h or 24h0m0s.`);
     }
     const writer = new BackupWriter(options, id, now);
-    await writer.writeEntry(METADATA_VERSION_PATH, Buffer.from(`${VELERO_FORMAT_VERSION}\n`));
+    const version = Buffer.from(`${VELERO_FORMAT_VERSION}\n`);
+    writer.plainEntries.push([METADATA_VERSION_PATH, sha256(version)]);
+    writer.writeEntry(METADATA_VERSION_PATH, version);
+    await writer.room();
     return writer;
   }
 
@@ -184,16 +194,18 @@ export class BackupWriter {
     if (this.streamError) throw this.streamError;
   }
 
-  private writeEntry(name: string, content: Buffer): Promise<void> {
-    this.entries[name] = sha256(content);
-    return new Promise((resolve, reject) => {
-      // The callback fires once the entry sits in the pack buffer below its high-water mark: that is the backpressure.
-      this.pack.entry({ name, size: content.length, mode: 0o644, mtime: this.started }, content, (error) => {
-        if (error) reject(error);
-        else if (this.streamError) reject(this.streamError);
-        else resolve();
-      });
-    });
+  private writeEntry(name: string, content: Buffer): void {
+    this.tar.add({ name, mode: 0o644, mtimeSeconds: Math.floor(this.started.getTime() / 1000) }, content);
+  }
+
+  /** Resolves once gzip can take more (the backpressure of the whole chain down to the upload), or fails. */
+  private async room(): Promise<void> {
+    if (this.gzip.writableNeedDrain && !this.gzip.destroyed) {
+      const gone = new AbortController();
+      await Promise.race([once(this.gzip, 'drain', { signal: gone.signal }), once(this.gzip, 'close', { signal: gone.signal })]).catch(() => undefined);
+      gone.abort();
+    }
+    if (this.streamError) throw this.streamError;
   }
 
   /**
@@ -201,35 +213,84 @@ export class BackupWriter {
    * key was given. Concurrent calls are serialised; await each call (or batches) to respect backpressure.
    */
   addItem(resource: ApiResource, object: KubeObject): Promise<void> {
-    const run = this.tail.then(() => this.writeItem(resource, object));
+    return this.addItems(resource, [object]);
+  }
+
+  /**
+   * Adds objects of one resource in order, like addItem for each, waiting only when the gzip stream is full: a
+   * page of a LIST costs one await instead of one per object. Stops at the first object that cannot be added.
+   */
+  addItems(resource: ApiResource, objects: readonly KubeObject[]): Promise<void> {
+    const run = this.tail.then(async () => {
+      for (const object of objects) {
+        this.writeItem(resource, object);
+        if (this.gzip.writableNeedDrain) await this.room();
+      }
+      if (this.streamError) throw this.streamError;
+    });
     this.tail = run.catch(() => undefined);
     return run;
   }
 
-  private async writeItem(resource: ApiResource, object: KubeObject): Promise<void> {
+  private writeItem(resource: ApiResource, object: KubeObject): void {
     this.assertOpen();
     const paths = itemPaths(resource, object);
-    if (this.entries[paths.unversioned] !== undefined) {
+    if (this.itemPaths.has(paths.unversioned)) {
       throw new Error(`${resource.kind} ${paths.unversioned} was added twice to backup ${this.id}.`);
     }
     let stored = object;
-    if (object.kind === 'Secret' && object.apiVersion === 'v1') {
-      if (this.sealer) {
-        stored = this.sealer.seal(object);
-        this.sealedSecrets++;
-      } else this.clearSecrets++;
+    let sealed = false;
+    if (object.kind === 'Secret' && object.apiVersion === 'v1' && this.sealer) {
+      stored = this.sealer.seal(object);
+      sealed = true;
     }
     const content = Buffer.from(JSON.stringify(stored));
-    await this.writeEntry(paths.unversioned, content);
-    await this.writeEntry(paths.preferred, content);
+    // Hashed once: both paths hold the same bytes.
+    const digest = createHash('sha256').update(content).digest();
+    this.writeEntry(paths.unversioned, content);
+    this.writeEntry(paths.preferred, content);
+    if (object.kind === 'Secret' && object.apiVersion === 'v1') {
+      if (sealed) this.sealedSecrets++;
+      else this.clearSecrets++;
+    }
     this.objects++;
+    this.itemPaths.add(paths.unversioned);
+    this.itemDigests.push(digest);
+    let r = this.resourceIndex.get(resource);
+    if (r === undefined) {
+      r = this.resources.push(resource) - 1;
+      this.resourceIndex.set(resource, r);
+    }
+    const key = `${stored.apiVersion}/${stored.kind}`;
+    let k = this.listKeyIndex.get(key);
+    if (k === undefined) {
+      k = this.listKeys.push(key) - 1;
+      this.listKeyIndex.set(key, k);
+    }
+    this.itemRecords.push({ resource: r, listKey: k });
     const folder = resourceFolder(resource.resource, resource.group);
     this.counts[folder] = (this.counts[folder] ?? 0) + 1;
-    const listKey = `${stored.apiVersion}/${stored.kind}`;
-    let names = this.resourceList.get(listKey);
-    if (!names) this.resourceList.set(listKey, (names = []));
-    const name = stored.metadata.name ?? '';
-    names.push(resource.namespaced ? `${stored.metadata.namespace ?? ''}/${name}` : name);
+  }
+
+  /** Each item's paths, digest and resource-list name, rebuilt from the compact records in the order written. */
+  private *items(): Generator<{ unversioned: string; preferred: string; sha256: string; listKey: string; listName: string }> {
+    let i = 0;
+    for (const unversioned of this.itemPaths) {
+      const record = this.itemRecords[i]!;
+      const resource = this.resources[record.resource]!;
+      // resources/<folder>/<where>: the folder has no '/', and <where> is cluster/<n>.json or namespaces/<ns>/<n>.json
+      const slash = unversioned.indexOf('/', 'resources/'.length);
+      const where = unversioned.slice(slash + 1);
+      const file = where.startsWith('cluster/') ? where.slice('cluster/'.length) : where.slice('namespaces/'.length);
+      yield {
+        unversioned,
+        preferred: `${unversioned.slice(0, slash)}/${resource.preferredVersion}${PREFERRED_VERSION_SUFFIX}/${where}`,
+        sha256: this.itemDigests.hex(i),
+        listKey: this.listKeys[record.listKey]!,
+        listName: file.slice(0, -'.json'.length),
+      };
+      i++;
+    }
   }
 
   /** A line for `<id>-logs.gz`. Never pass secret values here. */
@@ -276,13 +337,23 @@ export class BackupWriter {
     this.assertOpen();
     this.state = 'committing';
     try {
-      this.pack.finalize();
+      this.tar.finish();
+      this.gzip.end();
       await this.upload.done();
       // The upload read the digest stream to its end, so every byte has passed through the hash by now.
       if (this.streamError) throw this.streamError;
       const tarballSha = this.digest.hash.digest('hex');
+      const entries: Record<string, string> = {};
+      for (const [path, sha] of this.plainEntries) entries[path] = sha;
+      const names: string[][] = this.listKeys.map(() => []);
+      const keyIndex = new Map(this.listKeys.map((key, i) => [key, i]));
+      for (const item of this.items()) {
+        entries[item.unversioned] = item.sha256;
+        entries[item.preferred] = item.sha256;
+        names[keyIndex.get(item.listKey)!]!.push(item.listName);
+      }
       const resourceList: Record<string, string[]> = {};
-      for (const key of [...this.resourceList.keys()].sort()) resourceList[key] = this.resourceList.get(key)!.sort();
+      for (const key of [...this.listKeys].sort()) resourceList[key] = names[keyIndex.get(key)!]!.sort();
       const rel = (key: string) => key.slice(this.keys.folder.length);
       const files: Record<string, string> = {};
       files[rel(this.keys.resourceList)] = await this.putSmall(this.keys.resourceList, gzipSync(JSON.stringify(resourceList)), 'application/gzip');
@@ -304,7 +375,8 @@ export class BackupWriter {
         counts: this.counts,
         objects: this.objects,
         bytes: this.digest.bytes,
-        checksums: { algorithm: 'sha256', tarball: tarballSha, entries: this.entries, files },
+        // entries are attached after parsing: they are made here, and checking 2×N digests against a regex is costly
+        checksums: { algorithm: 'sha256', tarball: tarballSha, entries: {}, files },
         encryption: this.sealer ? { ...this.sealer.parameters, sealedSecrets: this.sealedSecrets } : null,
         volumes: this.volumes,
         inventory: { applications: this.applications },
@@ -313,6 +385,7 @@ export class BackupWriter {
         errors: this.errorCount,
         extras: this.extras,
       } satisfies ManifestInput);
+      manifest.checksums.entries = entries;
       await this.options.store.put(this.keys.manifest, Buffer.from(JSON.stringify(manifest, null, 1)), 'application/json');
       const ttl = this.options.ttl ?? '720h0m0s';
       const marker = veleroBackupObject({
@@ -351,7 +424,7 @@ export class BackupWriter {
     this.state = 'aborted';
     this.streamError ??= new Error(`Backup ${this.id} was aborted.`);
     await this.upload.abort();
-    this.pack.destroy();
+    this.gzip.destroy();
     await this.options.store.deleteFolder(this.keys.folder);
   }
 }

@@ -147,6 +147,8 @@ export async function runBackup(kube: KubeClient, store: ObjectStore, request: B
           ...(request.pageSize ? { limit: request.pageSize } : {}),
         });
         for await (const page of prefetch(pages)) {
+          // kept objects go to the archive a page at a time: one await per page, not one per object
+          const kept: KubeObject[] = [];
           for (const object of page) {
             const decision = backupDecision(object, { namespaces: scope.namespaces, ...(scope.profileNames ? { profiles: scope.profileNames } : {}), filter });
             const inScope = !resource.namespaced || scope.namespaces.has(object.metadata.namespace ?? '');
@@ -162,13 +164,14 @@ export async function runBackup(kube: KubeClient, store: ObjectStore, request: B
               continue;
             }
             delete object.metadata.managedFields;
-            await writer.addItem(resource, object);
+            kept.push(object);
             if (object.kind === 'Profile') profiles++;
             else if (isContributorObject(object)) contributors++;
             if (object.kind === 'PersistentVolumeClaim' && resource.group === '') {
               pvcs.push({ namespace: object.metadata.namespace!, name: object.metadata.name!, object });
             }
           }
+          await writer.addItems(resource, kept);
           await ticker.tick(writer.itemCount, () => `backed up ${writer.itemCount} objects; listing ${resource.resource} (${kindIndex}/${resources.length} kinds)`);
         }
       }
