@@ -1,6 +1,7 @@
 // One measured client run in its own process, so its peak RSS is its own (VmHWM of /proc/self/status at exit) and
 // it never shares an event loop with the cluster or the bench runner. Prints one JSON line: ClientResult.
 //   node --import tsx bench/support/client.ts <mode> <kubeconfig> <s3.json> [backup-id]
+// The bench runs it as an esbuild bundle (bench/support/bundle.ts), built like the charm, so RSS is the product's.
 // modes: backup (runBackup), raw-list (plain paginated LIST of the same kinds), restore (runRestore into the
 // cluster of <kubeconfig>), raw-create (concurrent CREATE of the archive's objects at the restore's concurrency).
 import { readFileSync } from 'node:fs';

@@ -1,0 +1,38 @@
+// The measured clients run as an esbuild bundle built like the charm's (scripts/build.ts: bundle, ESM, minify,
+// node24), so their RSS and start-up are those of the product as shipped, not of tsx compiling TypeScript at load.
+import { build } from 'esbuild';
+import { mkdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+let built: Promise<string> | undefined;
+
+/** Builds bench/support/client.ts into .bench/client.mjs once per process; resolves to its path. */
+export function clientBundle(): Promise<string> {
+  built ??= (async () => {
+    const outDir = join(root, '.bench');
+    mkdirSync(outDir, { recursive: true });
+    const outfile = join(outDir, 'client.mjs');
+    await build({
+      entryPoints: [join(root, 'bench', 'support', 'client.ts')],
+      outfile,
+      bundle: true,
+      format: 'esm',
+      platform: 'node',
+      target: 'node24',
+      minify: true,
+      sourcemap: false,
+      legalComments: 'none',
+      logLevel: 'warning',
+      // the same shim as the charm: CommonJS dependencies inside an ES module bundle still require() built-ins
+      banner: { js: "import{createRequire as __kfuCreateRequire}from'node:module';const require=__kfuCreateRequire(import.meta.url);" },
+    });
+    return outfile;
+  })();
+  return built;
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  process.stdout.write(`${await clientBundle()}\n`);
+}
