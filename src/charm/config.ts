@@ -44,8 +44,9 @@ export const ConfigSchema = z.object({
   'api-concurrency': positiveInt(256).default(8),
   'kfp-db': z.string().regex(/^[A-Za-z0-9_]{1,64}$/, 'must be a MySQL database name').default('mlpipeline'),
   'katib-db': z.string().regex(/^[A-Za-z0-9_]{1,64}$/, 'must be a MySQL database name').default('katib'),
-  // No public image carries both rclone and a MySQL client: empty means the databases are reported as not covered.
-  'control-plane-mover-image': z.string().trim().default(''),
+  // Each database copy is one Pod of two official images sharing an emptyDir: MySQL dumps or loads, rclone moves.
+  'control-plane-mysql-image': z.string().trim().min(1, 'must name an image with mysqldump and mysql').default('docker.io/library/mysql:8.4'),
+  'control-plane-rclone-image': z.string().trim().min(1, 'must name an image with rclone').default('docker.io/rclone/rclone:1.68.2'),
   'object-storage-buckets': commaList
     .default(['mlpipeline'])
     .refine((buckets) => buckets.every((b) => /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(b)), 'must be a comma-separated list of bucket names'),

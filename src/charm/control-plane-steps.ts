@@ -25,7 +25,7 @@ export function controlPlaneBackupStep(kube: KubeClient, s3: S3Settings, config:
       namespace,
       targets: view.targets,
       s3,
-      image: config['control-plane-mover-image'],
+      images: { mysql: config['control-plane-mysql-image'], rclone: config['control-plane-rclone-image'] },
       onProgress: (message) => void progress(message),
     });
     return {
@@ -58,7 +58,7 @@ export function controlPlaneRestoreStep(kube: KubeClient, store: ObjectStore, s3
       namespace,
       targets: view.targets,
       s3,
-      image: config['control-plane-mover-image'],
+      images: { mysql: config['control-plane-mysql-image'], rclone: config['control-plane-rclone-image'] },
       onProgress: (message) => void progress(message),
     });
     return { restored: result.restored.length, notes: [...view.unusable, ...result.skipped] };

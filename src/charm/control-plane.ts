@@ -100,10 +100,6 @@ export async function readControlPlane(charm: CharmRuntime, config: CharmConfig)
       continue;
     }
     charm.redactor.add(parsed.value.password);
-    if (!config['control-plane-mover-image']) {
-      notCovered(endpoint, 'control-plane-mover-image is not set (an image with sh, gzip, sha256sum, rclone and a MySQL client)');
-      continue;
-    }
     view.targets[endpoint] = parsed.value;
   }
   return view;

@@ -6,7 +6,7 @@ import { backupKeys, normalizePrefix } from '../store/layout.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { JOBS, PODS, SECRETS, type VolumeKube } from '../volumes/kube-port.ts';
 import { jobFinished, jobSucceeded } from '../volumes/outcome.ts';
-import { buildCopyJob, DEFAULT_RCLONE_IMAGE, type CopySpec } from './jobs.ts';
+import { buildCopyJob, DEFAULT_MYSQL_IMAGE, DEFAULT_RCLONE_IMAGE, type CopyImages, type CopySpec } from './jobs.ts';
 import { MinioCopySuccess, MysqlCopySuccess, parseCopyOutcome, type CopyOutcome } from './outcome.ts';
 import { notCoveredSentences, type MinioEndpoint, type MysqlEndpoint } from './relations.ts';
 import type { z } from 'zod';
@@ -28,10 +28,8 @@ export interface ControlPlaneOptions {
   s3: S3Settings;
   /** key prefix inside the bucket; defaults to s3.path */
   prefix?: string;
-  /** image with sh, gzip, sha256sum, rclone and a MySQL/MariaDB client, for the database copies */
-  image: string;
-  /** image for the MinIO copies (rclone only) */
-  rcloneImage?: string;
+  /** the official images the copies run: rclone (every copy) and MySQL (mysqldump / mysql, database copies only) */
+  images?: Partial<CopyImages>;
   /** per copy; default 6 hours */
   timeoutMs?: number;
   onProgress?: (message: string) => void;
@@ -55,22 +53,27 @@ export class ControlPlaneError extends Error {
   }
 }
 
-const COPY_CONTAINER = 'copy';
+interface TerminatedStatus { state?: { terminated?: { exitCode?: number; message?: string } } }
 
+/**
+ * The outcome a copy Pod reports: the message of the first container that failed (an init container that failed
+ * stops the Pod there), else that of the Pod's container, which runs last.
+ */
 function copyTerminationMessage(pods: KubeObject[]): string | undefined {
   for (const pod of pods) {
-    const statuses = (pod.status as { containerStatuses?: unknown[] } | undefined)?.containerStatuses ?? [];
-    for (const raw of statuses) {
-      const s = raw as { name?: string; state?: { terminated?: { message?: string } } };
-      if (s.name === COPY_CONTAINER && s.state?.terminated) return s.state.terminated.message ?? '';
-    }
+    const status = (pod.status ?? {}) as { initContainerStatuses?: TerminatedStatus[]; containerStatuses?: TerminatedStatus[] };
+    const all = [...(status.initContainerStatuses ?? []), ...(status.containerStatuses ?? [])];
+    const failed = all.find((s) => s.state?.terminated && s.state.terminated.exitCode !== 0);
+    if (failed) return failed.state!.terminated!.message ?? '';
+    const last = status.containerStatuses?.at(-1)?.state?.terminated;
+    if (last) return last.message ?? '';
   }
   return undefined;
 }
 
 async function runCopy<T>(kube: VolumeKube, spec: CopySpec, part: string, options: ControlPlaneOptions, success: z.ZodType<T>): Promise<CopyOutcome<T>> {
-  const image = spec.kind.startsWith('minio') ? options.rcloneImage ?? DEFAULT_RCLONE_IMAGE : options.image;
-  const { job, secret } = buildCopyJob(spec, { namespace: options.namespace, backupId: options.backupId, part, image });
+  const images = { rclone: options.images?.rclone || DEFAULT_RCLONE_IMAGE, mysql: options.images?.mysql || DEFAULT_MYSQL_IMAGE };
+  const { job, secret } = buildCopyJob(spec, { namespace: options.namespace, backupId: options.backupId, part, images });
   const name = job.metadata.name!;
   // A crashed earlier attempt of the same backup leaves a Job of the same name: start clean.
   await kube.delete(JOBS, options.namespace, name);

@@ -4,25 +4,37 @@ import { createHash } from 'node:crypto';
 import type { KubeObject } from '../kube/types.ts';
 import type { S3Settings } from '../store/settings.ts';
 import type { MinioEndpoint, MysqlEndpoint } from './relations.ts';
-import { ENV, MINIO_BACKUP_SCRIPT, MINIO_RESTORE_SCRIPT, MYSQL_BACKUP_SCRIPT, MYSQL_RESTORE_SCRIPT } from './scripts.ts';
+import {
+  ENV, MINIO_BACKUP_SCRIPT, MINIO_RESTORE_SCRIPT, MYSQL_DOWNLOAD_SCRIPT, MYSQL_DUMP_SCRIPT, MYSQL_LOAD_SCRIPT, MYSQL_UPLOAD_SCRIPT,
+} from './scripts.ts';
 
-/**
- * The MinIO copies need only rclone and a POSIX shell. The database copies need rclone AND a MySQL/MariaDB client
- * (mariadb-dump or mysqldump, mariadb or mysql), gzip and sha256sum in one image: see docs/control-plane.md.
- */
+/** Official images, pinned by tag: rclone (Alpine, busybox) and MySQL (Oracle Linux; mysqldump and mysql 8.4). */
 export const DEFAULT_RCLONE_IMAGE = 'docker.io/rclone/rclone:1.68.2';
+export const DEFAULT_MYSQL_IMAGE = 'docker.io/library/mysql:8.4';
+
+export interface CopyImages {
+  rclone: string;
+  mysql: string;
+}
 
 export type CopyKind = 'mysql-backup' | 'mysql-restore' | 'minio-backup' | 'minio-restore';
 
-const SCRIPTS: Record<CopyKind, string> = {
-  'mysql-backup': MYSQL_BACKUP_SCRIPT,
-  'mysql-restore': MYSQL_RESTORE_SCRIPT,
-  'minio-backup': MINIO_BACKUP_SCRIPT,
-  'minio-restore': MINIO_RESTORE_SCRIPT,
+type Tool = 'rclone' | 'mysql';
+interface Step { name: string; tool: Tool; script: string }
+
+/**
+ * The containers of each copy, in order: all but the last run as init containers (one after another, each only if
+ * the one before succeeded) and the last is the Pod's container, whose termination message is the outcome.
+ */
+const STEPS: Record<CopyKind, Step[]> = {
+  'mysql-backup': [{ name: 'dump', tool: 'mysql', script: MYSQL_DUMP_SCRIPT }, { name: 'upload', tool: 'rclone', script: MYSQL_UPLOAD_SCRIPT }],
+  'mysql-restore': [{ name: 'download', tool: 'rclone', script: MYSQL_DOWNLOAD_SCRIPT }, { name: 'load', tool: 'mysql', script: MYSQL_LOAD_SCRIPT }],
+  'minio-backup': [{ name: 'copy', tool: 'rclone', script: MINIO_BACKUP_SCRIPT }],
+  'minio-restore': [{ name: 'copy', tool: 'rclone', script: MINIO_RESTORE_SCRIPT }],
 };
 
-export function scriptFor(kind: CopyKind): string {
-  return SCRIPTS[kind];
+export function stepsOf(kind: CopyKind): readonly Step[] {
+  return STEPS[kind];
 }
 
 // MariaDB/MySQL option files: a double-quoted value understands \\ \" \n \r \t escapes, so any password survives.
@@ -126,13 +138,15 @@ export interface CopyJobOptions {
   backupId: string;
   /** short, unique within the run: `kfp-db`, `minio-mlpipeline` */
   part: string;
-  image: string;
+  images: CopyImages;
   /** seconds before Kubernetes kills the Job */
   activeDeadlineSeconds?: number;
   labels?: Record<string, string>;
 }
 
 const LABEL_APP = 'app.kubernetes.io/managed-by';
+const TRANSFER_VOLUME = 'transfer';
+const TRANSFER_PATH = '/transfer';
 
 /** A DNS-1123 name no longer than 63, unique per backup and part. */
 export function copyJobName(kind: CopyKind, backupId: string, part: string): string {
@@ -157,10 +171,24 @@ export function buildCopyJob(spec: CopySpec, options: CopyJobOptions): CopyJob {
     type: 'Opaque',
     stringData: environment.secret,
   };
-  const env = [
-    ...Object.entries(environment.plain).map(([envName, value]) => ({ name: envName, value })),
-    ...Object.keys(environment.secret).map((key) => ({ name: key, valueFrom: { secretKeyRef: { name, key } } })),
-  ];
+  // Each container gets only what its tool needs: rclone the bucket credentials, the MySQL client the database's.
+  const mine = (tool: Tool, key: string) => (tool === 'rclone') === (key.startsWith('RCLONE_') || key === ENV.storePath || key === ENV.storeDir || key === ENV.minioBucket);
+  const steps = STEPS[spec.kind];
+  const shared = steps.length > 1;
+  const containers = steps.map((step) => ({
+    name: step.name,
+    image: options.images[step.tool],
+    command: ['sh', '-c', step.script],
+    env: [
+      ...Object.entries(environment.plain).filter(([key]) => mine(step.tool, key) || key === ENV.storePath).map(([envName, value]) => ({ name: envName, value })),
+      ...(shared ? [{ name: ENV.transferDir, value: TRANSFER_PATH }] : []),
+      ...Object.keys(environment.secret).filter((key) => mine(step.tool, key)).map((key) => ({ name: key, valueFrom: { secretKeyRef: { name, key } } })),
+    ],
+    ...(shared ? { volumeMounts: [{ name: TRANSFER_VOLUME, mountPath: TRANSFER_PATH }] } : {}),
+    terminationMessagePath: '/dev/termination-log',
+    terminationMessagePolicy: 'File',
+    securityContext: { allowPrivilegeEscalation: false },
+  }));
   const job: KubeObject = {
     apiVersion: 'batch/v1',
     kind: 'Job',
@@ -173,17 +201,9 @@ export function buildCopyJob(spec: CopySpec, options: CopyJobOptions): CopyJob {
         metadata: { labels },
         spec: {
           restartPolicy: 'Never',
-          containers: [
-            {
-              name: 'copy',
-              image: options.image,
-              command: ['sh', '-c', scriptFor(spec.kind)],
-              env,
-              terminationMessagePath: '/dev/termination-log',
-              terminationMessagePolicy: 'File',
-              securityContext: { allowPrivilegeEscalation: false },
-            },
-          ],
+          securityContext: { seccompProfile: { type: 'RuntimeDefault' } },
+          ...(shared ? { initContainers: containers.slice(0, -1), volumes: [{ name: TRANSFER_VOLUME, emptyDir: {} }] } : {}),
+          containers: containers.slice(-1),
         },
       },
     },

@@ -1,5 +1,6 @@
-// The exact `sh -c` text each control-plane Job runs, and the environment it reads. POSIX sh only (dash, busybox):
-// no pipefail, so every pipeline stage records its own exit code. Credentials arrive in the environment from the
+// The exact `sh -c` text each control-plane Job container runs, and the environment it reads. POSIX sh only (dash,
+// busybox, bash): no pipefail, so every pipeline stage records its own exit code. A database copy is two containers of
+// one Pod sharing an emptyDir (TRANSFER_DIR): the MySQL image dumps or loads, the rclone image uploads or downloads. Credentials arrive in the environment from the
 // per-run Secret; the database password is turned into a private option file, never an argument.
 //
 // Every script ends by writing one JSON outcome to $TERMINATION_LOG (Kubernetes' termination message, 4 KiB):
@@ -14,8 +15,12 @@ export const ENV = {
   storeDir: 'STORE_DIR',
   expectedSha256: 'EXPECTED_SHA256',
   minioBucket: 'MINIO_BUCKET',
+  /** the emptyDir both containers of a database copy share */
+  transferDir: 'TRANSFER_DIR',
 } as const;
 
+// The tools every script relies on exist in both official images: busybox in rclone's Alpine image; coreutils, grep,
+// sed and gzip in MySQL's Oracle Linux image. The MySQL image has no rclone and the rclone image no MySQL client.
 const PRELUDE = String.raw`set -u
 : "\${TERMINATION_LOG:=/dev/termination-log}"
 json() { printf '%s' "$1" | tr '\n\t\r' '   ' | sed 's/\\/\\\\/g; s/"/\\"/g' | cut -c1-700; }
@@ -28,8 +33,14 @@ fail() {
 W=$(mktemp -d) || fail "could not create a work folder"
 trap 'rm -rf "$W"' EXIT
 umask 077
-command -v rclone >/dev/null 2>&1 || fail "the Job image has no rclone"
+`.replaceAll('\\${', '${');
+
+const RCLONE = String.raw`command -v rclone >/dev/null 2>&1 || fail "the rclone image has no rclone"
 RCLONE_VERSION=$(rclone version 2>/dev/null | head -n 1)
+`;
+
+const TRANSFER = String.raw`X="\${TRANSFER_DIR:-}"
+[ -n "$X" ] && [ -d "$X" ] || fail "the Job has no transfer volume"
 `.replaceAll('\\${', '${');
 
 // A failing mysql client says why in its first words; turn that into the sentence the user reads.
@@ -41,54 +52,68 @@ const DB_ERROR_SENTENCE = String.raw`db_error() {
 }
 `;
 
-const DB_TOOLS = String.raw`DUMP=$(command -v mariadb-dump || command -v mysqldump) || fail "the Job image has no mariadb-dump or mysqldump"
-CLIENT=$(command -v mariadb || command -v mysql) || fail "the Job image has no mariadb or mysql client"
+// mysqldump (MySQL 8.x, the official image) and mariadb-dump (MariaDB, the local tests) take the same core flags.
+const DB_TOOLS = String.raw`DUMP=$(command -v mysqldump || command -v mariadb-dump) || fail "the MySQL image has no mysqldump or mariadb-dump"
+CLIENT=$(command -v mysql || command -v mariadb) || fail "the MySQL image has no mysql or mariadb client"
 printf '%s\n' "$DB_CLIENT_CNF" > "$W/client.cnf"
 `;
 
 /**
- * Dumps one database as a consistent snapshot (--single-transaction: InnoDB MVCC, no table locks), gzips it and
- * streams it to `store:$STORE_PATH`; size and sha256 are taken from the same stream with two FIFOs.
+ * Backup, first container (MySQL image, an init container): dumps one database as a consistent snapshot
+ * (--single-transaction: InnoDB MVCC, no table locks), gzipped into the transfer volume beside its sha256 and the
+ * dump tool's version. It never touches the backup bucket.
  */
-export const MYSQL_BACKUP_SCRIPT = PRELUDE + DB_ERROR_SENTENCE + DB_TOOLS + String.raw`
-# MySQL 8's mysqldump writes GTID_PURGED unless told not to, which a restore into a running server refuses.
-GTID=""
-if "$DUMP" --help 2>/dev/null | grep -q -- '--set-gtid-purged'; then GTID="--set-gtid-purged=OFF"; fi
-mkfifo "$W/hash" "$W/count"
-sha256sum < "$W/hash" > "$W/sha256" & HASHER=$!
-wc -c < "$W/count" > "$W/bytes" & COUNTER=$!
+export const MYSQL_DUMP_SCRIPT = PRELUDE + TRANSFER + DB_ERROR_SENTENCE + DB_TOOLS + String.raw`
+# Flags only MySQL 8's mysqldump knows, found in its own --help (mariadb-dump has neither):
+# GTID_PURGED in a dump is refused by a restore into a running server; column statistics (ANALYZE ... HISTOGRAM)
+# need information_schema.COLUMN_STATISTICS, which a MariaDB or MySQL 5.7 server lacks.
+HELP=$("$DUMP" --help 2>/dev/null)
+ONLY_MYSQL=""
+case "$HELP" in *--set-gtid-purged*) ONLY_MYSQL="--set-gtid-purged=OFF" ;; esac
+case "$HELP" in *--column-statistics*) ONLY_MYSQL="$ONLY_MYSQL --column-statistics=0" ;; esac
 { "$DUMP" --defaults-extra-file="$W/client.cnf" --single-transaction --quick --routines --triggers --hex-blob \
-    --no-tablespaces --default-character-set=utf8mb4 $GTID "$DB_NAME" 2> "$W/dump.err"; echo $? > "$W/dump.rc"; } \
-  | { gzip -c; echo $? > "$W/gzip.rc"; } \
-  | tee "$W/hash" "$W/count" \
-  | rclone rcat "store:$STORE_PATH" 2> "$W/rclone.err"
-UPLOAD_RC=$?
-wait $HASHER; wait $COUNTER
-if [ "$(cat "$W/dump.rc")" != 0 ] || [ "$(cat "$W/gzip.rc")" != 0 ] || [ "$UPLOAD_RC" != 0 ]; then
+    --no-tablespaces --default-character-set=utf8mb4 $ONLY_MYSQL "$DB_NAME" 2> "$W/dump.err"; echo $? > "$W/dump.rc"; } \
+  | gzip -c > "$X/dump.sql.gz"
+GZIP_RC=$?
+if [ "$(cat "$W/dump.rc")" != 0 ]; then rm -f "$X/dump.sql.gz"; db_error "the dump of database $DB_NAME failed" "$W/dump.err"; fi
+if [ "$GZIP_RC" != 0 ]; then rm -f "$X/dump.sql.gz"; fail "compressing the dump failed (is the Job's transfer volume full?)"; fi
+sha256sum < "$X/dump.sql.gz" | cut -d ' ' -f 1 > "$X/dump.sql.gz.sha256"
+"$DUMP" --version 2>/dev/null | head -n 1 > "$X/dump.tool"
+`;
+
+/** Backup, second container (rclone image): uploads the dump the first one left, unchanged, and reports the outcome. */
+export const MYSQL_UPLOAD_SCRIPT = PRELUDE + RCLONE + TRANSFER + String.raw`
+[ -s "$X/dump.sql.gz.sha256" ] && [ -f "$X/dump.sql.gz" ] || fail "the dump container left no dump"
+SHA=$(cat "$X/dump.sql.gz.sha256")
+[ "$(sha256sum < "$X/dump.sql.gz" | cut -d ' ' -f 1)" = "$SHA" ] || fail "the dump changed between the dump and the upload"
+if ! rclone copyto "$X/dump.sql.gz" "store:$STORE_PATH" 2> "$W/rclone.err"; then
   # A partial dump must not look like a backup.
   rclone deletefile "store:$STORE_PATH" >/dev/null 2>&1
-  [ "$(cat "$W/dump.rc")" != 0 ] && db_error "the dump of database $DB_NAME failed" "$W/dump.err"
-  [ "$UPLOAD_RC" != 0 ] && fail "the upload of the dump to the backup bucket failed" "$W/rclone.err"
-  fail "compressing the dump failed"
+  fail "the upload of the dump to the backup bucket failed" "$W/rclone.err"
 fi
-BYTES=$(tr -d ' \n' < "$W/bytes")
-SHA=$(cut -d ' ' -f 1 < "$W/sha256")
-TOOL=$("$DUMP" --version 2>/dev/null | head -n 1)
+BYTES=$(wc -c < "$X/dump.sql.gz" | tr -d ' ')
+TOOL=$(cat "$X/dump.tool" 2>/dev/null)
 printf '{"ok":true,"database":"%s","path":"%s","bytes":%s,"sha256":"%s","tool":"%s","rclone":"%s"}' \
   "$(json "$DB_NAME")" "$(json "$STORE_PATH")" "$BYTES" "$SHA" "$(json "$TOOL")" "$(json "$RCLONE_VERSION")" > "$TERMINATION_LOG"
 `;
 
+/** Restore, first container (rclone image, an init container): downloads the dump into the transfer volume. */
+export const MYSQL_DOWNLOAD_SCRIPT = PRELUDE + RCLONE + TRANSFER + String.raw`
+rclone copyto "store:$STORE_PATH" "$X/dump.sql.gz" 2> "$W/rclone.err" || fail "the dump could not be downloaded from the backup bucket" "$W/rclone.err"
+printf '%s\n' "$RCLONE_VERSION" > "$X/rclone.version"
+`;
+
 /**
- * Downloads a dump, refuses it unless its sha256 matches, empties the database (tables and views made after the
- * backup must not survive) and loads the dump.
+ * Restore, second container (MySQL image): refuses the dump unless its sha256 matches the manifest, empties the
+ * database (tables and views made after the backup must not survive) and loads the dump.
  */
-export const MYSQL_RESTORE_SCRIPT = PRELUDE + DB_ERROR_SENTENCE + DB_TOOLS + String.raw`
-rclone copyto "store:$STORE_PATH" "$W/dump.sql.gz" 2> "$W/rclone.err" || fail "the dump could not be downloaded from the backup bucket" "$W/rclone.err"
+export const MYSQL_LOAD_SCRIPT = PRELUDE + TRANSFER + DB_ERROR_SENTENCE + DB_TOOLS + String.raw`
+[ -f "$X/dump.sql.gz" ] || fail "the download container left no dump"
 if [ -n "\${EXPECTED_SHA256:-}" ]; then
-  ACTUAL=$(sha256sum < "$W/dump.sql.gz" | cut -d ' ' -f 1)
+  ACTUAL=$(sha256sum < "$X/dump.sql.gz" | cut -d ' ' -f 1)
   [ "$ACTUAL" = "$EXPECTED_SHA256" ] || fail "the dump's sha256 does not match the manifest; the backup is corrupt"
 fi
-gzip -t "$W/dump.sql.gz" 2> "$W/gzip.err" || fail "the dump is not a valid gzip file" "$W/gzip.err"
+gzip -t "$X/dump.sql.gz" 2> "$W/gzip.err" || fail "the dump is not a valid gzip file" "$W/gzip.err"
 "$CLIENT" --defaults-extra-file="$W/client.cnf" --batch --skip-column-names "$DB_NAME" > "$W/drop.sql" 2> "$W/client.err" <<'SQL' || db_error "reading the tables of database $DB_NAME failed" "$W/client.err"
 SELECT CONCAT('DROP ', IF(table_type = 'VIEW', 'VIEW', 'TABLE'), ' IF EXISTS ', CHAR(96),
               REPLACE(table_name, CHAR(96), CONCAT(CHAR(96), CHAR(96))), CHAR(96), ';')
@@ -98,11 +123,12 @@ SQL
   | "$CLIENT" --defaults-extra-file="$W/client.cnf" "$DB_NAME" 2> "$W/client.err" || db_error "emptying database $DB_NAME failed" "$W/client.err"
 # The relation user of the target database is rarely the one that created the views, triggers and routines:
 # definers become the restoring user, on the dump's own header lines only (row data is one INSERT per line).
-gunzip -c "$W/dump.sql.gz" \
+gunzip -c "$X/dump.sql.gz" \
   | sed -e '/^\/\*!50/s/DEFINER=[^ *]*@[^ *]*/DEFINER=CURRENT_USER/g' -e '/^CREATE /s/DEFINER=[^ *]*@[^ *]*/DEFINER=CURRENT_USER/g' \
   | "$CLIENT" --defaults-extra-file="$W/client.cnf" --default-character-set=utf8mb4 "$DB_NAME" 2> "$W/client.err" || db_error "loading the dump into database $DB_NAME failed" "$W/client.err"
-BYTES=$(wc -c < "$W/dump.sql.gz" | tr -d ' ')
+BYTES=$(wc -c < "$X/dump.sql.gz" | tr -d ' ')
 TOOL=$("$CLIENT" --version 2>/dev/null | head -n 1)
+RCLONE_VERSION=$(cat "$X/rclone.version" 2>/dev/null)
 printf '{"ok":true,"database":"%s","path":"%s","bytes":%s,"tool":"%s","rclone":"%s"}' \
   "$(json "$DB_NAME")" "$(json "$STORE_PATH")" "$BYTES" "$(json "$TOOL")" "$(json "$RCLONE_VERSION")" > "$TERMINATION_LOG"
 `.replaceAll('\\${', '${');
@@ -116,7 +142,7 @@ LISTING=$(sha256sum < "$W/listing" | cut -d ' ' -f 1)
 `;
 
 /** Mirrors one MinIO bucket into `store:$STORE_DIR`. */
-export const MINIO_BACKUP_SCRIPT = PRELUDE + String.raw`
+export const MINIO_BACKUP_SCRIPT = PRELUDE + RCLONE + String.raw`
 rclone copy "minio:$MINIO_BUCKET" "store:$STORE_DIR" 2> "$W/rclone.err" || {
   grep -q -e 'directory not found' -e 'NoSuchBucket' "$W/rclone.err" && fail "the MinIO bucket $MINIO_BUCKET does not exist" "$W/rclone.err"
   fail "copying MinIO bucket $MINIO_BUCKET to the backup bucket failed" "$W/rclone.err"
@@ -126,7 +152,7 @@ rclone copy "minio:$MINIO_BUCKET" "store:$STORE_DIR" 2> "$W/rclone.err" || {
 `.replaceAll('\\${', '${');
 
 /** Makes one MinIO bucket exactly the backup's copy (sync: objects made after the backup are removed), then checks. */
-export const MINIO_RESTORE_SCRIPT = PRELUDE + STORE_DIR_SUMMARY + String.raw`
+export const MINIO_RESTORE_SCRIPT = PRELUDE + RCLONE + STORE_DIR_SUMMARY + String.raw`
 if [ -n "\${EXPECTED_SHA256:-}" ] && [ "$LISTING" != "$EXPECTED_SHA256" ]; then
   fail "the copy of MinIO bucket $MINIO_BUCKET in the backup bucket no longer matches the manifest; the backup is corrupt"
 fi

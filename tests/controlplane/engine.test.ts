@@ -48,7 +48,7 @@ describe('control-plane engine', function () {
     const bucketBefore = await bucketDigest(minioClient, 'mlpipeline');
     const kube = new LocalJobKube();
     const progress: string[] = [];
-    const options = { backupId: BACKUP_ID, namespace: 'kubeflow', targets, s3: storeSettings(store, 'backups'), image: 'mariadb-and-rclone', onProgress: (m: string) => progress.push(m) };
+    const options = { backupId: BACKUP_ID, namespace: 'kubeflow', targets, s3: storeSettings(store, 'backups'), onProgress: (m: string) => progress.push(m) };
 
     const result = await backupControlPlane(kube, options);
     expect(result.notCovered).to.deep.equal([]);
@@ -78,7 +78,7 @@ describe('control-plane engine', function () {
   it('reports what is not related and fails in one sentence on bad credentials, leaving no Secret', async function () {
     const kube = new LocalJobKube();
     const options = {
-      backupId: BACKUP_ID, namespace: 'kubeflow', s3: storeSettings(store, 'backups'), image: 'mariadb-and-rclone',
+      backupId: BACKUP_ID, namespace: 'kubeflow', s3: storeSettings(store, 'backups'),
       targets: { 'kfp-db': { ...targets['kfp-db']!, password: 'not-the-password' } },
     };
     const failure = await backupControlPlane(kube, options).then(() => undefined, (e: unknown) => e);

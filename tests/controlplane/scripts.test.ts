@@ -19,7 +19,7 @@ function expectOk<T>(outcome: CopyOutcome<T>, ran: { terminationMessage: string;
 }
 
 async function run(spec: CopySpec, part: string) {
-  const { job, secret } = buildCopyJob(spec, { namespace: 'kubeflow', backupId: BACKUP_ID, part, image: 'rclone-and-mariadb' });
+  const { job, secret } = buildCopyJob(spec, { namespace: 'kubeflow', backupId: BACKUP_ID, part, images: { rclone: 'docker.io/rclone/rclone:1.68.2', mysql: 'docker.io/library/mysql:8.4' } });
   const result = await runJobLocally(job, [secret]);
   return { ...result, job, secret };
 }
@@ -31,6 +31,7 @@ describe('control-plane copy scripts (run locally)', function () {
   let storeClient: S3Client;
   let minioClient: S3Client;
   let kfp: MysqlEndpoint;
+  const storeServer = () => store;
 
   before(async function () {
     [db, store, minio] = await Promise.all([
@@ -164,6 +165,33 @@ describe('control-plane copy scripts (run locally)', function () {
     expect(await bucketDigest(minioClient, 'mlpipeline')).to.deep.equal(before);
   });
 
+  it('splits each database copy between the official MySQL and rclone images, sharing only an emptyDir', function () {
+    const images = { rclone: 'docker.io/rclone/rclone:1.68.2', mysql: 'docker.io/library/mysql:8.4' };
+    const store = storeSettings(storeServer(), 'backups');
+    type C = { name: string; image: string; command: string[]; env: { name: string }[]; volumeMounts?: { name: string }[] };
+    const podOf = (spec: CopySpec) => (buildCopyJob(spec, { namespace: 'kubeflow', backupId: BACKUP_ID, part: 'kfp-db', images }).job.spec as { template: { spec: { initContainers?: C[]; containers: C[]; volumes?: unknown[] } } }).template.spec;
+    const backup = podOf({ kind: 'mysql-backup', db: kfp, store, key: 'k' });
+    expect(backup.initContainers?.map((c) => [c.name, c.image])).to.deep.equal([['dump', images.mysql]]);
+    expect(backup.containers.map((c) => [c.name, c.image])).to.deep.equal([['upload', images.rclone]]);
+    expect(backup.volumes).to.deep.equal([{ name: 'transfer', emptyDir: {} }]);
+    const restore = podOf({ kind: 'mysql-restore', db: kfp, store, key: 'k' });
+    expect(restore.initContainers?.map((c) => [c.name, c.image])).to.deep.equal([['download', images.rclone]]);
+    expect(restore.containers.map((c) => [c.name, c.image])).to.deep.equal([['load', images.mysql]]);
+    for (const c of [...backup.initContainers!, ...backup.containers, ...restore.initContainers!, ...restore.containers]) {
+      const names = c.env.map((e) => e.name);
+      const script = c.command[2]!;
+      if (c.image === images.mysql) {
+        expect(script).to.not.match(/(^|[\s;|&(])rclone(\s|$)/m);
+        expect(names.some((n) => n.startsWith('RCLONE_'))).to.equal(false);
+        expect(names).to.include('DB_CLIENT_CNF');
+      } else {
+        expect(script).to.not.match(/mysqldump|mariadb|\$CLIENT|\$DUMP/);
+        expect(names).to.not.include('DB_CLIENT_CNF');
+        expect(names).to.include('RCLONE_CONFIG_STORE_SECRET_ACCESS_KEY');
+      }
+    }
+  });
+
   it('keeps every credential out of the Job spec and the command line', async function () {
     const minioEndpoint: MinioEndpoint = { endpoint: minio.endpoint, accessKey: 'MINIO-ACCESS', secretKey: 'minio-secret-value', service: 'minio', namespace: 'kubeflow' };
     const specs: CopySpec[] = [
@@ -171,7 +199,7 @@ describe('control-plane copy scripts (run locally)', function () {
       { kind: 'minio-restore', minio: minioEndpoint, bucket: 'mlpipeline', store: { ...storeSettings(store, 'backups'), secretKey: 'store-secret-value' }, keyPrefix: 'p/' },
     ];
     for (const spec of specs) {
-      const { job, secret } = buildCopyJob(spec, { namespace: 'kubeflow', backupId: BACKUP_ID, part: 'x', image: 'img' });
+      const { job, secret } = buildCopyJob(spec, { namespace: 'kubeflow', backupId: BACKUP_ID, part: 'x', images: { rclone: 'r', mysql: 'm' } });
       const text = JSON.stringify(job);
       for (const value of [PASSWORD, 'store-secret-value', 'minio-secret-value']) expect(text).to.not.include(value);
       expect(JSON.stringify(secret)).to.match(/store-secret-value/);
