@@ -40,8 +40,15 @@ export class HookTools {
     private readonly redactor?: Redactor,
   ) {}
 
+  /**
+   * Every text bound for a hook tool's command line: secret values redacted, and control characters (other than tab
+   * and newline) written as visible escapes. A NUL byte cannot be passed as an argument at all (the hook would fail,
+   * and Juju would retry it forever), and an ESC would reach the user's terminal; both can come from garbage that a
+   * message quotes, such as a relation value.
+   */
   private clean(text: string): string {
-    return this.redactor ? this.redactor.redact(text) : text;
+    const redacted = this.redactor ? this.redactor.redact(text) : text;
+    return redacted.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
   }
 
   private async json<T>(tool: string, args: string[]): Promise<T> {
