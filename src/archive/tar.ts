@@ -34,6 +34,11 @@ function writeSize(buf: Buffer, offset: number, size: number): void {
   } else writeOctal(buf, offset, size, 11);
 }
 
+function isAscii(s: string): boolean {
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0x7f) return false;
+  return true;
+}
+
 /** ustar splits a name of more than 100 bytes at a '/' into prefix (≤ 155) and name (≤ 100); undefined if it cannot. */
 function splitName(name: string): { prefix: string; name: string } | undefined {
   if (Buffer.byteLength(name) !== name.length) return undefined; // not ASCII: a pax header carries it
@@ -61,11 +66,68 @@ function writeHeader(buf: Buffer, offset: number, name: { prefix: string; name: 
   writeOctal(buf, offset + 329, 0, 6); // devmajor
   writeOctal(buf, offset + 337, 0, 6); // devminor
   if (name.prefix) buf.write(name.prefix, offset + 345, 'latin1');
-  // the checksum counts its own field as eight spaces
+  writeChecksum(buf, offset);
+}
+
+/** The checksum counts its own field as eight spaces. */
+function writeChecksum(buf: Buffer, offset: number): void {
   let sum = 8 * 32;
   for (let i = offset; i < offset + 148; i++) sum += buf[i]!;
   for (let i = offset + 156; i < offset + BLOCK; i++) sum += buf[i]!;
   writeOctal(buf, offset + 148, sum, 6);
+}
+
+/**
+ * The common case, fast: every entry of a backup shares mode, mtime and type, so those fields are copied from a
+ * template whose byte sum is known, and only the name, prefix, size and checksum are written per entry, byte by
+ * byte (one Buffer.write per field cost more than the rest of the header). Same bytes as writeHeader.
+ */
+class HeaderTemplate {
+  readonly bytes = Buffer.alloc(BLOCK);
+  readonly sum: number;
+  constructor(readonly mode: number, readonly mtimeSeconds: number) {
+    writeHeader(this.bytes, 0, { prefix: '', name: '' }, 0, mode, mtimeSeconds, TYPE_FILE);
+    this.bytes.fill(0, 148, 156);
+    this.bytes.fill(0, 124, 136);
+    let sum = 8 * 32;
+    for (let i = 0; i < BLOCK; i++) sum += this.bytes[i]!;
+    this.sum = sum;
+  }
+
+  /** false when the size needs more than 11 octal digits (the slow path handles it) */
+  write(buf: Buffer, offset: number, name: string, nameOffset: number, nameEnd: number, prefixEnd: number, size: number): boolean {
+    if (size > 0o77777777777) return false;
+    this.bytes.copy(buf, offset);
+    let sum = this.sum;
+    // name: name[nameOffset, nameEnd) at 0; prefix: name[0, prefixEnd) at 345 (ASCII only: callers check)
+    for (let i = nameOffset, o = offset; i < nameEnd; i++, o++) {
+      const c = name.charCodeAt(i);
+      buf[o] = c;
+      sum += c;
+    }
+    for (let i = 0, o = offset + 345; i < prefixEnd; i++, o++) {
+      const c = name.charCodeAt(i);
+      buf[o] = c;
+      sum += c;
+    }
+    sum += writeOctalBytes(buf, offset + 124, size, 11);
+    writeOctalBytes(buf, offset + 148, sum, 6);
+    return true;
+  }
+}
+
+/** writeOctal without a string: `digits` octal digits and a space; returns the byte sum written. */
+function writeOctalBytes(buf: Buffer, offset: number, value: number, digits: number): number {
+  let sum = 0x20;
+  buf[offset + digits] = 0x20;
+  let n = value;
+  for (let i = digits - 1; i >= 0; i--) {
+    const c = 0x30 + (n % 8);
+    buf[offset + i] = c;
+    sum += c;
+    n = Math.floor(n / 8);
+  }
+  return sum;
 }
 
 /** A pax record "<len> key=value\n", where len counts itself. */
@@ -97,7 +159,17 @@ export class TarEncoder {
     }
   }
 
+  private template: HeaderTemplate | undefined;
+
   private header(name: string, size: number, mode: number, mtimeSeconds: number): void {
+    const template = this.template?.mode === mode && this.template.mtimeSeconds === mtimeSeconds ? this.template : (this.template = new HeaderTemplate(mode, mtimeSeconds));
+    if (name.length <= 100 && isAscii(name)) {
+      this.reserve(BLOCK);
+      if (template.write(this.chunk, this.used, name, 0, name.length, 0, size)) {
+        this.used += BLOCK;
+        return;
+      }
+    }
     const split = splitName(name);
     if (split) {
       this.reserve(BLOCK);

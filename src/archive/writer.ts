@@ -326,11 +326,6 @@ export class BackupWriter {
     this.extras[key] = value;
   }
 
-  private async putSmall(key: string, content: Buffer, type: string): Promise<string> {
-    await this.options.store.put(key, content, type);
-    return sha256(content);
-  }
-
   /** Finishes the tarball, writes the other files and finally the marker. On failure it aborts and rethrows. */
   async commit(): Promise<BackupSummary> {
     await this.tail;
@@ -356,11 +351,16 @@ export class BackupWriter {
       for (const key of [...this.listKeys].sort()) resourceList[key] = names[keyIndex.get(key)!]!.sort();
       const rel = (key: string) => key.slice(this.keys.folder.length);
       const files: Record<string, string> = {};
-      files[rel(this.keys.resourceList)] = await this.putSmall(this.keys.resourceList, gzipSync(JSON.stringify(resourceList)), 'application/gzip');
-      files[rel(this.keys.logs)] = await this.putSmall(this.keys.logs, gzipSync(this.logChunks.join('')), 'application/gzip');
-      files[rel(this.keys.results)] = await this.putSmall(
-        this.keys.results, gzipSync(JSON.stringify({ errors: this.errors, warnings: this.warnings })), 'application/gzip',
-      );
+      // The files before the marker do not depend on each other: they go up side by side (each was a round trip of
+      // its own at commit), and all have settled before the marker is written or an abort deletes the folder.
+      const puts: Array<Promise<void>> = [];
+      const putSmall = (key: string, content: Buffer, type: string) => {
+        files[rel(key)] = sha256(content);
+        puts.push(this.options.store.put(key, content, type));
+      };
+      putSmall(this.keys.resourceList, gzipSync(JSON.stringify(resourceList)), 'application/gzip');
+      putSmall(this.keys.logs, gzipSync(this.logChunks.join('')), 'application/gzip');
+      putSmall(this.keys.results, gzipSync(JSON.stringify({ errors: this.errors, warnings: this.warnings })), 'application/gzip');
       const completed = this.options.now?.() ?? new Date();
       const manifest = ManifestSchema.parse({
         formatVersion: MANIFEST_FORMAT_VERSION,
@@ -386,7 +386,9 @@ export class BackupWriter {
         extras: this.extras,
       } satisfies ManifestInput);
       manifest.checksums.entries = entries;
-      await this.options.store.put(this.keys.manifest, Buffer.from(JSON.stringify(manifest, null, 1)), 'application/json');
+      puts.push(this.options.store.put(this.keys.manifest, Buffer.from(JSON.stringify(manifest, null, 1)), 'application/json'));
+      const failed = (await Promise.allSettled(puts)).find((r) => r.status === 'rejected');
+      if (failed) throw failed.reason;
       const ttl = this.options.ttl ?? '720h0m0s';
       const marker = veleroBackupObject({
         id: this.id,

@@ -136,45 +136,50 @@ export async function runBackup(kube: KubeClient, store: ObjectStore, request: B
     const pvcs: PvcRef[] = [];
     let contributors = 0;
     let profiles = 0;
-    let kindIndex = 0;
-    for (const resource of resources) {
-      kindIndex++;
-      // Listing a few namespaces one by one is cheaper than listing the whole cluster and throwing most away.
-      const namespaces: Array<string | undefined> = !resource.namespaced || everyNamespace ? [undefined] : [...scope.namespaces].sort();
-      for (const namespace of namespaces) {
-        const pages = kube.listPages(resource, {
-          ...(namespace ? { namespace } : {}),
-          ...(request.pageSize ? { limit: request.pageSize } : {}),
-        });
-        for await (const page of prefetch(pages)) {
-          // kept objects go to the archive a page at a time: one await per page, not one per object
-          const kept: KubeObject[] = [];
-          for (const object of page) {
-            const decision = backupDecision(object, { namespaces: scope.namespaces, ...(scope.profileNames ? { profiles: scope.profileNames } : {}), filter });
-            const inScope = !resource.namespaced || scope.namespaces.has(object.metadata.namespace ?? '');
-            let keep = decision.keep;
-            let reason = decision.reason;
-            if (keep && request.kind === 'snapshot-profiles' && object.kind !== 'Profile' && !isContributorObject(object)) {
-              keep = false;
-              reason = 'not a contributor: snapshot-profiles keeps Profiles and KFAM contributors only';
-            }
-            if (!keep) {
-              // Objects of other namespaces are not "skipped": they were never part of this backup.
-              if (inScope) skippedBy[reasonClass(reason)] = (skippedBy[reasonClass(reason)] ?? 0) + 1;
-              continue;
-            }
-            delete object.metadata.managedFields;
-            kept.push(object);
-            if (object.kind === 'Profile') profiles++;
-            else if (isContributorObject(object)) contributors++;
-            if (object.kind === 'PersistentVolumeClaim' && resource.group === '') {
-              pvcs.push({ namespace: object.metadata.namespace!, name: object.metadata.name!, object });
-            }
-          }
-          await writer.addItems(resource, kept);
-          await ticker.tick(writer.itemCount, () => `backed up ${writer.itemCount} objects; listing ${resource.resource} (${kindIndex}/${resources.length} kinds)`);
+    // Every LIST of the backup as one sequence of pages, so the next page is fetched while this one is archived,
+    // also across kinds and namespaces (most kinds are a page or two: a gap at each boundary added up).
+    async function* everyPage(): AsyncIterable<{ resource: ApiResource; kindIndex: number; page: KubeObject[] }> {
+      let kindIndex = 0;
+      for (const resource of resources) {
+        kindIndex++;
+        // Listing a few namespaces one by one is cheaper than listing the whole cluster and throwing most away.
+        const namespaces: Array<string | undefined> = !resource.namespaced || everyNamespace ? [undefined] : [...scope.namespaces].sort();
+        for (const namespace of namespaces) {
+          const pages = kube.listPages(resource, {
+            ...(namespace ? { namespace } : {}),
+            ...(request.pageSize ? { limit: request.pageSize } : {}),
+          });
+          for await (const page of pages) yield { resource, kindIndex, page };
         }
       }
+    }
+    for await (const { resource, kindIndex, page } of prefetch(everyPage())) {
+      // kept objects go to the archive a page at a time: one await per page, not one per object
+      const kept: KubeObject[] = [];
+      for (const object of page) {
+        const decision = backupDecision(object, { namespaces: scope.namespaces, ...(scope.profileNames ? { profiles: scope.profileNames } : {}), filter });
+        const inScope = !resource.namespaced || scope.namespaces.has(object.metadata.namespace ?? '');
+        let keep = decision.keep;
+        let reason = decision.reason;
+        if (keep && request.kind === 'snapshot-profiles' && object.kind !== 'Profile' && !isContributorObject(object)) {
+          keep = false;
+          reason = 'not a contributor: snapshot-profiles keeps Profiles and KFAM contributors only';
+        }
+        if (!keep) {
+          // Objects of other namespaces are not "skipped": they were never part of this backup.
+          if (inScope) skippedBy[reasonClass(reason)] = (skippedBy[reasonClass(reason)] ?? 0) + 1;
+          continue;
+        }
+        delete object.metadata.managedFields;
+        kept.push(object);
+        if (object.kind === 'Profile') profiles++;
+        else if (isContributorObject(object)) contributors++;
+        if (object.kind === 'PersistentVolumeClaim' && resource.group === '') {
+          pvcs.push({ namespace: object.metadata.namespace!, name: object.metadata.name!, object });
+        }
+      }
+      await writer.addItems(resource, kept);
+      await ticker.tick(writer.itemCount, () => `backed up ${writer.itemCount} objects; listing ${resource.resource} (${kindIndex}/${resources.length} kinds)`);
     }
     await ticker.say(`listed ${writer.itemCount} objects of ${resources.length} kinds; recording the model inventory and CRDs`);
     writer.setInventory(await modelInventory(kube, request.modelNamespace));

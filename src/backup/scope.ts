@@ -37,8 +37,11 @@ export async function resolveScope(kube: KubeClient, request: ScopeRequest): Pro
   const profileResource = await kube.findByResource('kubeflow.org', 'profiles');
   const namespaceResource = await kube.findByResource('', 'namespaces');
   if (!namespaceResource) throw new Error('The API server does not serve namespaces; is the kubeconfig pointing at a Kubernetes API server?');
-  const profiles = profileResource ? (await kube.listAll(profileResource)).items : [];
-  const namespaces = (await kube.listAll(namespaceResource)).items;
+  // two independent LISTs: side by side
+  const [profiles, namespaces] = await Promise.all([
+    profileResource ? kube.listAll(profileResource).then((l) => l.items) : [],
+    kube.listAll(namespaceResource).then((l) => l.items),
+  ]);
   const profileNamespaces = findProfileNamespaces(namespaces, profiles, request.profileNamespaceSelector);
 
   let profileNames: Set<string> | undefined;
