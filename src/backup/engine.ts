@@ -134,6 +134,9 @@ export async function runBackup(kube: KubeClient, store: ObjectStore, request: B
     for (const kind of missingKinds) writer.log(`${kind} is not served by this cluster; nothing of that kind to back up`);
     const skippedBy: Record<string, number> = {};
     const pvcs: PvcRef[] = [];
+    let pvcCount = 0;
+    // Each PvcRef holds its whole object until the volume step: only worth it when there will be one.
+    const keepPvcs = request.kind === 'backup-state' && request.includeVolumes && request.volumes !== undefined;
     let contributors = 0;
     let profiles = 0;
     // Every LIST of the backup as one sequence of pages, so the next page is fetched while this one is archived,
@@ -175,7 +178,8 @@ export async function runBackup(kube: KubeClient, store: ObjectStore, request: B
         if (object.kind === 'Profile') profiles++;
         else if (isContributorObject(object)) contributors++;
         if (object.kind === 'PersistentVolumeClaim' && resource.group === '') {
-          pvcs.push({ namespace: object.metadata.namespace!, name: object.metadata.name!, object });
+          pvcCount++;
+          if (keepPvcs) pvcs.push({ namespace: object.metadata.namespace!, name: object.metadata.name!, object });
         }
       }
       await writer.addItems(resource, kept);
@@ -188,8 +192,8 @@ export async function runBackup(kube: KubeClient, store: ObjectStore, request: B
     let volumes: BackupOutcome['volumes'] = { copied: 0, bytes: 0 };
     if (request.kind === 'snapshot-profiles') volumes.note = 'snapshot-profiles copies no volume data';
     else if (!request.includeVolumes) volumes.note = 'include-volumes=false: no volume data was copied';
-    else if (pvcs.length === 0) volumes.note = 'no PVCs in scope';
-    else if (!request.volumes) volumes.note = `volume data of ${pvcs.length} PVC(s) was not copied: no volume mover is configured`;
+    else if (pvcCount === 0) volumes.note = 'no PVCs in scope';
+    else if (!request.volumes) volumes.note = `volume data of ${pvcCount} PVC(s) was not copied: no volume mover is configured`;
     else {
       await ticker.say(`copying the data of ${pvcs.length} PVC(s)`);
       const entries = await request.volumes(writer.id, pvcs, (m) => ticker.say(m));
