@@ -1,8 +1,12 @@
 // The restore engine (architecture.md "Restore phases"): preflight before any write; Profiles, then the wait for
-// their namespaces; then namespaced objects step by step in restore order, concurrently within a step. Every object
-// is compared with what the target already holds first, so a rerun after any crash converges and writes nothing
-// that already matches. Nothing here knows about Juju; the charm and the CLI hand in a KubeClient and an ObjectStore,
+// their namespaces; then, in each namespace, its objects step by step in restore order. Namespaces do not wait for
+// each other: each starts as soon as the profile controller has made it, and many run at once, bounded by the
+// client's concurrency (global step barriers across 1000 namespaces left the client idle at every step's tail).
+// Every object is judged against what the target already holds — compared with one LIST per kind where the
+// Profile existed, or on a 409 where this run just made the namespace — so a rerun after any crash converges and
+// writes nothing that already matches. Nothing here knows about Juju; the charm and the CLI hand in a KubeClient and an ObjectStore,
 // and the volume and control-plane steps are optional callbacks.
+import pLimit, { type LimitFunction } from 'p-limit';
 import type { KubeClient } from '../kube/client.ts';
 import { isAlreadyExists, isConflict, KubeApiError } from '../kube/errors.ts';
 import type { ApiResource, KubeObject, OwnerReference } from '../kube/types.ts';
@@ -14,7 +18,8 @@ import { RestoreStoppedError, listOf } from './errors.ts';
 import { restorable } from './normalize.ts';
 import { runPreflight, spoolKey, type Preflight, type SpooledStep } from './preflight.ts';
 import { RestoreReport, type KindTally, type PlanEntry, type Verdict } from './report.ts';
-import { waitForProfileNamespaces } from './wait.ts';
+import type { SpooledItem } from './spool.ts';
+import { watchProfileNamespaces } from './wait.ts';
 
 export type ConflictPolicy = 'skip' | 'update' | 'fail';
 
@@ -88,13 +93,13 @@ export async function runRestore(kube: KubeClient, store: ObjectStore, request: 
       const policy = request.conflictPolicy ?? 'skip';
       if (policy === 'fail' && !request.dryRun) {
         // conflict-policy=fail stops before the first write when the target already holds a differing object.
-        const plan = await new RestoreRun(kube, preflight, request, true, (m) => { status = m; }).execute();
+        const plan = await new RestoreRun(kube, preflight, request, true, (m) => { status = m; }, (m) => { status = m; }).execute();
         const conflicts = plan.conflicts;
         if (conflicts.length > 0) {
           throw new RestoreStoppedError(`conflict-policy=fail: ${conflicts.length} object(s) exist and differ from backup ${preflight.backupId} (${listOf(conflicts, 10)}); nothing was restored — rerun with conflict-policy=skip or update.`);
         }
       }
-      const run = new RestoreRun(kube, preflight, request, request.dryRun === true, say);
+      const run = new RestoreRun(kube, preflight, request, request.dryRun === true, say, (m) => { status = m; });
       await run.execute();
       const report = run.report;
       return {
@@ -118,6 +123,38 @@ export async function runRestore(kube: KubeClient, store: ObjectStore, request: 
   }
 }
 
+/** Namespaces handed from the namespace watch to the pipeline as they become ready; iterating ends after close(). */
+class Channel<T> implements AsyncIterable<T> {
+  private readonly items: T[] = [];
+  private closed = false;
+  private wake: (() => void) | undefined;
+
+  push(item: T): void {
+    this.items.push(item);
+    this.wake?.();
+  }
+
+  close(): void {
+    this.closed = true;
+    this.wake?.();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<T> {
+    for (;;) {
+      const item = this.items.shift();
+      if (item !== undefined) {
+        yield item;
+        continue;
+      }
+      if (this.closed) return;
+      await new Promise<void>((resolve) => { this.wake = resolve; });
+      this.wake = undefined;
+    }
+  }
+}
+
+const NO_LIVE_OBJECTS: ReadonlyMap<string, KubeObject> = new Map();
+
 /** One pass over the preflighted archive: real, or planning only (`dry`). */
 class RestoreRun {
   readonly report = new RestoreReport();
@@ -128,6 +165,13 @@ class RestoreRun {
   /** archived uid → uid in the target, for relinking ownerReferences */
   private readonly uids = new Map<string, string>();
   private readonly policy: ConflictPolicy;
+  /** objects being applied at once, across every namespace and step: twice the client's concurrency, so the
+   * transport always has the next request ready */
+  private readonly limit: number;
+  private readonly slots: LimitFunction;
+  /** the first error that stops the restore; every loop checks it before starting more work */
+  private failure: unknown;
+  private namespacesDone = 0;
 
   constructor(
     private readonly kube: KubeClient,
@@ -135,40 +179,162 @@ class RestoreRun {
     private readonly request: RestoreRequest,
     private readonly dry: boolean,
     private readonly say: (message: string) => void | Promise<void>,
+    /** the heartbeat's line, updated often without sending anything */
+    private readonly status: (message: string) => void = () => undefined,
   ) {
     this.policy = request.conflictPolicy ?? 'skip';
+    this.limit = Math.max(2, kube.concurrency * 2);
+    this.slots = pLimit(this.limit);
   }
 
   async execute(): Promise<this> {
-    const { preflight, request } = this;
+    const { preflight } = this;
     await this.restoreControlPlane();
-    // Phase 1: Profiles, then their namespaces.
-    if (preflight.profiles.length > 0) {
-      const profiles = preflight.profileResource!;
-      const existing = await this.liveObjects(profiles, undefined);
-      await this.applyAll('profiles.kubeflow.org', profiles, preflight.profiles, existing);
-      if (!this.dry) {
-        await this.say(`waiting for the profile controller to make ${preflight.profiles.length} profile namespace(s)`);
-        await waitForProfileNamespaces(this.kube, preflight.profiles, { timeoutMs: request.waitTimeoutMs ?? 300_000, progress: (m) => this.say(m) });
-      }
-    }
     for (const item of preflight.skipped) this.report.record(item.key, item.kind, item.namespace, 'skip', `${item.kind}/${item.namespace}: ${item.reason}`);
-
-    // Phase 2: namespaced objects by priority.
+    // Volume data must be in a new PVC before anything that mounts it exists, so when there is data to fill, every
+    // namespace stops after its PVCs, the volumes are filled, and then the rest goes on. Otherwise: no barrier.
+    const cut = this.fillsVolumes() ? preflight.steps.findIndex(isAfterPvcs) : -1;
+    const early = cut < 0 ? preflight.steps : preflight.steps.slice(0, cut);
+    const late = cut < 0 ? [] : preflight.steps.slice(cut);
     const newPvcs: Array<{ namespace: string; name: string }> = [];
-    let volumesDone = false;
-    for (const step of preflight.steps) {
-      if (!volumesDone && step.resource !== 'persistentvolumeclaims' && newPvcs.length > 0 && isAfterPvcs(step)) {
-        await this.restoreVolumes(newPvcs);
-        volumesDone = true;
+    if (this.dry || preflight.profiles.length === 0) {
+      // A plan, or the pass conflict-policy=fail makes first: nothing is written, so everything is compared.
+      if (preflight.profiles.length > 0) {
+        const profiles = preflight.profileResource!;
+        await this.applyAll('profiles.kubeflow.org', profiles, this.profileItems(), await this.liveObjects(profiles, undefined));
       }
-      const existing = await this.liveObjects(step.target, preflight.namespaces);
-      const objects = this.preflight.spool.read(spoolKey(step));
-      const created = await this.applyAll(step.key, step.target, objects, existing);
-      if (step.resource === 'persistentvolumeclaims' && step.group === '') newPvcs.push(...created);
+      await this.stepwise(preflight.steps, preflight.namespaces, newPvcs);
+      await this.restoreVolumes(newPvcs);
+      return this;
     }
-    if (!volumesDone) await this.restoreVolumes(newPvcs);
+    const { fresh, existing, timedOut } = await this.profilesAndEarlySteps(early, newPvcs);
+    await this.restoreVolumes(newPvcs);
+    if (late.length > 0) await this.everyNamespace(late, fresh, existing, newPvcs);
+    await this.say(`restored ${this.report.done} objects in ${this.namespacesDone} namespace(s)`);
+    if (timedOut) throw new RestoreStoppedError(timedOut);
     return this;
+  }
+
+  /**
+   * Phase 1 and the start of phase 2, overlapped. The namespace watch starts first; Profiles are written
+   * concurrently; each namespace whose Profile this run created starts its own steps as soon as the profile
+   * controller has made it, while other Profiles are still being written or awaited. Namespaces whose Profile
+   * already existed (a rollback, a rerun) go step by step, compared against one LIST per kind, once they are ready.
+   */
+  private async profilesAndEarlySteps(steps: readonly SpooledStep[], newPvcs: Array<{ namespace: string; name: string }>): Promise<{ fresh: string[]; existing: Set<string>; timedOut: string | undefined }> {
+    const { preflight, request } = this;
+    const ready = new Set<string>();
+    /** Profile name → whether this run created it */
+    const created = new Map<string, boolean>();
+    const queue = new Channel<string>();
+    const fresh: string[] = [];
+    const offer = (name: string) => {
+      if (ready.has(name) && created.get(name) === true) {
+        fresh.push(name);
+        queue.push(name);
+      }
+    };
+    const watch = await watchProfileNamespaces(this.kube, preflight.profiles, {
+      progress: (m) => this.say(m),
+      onReady: (name) => { ready.add(name); offer(name); },
+    });
+    const pipeline = this.pipeline(steps, queue, newPvcs);
+    // judged below with allSettled; a handler now keeps an early failure from counting as unhandled meanwhile
+    pipeline.catch(() => undefined);
+    let timedOut: string | undefined;
+    const existing = new Set<string>();
+    try {
+      const profiles = preflight.profileResource!;
+      await this.applyAll('profiles.kubeflow.org', profiles, this.profileItems(), await this.liveObjects(profiles, undefined), (item, verdict) => {
+        const name = item.object.metadata.name!;
+        created.set(name, verdict === 'create');
+        offer(name);
+      });
+      await this.say(`${preflight.profiles.length} Profile(s) applied; waiting for the profile controller to make their namespaces (${ready.size} ready so far)`);
+      timedOut = await watch.settle(request.waitTimeoutMs ?? 300_000);
+      for (const name of ready) if (created.get(name) !== true) existing.add(name);
+    } catch (error) {
+      this.failure ??= error;
+      watch.stop();
+    } finally {
+      queue.close();
+    }
+    // A Profile that existed means its namespace may hold the backup's objects already: those are compared first.
+    const results = await Promise.allSettled([pipeline, this.failure ? Promise.resolve() : this.stepwise(steps, existing, newPvcs)]);
+    const rejected = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (this.failure || rejected) throw this.failure ?? rejected!.reason;
+    return { fresh, existing, timedOut };
+  }
+
+  private async everyNamespace(steps: readonly SpooledStep[], fresh: readonly string[], existing: ReadonlySet<string>, newPvcs: Array<{ namespace: string; name: string }>): Promise<void> {
+    const queue = new Channel<string>();
+    for (const name of fresh) queue.push(name);
+    queue.close();
+    const results = await Promise.allSettled([this.pipeline(steps, queue, newPvcs), this.stepwise(steps, existing, newPvcs)]);
+    const rejected = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (this.failure || rejected) throw this.failure ?? rejected!.reason;
+  }
+
+  /**
+   * Namespaces this run just made (their Profile was created here): each namespace's steps in order, many
+   * namespaces at once. There is nothing to compare with yet, so objects are created directly; one that exists
+   * after all (a namespace made before with the right owner, or a controller faster than us) answers 409 and is
+   * then read and judged like any existing object.
+   */
+  private async pipeline(steps: readonly SpooledStep[], namespaces: AsyncIterable<string>, newPvcs: Array<{ namespace: string; name: string }>): Promise<void> {
+    if (steps.length === 0) {
+      for await (const _ of namespaces) this.namespacesDone++;
+      return;
+    }
+    const inFlight = new Set<Promise<void>>();
+    // enough namespaces at once to keep every slot busy although each step of one namespace holds few objects
+    const width = this.limit * 2;
+    for await (const namespace of namespaces) {
+      if (this.failure) break;
+      const task = this.restoreNamespace(namespace, steps, newPvcs)
+        .catch((error: unknown) => { this.failure ??= error; })
+        .finally(() => { inFlight.delete(task); });
+      inFlight.add(task);
+      if (inFlight.size >= width) await Promise.race(inFlight);
+    }
+    await Promise.all(inFlight);
+    if (this.failure) throw this.failure;
+  }
+
+  private async restoreNamespace(namespace: string, steps: readonly SpooledStep[], newPvcs: Array<{ namespace: string; name: string }>): Promise<void> {
+    for (const step of steps) {
+      if (this.failure) return;
+      const items = await this.preflight.spool.readNamespace(spoolKey(step), namespace);
+      const results = await Promise.allSettled(items.map((item) => this.slots(() => this.applyOne(step.key, step.target, item, NO_LIVE_OBJECTS))));
+      for (const [i, result] of results.entries()) {
+        if (result.status === 'rejected') throw result.reason;
+        if (result.value === 'create' && isPvcStep(step)) newPvcs.push({ namespace, name: items[i]!.object.metadata.name ?? '' });
+      }
+    }
+    this.namespacesDone++;
+    this.status(`restored ${this.report.done} objects; ${this.namespacesDone} namespace(s) done`);
+  }
+
+  /** Step by step over `namespaces`, each step compared against one cluster-wide LIST (one kind in memory at a time). */
+  private async stepwise(steps: readonly SpooledStep[], namespaces: ReadonlySet<string>, newPvcs: Array<{ namespace: string; name: string }>): Promise<void> {
+    if (namespaces.size === 0) return;
+    for (const step of steps) {
+      if (this.failure) return;
+      const existing = await this.liveObjects(step.target, namespaces);
+      const created = await this.applyAll(step.key, step.target, this.preflight.spool.read(spoolKey(step), namespaces), existing);
+      if (isPvcStep(step)) newPvcs.push(...created);
+      await this.say(`${this.dry ? 'planned' : 'restored'} ${this.report.done} objects; ${step.key} done in ${namespaces.size} namespace(s)`);
+    }
+    this.namespacesDone += namespaces.size;
+  }
+
+  /** the archived Profiles as the restore writes them */
+  private profileItems(): SpooledItem[] {
+    return this.preflight.profiles.map((profile) => ({ uid: profile.metadata.uid, object: restorable(profile) }));
+  }
+
+  private fillsVolumes(): boolean {
+    return !this.dry && this.request.includeVolumes !== false && this.request.volumes !== undefined && (this.preflight.manifest?.volumes.length ?? 0) > 0;
   }
 
   /** what the target holds of one resource, keyed `namespace/name`, in the namespaces restored */
@@ -186,30 +352,33 @@ class RestoreRun {
     return live;
   }
 
-  /** applies objects with at most twice the client's concurrency in flight; returns the ones created */
-  private async applyAll(key: string, resource: ApiResource, objects: Iterable<KubeObject> | AsyncIterable<KubeObject>, live: Map<string, KubeObject>): Promise<Array<{ namespace: string; name: string }>> {
+  /** applies items, sharing the run's slots; returns the ones created */
+  private async applyAll(
+    key: string, resource: ApiResource, items: Iterable<SpooledItem> | AsyncIterable<SpooledItem>, live: ReadonlyMap<string, KubeObject>,
+    onVerdict?: (item: SpooledItem, verdict: Verdict) => void,
+  ): Promise<Array<{ namespace: string; name: string }>> {
     const created: Array<{ namespace: string; name: string }> = [];
     const inFlight = new Set<Promise<void>>();
-    const limit = Math.max(2, this.kube.concurrency * 2);
-    let failure: unknown;
-    for await (const archived of objects) {
-      if (failure) break;
-      const task = this.applyOne(key, resource, archived, live)
+    for await (const item of items) {
+      if (this.failure) break;
+      const task = this.slots(() => this.applyOne(key, resource, item, live))
         .then((verdict) => {
-          if (verdict === 'create') created.push({ namespace: archived.metadata.namespace ?? '', name: archived.metadata.name ?? '' });
+          if (verdict === 'create') created.push({ namespace: item.object.metadata.namespace ?? '', name: item.object.metadata.name ?? '' });
+          onVerdict?.(item, verdict);
         })
-        .catch((error: unknown) => { failure ??= error; })
+        .catch((error: unknown) => { this.failure ??= error; })
         .finally(() => { inFlight.delete(task); });
       inFlight.add(task);
-      if (inFlight.size >= limit) await Promise.race(inFlight);
+      // the slots bound the requests; this bounds how many items wait for one
+      if (inFlight.size >= this.limit) await Promise.race(inFlight);
     }
     await Promise.all(inFlight);
-    if (failure) throw failure;
-    await this.say(`${this.dry ? 'planned' : 'restored'} ${this.report.done} objects; ${key} done`);
+    if (this.failure) throw this.failure;
     return created;
   }
 
-  private async applyOne(key: string, resource: ApiResource, archived: KubeObject, live: Map<string, KubeObject>): Promise<Verdict> {
+  private async applyOne(key: string, resource: ApiResource, item: SpooledItem, live: ReadonlyMap<string, KubeObject>): Promise<Verdict> {
+    const archived = item.object;
     const namespace = archived.metadata.namespace ?? '';
     const name = `${describeObject(archived)}`;
     const record = (verdict: Verdict, reason?: string): Verdict => {
@@ -218,7 +387,7 @@ class RestoreRun {
     };
     let wanted: KubeObject;
     try {
-      wanted = this.relink(restorable(this.preflight.opener ? this.preflight.opener.open(archived) : archived));
+      wanted = this.relink(this.preflight.opener ? this.preflight.opener.open(archived) : archived);
     } catch (error) {
       return record('fail', `${name}: ${(error as Error).message}`);
     }
@@ -227,7 +396,7 @@ class RestoreRun {
       if (this.dry) return record('create');
       try {
         const made = await this.kube.create(resource, wanted, { safeToRetry: true, fieldManager: FIELD_MANAGER });
-        this.remember(archived, made);
+        this.remember(item.uid, made);
         return record('create');
       } catch (error) {
         if (!isAlreadyExists(error)) return record('fail', `${name}: ${describeError(error)}`);
@@ -236,22 +405,23 @@ class RestoreRun {
         if (!existing) return record('fail', `${name}: it was reported to exist and then was not found`);
       }
     }
-    return this.reconcile(resource, archived, wanted, existing, record, name);
+    return this.reconcile(resource, item, wanted, existing, record, name);
   }
 
   private async reconcile(
-    resource: ApiResource, archived: KubeObject, wanted: KubeObject, existing: KubeObject,
+    resource: ApiResource, item: SpooledItem, wanted: KubeObject, existing: KubeObject,
     record: (verdict: Verdict, reason?: string) => Verdict, name: string,
   ): Promise<Verdict> {
+    const archived = item.object;
     for (let attempt = 0; ; attempt++) {
       const differs = unmetFields(wanted, existing);
       if (differs.length === 0) {
-        this.remember(archived, existing);
+        this.remember(item.uid, existing);
         return record('unchanged');
       }
       const what = `${name} differs from the backup in ${listOf(differs, 5)}`;
       if (this.policy === 'skip') {
-        this.remember(archived, existing);
+        this.remember(item.uid, existing);
         return record('skip', `${what} (conflict-policy=skip keeps the live object)`);
       }
       if (this.policy === 'fail') {
@@ -264,7 +434,7 @@ class RestoreRun {
       const replacement: KubeObject = { ...wanted, metadata: { ...wanted.metadata, resourceVersion: existing.metadata.resourceVersion } };
       try {
         const updated = await this.kube.replace(resource, replacement, { fieldManager: FIELD_MANAGER });
-        this.remember(archived, updated);
+        this.remember(item.uid, updated);
         return record('update', `${what} (conflict-policy=update)`);
       } catch (error) {
         if (!isConflict(error) || attempt >= 3) return record('fail', `${name}: ${describeError(error)}`);
@@ -289,8 +459,8 @@ class RestoreRun {
     return object;
   }
 
-  private remember(archived: KubeObject, live: KubeObject): void {
-    if (archived.metadata.uid && live.metadata.uid) this.uids.set(archived.metadata.uid, live.metadata.uid);
+  private remember(archivedUid: string | undefined, live: KubeObject): void {
+    if (archivedUid && live.metadata.uid) this.uids.set(archivedUid, live.metadata.uid);
   }
 
   private async restoreVolumes(pvcs: Array<{ namespace: string; name: string }>): Promise<void> {
@@ -333,7 +503,11 @@ class RestoreRun {
   }
 }
 
-/** true for the first step that may use a PVC: everything ordered after PVCs and before-or-at workloads */
+function isPvcStep(step: SpooledStep): boolean {
+  return step.resource === 'persistentvolumeclaims' && step.group === '';
+}
+
+/** true for a step that may use a PVC: everything but the core kinds ordered up to and including PVCs */
 function isAfterPvcs(step: SpooledStep): boolean {
   return !['serviceaccounts', 'secrets', 'configmaps', 'persistentvolumeclaims'].includes(step.resource) || step.group !== '';
 }

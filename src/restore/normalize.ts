@@ -16,16 +16,32 @@ const pvcBindingAnnotations = [
 
 /** a copy of `object` fit to be written into another cluster (owner references still carry the source uids) */
 export function restorable(object: KubeObject): KubeObject {
-  const copy = stripServerFields(object);
-  delete copy.metadata.generateName;
-  if (copy.kind === 'PersistentVolumeClaim' && groupOf(copy.apiVersion) === '') {
-    const spec = copy.spec as Record<string, unknown> | undefined;
-    if (spec) delete spec.volumeName;
-    const annotations = copy.metadata.annotations;
+  return structuredClone(restorableView(object));
+}
+
+/**
+ * What `restorable` returns, without copying what it keeps: the result shares spec, data and every other body
+ * field with `object` (only metadata, and a PVC's spec, are new). For serializing at once (the restore spool) —
+ * deep-copying every archived object, managedFields included, only to write it out was a visible cost at scale.
+ */
+export function restorableView(object: KubeObject): KubeObject {
+  const { status: _status, metadata, ...body } = object;
+  // managedFields are stripped anyway; leaving them out first keeps the copy stripServerFields makes small
+  const { managedFields: _managedFields, ...lean } = metadata;
+  const stripped = stripServerFields({ apiVersion: object.apiVersion, kind: object.kind, metadata: lean } as KubeObject).metadata;
+  delete stripped.generateName;
+  const view = { ...body, metadata: stripped } as KubeObject;
+  if (view.kind === 'PersistentVolumeClaim' && groupOf(view.apiVersion) === '') {
+    if (view.spec && typeof view.spec === 'object') {
+      const spec = { ...(view.spec as Record<string, unknown>) };
+      delete spec.volumeName;
+      view.spec = spec;
+    }
+    const annotations = stripped.annotations;
     if (annotations) {
       for (const name of pvcBindingAnnotations) delete annotations[name];
-      if (Object.keys(annotations).length === 0) delete copy.metadata.annotations;
+      if (Object.keys(annotations).length === 0) delete stripped.annotations;
     }
   }
-  return copy;
+  return view;
 }

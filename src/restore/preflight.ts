@@ -1,6 +1,7 @@
 // Preflight: everything a restore checks before its first write. The tarball is streamed once: every checksum is
 // verified, every item goes through the allow-list, sealed Secrets are opened (and dropped again) to prove the key,
-// and items are spooled per restore step. Then the target is asked whether it serves every kind and version needed.
+// and items are spooled per restore step and namespace. Then the target is asked whether it serves every kind and
+// version needed.
 // Any offender refuses the whole restore, and the refusal lists every one of them.
 import type { KubeClient } from '../kube/client.ts';
 import type { ApiResource, KubeObject } from '../kube/types.ts';
@@ -12,6 +13,7 @@ import { generatedReason } from '../kubeflow/generated.ts';
 import { describeObject, groupOf } from '../kubeflow/identity.ts';
 import { compareForRestore } from '../kubeflow/restore-order.ts';
 import { RestoreInputError, RestoreRefusedError, listOf } from './errors.ts';
+import { restorableView } from './normalize.ts';
 import { Spool } from './spool.ts';
 
 /** Namespaces no Profile may claim: restoring a Profile of that name would hand a system namespace to a user. */
@@ -182,7 +184,8 @@ export async function runPreflight(kube: KubeClient, store: ObjectStore, request
       const version = object.apiVersion.slice(object.apiVersion.indexOf('/') + 1);
       if (!step.versions.has(version)) step.versions.set(version, described);
       step.kinds.add(object.kind);
-      await spool.append(`${key}@${version}`, object);
+      // Spooled as the restore will write it: server fields go now, so they are neither written to disk nor read back.
+      await spool.append(`${key}@${version}`, namespace, object.metadata.uid, restorableView(object));
     }
     await spool.seal();
 

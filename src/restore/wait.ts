@@ -30,43 +30,87 @@ function profileSays(profile: KubeObject | undefined): string | undefined {
 
 /** Resolves once every Profile's namespace is ready; throws one sentence naming the namespaces that are not. */
 export async function waitForProfileNamespaces(kube: KubeClient, profiles: readonly KubeObject[], options: WaitForNamespacesOptions): Promise<void> {
-  if (profiles.length === 0) return;
-  const namespaces = await kube.findByResource('', 'namespaces');
-  if (!namespaces) throw new Error('The API server does not serve namespaces.');
+  const watch = await watchProfileNamespaces(kube, profiles, { ...(options.progress ? { progress: options.progress } : {}) });
+  const failure = await watch.settle(options.timeoutMs);
+  if (failure) throw new RestoreStoppedError(failure);
+}
+
+export interface NamespaceWatch {
+  /**
+   * Starts the timeout and resolves once every namespace is ready (undefined), or when the timeout passes with the
+   * sentence naming the namespaces that are not and why. Rejects when the watch itself fails. Stops the watch.
+   */
+  settle(timeoutMs: number): Promise<string | undefined>;
+  /** stops the watch without waiting (after an error elsewhere) */
+  stop(): void;
+}
+
+/**
+ * One watch over namespaces for every Profile, started before the Profiles are written: `onReady` is called once per
+ * namespace, the first time it is ready, so the restore into it starts while other Profiles are still being made.
+ * The timeout starts only with `settle`, after the Profiles are written (restore-wait-timeout is the profile
+ * controller's time, not ours).
+ */
+export async function watchProfileNamespaces(
+  kube: KubeClient, profiles: readonly KubeObject[], options: { progress?: (message: string) => void | Promise<void>; onReady?: (namespace: string) => void },
+): Promise<NamespaceWatch> {
   const owners = new Map(profiles.map((p) => [p.metadata.name!, profileOwner(p)]));
   const waiting = new Map<string, string>([...owners.keys()].map((name) => [name, 'the namespace does not exist yet']));
+  const announced = new Set<string>();
+  let failed: Error | undefined;
+  let wake: (() => void) | undefined;
   let stop: (() => void) | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  let ticker: NodeJS.Timeout | undefined;
-  try {
-    await new Promise<void>((resolve, reject) => {
-      timer = setTimeout(() => resolve(), options.timeoutMs);
-      ticker = setInterval(() => void options.progress?.(`waiting for the profile controller: ${owners.size - waiting.size}/${owners.size} profile namespaces ready`), 2000);
-      stop = kube.watch(namespaces, {
-        onError: (error) => reject(error instanceof Error ? error : new Error(String(error))),
-      }, (event) => {
-        const name = event.object.metadata.name ?? '';
-        if (!owners.has(name)) return;
-        const state = event.type === 'DELETED' ? 'the namespace was deleted' : namespaceState(event.object, owners.get(name));
-        if (state) waiting.set(name, state);
-        else waiting.delete(name);
-        if (waiting.size === 0) resolve();
-      });
+  if (owners.size > 0) {
+    const namespaces = await kube.findByResource('', 'namespaces');
+    if (!namespaces) throw new Error('The API server does not serve namespaces.');
+    stop = kube.watch(namespaces, {
+      onError: (error) => {
+        failed ??= error instanceof Error ? error : new Error(String(error));
+        wake?.();
+      },
+    }, (event) => {
+      const name = event.object.metadata.name ?? '';
+      if (!owners.has(name)) return;
+      const state = event.type === 'DELETED' ? 'the namespace was deleted' : namespaceState(event.object, owners.get(name));
+      if (state) {
+        waiting.set(name, state);
+        return;
+      }
+      waiting.delete(name);
+      if (!announced.has(name)) {
+        announced.add(name);
+        options.onReady?.(name);
+      }
+      if (waiting.size === 0) wake?.();
     });
-  } finally {
-    stop?.();
-    clearTimeout(timer);
-    clearInterval(ticker);
   }
-  if (waiting.size === 0) return;
-  const profileResource = await kube.findByResource('kubeflow.org', 'profiles');
-  const reasons: string[] = [];
-  for (const [name, state] of [...waiting].sort(([a], [b]) => a.localeCompare(b))) {
-    const profile = profileResource ? await kube.tryGet(profileResource, name) : undefined;
-    const said = profileSays(profile);
-    reasons.push(`${name} (${said ? `Profile says: ${said}` : state})`);
-  }
-  throw new RestoreStoppedError(
-    `After ${Math.round(options.timeoutMs / 1000)}s the profile controller had not made ${waiting.size === 1 ? 'namespace' : 'namespaces'} ${listOf(reasons)}; nothing was restored into ${waiting.size === 1 ? 'it' : 'them'} — fix or delete the conflicting namespace and rerun the restore (or raise restore-wait-timeout).`,
-  );
+
+  const settle = async (timeoutMs: number): Promise<string | undefined> => {
+    let timer: NodeJS.Timeout | undefined;
+    let ticker: NodeJS.Timeout | undefined;
+    try {
+      if (waiting.size > 0 && !failed) {
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          timer = setTimeout(resolve, timeoutMs);
+          ticker = setInterval(() => void options.progress?.(`waiting for the profile controller: ${owners.size - waiting.size}/${owners.size} profile namespaces ready`), 2000);
+        });
+      }
+    } finally {
+      stop?.();
+      clearTimeout(timer);
+      clearInterval(ticker);
+    }
+    if (failed) throw failed;
+    if (waiting.size === 0) return undefined;
+    const profileResource = await kube.findByResource('kubeflow.org', 'profiles');
+    const reasons: string[] = [];
+    for (const [name, state] of [...waiting].sort(([a], [b]) => a.localeCompare(b))) {
+      const profile = profileResource ? await kube.tryGet(profileResource, name) : undefined;
+      const said = profileSays(profile);
+      reasons.push(`${name} (${said ? `Profile says: ${said}` : state})`);
+    }
+    return `After ${Math.round(timeoutMs / 1000)}s the profile controller had not made ${waiting.size === 1 ? 'namespace' : 'namespaces'} ${listOf(reasons)}; nothing was restored into ${waiting.size === 1 ? 'it' : 'them'} — fix or delete the conflicting namespace and rerun the restore (or raise restore-wait-timeout).`;
+  };
+  return { settle, stop: () => stop?.() };
 }
