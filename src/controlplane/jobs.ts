@@ -180,7 +180,7 @@ export function buildCopyJob(spec: CopySpec, options: CopyJobOptions): CopyJob {
     image: options.images[step.tool],
     command: ['sh', '-c', step.script],
     env: [
-      ...Object.entries(environment.plain).filter(([key]) => mine(step.tool, key) || key === ENV.storePath).map(([envName, value]) => ({ name: envName, value })),
+      ...Object.entries(environment.plain).filter(([key]) => mine(step.tool, key) || key === ENV.storePath || key === ENV.dbName).map(([envName, value]) => ({ name: envName, value })),
       ...(shared ? [{ name: ENV.transferDir, value: TRANSFER_PATH }] : []),
       ...Object.keys(environment.secret).filter((key) => mine(step.tool, key)).map((key) => ({ name: key, valueFrom: { secretKeyRef: { name, key } } })),
     ],

@@ -239,7 +239,7 @@ export function rewritePaths(text: string, mapping: [string, string][]): string 
   const sorted = [...mapping].sort((a, b) => b[0].length - a[0].length);
   const targets = new Map(sorted);
   const alternatives = sorted.map(([from]) => from.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
-  const pattern = new RegExp(`(^|[\\s"'=:(>])(${alternatives})(?=$|[/\\s"';:)])`, 'g');
+  const pattern = new RegExp(`(^|[\\s"'=:(>])(${alternatives})(?=$|[/\\s"';:)}])`, 'g');
   return text.replace(pattern, (_m, lead: string, from: string) => `${lead}${targets.get(from) ?? from}`);
 }
 

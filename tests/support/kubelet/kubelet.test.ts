@@ -71,6 +71,8 @@ describe('simulated kubelet', function () {
   it('rewrites container paths only where they stand as whole paths, in one pass', function () {
     const mapping: [string, string][] = [['/volume', '/tmp/k/m0'], ['/tmp', '/tmp/k/m1']];
     expect(rewritePaths('cp /volume/a "/tmp" /volumes x=/tmp/b', mapping)).to.equal('cp /tmp/k/m0/a "/tmp/k/m1" /volumes x=/tmp/k/m1/b');
+    // a default inside a parameter expansion, as scripts write the termination-message path
+    expect(rewritePaths(': "${LOG:=/tmp}"', mapping)).to.equal(': "${LOG:=/tmp/k/m1}"');
   });
 
   it('runs a Job to Complete, resolving Secret env (secretKeyRef and envFrom) and never passing AWS_CA_BUNDLE', async function () {
