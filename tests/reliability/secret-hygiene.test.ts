@@ -203,6 +203,10 @@ describe('reliability: secret hygiene of every flow through the real dispatch', 
     expect(results[2]!.state.statusHistory.at(-1)?.status).to.equal('active');
   });
 
+  // The encrypted full backup the restores use: "latest" would race with the snapshot-profiles and track-2 backups
+  // made side by side, and a snapshot holds no Secret.
+  let encryptedBackupId = '';
+
   it('backup-state with and without encryption-key, list-backups, verify-backup, snapshot-profiles', async () => {
     // The control-plane copy runs mysql/rclone Jobs, which the embedded cluster has no kubelet for: kfp-db's password
     // is read by the hooks' status instead (asserted at the end).
@@ -210,6 +214,7 @@ describe('reliability: secret hygiene of every flow through the real dispatch', 
     const encrypted = await action('backup-state', { 'include-volumes': false, 'include-control-plane': false, description: 'encrypted' });
     succeeded(encrypted);
     expect(encrypted.state.actionResults.secrets).not.to.match(/clear/);
+    encryptedBackupId = encrypted.state.actionResults['backup-id']!;
     const [listed, verified, snapshot, track2Backup] = await Promise.all([
       action('list-backups', {}),
       action('verify-backup', { 'backup-id': 'latest' }),
@@ -235,9 +240,9 @@ describe('reliability: secret hygiene of every flow through the real dispatch', 
   });
 
   it('restore-state: dry-run and real into a fresh cluster, update dry-run and fail policy over a changed Secret', async () => {
-    const dryRun = await action('restore-state', { 'backup-id': 'latest', 'dry-run': true }, {}, b.kubeconfigPath);
+    const dryRun = await action('restore-state', { 'backup-id': encryptedBackupId, 'dry-run': true }, {}, b.kubeconfigPath);
     succeeded(dryRun);
-    const real = await action('restore-state', { 'backup-id': 'latest' }, {}, b.kubeconfigPath);
+    const real = await action('restore-state', { 'backup-id': encryptedBackupId }, {}, b.kubeconfigPath);
     succeeded(real);
     expect(Number(real.state.actionResults.created)).to.be.greaterThan(0);
     // The restored Secret holds the canary: the value went through and was opened with the key, and was never shown.
@@ -249,8 +254,8 @@ describe('reliability: secret hygiene of every flow through the real dispatch', 
     // The source's Secret now differs from the backup: plans and conflicts name it without its values.
     a.api.mergePatch({ group: '', resource: 'secrets' }, USER_SECRET_NAME, namespace, { data: { token: Buffer.from(CANARY.userSecretChanged).toString('base64') } });
     const [update, conflict] = await Promise.all([
-      action('restore-state', { 'backup-id': 'latest', 'dry-run': true, 'conflict-policy': 'update' }),
-      action('restore-state', { 'backup-id': 'latest', 'conflict-policy': 'fail', namespaces: namespace }),
+      action('restore-state', { 'backup-id': encryptedBackupId, 'dry-run': true, 'conflict-policy': 'update' }),
+      action('restore-state', { 'backup-id': encryptedBackupId, 'conflict-policy': 'fail', namespaces: namespace }),
     ]);
     succeeded(update);
     expect(Number(update.state.actionResults.updated)).to.be.greaterThan(0);
