@@ -10,6 +10,9 @@ import { collectUserState, compareStates, describeDifferences, identityOf } from
 import { RestoreRefusedError, RestoreStoppedError } from '../../src/restore/errors.ts';
 import { isContributorObject } from '../../src/kubeflow/contributors.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
+import { readItems, readManifest } from '../../src/archive/index.ts';
+import { profileOwner } from '../../src/kubeflow/profile-namespaces.ts';
+import { restorable } from '../../src/restore/normalize.ts';
 import { putForeignArchive } from './fixtures.ts';
 
 const SEED = 5;
@@ -223,6 +226,74 @@ describe('restore engine against the embedded cluster and s3rver', function () {
     expect(kubeB.requestCounts().create - before).to.equal(2);
     expect(outcome.totals).to.deep.include({ created: 2, skipped: 2 });
     expect(outcome.plan.flatMap((p) => p.reasons).join(' ')).to.include('kube-root-ca.crt is made by Kubernetes');
+  });
+
+  describe('into fresh clusters: namespaces restored as soon as each is made', () => {
+    let fresh: RunningCluster | undefined;
+    let kubeF: KubeClient | undefined;
+    beforeEach(async () => {
+      fresh = await startCluster({ seed: SEED });
+      kubeF = await KubeClient.load({ kubeconfig: fresh.kubeconfigPath, concurrency: 8 });
+    });
+    afterEach(async () => {
+      kubeF?.close();
+      await fresh?.stop();
+    });
+
+    /** the archive's Profiles and ConfigMaps, as backed up */
+    const archivedState = async () => {
+      const read = await readManifest(store, backupId);
+      const out: KubeObject[] = [];
+      for await (const item of readItems(store, backupId, { manifest: read.state === 'present' ? read.manifest : null })) out.push(item.object);
+      return out;
+    };
+
+    it('lists no namespaced kind, and judges on 409 what a namespace made beforehand already held', async () => {
+      const archive = await archivedState();
+      const other = archive.find((o) => o.kind === 'ServiceAccount')!;
+      const name = other.metadata.namespace!;
+      const profile = archive.find((o) => o.kind === 'Profile' && o.metadata.name === name)!;
+      const same = archive.find((o) => o.kind === 'ConfigMap' && o.metadata.namespace === name)!;
+      // The namespace exists with the right owner (the profile controller adopts it) and holds one object as
+      // archived and one that differs: the restore creates the Profile, so it sends CREATEs and meets two 409s.
+      const namespaces = await resource(kubeF!, '', 'namespaces');
+      await kubeF!.create(namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name, annotations: { owner: profileOwner(profile)! } } });
+      await kubeF!.create(await resource(kubeF!, '', 'configmaps'), restorable(same));
+      const changed = restorable(other);
+      changed.metadata.annotations = { note: 'made after the backup' };
+      await kubeF!.create(await resource(kubeF!, '', 'serviceaccounts'), changed);
+      const before = kubeF!.requestCounts();
+      const outcome = await restore(kubeF!, { encryptionKey: 'restore-test-passphrase' });
+      const after = kubeF!.requestCounts();
+      // one LIST of Profiles and the namespace watch's first LIST: nothing per kind or per namespace
+      expect(after.list - before.list).to.be.at.most(2);
+      expect(outcome.totals).to.deep.include({ created: archived - 2, unchanged: 1, skipped: 1, failed: 0 });
+      expect(after.update + after.patch + after.delete - before.update - before.patch - before.delete).to.equal(0);
+      expect(outcome.plan.flatMap((p) => p.reasons).join(' ')).to.include(`ServiceAccount/${name}/${other.metadata.name} differs`);
+      const differences = compareStates(await collectUserState(kubeA), await collectUserState(kubeF!));
+      expect(differences.map((d) => d.object)).to.deep.equal([identityOf(other)]);
+    });
+
+    it('a namespace the profile controller refuses does not hold back the others: they are restored, it is named', async () => {
+      const archive = await archivedState();
+      const refused = archive.filter((o) => o.kind === 'Profile')[1]!.metadata.name!;
+      const namespaces = await resource(kubeF!, '', 'namespaces');
+      await kubeF!.create(namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: refused, annotations: { owner: 'someone-else@example.com' } } });
+      let error: unknown;
+      try {
+        await restore(kubeF!, { encryptionKey: 'restore-test-passphrase', waitTimeoutMs: 3000 });
+      } catch (caught) {
+        error = caught;
+      }
+      expect(error).to.be.instanceOf(RestoreStoppedError);
+      expect((error as Error).message).to.include(refused).and.to.match(/nothing was restored into it/);
+      const outside = (objects: KubeObject[]) => objects.filter((o) => o.metadata.namespace !== refused);
+      const differences = compareStates(outside(await collectUserState(kubeA)), outside(await collectUserState(kubeF!)));
+      expect(describeDifferences(differences)).to.deep.equal([]);
+      const configmaps = await resource(kubeF!, '', 'configmaps');
+      const inRefused = (await kubeF!.listAll(configmaps, { namespace: refused })).items.filter((o) => archive.some((a) => a.kind === 'ConfigMap' && a.metadata.namespace === refused && a.metadata.name === o.metadata.name));
+      expect(inRefused).to.deep.equal([]);
+    });
   });
 
   describe('targets that cannot take the backup', () => {
