@@ -326,6 +326,47 @@ export class BackupWriter {
     this.extras[key] = value;
   }
 
+  /** path → sha256 hex of every tar entry, in the order written: what the manifest records */
+  private *entryPairs(): Generator<[string, string]> {
+    yield* this.plainEntries;
+    for (const item of this.items()) {
+      yield [item.unversioned, item.sha256];
+      yield [item.preferred, item.sha256];
+    }
+  }
+
+  private entriesRecord(): Record<string, string> {
+    const record: Record<string, string> = {};
+    for (const [path, sha] of this.entryPairs()) record[path] = sha;
+    return record;
+  }
+
+  /**
+   * The manifest as `JSON.stringify(manifest, null, 1)` would write it, with the entries written as text a few
+   * thousand at a time instead of built as one object and one string of 2×N members first.
+   */
+  private manifestBytes(manifest: Manifest): Buffer {
+    const sentinel = '\u0000entries';
+    const text = JSON.stringify({ ...manifest, checksums: { ...manifest.checksums, entries: { [sentinel]: '' } } }, null, 1);
+    const marker = `${JSON.stringify(sentinel)}: ""`;
+    const at = text.indexOf(marker);
+    const lineStart = text.lastIndexOf('\n', at) + 1;
+    const indent = text.slice(lineStart, at);
+    const parts: Buffer[] = [Buffer.from(text.slice(0, lineStart))];
+    let batch: string[] = [];
+    let first = true;
+    for (const [path, sha] of this.entryPairs()) {
+      batch.push(`${first ? '' : ',\n'}${indent}${JSON.stringify(path)}: "${sha}"`);
+      first = false;
+      if (batch.length === 4096) {
+        parts.push(Buffer.from(batch.join('')));
+        batch = [];
+      }
+    }
+    parts.push(Buffer.from(batch.join('')), Buffer.from(text.slice(at + marker.length)));
+    return Buffer.concat(parts);
+  }
+
   /** Finishes the tarball, writes the other files and finally the marker. On failure it aborts and rethrows. */
   async commit(): Promise<BackupSummary> {
     await this.tail;
@@ -338,15 +379,9 @@ export class BackupWriter {
       // The upload read the digest stream to its end, so every byte has passed through the hash by now.
       if (this.streamError) throw this.streamError;
       const tarballSha = this.digest.hash.digest('hex');
-      const entries: Record<string, string> = {};
-      for (const [path, sha] of this.plainEntries) entries[path] = sha;
       const names: string[][] = this.listKeys.map(() => []);
       const keyIndex = new Map(this.listKeys.map((key, i) => [key, i]));
-      for (const item of this.items()) {
-        entries[item.unversioned] = item.sha256;
-        entries[item.preferred] = item.sha256;
-        names[keyIndex.get(item.listKey)!]!.push(item.listName);
-      }
+      for (const item of this.items()) names[keyIndex.get(item.listKey)!]!.push(item.listName);
       const resourceList: Record<string, string[]> = {};
       for (const key of [...this.listKeys].sort()) resourceList[key] = names[keyIndex.get(key)!]!.sort();
       const rel = (key: string) => key.slice(this.keys.folder.length);
@@ -385,8 +420,14 @@ export class BackupWriter {
         errors: this.errorCount,
         extras: this.extras,
       } satisfies ManifestInput);
-      manifest.checksums.entries = entries;
-      puts.push(this.options.store.put(this.keys.manifest, Buffer.from(JSON.stringify(manifest, null, 1)), 'application/json'));
+      puts.push(this.options.store.put(this.keys.manifest, this.manifestBytes(manifest), 'application/json'));
+      // The caller's copy gets its entries only if it reads them: 2×N paths as an object cost more than the backup.
+      let entries: Record<string, string> | undefined;
+      Object.defineProperty(manifest.checksums, 'entries', {
+        enumerable: true,
+        configurable: true,
+        get: () => (entries ??= this.entriesRecord()),
+      });
       const failed = (await Promise.allSettled(puts)).find((r) => r.status === 'rejected');
       if (failed) throw failed.reason;
       const ttl = this.options.ttl ?? '720h0m0s';

@@ -189,8 +189,12 @@ export class KubeClient {
     const subject: RequestSubject = { verb: 'list', resource: resource.resource, namespace: options.namespace };
     let continueToken: string | undefined;
     let restarts = 0;
-    // Consulted only after a restart; until then the server's consistent snapshot rules out duplicates.
-    const yielded = new Set<string>();
+    // What was yielded, for a restart from scratch after a 410. A LIST comes in key order (namespace/name: the
+    // continue token itself means "after this key"), so the last key stands for everything before it: one string
+    // instead of a set of every item's key. A server that answered out of order cannot be resumed safely that way:
+    // its 410 is passed on rather than risk a lost or doubled item.
+    let lastKey: string | undefined;
+    let ordered = true;
     let afterRestart = false;
     for (;;) {
       const path = withQuery(base, { limit, continue: continueToken, labelSelector: options.labelSelector, fieldSelector: options.fieldSelector });
@@ -201,6 +205,7 @@ export class KubeClient {
         if (!(error instanceof KubeApiError && error.status === 410 && continueToken !== undefined)) throw error;
         if (++restarts > maxListRestarts) throw error;
         continueToken = error.continueToken;
+        if (continueToken === undefined && !ordered) throw error;
         afterRestart = true;
         continue;
       }
@@ -208,9 +213,10 @@ export class KubeClient {
       for (const raw of page.items ?? []) {
         // A LIST names apiVersion and kind once for all items; each item needs them to stand alone.
         const item = (raw.apiVersion && raw.kind ? raw : { apiVersion, kind: resource.kind, ...raw }) as KubeObject;
-        const key = item.metadata?.uid ?? `${item.metadata?.namespace ?? ''}/${item.metadata?.name ?? ''}`;
-        if (afterRestart && yielded.has(key)) continue;
-        yielded.add(key);
+        const key = `${item.metadata?.namespace ?? ''}/${item.metadata?.name ?? ''}`;
+        if (afterRestart && lastKey !== undefined && key <= lastKey) continue;
+        if (lastKey === undefined || key > lastKey) lastKey = key;
+        else ordered = false;
         items.push(item);
       }
       continueToken = page.metadata?.continue || undefined;

@@ -73,6 +73,34 @@ describe('KubeClient against a scripted API server', () => {
     expect(api.requests.map((r) => r.query.get('continue'))).to.deep.equal([null, '10', '20', null, '10', '20']);
   });
 
+  it('after a restart from scratch yields what the first pass had not reached, and nothing twice', async () => {
+    const first = Array.from({ length: 25 }, (_, i) => notebook(i));
+    // between the two passes an object appears past the point the first pass reached, and an early one is deleted
+    const second = [...first.filter((o) => o.metadata.name !== 'nb-003'), notebook(40)];
+    const expired = (res: Parameters<Handler>[1]) => json(res, 410, status(410, 'Expired', 'too old'));
+    let restarted = false;
+    const firstPass = paginated(first, (offset, attempt) => (offset === 20 && attempt === 1 ? (res) => ((restarted = true), expired(res)) : undefined));
+    const secondPass = paginated(second);
+    const { client } = await serve((req, res) => (restarted ? secondPass(req, res) : firstPass(req, res)), { pageSize: 10 });
+    const names: string[] = [];
+    for await (const page of client.listPages(notebooks)) names.push(...page.map((o) => o.metadata.name!));
+    expect(names).to.deep.equal([...first.map((o) => o.metadata.name!), 'nb-040']);
+  });
+
+  it('passes a 410 on from a server that answered out of key order, rather than guess what it had yielded', async () => {
+    const all = Array.from({ length: 25 }, (_, i) => notebook(i)).reverse();
+    const expired = (res: Parameters<Handler>[1]) => json(res, 410, status(410, 'Expired', 'too old'));
+    const { client } = await serve(paginated(all, (offset, attempt) => (offset === 20 && attempt === 1 ? expired : undefined)), { pageSize: 10 });
+    let error: unknown;
+    try {
+      for await (const _ of client.listPages(notebooks)) void _;
+    } catch (e) {
+      error = e;
+    }
+    expect(error).to.be.instanceOf(KubeApiError);
+    expect((error as KubeApiError).status).to.equal(410);
+  });
+
   it('goes on from the continue token a 410 offers', async () => {
     const all = Array.from({ length: 25 }, (_, i) => notebook(i));
     const expired = (res: Parameters<Handler>[1]) => json(res, 410, status(410, 'Expired', 'too old', { metadata: { continue: '20' } }));

@@ -1,0 +1,77 @@
+import { expect } from 'chai';
+import { createHash } from 'node:crypto';
+import { gunzipSync } from 'node:zlib';
+import tar from 'tar-stream';
+import { BackupWriter, readManifest, verifyBackup } from '../../src/archive/index.ts';
+import { backupKeys } from '../../src/store/layout.ts';
+import type { ObjectStore } from '../../src/store/objects.ts';
+import type { S3ServerHandle } from '../support/s3/server.ts';
+import { CONFIGMAPS, NOTEBOOKS, PROFILES, notebook, profile, startStore } from './fixtures.ts';
+
+// The writer keeps one raw digest per item and writes the manifest's entries as text: what it stores must be what
+// JSON.stringify(manifest, null, 1) of a full object would have been, so old and new readers see the same file.
+describe('archive writer: compact bookkeeping, same manifest and resource list', () => {
+  let server: S3ServerHandle;
+  let store: ObjectStore;
+  before(async () => ({ server, store } = await startStore('compact')));
+  after(async () => server.stop());
+
+  it('stores a manifest identical to JSON.stringify of the parsed manifest, with every tar entry and its sha256', async () => {
+    const w = await BackupWriter.start({ store, toolVersion: '0.1.0', scope: { action: 'backup-state', namespaces: ['alice', 'bob'] } });
+    w.setExtra('note', { entries: 'an extras key named entries must not confuse the writer' });
+    await w.addItems(PROFILES, [profile('alice'), profile('bob')]);
+    await w.addItems(NOTEBOOKS, Array.from({ length: 300 }, (_, i) => notebook(i % 2 ? 'alice' : 'bob', `nb-${i}`)));
+    const longName = `c-${'x'.repeat(200)}`; // a path too long for ustar: a pax header
+    await w.addItem(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: longName, namespace: 'alice' }, data: { a: 'b' } });
+    const summary = await w.commit();
+
+    const stored = await store.getBytes(backupKeys(summary.id).manifest);
+    const read = await readManifest(store, summary.id);
+    if (read.state !== 'present') throw new Error(read.state);
+    expect(stored.toString('utf8')).to.equal(JSON.stringify(read.manifest, null, 1));
+    // the caller's copy has the same entries, on demand
+    expect(summary.manifest.checksums.entries).to.deep.equal(read.manifest.checksums.entries);
+
+    // every tar entry is in the manifest with the sha256 of its bytes, in tar order
+    const tarball = gunzipSync(await store.getBytes(backupKeys(summary.id).tarball));
+    const seen: Array<[string, string]> = [];
+    const extract = tar.extract();
+    extract.on('entry', (header, stream, next) => {
+      const hash = createHash('sha256');
+      stream.on('data', (c) => hash.update(c as Buffer));
+      stream.on('end', () => {
+        seen.push([header.name, hash.digest('hex')]);
+        next();
+      });
+    });
+    await new Promise<void>((resolve, reject) => {
+      extract.on('finish', () => resolve());
+      extract.on('error', reject);
+      extract.end(tarball);
+    });
+    expect(Object.entries(read.manifest.checksums.entries)).to.deep.equal(seen);
+    expect(seen.length).to.equal(1 + 2 * 303);
+    expect(seen.some(([name]) => name.endsWith(`${longName}.json`))).to.equal(true);
+
+    const resourceList = JSON.parse(gunzipSync(await store.getBytes(backupKeys(summary.id).resourceList)).toString()) as Record<string, string[]>;
+    expect(Object.keys(resourceList)).to.deep.equal(['kubeflow.org/v1/Notebook', 'kubeflow.org/v1/Profile', 'v1/ConfigMap']);
+    expect(resourceList['kubeflow.org/v1/Profile']).to.deep.equal(['alice', 'bob']);
+    expect(resourceList['v1/ConfigMap']).to.deep.equal([`alice/${longName}`]);
+    expect(resourceList['kubeflow.org/v1/Notebook']).to.have.length(300);
+    expect(resourceList['kubeflow.org/v1/Notebook']).to.include('alice/nb-1').and.include('bob/nb-0');
+    expect((await verifyBackup(store, summary.id)).status).to.equal('ok');
+  });
+
+  it('refuses an object added twice, also within one batch', async () => {
+    const w = await BackupWriter.start({ store, toolVersion: '0.1.0', scope: { action: 'backup-state' } });
+    await w.addItems(NOTEBOOKS, [notebook('alice', 'a')]);
+    let error: unknown;
+    try {
+      await w.addItems(NOTEBOOKS, [notebook('alice', 'b'), notebook('alice', 'a')]);
+    } catch (e) {
+      error = e;
+    }
+    expect(String(error)).to.match(/added twice/);
+    await w.abort();
+  });
+});
