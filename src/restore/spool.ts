@@ -3,8 +3,8 @@
 // (each namespace's steps in order, many namespaces at once), so the spool keeps an index: for each step and
 // namespace, the byte ranges of its lines. Reading one namespace's step is a few positioned reads, never a scan.
 // The folder is private to this process (0700) and removed when the restore ends; sealed Secrets stay sealed on disk.
-import { createWriteStream, type WriteStream } from 'node:fs';
-import { mkdtemp, open, rm, type FileHandle } from 'node:fs/promises';
+import { closeSync, createWriteStream, openSync, readSync, type WriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
@@ -22,7 +22,7 @@ export class Spool {
   /** step → namespace → [offset, length, offset, length, …]; adjacent lines share one range */
   private readonly index = new Map<string, Map<string, number[]>>();
   private readonly counts = new Map<string, number>();
-  private reader: Promise<FileHandle> | undefined;
+  private reader: number | undefined;
 
   private constructor(private readonly dir: string) {}
 
@@ -70,12 +70,14 @@ export class Spool {
   async readNamespace(step: string, namespace: string): Promise<SpooledItem[]> {
     const ranges = this.index.get(step)?.get(namespace);
     if (!ranges) return [];
-    this.reader ??= open(this.path, 'r');
-    const file = await this.reader;
+    // Positioned reads of a file this process has just written, so from the page cache: a few microseconds each
+    // when synchronous. FileHandle.read costs ~7× the CPU per call through the thread pool, and under a loaded
+    // machine the P=1000 profile showed the restore's event loop held in it for seconds.
+    this.reader ??= openSync(this.path, 'r');
     const items: SpooledItem[] = [];
     for (let i = 0; i < ranges.length; i += 2) {
       const buffer = Buffer.allocUnsafe(ranges[i + 1]!);
-      const { bytesRead } = await file.read(buffer, 0, buffer.length, ranges[i]!);
+      const bytesRead = readSync(this.reader, buffer, 0, buffer.length, ranges[i]!);
       if (bytesRead !== buffer.length) throw new Error(`The restore spool ${this.path} was cut short (read ${bytesRead} of ${buffer.length} bytes).`);
       for (const line of buffer.toString('utf8').split('\n')) {
         if (!line) continue;
@@ -96,9 +98,8 @@ export class Spool {
 
   async remove(): Promise<void> {
     this.stream?.destroy();
-    const reader = this.reader;
+    if (this.reader !== undefined) closeSync(this.reader);
     this.reader = undefined;
-    await reader?.then((file) => file.close()).catch(() => undefined);
     await rm(this.dir, { recursive: true, force: true });
   }
 }
