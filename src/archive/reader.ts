@@ -9,7 +9,7 @@ import { backupKeys } from '../store/layout.ts';
 import type { ObjectStore } from '../store/objects.ts';
 import { parseManifest, type Manifest } from './manifest.ts';
 import { METADATA_VERSION_PATH, parseItemPath, VELERO_FORMAT_VERSION, type ParsedItemPath } from './paths.ts';
-import { MarkerSchema, type Marker } from './velero-backup.ts';
+import { MANIFEST_SHA256_ANNOTATION, MarkerSchema, type Marker } from './velero-backup.ts';
 
 export type ProblemKind =
   | 'missing-marker'
@@ -56,14 +56,28 @@ export interface ArchiveItem extends ParsedItemPath {
 /** Kubernetes caps objects near 1.5 MiB; anything far larger in an archive is refused instead of buffered. */
 const MAX_ENTRY_BYTES = 16 * 1024 * 1024;
 
-export type ManifestRead = { state: 'present'; manifest: Manifest } | { state: 'absent' } | { state: 'invalid'; reason: string };
+/**
+ * `changed` is set when the marker records the manifest's sha256 and the manifest no longer matches it: the manifest
+ * was altered after the backup was committed (its item checksums can still be used to find which items differ).
+ */
+export type ManifestRead =
+  | { state: 'present'; manifest: Manifest; changed?: string }
+  | { state: 'absent' }
+  | { state: 'invalid'; reason: string };
 
 export async function readManifest(store: ObjectStore, id: string): Promise<ManifestRead> {
   const keys = backupKeys(id);
   if (!(await store.exists(keys.manifest))) return { state: 'absent' };
-  const check = parseManifest(await store.getBytes(keys.manifest));
+  const bytes = await store.getBytes(keys.manifest);
+  const check = parseManifest(bytes);
   if (!check.ok) return { state: 'invalid', reason: check.reason };
   if (check.manifest.backupId !== id) return { state: 'invalid', reason: `it names backup ${check.manifest.backupId}` };
+  // Older backups and Velero's own markers carry no manifest digest: nothing to compare, as before.
+  const marker = await readMarker(store, id);
+  const recorded = marker.state === 'present' ? (marker.marker.metadata.annotations as Record<string, unknown> | undefined)?.[MANIFEST_SHA256_ANNOTATION] : undefined;
+  if (typeof recorded === 'string' && recorded !== createHash('sha256').update(bytes).digest('hex')) {
+    return { state: 'present', manifest: check.manifest, changed: 'its sha256 differs from the one velero-backup.json recorded when the backup was committed' };
+  }
   return { state: 'present', manifest: check.manifest };
 }
 

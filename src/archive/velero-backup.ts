@@ -4,6 +4,8 @@ import { z } from 'zod';
 import { VELERO_FORMAT_VERSION } from './paths.ts';
 
 export const MARKER_FILE = 'velero-backup.json';
+/** The manifest's own sha256, recorded in the marker (written after it), so a changed manifest is found. */
+export const MANIFEST_SHA256_ANNOTATION = 'kubeflow-upgrader.io/manifest-sha256';
 
 export interface MarkerInput {
   id: string;
@@ -18,6 +20,7 @@ export interface MarkerInput {
   warnings: number;
   storageLocation: string;
   toolVersion: string;
+  manifestSha256?: string;
 }
 
 /** The Backup object as Velero 1.x writes it for a completed backup. */
@@ -29,7 +32,10 @@ export function veleroBackupObject(input: MarkerInput) {
       name: input.id,
       namespace: 'velero',
       labels: { 'velero.io/storage-location': input.storageLocation },
-      annotations: { 'kubeflow-upgrader.io/tool-version': input.toolVersion },
+      annotations: {
+        'kubeflow-upgrader.io/tool-version': input.toolVersion,
+        ...(input.manifestSha256 ? { [MANIFEST_SHA256_ANNOTATION]: input.manifestSha256 } : {}),
+      },
       creationTimestamp: input.started.toISOString(),
     },
     spec: {

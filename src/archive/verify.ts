@@ -34,6 +34,9 @@ export async function verifyBackup(store: ObjectStore, id: string): Promise<Veri
   if (read.state === 'invalid') {
     problems.push({ kind: 'bad-manifest', path: keys.manifest, message: `The manifest of backup ${id} is unusable: ${read.reason}.` });
   }
+  if (read.state === 'present' && read.changed) {
+    problems.push({ kind: 'bad-manifest', path: keys.manifest, message: `The manifest of backup ${id} was changed after the backup was committed: ${read.changed}.` });
+  }
   const manifest = read.state === 'present' ? read.manifest : null;
   let objectsChecked = 0;
   for await (const item of readItems(store, id, { manifest, copies: 'all', onProblem: (p) => problems.push(p) })) {

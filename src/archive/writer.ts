@@ -420,7 +420,8 @@ export class BackupWriter {
         errors: this.errorCount,
         extras: this.extras,
       } satisfies ManifestInput);
-      puts.push(this.options.store.put(this.keys.manifest, this.manifestBytes(manifest), 'application/json'));
+      const manifestBody = this.manifestBytes(manifest);
+      puts.push(this.options.store.put(this.keys.manifest, manifestBody, 'application/json'));
       // The caller's copy gets its entries only if it reads them: 2×N paths as an object cost more than the backup.
       let entries: Record<string, string> | undefined;
       Object.defineProperty(manifest.checksums, 'entries', {
@@ -443,6 +444,7 @@ export class BackupWriter {
         warnings: this.warningCount,
         storageLocation: this.options.storageLocation ?? 'default',
         toolVersion: this.options.toolVersion,
+        manifestSha256: sha256(manifestBody),
       });
       await this.options.store.put(this.keys.marker, Buffer.from(JSON.stringify(marker, null, 1)), 'application/json');
       this.state = 'committed';

@@ -92,6 +92,9 @@ export async function runPreflight(kube: KubeClient, store: ObjectStore, request
   const warnings: string[] = [];
   const read = await readManifest(store, backupId);
   if (read.state === 'invalid') throw new RestoreRefusedError(`Backup ${backupId} cannot be restored: its manifest is unusable (${read.reason}).`, [`manifest: ${read.reason}`]);
+  if (read.state === 'present' && read.changed) {
+    throw new RestoreRefusedError(`Backup ${backupId} cannot be restored: its manifest was changed after the backup was committed (${read.changed}).`, [`manifest: ${read.changed}`]);
+  }
   const manifest = read.state === 'present' ? read.manifest : null;
   if (!manifest) warnings.push(`Backup ${backupId} has no kubeflow-upgrader manifest (a foreign Velero backup?): nothing in it could be verified against checksums.`);
 

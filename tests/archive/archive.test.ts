@@ -185,7 +185,17 @@ describe('archive: writer, reader and verification against s3rver', () => {
     m.checksums.entries['resources/notebooks.kubeflow.org/namespaces/alice/nb-1.json'] = 'f'.repeat(64);
     await store.put(backupKeys(tampered).manifest, JSON.stringify(m));
     const r5 = await verifyBackup(store, tampered);
-    expect(r5.problems.map((p) => p.kind)).to.deep.equal(['checksum-mismatch']);
+    // The marker's record of the manifest's digest catches the edit itself, and the edited entry still points at the item.
+    expect(r5.problems.map((p) => p.kind)).to.deep.equal(['bad-manifest', 'checksum-mismatch']);
+    // A change to a free-text field, which no item checksum covers, is found too.
+    const described = await smallBackup(store);
+    const d = JSON.parse((await store.getBytes(backupKeys(described).manifest)).toString());
+    d.description = 'changed afterwards';
+    await store.put(backupKeys(described).manifest, JSON.stringify(d, null, 1));
+    const rd = await verifyBackup(store, described);
+    expect(rd.status).to.equal('corrupt');
+    expect(rd.problems.map((p) => p.kind)).to.deep.equal(['bad-manifest']);
+    await store.deleteFolder(backupKeys(described).folder);
     await store.put(backupKeys(tampered).manifest, '{"formatVersion": 1');
     const r6 = await verifyBackup(store, tampered);
     expect(r6.problems[0]).to.include({ kind: 'bad-manifest' });

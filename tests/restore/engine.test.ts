@@ -8,6 +8,7 @@ import { runBackup } from '../../src/backup/engine.ts';
 import { runRestore, type RestoreRequest } from '../../src/restore/engine.ts';
 import { collectUserState, compareStates, describeDifferences, identityOf } from '../../src/restore/compare.ts';
 import { RestoreRefusedError, RestoreStoppedError } from '../../src/restore/errors.ts';
+import { backupKeys } from '../../src/store/layout.ts';
 import { isContributorObject } from '../../src/kubeflow/contributors.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
 import { readItems, readManifest } from '../../src/archive/index.ts';
@@ -89,6 +90,26 @@ describe('restore engine against the embedded cluster and s3rver', function () {
     const outcome = await restore(kubeB, { encryptionKey: 'restore-test-passphrase' });
     expect(kubeB.requestCounts().writes - before).to.equal(0);
     expect(outcome.totals).to.deep.include({ created: 0, updated: 0, unchanged: archived, failed: 0 });
+  });
+
+  it('a manifest changed after the backup was committed refuses the restore before any write', async () => {
+    const keys = backupKeys(backupId);
+    const original = await store.getBytes(keys.manifest);
+    const edited = JSON.parse(original.toString());
+    edited.description = 'edited after commit';
+    await store.put(keys.manifest, JSON.stringify(edited, null, 1));
+    const before = kubeB.requestCounts().writes;
+    let error: unknown;
+    try {
+      await restore(kubeB, { encryptionKey: 'restore-test-passphrase' });
+    } catch (caught) {
+      error = caught;
+    } finally {
+      await store.put(keys.manifest, original);
+    }
+    expect(error).to.be.instanceOf(RestoreRefusedError);
+    expect((error as Error).message).to.match(/manifest was changed after the backup was committed/);
+    expect(kubeB.requestCounts().writes).to.equal(before);
   });
 
   it('without the encryption key, sealed Secrets refuse the restore before any write', async () => {
