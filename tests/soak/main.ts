@@ -1,11 +1,16 @@
 // npm run soak -- --runs 20 --fault-rate 0.1: backups of the embedded cluster through the S3 fault proxy with the
 // API server's faults on, each checked against a clean run: same item checksums, or a failure with no marker.
+// After each backup, that backup (or the clean run's, when the backup failed) is restored into a fresh embedded cluster
+// under the same fault rates (API faults on the target, S3 faults through the proxy), rerun until it succeeds (at most
+// 3 tries); convergence (user state equal to the source's) and objects lost are counted.
 // Prints the statistics docs/reliability.md quotes. Exits non-zero if any run broke the promise.
 import { parseArgs } from 'node:util';
 import { startCluster } from '../support/cluster/index.ts';
 import { startS3Server } from '../support/s3/server.ts';
 import { FaultProxy } from '../support/s3/fault-proxy.ts';
 import { runBackup } from '../../src/backup/engine.ts';
+import { runRestore } from '../../src/restore/engine.ts';
+import { collectUserState, compareStates, describeDifferences } from '../../src/restore/compare.ts';
 import { backupRequest, bucketState, entryChecksums, kubeAt, storeAt } from '../reliability/support.ts';
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '20' }, 'fault-rate': { type: 'string', default: '0.1' }, profiles: { type: 'string', default: '10' }, seed: { type: 'string', default: '1' } } });
@@ -29,7 +34,10 @@ try {
   const cleanRun = await runBackup(kube, direct, backupRequest());
   const clean = await entryChecksums(direct, cleanRun.backupId);
   console.log(`clean run: ${cleanRun.objects} objects, ${Object.keys(clean).length} tar entries`);
+  const sourceState = await collectUserState(kube);
+  const restoreApi: Record<string, number> = {};
   const rows: Array<{ run: number; outcome: string; seconds: number; s3Faults: number; apiFaults: number }> = [];
+  const restores: Array<{ run: number; tries: number; converged: boolean; lost: number; apiFaults: number; s3Faults: number }> = [];
   for (let run = 1; run <= runs; run++) {
     const seed = seed0 * 1000 + run;
     proxy.setRate(rate, seed);
@@ -61,6 +69,46 @@ try {
     const sum = (now: Record<string, number>, before: Record<string, number>, skip: string[]) => Object.keys(now).filter((k) => !skip.includes(k)).reduce((a, k) => a + (now[k]! - (before[k] ?? 0)), 0);
     rows.push({ run, outcome, seconds: Math.round(seconds * 10) / 10, s3Faults: sum(proxy.counts, s3Before, ['passed']), apiFaults: sum(cluster.faults.injected, apiBefore, []) });
     console.log(`run ${run}: ${outcome} in ${seconds.toFixed(1)}s; S3 faults ${rows.at(-1)!.s3Faults}, API faults ${rows.at(-1)!.apiFaults}`);
+
+    // The restore of this backup (the clean one when it failed) into a fresh cluster, under the same fault rates.
+    const target = await startCluster({ seed: 3 });
+    const targetKube = await kubeAt(target.kubeconfigPath);
+    try {
+      target.faults.retryAfterSeconds = 0;
+      target.faults.latencyMs = 20;
+      target.faults.reseed(seed + 500);
+      for (const kind of ['throttle', 'error', 'unavailable', 'reset'] as const) target.faults.setRate(kind, rate / 4);
+      proxy.setRate(rate, seed + 500);
+      const s3RestoreBefore = { ...proxy.counts };
+      const from = id ? { store: storeAt(proxy.endpoint, BUCKET, `run-${run}`), id } : { store: storeAt(proxy.endpoint, BUCKET, 'clean'), id: cleanRun.backupId };
+      let tries = 0;
+      let done = false;
+      let lastError = '';
+      while (!done && tries < 3) {
+        tries++;
+        try {
+          const restored = await runRestore(targetKube, from.store, { backupId: from.id, waitTimeoutMs: 30_000 });
+          done = restored.totals.failed === 0;
+          if (!done) lastError = restored.failures[0] ?? `${restored.totals.failed} failed`;
+        } catch (error) {
+          lastError = error instanceof Error ? error.message : String(error);
+        }
+      }
+      proxy.setRate(0);
+      const apiFaults = Object.values(target.faults.injected).reduce((a, n) => a + n, 0);
+      for (const [k, n] of Object.entries(target.faults.injected)) restoreApi[k] = (restoreApi[k] ?? 0) + n;
+      target.faults.clear();
+      const differences = compareStates(sourceState, await collectUserState(targetKube));
+      const lost = differences.filter((d) => d.problem === 'missing').length;
+      const converged = differences.length === 0;
+      if (!converged) violations++;
+      const s3Faults = sum(proxy.counts, s3RestoreBefore, ['passed']);
+      restores.push({ run, tries, converged, lost, apiFaults, s3Faults });
+      console.log(`restore ${run}: ${converged ? 'converged' : `VIOLATION: not converged (${describeDifferences(differences).slice(0, 3).join('; ')})`} after ${tries} ${tries === 1 ? 'try' : 'tries'}${done ? '' : ` (last failure: ${lastError})`}; lost ${lost}; S3 faults ${s3Faults}, API faults ${apiFaults}`);
+    } finally {
+      targetKube.close();
+      await target.stop();
+    }
   }
   const completed = rows.filter((r) => r.outcome.startsWith('completed')).length;
   const failedClean = rows.filter((r) => r.outcome.startsWith('failed cleanly')).length;
@@ -68,9 +116,13 @@ try {
   console.log('\nsummary');
   console.log(`runs ${runs}, fault rate ${rate} (S3 requests) + ${rate} (API requests), ${values.profiles} profiles, ${cleanRun.objects} objects per backup`);
   console.log(`completed with clean checksums: ${completed}; failed with no marker: ${failedClean}; violations: ${violations}`);
-  console.log(`S3 requests: ${proxy.seen.length}; S3 faults injected: ${JSON.stringify(Object.fromEntries(Object.entries(proxy.counts).filter(([k]) => k !== 'passed')))}`);
-  console.log(`API faults injected: ${JSON.stringify(cluster.faults.injected)}`);
-  console.log(`run time (s): median ${secs[Math.floor(secs.length / 2)]}, max ${secs.at(-1)}`);
+  console.log(`S3 requests (backups and restores): ${proxy.seen.length}; S3 faults injected: ${JSON.stringify(Object.fromEntries(Object.entries(proxy.counts).filter(([k]) => k !== 'passed')))}`);
+  console.log(`API faults injected on the source (backups): ${JSON.stringify(cluster.faults.injected)}`);
+  const converged = restores.filter((r) => r.converged).length;
+  const triesHist = [1, 2, 3].map((n) => `${n}: ${restores.filter((r) => r.tries === n).length}`).join(', ');
+  console.log(`restores converged to the source's user state: ${converged} / ${restores.length}; objects lost: ${restores.reduce((a, r) => a + r.lost, 0)}; tries needed ${triesHist}`);
+  console.log(`restore faults injected: S3 ${restores.reduce((a, r) => a + r.s3Faults, 0)}, API ${restores.reduce((a, r) => a + r.apiFaults, 0)} ${JSON.stringify(restoreApi)}`);
+  console.log(`backup run time (s): median ${secs[Math.floor(secs.length / 2)]}, max ${secs.at(-1)}`);
 } finally {
   kube.close();
   await proxy.stop();
