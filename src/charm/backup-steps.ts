@@ -10,20 +10,11 @@ import { backupKeys } from '../store/layout.ts';
 /** The volume mover as the backup engine's volume step: one Job per PVC, credentials in a per-run Secret. */
 export function volumeStep(kube: KubeClient, s3: S3Settings, config: CharmConfig): VolumeStep {
   return async (backupId, pvcs, progress) => {
-    const { backupVolumes, volumeKubeFromClient } = await import('../volumes/index.ts');
+    const { backupVolumes, moverS3Settings, volumeKubeFromClient } = await import('../volumes/index.ts');
     const results = await backupVolumes(volumeKubeFromClient(kube), {
       backupId,
       pvcs: pvcs.map(({ namespace, name }) => ({ namespace, name })),
-      s3: {
-        endpoint: s3.endpoint ?? `https://s3.${s3.region}.amazonaws.com`,
-        bucket: s3.bucket,
-        path: s3.path,
-        region: s3.region,
-        accessKey: s3.accessKey,
-        secretKey: s3.secretKey,
-        uriStyle: s3.uriStyle,
-        ...(s3.tlsCaChain?.length ? { tlsCaChain: s3.tlsCaChain.join('\n') } : {}),
-      },
+      s3: moverS3Settings(s3),
       image: config['volume-mover-image'],
       concurrency: config['volume-mover-concurrency'],
       onProgress: (p) => void progress(`copied the data of ${p.done}/${p.total} PVC(s)${p.result ? ` (${p.result.namespace}/${p.result.pvc}: ${p.result.files} files)` : ''}`),

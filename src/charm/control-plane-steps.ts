@@ -33,9 +33,8 @@ export function controlPlaneBackupStep(kube: KubeClient, s3: S3Settings, config:
         entry.part === 'minio'
           ? { name: `minio/${entry.bucket}`, key: entry.keyPrefix, bytes: entry.bytes, sha256: entry.listingSha256 }
           : { name: entry.part, key: entry.key, bytes: entry.bytes, sha256: entry.sha256 }),
-      // Related but unusable first: those are the ones an operator expected to be covered.
-      // The engine knows only what it was given; the view also knows what is related but cannot be used yet, which
-      // "relate kfp-db" would misdescribe.
+      // The parts not related, then those related but not usable yet: the engine knows only what it was given, and
+      // "relate kfp-db" would misdescribe a relation that exists but cannot be used.
       notCovered: [...notCoveredSentences(view.related), ...view.unusable],
       entries: result.entries,
     };

@@ -85,18 +85,3 @@ function readCaFile(path: string): string[] {
   return checked;
 }
 
-/** The mover Jobs get the same store; they run inside the cluster, so the endpoint must be reachable from there. */
-export function moverS3(settings: S3Settings): {
-  endpoint: string; bucket: string; path: string; region: string; accessKey: string; secretKey: string; uriStyle: string; tlsCaChain?: string;
-} {
-  return {
-    endpoint: settings.endpoint ?? `https://s3.${settings.region}.amazonaws.com`,
-    bucket: settings.bucket,
-    path: settings.path,
-    region: settings.region,
-    accessKey: settings.accessKey,
-    secretKey: settings.secretKey,
-    uriStyle: settings.uriStyle,
-    ...(settings.tlsCaChain?.length ? { tlsCaChain: settings.tlsCaChain.join('\n') } : {}),
-  };
-}

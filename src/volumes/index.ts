@@ -5,5 +5,5 @@ export type { VolumeKube, MoverResource, WaitOptions } from './kube-port.ts';
 export { JOBS, PODS, PVCS, SECRETS } from './kube-port.ts';
 export { buildMoverJob, buildCredentialsSecret, MOVER_SCRIPT } from './job.ts';
 export { moverSelector, moverLabels, LABEL_BACKUP_ID } from './labels.ts';
-export { DEFAULT_MOVER_IMAGE, DEFAULT_MOVER_CONCURRENCY, type MoverS3Settings } from './settings.ts';
+export { DEFAULT_MOVER_IMAGE, DEFAULT_MOVER_CONCURRENCY, moverS3Settings, type MoverS3Settings } from './settings.ts';
 export { volumeKubeFromClient } from './kube-client-port.ts';

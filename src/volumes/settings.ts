@@ -1,6 +1,7 @@
 // What the mover needs to know about the object store and how Jobs are shaped. The S3 fields mirror the s3-integrator
 // relation (src/store/settings.ts), so an S3Settings value can be passed as it is.
 import { normalizePrefix } from '../store/layout.ts';
+import type { S3Settings } from '../store/settings.ts';
 
 export interface MoverS3Settings {
   endpoint: string;
@@ -14,6 +15,23 @@ export interface MoverS3Settings {
   uriStyle?: string;
   /** PEM CA chain for the endpoint's TLS certificate */
   tlsCaChain?: string;
+}
+
+/**
+ * The mover's view of the backup store. The Jobs run inside the cluster, so the endpoint must be reachable from there;
+ * without one (AWS itself) the regional AWS endpoint is used.
+ */
+export function moverS3Settings(settings: S3Settings): MoverS3Settings {
+  return {
+    endpoint: settings.endpoint ?? `https://s3.${settings.region}.amazonaws.com`,
+    bucket: settings.bucket,
+    path: settings.path,
+    region: settings.region,
+    accessKey: settings.accessKey,
+    secretKey: settings.secretKey,
+    uriStyle: settings.uriStyle,
+    ...(settings.tlsCaChain?.length ? { tlsCaChain: settings.tlsCaChain.join('\n') } : {}),
+  };
 }
 
 /** An official rclone image pinned by tag, so a backup taken today is restorable by the same mover tomorrow. */

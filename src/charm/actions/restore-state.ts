@@ -4,7 +4,7 @@ import type { ActionContext } from '../action-context.ts';
 import { openObjectStore } from '../../store/open.ts';
 import { runRestore, type RestoreVolumeStep } from '../../restore/engine.ts';
 import { RestoreInputError, RestoreRefusedError, RestoreStoppedError } from '../../restore/errors.ts';
-import { restoreVolumes, volumeKubeFromClient } from '../../volumes/index.ts';
+import { moverS3Settings, restoreVolumes, volumeKubeFromClient } from '../../volumes/index.ts';
 import type { KubeClient } from '../../kube/client.ts';
 import type { S3Settings } from '../../store/settings.ts';
 import { readControlPlane } from '../control-plane.ts';
@@ -17,10 +17,7 @@ function volumeStep(kube: KubeClient, s3: S3Settings, ctx: ActionContext<'restor
     const results = await restoreVolumes(volumeKubeFromClient(kube), {
       backupId,
       pvcs,
-      s3: {
-        endpoint: s3.endpoint!, bucket: s3.bucket, path: s3.path, region: s3.region, accessKey: s3.accessKey, secretKey: s3.secretKey,
-        uriStyle: s3.uriStyle, ...(s3.tlsCaChain?.length ? { tlsCaChain: s3.tlsCaChain.join('\n') } : {}),
-      },
+      s3: moverS3Settings(s3),
       image: ctx.config['volume-mover-image'],
       concurrency: ctx.config['volume-mover-concurrency'],
       onProgress: (p) => void progress(`filled ${p.done}/${p.total} PVC(s)`),

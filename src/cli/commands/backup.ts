@@ -6,7 +6,8 @@ import type { S3Settings } from '../../store/settings.ts';
 import { encryptionKeyFrom, encryptionOptions } from '../encryption-options.ts';
 import { kubeClientFrom, kubeOptions } from '../kube-options.ts';
 import { formatBytes, table } from '../output.ts';
-import { moverS3, s3Options } from '../s3-options.ts';
+import { s3Options } from '../s3-options.ts';
+import { moverS3Settings } from '../../volumes/settings.ts';
 import type { Command, CommandContext } from '../usage.ts';
 import { listValue, positiveInteger, stringValue } from '../usage.ts';
 import { DEFAULT_MOVER_IMAGE, DEFAULT_PROTECTED_GROUPS, DEFAULT_SELECTOR, moverOptions, selectionOptions } from './backup-options.ts';
@@ -19,7 +20,7 @@ export function cliVolumeStep(kube: KubeClient, s3: S3Settings, image: string, c
     const results = await backupVolumes(volumeKubeFromClient(kube), {
       backupId,
       pvcs: pvcs.map(({ namespace, name }) => ({ namespace, name })),
-      s3: moverS3(s3),
+      s3: moverS3Settings(s3),
       image,
       concurrency,
       onProgress: (p) => void progress(`copied the data of ${p.done}/${p.total} PVC(s)${p.result ? ` (${p.result.namespace}/${p.result.pvc})` : ''}`),

@@ -7,7 +7,8 @@ import type { S3Settings } from '../../store/settings.ts';
 import { encryptionKeyFrom, encryptionOptions } from '../encryption-options.ts';
 import { kubeClientFrom, kubeOptions } from '../kube-options.ts';
 import { table } from '../output.ts';
-import { moverS3, s3Options } from '../s3-options.ts';
+import { s3Options } from '../s3-options.ts';
+import { moverS3Settings } from '../../volumes/settings.ts';
 import type { Command, CommandContext } from '../usage.ts';
 import { listValue, positiveInteger, stringValue, UsageError } from '../usage.ts';
 import { DEFAULT_MOVER_IMAGE, moverOptions } from './backup-options.ts';
@@ -21,7 +22,7 @@ export function cliRestoreVolumeStep(kube: KubeClient, s3: S3Settings, image: st
     const results = await restoreVolumes(volumeKubeFromClient(kube), {
       backupId,
       pvcs,
-      s3: moverS3(s3),
+      s3: moverS3Settings(s3),
       image,
       concurrency,
       onProgress: (p) => void progress(`restored the data of ${p.done}/${p.total} PVC(s)${p.result ? ` (${p.result.namespace}/${p.result.pvc})` : ''}`),
