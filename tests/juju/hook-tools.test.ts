@@ -1,7 +1,8 @@
-// HookTools against the fake hook tools (real executables over a state file): argument forms, JSON, Juju's rules.
+// HookTools against the fake hook tools (real executables, clients of a fake unit agent holding the state): argument
+// forms, JSON, Juju's rules.
 import { expect } from 'chai';
 import { execa } from 'execa';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HookToolError, HookTools, type ToolRunner } from '../../src/juju/hook-tools.ts';
@@ -9,23 +10,28 @@ import { Redactor } from '../../src/juju/redact.ts';
 import { installFakeTools } from '../support/juju/fake-tools.ts';
 import { s3Relation, S3_RELATION_ID } from '../support/juju/scenarios.ts';
 import { emptyState, type FakeJujuState } from '../support/juju/state.ts';
+import { startToolServer, type ToolServer } from '../support/juju/tool-server.ts';
 
 describe('juju/hook-tools over the fake hook tools', function () {
   let work: string;
   let bin: string;
-  let statePath: string;
-  const env: Record<string, string> = {};
+  let agent: ToolServer | undefined;
+  let env: Record<string, string> = {};
 
   before(() => {
     work = mkdtempSync(join(tmpdir(), 'hook-tools-'));
     bin = installFakeTools(join(work, 'bin'));
   });
-  after(() => rmSync(work, { recursive: true, force: true }));
+  after(async () => {
+    await agent?.close();
+    rmSync(work, { recursive: true, force: true });
+  });
 
-  function tools(state: FakeJujuState, extraEnv: Record<string, string> = {}, redactor?: Redactor): HookTools {
-    statePath = join(work, `state-${Math.random().toString(16).slice(2)}.json`);
-    writeFileSync(statePath, JSON.stringify(state));
-    Object.assign(env, { FAKE_JUJU_STATE: statePath, ...extraEnv });
+  /** A fresh agent over `state`; `context` is the hook's environment as the agent knows it (e.g. JUJU_ACTION_NAME). */
+  async function tools(state: FakeJujuState, context: Record<string, string> = {}, redactor?: Redactor): Promise<HookTools> {
+    await agent?.close();
+    agent = await startToolServer(state, context);
+    env = { ...agent.env };
     const runner: ToolRunner = async (tool, args, input) => {
       const result = await execa(join(bin, tool), args, { input: input ?? '', env: { ...env }, reject: false });
       if (result.failed) throw new HookToolError(tool, result.exitCode, String(result.stderr));
@@ -33,10 +39,10 @@ describe('juju/hook-tools over the fake hook tools', function () {
     };
     return new HookTools(runner, redactor);
   }
-  const saved = () => JSON.parse(readFileSync(statePath, 'utf8')) as FakeJujuState;
+  const saved = () => agent!.state();
 
   it('reads config, leadership, relations and databags as JSON', async () => {
-    const t = tools(emptyState({ config: { 'api-concurrency': 4 }, relations: [s3Relation({ bucket: 'b1' })] }));
+    const t = await tools(emptyState({ config: { 'api-concurrency': 4 }, relations: [s3Relation({ bucket: 'b1' })] }));
     expect(await t.configGet()).to.deep.equal({ 'api-concurrency': 4 });
     expect(await t.isLeader()).to.equal(true);
     expect(await t.relationIds('s3-credentials')).to.deep.equal([S3_RELATION_ID]);
@@ -46,25 +52,25 @@ describe('juju/hook-tools over the fake hook tools', function () {
   });
 
   it('relation-set goes through stdin, deletes empty values, and --app is refused to a follower', async () => {
-    const t = tools(emptyState({ relations: [s3Relation({}, { old: 'x' })] }));
+    const t = await tools(emptyState({ relations: [s3Relation({}, { old: 'x' })] }));
     await t.relationSet(S3_RELATION_ID, { bucket: 'b', old: '' }, { app: true });
     expect(saved().relations[0]!.localAppData).to.deep.equal({ bucket: 'b' });
     expect(saved().calls.at(-1)!.args).to.deep.equal(['-r', S3_RELATION_ID, '--app', '--file', '-']);
-    const follower = tools(emptyState({ leader: false, relations: [s3Relation()] }));
+    const follower = await tools(emptyState({ leader: false, relations: [s3Relation()] }));
     const error = await follower.relationSet(S3_RELATION_ID, { bucket: 'b' }, { app: true }).catch((e: unknown) => e);
     expect(error).to.be.instanceOf(HookToolError);
     expect((error as HookToolError).message).to.match(/^relation-set failed \(exit 2\): ERROR cannot write relation settings: this unit is not the leader/);
   });
 
   it('an unknown relation id fails naming the tool', async () => {
-    const t = tools(emptyState());
+    const t = await tools(emptyState());
     const error = (await t.relationGet('s3-credentials:99', 's3-integrator', { app: true }).catch((e: unknown) => e)) as HookToolError;
     expect(error.tool).to.equal('relation-get');
     expect(error.stderr).to.match(/relation not found/);
   });
 
   it('action-set enforces the key grammar and reserved keys; action-fail and action-log record', async () => {
-    const t = tools(emptyState({ actionParams: { limit: 3 } }), { JUJU_ACTION_NAME: 'list-backups' });
+    const t = await tools(emptyState({ actionParams: { limit: 3 } }), { JUJU_ACTION_NAME: 'list-backups' });
     expect(await t.actionGet()).to.deep.equal({ limit: 3 });
     await t.actionSet({ 'backups.0.id': 'kf-1', note: 'a=b' });
     await t.actionLog('listed 1');
@@ -78,7 +84,7 @@ describe('juju/hook-tools over the fake hook tools', function () {
 
   it('secret-get tracks a revision until --refresh; its values are redacted from everything sent to Juju', async () => {
     const redactor = new Redactor();
-    const t = tools(emptyState({ secrets: { 'secret:abc': { revisions: [{ 'secret-key': 'first-secret' }, { 'secret-key': 'second-secret' }], tracked: 1 } } }), {}, redactor);
+    const t = await tools(emptyState({ secrets: { 'secret:abc': { revisions: [{ 'secret-key': 'first-secret' }, { 'secret-key': 'second-secret' }], tracked: 1 } } }), {}, redactor);
     expect(await t.secretGet('secret:abc')).to.deep.equal({ 'secret-key': 'first-secret' });
     expect(await t.secretGet('secret:abc', { peek: true })).to.deep.equal({ 'secret-key': 'second-secret' });
     expect(saved().secrets['secret:abc']!.tracked).to.equal(1);
@@ -91,7 +97,7 @@ describe('juju/hook-tools over the fake hook tools', function () {
   });
 
   it('state-set and state-get keep unit state through stdin', async () => {
-    const t = tools(emptyState());
+    const t = await tools(emptyState());
     await t.stateSet({ 'last-backup': 'kf-1', gone: '' });
     expect(await t.stateGet()).to.deep.equal({ 'last-backup': 'kf-1' });
     expect(await t.stateGetKey('last-backup')).to.equal('kf-1');
@@ -99,20 +105,39 @@ describe('juju/hook-tools over the fake hook tools', function () {
   });
 
   it('the fake action-set itself refuses bad keys, reserved keys, and use outside an action', async () => {
-    tools(emptyState(), { JUJU_ACTION_NAME: 'list-backups' });
-    const call = (args: string[], extra: Record<string, string> = {}) => execa(join(bin, 'action-set'), args, { env: { ...env, ...extra }, reject: false });
+    await tools(emptyState(), { JUJU_ACTION_NAME: 'list-backups' });
+    const call = (args: string[]) => execa(join(bin, 'action-set'), args, { env: { ...env }, reject: false });
     expect((await call(['Bad.key=1'])).stderr).to.match(/^ERROR key "Bad.key" must start and end with lowercase alphanumeric/);
     expect((await call(['stderr=1'])).stderr).to.equal('ERROR cannot set reserved action key "stderr"');
     expect((await call(['ok=a=b'])).exitCode).to.equal(0);
     expect(saved().actionResults).to.deep.equal({ ok: 'a=b' });
-    expect((await call(['ok=1'], { JUJU_ACTION_NAME: '' })).stderr).to.equal('ERROR action-set is only available in actions');
+    await tools(emptyState());
+    expect((await call(['ok=1'])).stderr).to.equal('ERROR action-set is only available in actions');
   });
 
   it('status-set --application is refused to a follower', async () => {
-    const t = tools(emptyState({ leader: false }));
+    const t = await tools(emptyState({ leader: false }));
     const error = await t.statusSet('active', 'ok', { application: true }).catch((e: unknown) => e);
     expect(error).to.be.instanceOf(HookToolError);
     await t.applicationVersionSet('1.2');
     expect(saved().applicationVersion).to.equal('1.2');
+  });
+
+  it('passes any argument bytes and stdin unchanged, applies concurrent calls one by one, and records when each ran', async () => {
+    await tools(emptyState());
+    const awkward = ['a b', '', `q'"$(touch x)\`\\`, 'é\u00ff\n\t', '-', '--', '\u0001\u007f', 'k=v=w', '%s %d', 'x'.repeat(10_000)];
+    const logged = await execa(join(bin, 'juju-log'), ['--log-level', 'INFO', '--', ...awkward], { env: { ...env }, reject: false });
+    expect(logged.exitCode).to.equal(0);
+    expect(saved().logs).to.deep.equal([{ level: 'INFO', message: awkward.join(' ') }]);
+    expect(saved().calls[0]!.args.slice(3)).to.deep.equal(awkward);
+    const t = new HookTools(async (tool, args, input) => String((await execa(join(bin, tool), args, { input: input ?? '', env: { ...env } })).stdout));
+    await Promise.all(Array.from({ length: 20 }, (_, i) => t.stateSet({ [`k${i}`]: `v${i}\u0001é'"` })));
+    expect(Object.keys(saved().unitState)).to.have.length(20);
+    expect(saved().unitState.k7).to.equal(`v7\u0001é'"`);
+    const config = { big: 'y'.repeat(20_000) };
+    expect(await (await tools(emptyState({ config }))).configGet()).to.deep.equal(config);
+    const call = saved().calls[0]!;
+    expect(call.ended! - call.started!).to.be.within(0, 10_000);
+    expect(call.started).to.be.within(Date.now() - 60_000, Date.now());
   });
 });

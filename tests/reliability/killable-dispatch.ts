@@ -1,16 +1,17 @@
 // The real ./dispatch as a child we can SIGKILL at a moment the test chooses (runDispatch only waits for it).
 import { execa, type ResultPromise } from 'execa';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { installFakeTools } from '../support/juju/fake-tools.ts';
 import { eventEnvironment, type DispatchEvent } from '../support/juju/harness.ts';
 import type { FakeJujuState } from '../support/juju/state.ts';
+import { startToolServer, type ToolServer } from '../support/juju/tool-server.ts';
 
 let toolsDir: string | undefined;
 
 export interface RunningDispatch {
-  /** the fake Juju state as the hook tools have written it so far */
+  /** the fake Juju state as the hook tools have left it so far */
   state(): FakeJujuState;
   kill(): Promise<void>;
   /** resolves when the process ended on its own; the exit code */
@@ -21,23 +22,25 @@ export interface RunningDispatch {
 export function startDispatch(charmDir: string, state: FakeJujuState, event: DispatchEvent): RunningDispatch {
   toolsDir ??= installFakeTools(mkdtempSync(join(tmpdir(), 'fake-juju-tools-')));
   const work = mkdtempSync(join(tmpdir(), 'killable-dispatch-'));
-  const statePath = join(work, 'state.json');
-  writeFileSync(statePath, JSON.stringify(state));
-  const child: ResultPromise = execa(join(charmDir, 'dispatch'), [], {
-    cwd: charmDir,
-    env: { PATH: `${toolsDir}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`, HOME: work, FAKE_JUJU_STATE: statePath, ...eventEnvironment(state, charmDir, event) },
-    extendEnv: false,
-    reject: false,
-    timeout: 60_000,
+  const hookEnv = { PATH: `${toolsDir}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`, HOME: work, ...eventEnvironment(state, charmDir, event) };
+  // The fake unit agent holds the state; the dispatch starts once it listens (wrapped: a subprocess is a thenable).
+  let agent: ToolServer | undefined;
+  const spawned = startToolServer(state, hookEnv).then((started) => {
+    agent = started;
+    const child: ResultPromise = execa(join(charmDir, 'dispatch'), [], { cwd: charmDir, env: { ...hookEnv, ...started.env }, extendEnv: false, reject: false, timeout: 60_000 });
+    return { child };
   });
-  const finished = child.then((r) => r.exitCode ?? -1);
+  const finished = spawned.then(({ child }) => child).then((r) => r.exitCode ?? -1);
   return {
-    state: () => JSON.parse(readFileSync(statePath, 'utf8')) as FakeJujuState,
+    state: () => (agent ? agent.state() : (JSON.parse(JSON.stringify(state)) as FakeJujuState)),
     async kill() {
-      child.kill('SIGKILL');
+      (await spawned).child.kill('SIGKILL');
       await finished;
     },
     finished,
-    cleanup: () => rmSync(work, { recursive: true, force: true }),
+    cleanup: () => {
+      void agent?.close();
+      rmSync(work, { recursive: true, force: true });
+    },
   };
 }

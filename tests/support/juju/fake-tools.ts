@@ -1,6 +1,7 @@
-// Writes one small executable per hook tool into a folder meant for the front of PATH.
-import { transformSync } from 'esbuild';
-import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+// Writes one small executable per hook tool into a folder meant for the front of PATH: the same bash client
+// (fake-tool-client.bash) under each tool's name. It talks to the dispatch's fake unit agent (tool-server.ts), named by
+// FAKE_JUJU_TOOLS in the environment.
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -25,23 +26,17 @@ export const HOOK_TOOLS = [
 
 const here = dirname(fileURLToPath(import.meta.url));
 
-/**
- * Installs the fake tools (once per folder) and returns the folder. hook-tool.ts is compiled to plain JavaScript
- * first: Node's type stripping would add ~100 ms to every call, and a hook makes several.
- */
+/** Installs the fake tools (once per folder) and returns the folder. */
 export function installFakeTools(binDir: string): string {
   mkdirSync(binDir, { recursive: true });
-  const node = realpathSync(process.execPath);
-  const script = join(binDir, 'hook-tool.mjs');
-  if (!existsSync(script)) {
-    const source = readFileSync(join(here, 'hook-tool.ts'), 'utf8');
-    writeFileSync(script, transformSync(source, { loader: 'ts', format: 'esm', target: 'node24' }).code);
-  }
+  const client = readFileSync(join(here, 'fake-tool-client.bash'), 'utf8');
   for (const tool of HOOK_TOOLS) {
     const path = join(binDir, tool);
     if (existsSync(path)) continue;
-    writeFileSync(path, `#!/bin/sh\nexec '${node}' '${script}' ${tool} "$@"\n`);
-    chmodSync(path, 0o755);
+    // Written beside and renamed: a concurrent installer never leaves a half-written tool on PATH.
+    writeFileSync(`${path}.${process.pid}`, client, { mode: 0o755 });
+    chmodSync(`${path}.${process.pid}`, 0o755);
+    renameSync(`${path}.${process.pid}`, path);
   }
   return binDir;
 }

@@ -1,10 +1,11 @@
 // Runs the REAL ./dispatch of a charm directory for one event, with the fake hook tools on PATH:
 // state in → event → state out, the shape of ops.testing.
 import { execa } from 'execa';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { installFakeTools } from './fake-tools.ts';
+import { startToolServer } from './tool-server.ts';
 import type { FakeJujuState, FakeRelation } from './state.ts';
 
 export interface DispatchEvent {
@@ -28,7 +29,8 @@ export interface DispatchOutcome {
 }
 
 let toolsDir: string | undefined;
-function toolsBin(): string {
+/** The folder of fake hook tools, made once per test process. */
+export function toolsBin(): string {
   toolsDir ??= installFakeTools(mkdtempSync(join(tmpdir(), 'fake-juju-tools-')));
   return toolsDir;
 }
@@ -69,28 +71,28 @@ export function eventEnvironment(state: FakeJujuState, charmDir: string, event: 
 }
 
 export async function runDispatch(charmDir: string, state: FakeJujuState, event: DispatchEvent): Promise<DispatchOutcome> {
-  const work = mkdtempSync(join(tmpdir(), 'fake-juju-state-'));
-  const statePath = join(work, 'state.json');
+  const work = mkdtempSync(join(tmpdir(), 'fake-juju-home-'));
+  // Juju gives hooks a small, fixed environment: nothing of the test process leaks in (KUBECONFIG only if asked).
+  const hookEnv = {
+    PATH: `${toolsBin()}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
+    HOME: work,
+    ...eventEnvironment(state, charmDir, event),
+  };
+  // The fake unit agent holds the state while the hook runs; its tools on PATH are clients of it.
+  const agent = await startToolServer(state, hookEnv);
   try {
-    writeFileSync(statePath, JSON.stringify(state));
-    // Juju gives hooks a small, fixed environment: nothing of the test process leaks in (KUBECONFIG only if asked).
-    const env = {
-      PATH: `${toolsBin()}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
-      HOME: work,
-      FAKE_JUJU_STATE: statePath,
-      ...eventEnvironment(state, charmDir, event),
-    };
     const started = performance.now();
-    const result = await execa(join(charmDir, 'dispatch'), [], { cwd: charmDir, env, extendEnv: false, reject: false, timeout: 60_000 });
+    const result = await execa(join(charmDir, 'dispatch'), [], { cwd: charmDir, env: { ...hookEnv, ...agent.env }, extendEnv: false, reject: false, timeout: 60_000 });
     const wallMs = performance.now() - started;
     return {
       exitCode: result.exitCode ?? -1,
       stdout: String(result.stdout ?? ''),
       stderr: String(result.stderr ?? ''),
-      state: JSON.parse(readFileSync(statePath, 'utf8')) as FakeJujuState,
+      state: agent.state(),
       wallMs,
     };
   } finally {
+    await agent.close();
     rmSync(work, { recursive: true, force: true });
   }
 }

@@ -1,8 +1,24 @@
-// One fake Juju hook tool: `node hook-tool.ts <tool> args...`, run through the small shell wrappers that
-// fake-tools.ts writes onto PATH. Reads and writes the JSON state file named by FAKE_JUJU_STATE under a lock, and
-// refuses what Juju refuses. Node built-ins only, run by Node 24's type stripping: it starts in tens of milliseconds.
-import { closeSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+// The rules of Juju's hook tools, applied to the in-memory state of one dispatch: what each tool prints, and what
+// Juju refuses. tool-server.ts answers the fake tools on PATH (tiny bash clients, like Juju's jujuc) with this; it is
+// called once per tool call, synchronously, so concurrent calls of one dispatch are applied one at a time.
 import type { Databag, FakeJujuState, FakeRelation } from './state.ts';
+
+/** One tool call as the client sent it. `env` is the dispatch's environment (the hook context, as Juju keeps it). */
+export interface ToolCall {
+  tool: string;
+  args: string[];
+  env: Record<string, string | undefined>;
+  /** what the tool read from stdin (only sent when it reads stdin: `--file -`) */
+  stdin?: string;
+  /** epoch ms the client process started, when it could tell */
+  started?: number;
+}
+
+export interface ToolReply {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
 
 const KEY_PART = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/;
 const RESERVED = new Set(['stdout', 'stdout-encoding', 'stderr', 'stderr-encoding']);
@@ -11,34 +27,8 @@ const LEVELS = new Set(['DEBUG', 'INFO', 'WARNING', 'ERROR', 'TRACE', 'CRITICAL'
 
 class ToolError extends Error {}
 
-const tool = process.argv[2] ?? '';
-const args = process.argv.slice(3);
-const statePath = process.env.FAKE_JUJU_STATE;
-
 function fail(message: string): never {
   throw new ToolError(`ERROR ${message}`);
-}
-
-function sleep(ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-}
-
-function withLock<T>(body: () => T): T {
-  const lock = `${statePath}.lock`;
-  for (let attempt = 0; ; attempt++) {
-    try {
-      closeSync(openSync(lock, 'wx'));
-      break;
-    } catch {
-      if (attempt > 2000) fail('state file lock timed out');
-      sleep(2);
-    }
-  }
-  try {
-    return body();
-  } finally {
-    unlinkSync(lock);
-  }
 }
 
 /** `--flag value`, `--flag=value`, bare flags and positionals, the way Juju's gnuflag parser reads them. */
@@ -64,8 +54,8 @@ function parse(argv: string[], valueFlags: string[]): { flags: Record<string, st
   return { flags, positional };
 }
 
-function readStdinMap(): Databag {
-  const text = readFileSync(0, 'utf8');
+function readStdinMap(call: ToolCall): Databag {
+  const text = call.stdin ?? '';
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -77,33 +67,34 @@ function readStdinMap(): Databag {
   return value as Databag;
 }
 
-function relation(state: FakeJujuState, flag: string | true | undefined): FakeRelation {
-  const id = typeof flag === 'string' ? flag : process.env.JUJU_RELATION_ID;
+function relation(state: FakeJujuState, call: ToolCall, flag: string | true | undefined): FakeRelation {
+  const id = typeof flag === 'string' ? flag : call.env.JUJU_RELATION_ID;
   if (!id) fail('no relation id specified');
   const found = state.relations.find((r) => r.id === id || r.id.split(':')[1] === id);
   if (!found) fail(`invalid value "${id}" for option -r: relation not found`);
   return found;
 }
 
-function inAction(): void {
-  if (!process.env.JUJU_ACTION_NAME) fail(`${tool} is only available in actions`);
+function inAction(call: ToolCall): void {
+  if (!call.env.JUJU_ACTION_NAME) fail(`${call.tool} is only available in actions`);
 }
 
 function appOf(unit: string): string {
   return unit.split('/')[0]!;
 }
 
-function run(state: FakeJujuState): string {
+function run(state: FakeJujuState, call: ToolCall): string {
+  const { tool, args, env } = call;
   const out = (value: unknown) => JSON.stringify(value);
   switch (tool) {
     case 'action-get': {
-      inAction();
+      inAction(call);
       const { positional } = parse(args, []);
       const params = state.actionParams ?? {};
       return positional[0] ? out(params[positional[0]] ?? null) : out(params);
     }
     case 'action-set': {
-      inAction();
+      inAction(call);
       for (const pair of args) {
         const at = pair.indexOf('=');
         if (at <= 0) fail(`argument "${pair}" must be of the form key=value`);
@@ -115,12 +106,12 @@ function run(state: FakeJujuState): string {
       return '';
     }
     case 'action-fail': {
-      inAction();
+      inAction(call);
       state.actionFailure = parse(args, []).positional.join(' ') || 'action failed without reason given, check action for errors';
       return '';
     }
     case 'action-log': {
-      inAction();
+      inAction(call);
       const message = parse(args, []).positional.join(' ');
       if (!message) fail('no message specified');
       state.actionLogs.push(message);
@@ -128,19 +119,19 @@ function run(state: FakeJujuState): string {
     }
     case 'relation-ids': {
       const { positional } = parse(args, ['format']);
-      const endpoint = positional[0] ?? process.env.JUJU_RELATION;
+      const endpoint = positional[0] ?? env.JUJU_RELATION;
       if (!endpoint) fail('no endpoint name specified');
       return out(state.relations.filter((r) => r.endpoint === endpoint).map((r) => r.id));
     }
     case 'relation-list': {
       const { flags } = parse(args, ['format', 'r']);
-      const rel = relation(state, flags.r);
+      const rel = relation(state, call, flags.r);
       return flags.app ? out(rel.remoteApp) : out(rel.remoteUnits);
     }
     case 'relation-get': {
       const { flags, positional } = parse(args, ['format', 'r']);
-      const rel = relation(state, flags.r);
-      const [key = '-', who = process.env.JUJU_REMOTE_UNIT] = positional;
+      const rel = relation(state, call, flags.r);
+      const [key = '-', who = env.JUJU_REMOTE_UNIT] = positional;
       if (!who) fail('no unit or application specified');
       const self = appOf(state.unit);
       let bag: Databag;
@@ -157,11 +148,11 @@ function run(state: FakeJujuState): string {
     }
     case 'relation-set': {
       const { flags, positional } = parse(args, ['r', 'file']);
-      const rel = relation(state, flags.r);
+      const rel = relation(state, call, flags.r);
       const app = flags.app === true;
       if (app && !state.leader) fail('cannot write relation settings: this unit is not the leader');
       let data: Databag = {};
-      if (flags.file === '-') data = readStdinMap();
+      if (flags.file === '-') data = readStdinMap(call);
       else if (flags.file) fail('this fake reads --file only from stdin');
       for (const pair of positional) {
         const at = pair.indexOf('=');
@@ -226,7 +217,7 @@ function run(state: FakeJujuState): string {
     case 'state-set': {
       const { flags } = parse(args, ['file']);
       if (flags.file !== '-') fail('this fake reads state-set values only from --file -');
-      for (const [key, value] of Object.entries(readStdinMap())) {
+      for (const [key, value] of Object.entries(readStdinMap(call))) {
         if (value === '') delete state.unitState[key];
         else state.unitState[key] = value;
       }
@@ -237,25 +228,19 @@ function run(state: FakeJujuState): string {
   }
 }
 
-try {
-  if (!statePath) fail('FAKE_JUJU_STATE is not set');
-  const output = withLock(() => {
-    const state = JSON.parse(readFileSync(statePath, 'utf8')) as FakeJujuState;
-    const call: FakeJujuState['calls'][number] = { tool, args, started: Math.round(performance.timeOrigin) };
-    state.calls.push(call);
-    let result: string;
-    try {
-      result = run(state);
-    } finally {
-      call.ended = Date.now();
-      const temporary = `${statePath}.${process.pid}`;
-      writeFileSync(temporary, JSON.stringify(state, null, 1));
-      renameSync(temporary, statePath);
-    }
-    return result;
-  });
-  if (output) process.stdout.write(`${output}\n`);
-} catch (error) {
-  process.stderr.write(`${error instanceof ToolError ? error.message : String(error)}\n`);
-  process.exit(error instanceof ToolError ? 2 : 1);
+/**
+ * Applies one tool call to the state: records it in `calls` (with when it started and ended), then does what the tool
+ * does. Never throws: a refusal is exit code 2 with Juju's `ERROR ...` line on stderr.
+ */
+export function runHookTool(state: FakeJujuState, call: ToolCall): ToolReply {
+  const record: FakeJujuState['calls'][number] = { tool: call.tool, args: call.args, started: call.started ?? performance.timeOrigin + performance.now() };
+  state.calls.push(record);
+  try {
+    const output = run(state, call);
+    return { exitCode: 0, stdout: output ? `${output}\n` : '', stderr: '' };
+  } catch (error) {
+    return { exitCode: error instanceof ToolError ? 2 : 1, stdout: '', stderr: `${error instanceof ToolError ? error.message : String(error)}\n` };
+  } finally {
+    record.ended = performance.timeOrigin + performance.now();
+  }
 }
