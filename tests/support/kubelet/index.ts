@@ -20,7 +20,10 @@ export interface SimulatedKubeletOptions {
   nodes?: string[];
   /** how long a container that cannot start yet (missing Secret) is retried before the Pod fails */
   configRetryMs?: number;
-  /** read-only claim mounts as a private copy (default, faster here) or a read-only bind mount (real EROFS; needs root) */
+  /**
+   * read-only claim mounts as a read-only bind mount (default: real EROFS and no copying; needs root and unshare, else
+   * falls back to a copy) or as a private copy of the tree
+   */
   readOnlyViews?: 'copy' | 'bind-mount';
 }
 

@@ -55,7 +55,7 @@ describe('simulated kubelet', function () {
   before(async function () {
     cluster = await startCluster({ kubeflowCrds: false, controllers: false });
     dataDir = mkdtempSync(join(tmpdir(), 'kubelet-test-'));
-    kubelet = simulatedKubelet({ dataDir, nodes: ['n1'], configRetryMs: 500, readOnlyViews: 'bind-mount' });
+    kubelet = simulatedKubelet({ dataDir, nodes: ['n1'], configRetryMs: 500 }); // default read-only views: bind mounts where possible
     stop = kubelet.start(cluster.api);
     cluster.api.create({ group: '', resource: 'namespaces' }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team' } });
     cluster.api.create(STORAGE_CLASSES, storageClass('fast'));
