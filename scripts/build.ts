@@ -1,6 +1,7 @@
 // Builds the unpacked charm (what Juju would run): dispatch, the YAML files, the bundled code and bin/node linked to
 // this project's Node.js 24. `npm run build` writes build/charm/; tests call buildCharm() when the build is stale.
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
+import { createRequire } from 'node:module';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync, type Stats } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,6 +25,47 @@ export interface BuildOptions {
   minify?: boolean;
 }
 
+/**
+ * Packages without an exports map that esbuild should take in their ES build. For Node, esbuild reads `main` before
+ * `module`: @smithy/signature-v4's CommonJS build would require() whole @smithy/core submodules (~140 kB minified)
+ * into the status's bucket probe, where its ES build brings ~20 kB.
+ */
+const ES_BUILD_OF = ['@smithy/signature-v4'];
+
+const preferEsBuilds: Plugin = {
+  name: 'prefer-es-builds',
+  setup(esbuild) {
+    const require = createRequire(import.meta.url);
+    const filter = new RegExp(`^(${ES_BUILD_OF.map((name) => name.replace(/[/.]/g, '\\$&')).join('|')})$`);
+    esbuild.onResolve({ filter }, (args) => {
+      const manifest = require.resolve(`${args.path}/package.json`, { paths: [args.resolveDir] });
+      const { module } = JSON.parse(readFileSync(manifest, 'utf8')) as { module?: string };
+      return module ? { path: join(dirname(manifest), module) } : undefined;
+    });
+  },
+};
+
+/**
+ * Modules the charm imports dynamically that get a bundle of their own, with no chunk shared with the rest. esbuild's
+ * code splitting puts what two dynamic imports both reach into one shared chunk: the status's bucket probe and the AWS
+ * SDK both use @smithy/core, so the probe would load the SDK's share of it, and with it node:http2, zlib and undici
+ * (~100 ms per update-status). Bundled alone, the probe is ~25 kB. Keyed by output name.
+ */
+const STANDALONE: Record<string, string> = { 'bucket-probe': join(projectRoot, 'src', 'store', 'bucket-probe.ts') };
+
+/** In the main bundle, a dynamic import of a standalone module becomes an import of its own bundle beside the chunks. */
+const standaloneImports: Plugin = {
+  name: 'standalone-imports',
+  setup(esbuild) {
+    esbuild.onResolve({ filter: /\.ts$/ }, (args) => {
+      if (args.kind !== 'dynamic-import') return undefined;
+      const target = resolve(args.resolveDir, args.path);
+      const name = Object.keys(STANDALONE).find((key) => STANDALONE[key] === target);
+      return name ? { path: `./${name}.mjs`, external: true } : undefined;
+    });
+  },
+};
+
 export async function buildCharm(options: BuildOptions = {}): Promise<string> {
   const outDir = resolve(options.outDir ?? defaultCharmDir);
   // Build beside and swap in, so a concurrent reader never sees half a charm.
@@ -44,7 +86,22 @@ export async function buildCharm(options: BuildOptions = {}): Promise<string> {
     legalComments: 'none',
     logLevel: 'warning',
     define: { __CHARM_VERSION__: JSON.stringify(charmVersion()) },
+    plugins: [preferEsBuilds, standaloneImports],
     // CommonJS dependencies inside an ES module bundle still call require() for Node built-ins.
+    banner: { js: "import{createRequire as __kfuCreateRequire}from'node:module';const require=__kfuCreateRequire(import.meta.url);" },
+  });
+  await build({
+    entryPoints: STANDALONE,
+    outdir: join(staging, 'lib'),
+    outExtension: { '.js': '.mjs' },
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node24',
+    minify: options.minify ?? true,
+    legalComments: 'none',
+    logLevel: 'warning',
+    plugins: [preferEsBuilds],
     banner: { js: "import{createRequire as __kfuCreateRequire}from'node:module';const require=__kfuCreateRequire(import.meta.url);" },
   });
   chmodSync(join(staging, 'lib', 'charm.mjs'), 0o755);

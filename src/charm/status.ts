@@ -1,6 +1,6 @@
 // The unit's status as a pure function of what the charm found out in this dispatch. Other parts of the charm add
 // facts (the guard's state, the last backup's age, "Secrets are stored in clear", "control plane not covered") as notes.
-import type { BucketProblem } from '../store/s3-client.ts';
+import type { BucketProblem } from '../store/bucket-problem.ts';
 
 export type S3Fact =
   | { state: 'no-relation' }

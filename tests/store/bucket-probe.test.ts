@@ -1,0 +1,158 @@
+// probeBucket (the status's HeadBucket without the AWS SDK client) against a real s3rver: the same answer as
+// checkBucket for every classified problem, the CA chain trusted for TLS, and the request as S3 wants it.
+import { expect } from 'chai';
+import { createHash, createHmac } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { generate } from 'selfsigned';
+import { bucketUrl, probeBucket } from '../../src/store/bucket-probe.ts';
+import { checkBucket } from '../../src/store/s3-client.ts';
+import type { S3Settings } from '../../src/store/settings.ts';
+import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
+
+/** The SigV4 signature of a request without query or body (AWS's "Signature Version 4 signing process"). */
+function sigV4(method: string, path: string, headers: IncomingHttpHeaders, secret: string, region: string): string {
+  const hex = (data: string) => createHash('sha256').update(data).digest('hex');
+  const hmac = (key: string | Buffer, data: string) => createHmac('sha256', key).update(data).digest();
+  const signedHeaders = /SignedHeaders=([^,]+)/.exec(headers.authorization!)![1]!;
+  const amzDate = String(headers['x-amz-date']);
+  const canonical = [method, path, '', ...signedHeaders.split(';').map((name) => `${name}:${String(headers[name]).trim()}`), '', signedHeaders, String(headers['x-amz-content-sha256'])].join('\n');
+  const scope = `${amzDate.slice(0, 8)}/${region}/s3/aws4_request`;
+  const toSign = ['AWS4-HMAC-SHA256', amzDate, scope, hex(canonical)].join('\n');
+  const key = hmac(hmac(hmac(hmac(`AWS4${secret}`, amzDate.slice(0, 8)), region), 's3'), 'aws4_request');
+  return createHmac('sha256', key).update(toSign).digest('hex');
+}
+
+describe('store/bucket-probe: probeBucket against s3rver', function () {
+  let plain: S3ServerHandle;
+  let tls: S3ServerHandle;
+  let certPem: string;
+  let work: string;
+
+  before(async () => {
+    work = mkdtempSync(join(tmpdir(), 's3-probe-'));
+    const pems = await generate([{ name: 'commonName', value: '127.0.0.1' }], {
+      keySize: 2048,
+      extensions: [{ name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }] }],
+    } as never);
+    certPem = pems.cert;
+    writeFileSync(join(work, 'key.pem'), pems.private);
+    writeFileSync(join(work, 'cert.pem'), pems.cert);
+    [plain, tls] = await Promise.all([
+      startS3Server({ buckets: ['kf-backups'] }),
+      startS3Server({ buckets: ['kf-backups'], tlsKeyFile: join(work, 'key.pem'), tlsCertFile: join(work, 'cert.pem') }),
+    ]);
+  });
+  after(async () => {
+    await Promise.all([plain?.stop(), tls?.stop()]);
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  const settings = (server: S3ServerHandle, overrides: Partial<S3Settings> = {}): S3Settings => ({
+    accessKey: server.accessKeyId,
+    secretKey: server.secretAccessKey,
+    bucket: 'kf-backups',
+    path: '',
+    endpoint: server.endpoint,
+    region: 'us-east-1',
+    uriStyle: 'path',
+    ...overrides,
+  });
+
+  it('is ok for a reachable bucket with good keys', async () => {
+    expect(await probeBucket(settings(plain))).to.deep.equal({ ok: true });
+  });
+
+  it('trusts a self-signed endpoint given its CA chain, and refuses it without, as checkBucket does', async () => {
+    expect(await probeBucket(settings(tls, { tlsCaChain: [certPem] }))).to.deep.equal({ ok: true });
+    const untrusted = await probeBucket(settings(tls));
+    expect(untrusted.ok === false && untrusted.problem.kind).to.equal('tls');
+    expect(untrusted.ok === false && untrusted.problem.message).to.match(/^TLS with https:\/\/127\.0\.0\.1:\d+ failed \(\w+\); give s3-integrator/);
+    expect(untrusted).to.deep.equal(await checkBucket(settings(tls)));
+  });
+
+  const cases: [string, (s: S3ServerHandle) => Partial<S3Settings>, string][] = [
+    ['bucket-missing', () => ({ bucket: 'nope-bucket' }), 'bucket-missing'],
+    ['access-denied', () => ({ accessKey: 'OTHERKEY' }), 'access-denied'],
+    ['https to a plain port', (s) => ({ endpoint: s.endpoint.replace('http:', 'https:') }), 'tls'],
+    ['unreachable', () => ({ endpoint: 'http://127.0.0.1:9' }), 'unreachable'],
+    ['missing key', () => ({ secretKey: '' }), 'missing-key'],
+    ['missing access key', () => ({ accessKey: '' }), 'missing-key'],
+    ['bad endpoint', () => ({ endpoint: 'minio:9000' }), 'bad-endpoint'],
+  ];
+  for (const [name, overrides, kind] of cases) {
+    it(`classifies ${name} with checkBucket's words`, async () => {
+      const given = settings(plain, overrides(plain));
+      const [probed, checked] = await Promise.all([probeBucket(given), checkBucket(given)]);
+      expect(probed.ok === false && probed.problem.kind).to.equal(kind);
+      expect(probed).to.deep.equal(checked);
+      expect(JSON.stringify(probed)).not.to.include(plain.secretAccessKey);
+    });
+  }
+
+  describe('the request', () => {
+    let server: Server;
+    let seen: { method: string; url: string; headers: IncomingHttpHeaders }[];
+    let answers: number[];
+    before(async () => {
+      server = createServer((request, response) => {
+        seen.push({ method: request.method ?? '', url: request.url ?? '', headers: request.headers });
+        response.writeHead(answers.shift() ?? 200).end();
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    });
+    after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    beforeEach(() => {
+      seen = [];
+      answers = [];
+    });
+    const local = (overrides: Partial<S3Settings> = {}): S3Settings => ({
+      accessKey: 'AKIDEXAMPLE',
+      secretKey: 'probe-secret-value',
+      bucket: 'kf-backups',
+      path: '',
+      endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      region: 'eu-west-3',
+      uriStyle: 'path',
+      ...overrides,
+    });
+
+    it('is one SigV4-signed HEAD of the bucket, for the region, with the payload hash S3 wants', async () => {
+      expect(await probeBucket(local())).to.deep.equal({ ok: true });
+      expect(seen).to.have.length(1);
+      const [{ method, url, headers }] = seen as [(typeof seen)[number]];
+      expect(method).to.equal('HEAD');
+      expect(url).to.equal('/kf-backups');
+      expect(headers.authorization).to.match(/^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-west-3\/s3\/aws4_request, SignedHeaders=host;x-amz-content-sha256;x-amz-date, Signature=[0-9a-f]{64}$/);
+      expect(headers['x-amz-content-sha256']).to.equal('e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
+      expect(JSON.stringify(headers)).not.to.include('probe-secret-value');
+      // s3rver does not check SigV4 signatures: recompute this one by the specification.
+      expect(headers.authorization!.split('Signature=')[1]).to.equal(sigV4(method, url, headers, 'probe-secret-value', 'eu-west-3'));
+    });
+
+    it('retries a 503 once, and names what still fails by its status', async () => {
+      answers = [503];
+      expect(await probeBucket(local(), { retry: { baseDelayMs: 1, maxDelayMs: 1 } })).to.deep.equal({ ok: true });
+      expect(seen).to.have.length(2);
+      answers = [418];
+      const teapot = await probeBucket(local());
+      expect(teapot).to.deep.equal({ ok: false, problem: { kind: 'unknown', message: `S3 at ${local().endpoint} answered HTTP 418 for bucket "kf-backups"` } });
+      answers = [301];
+      const moved = await probeBucket(local());
+      expect(moved.ok === false && moved.problem.kind).to.equal('wrong-region');
+    });
+  });
+
+  it('puts the bucket in the host in host style, except for an IP endpoint or a dotted bucket over TLS', () => {
+    const base = { bucket: 'kf-backups', region: 'eu-west-3' };
+    expect(bucketUrl({ ...base, uriStyle: 'host' }).href).to.equal('https://kf-backups.s3.eu-west-3.amazonaws.com/');
+    expect(bucketUrl({ ...base, uriStyle: 'path' }).href).to.equal('https://s3.eu-west-3.amazonaws.com/kf-backups');
+    expect(bucketUrl({ ...base, uriStyle: 'host', endpoint: 'http://minio.kubeflow:9000' }).href).to.equal('http://kf-backups.minio.kubeflow:9000/');
+    expect(bucketUrl({ ...base, uriStyle: 'host', endpoint: 'http://10.0.0.7:9000' }).href).to.equal('http://10.0.0.7:9000/kf-backups');
+    expect(bucketUrl({ ...base, bucket: 'kf.backups', uriStyle: 'host', endpoint: 'https://s3.example.com' }).href).to.equal('https://s3.example.com/kf.backups');
+    expect(bucketUrl({ ...base, uriStyle: 'path', endpoint: 'https://gw.example.com/s3' }).href).to.equal('https://gw.example.com/s3/kf-backups');
+  });
+});
