@@ -16,10 +16,13 @@ const CA_MOUNT_PATH = '/etc/volume-mover';
  * terminated.message; on failure the log goes to stderr, where FallbackToLogsOnError picks up rclone's last error.
  * (A separate `rclone check` + `rclone size` pass was measured to cost ~40% of the copy's time on the same tree.)
  */
+/** The `rclone copy` flags of the mover (with rcloneBehaviourEnv()); the bench's direct copy uses the same ones. */
+export const MOVER_COPY_FLAGS = ['--checksum', '--use-json-log', '--stats', '1h', '--stats-log-level', 'NOTICE'] as const;
+
 export const MOVER_SCRIPT = [
   'set -eu',
   'log=/tmp/mover.log',
-  'if ! rclone copy --checksum --use-json-log --stats 1h --stats-log-level NOTICE "$MOVER_SOURCE" "$MOVER_TARGET" 2>"$log"; then',
+  `if ! rclone copy ${MOVER_COPY_FLAGS.join(' ')} "$MOVER_SOURCE" "$MOVER_TARGET" 2>"$log"; then`,
   '  cat "$log" >&2',
   '  exit 1',
   'fi',
