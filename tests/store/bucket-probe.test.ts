@@ -8,18 +8,21 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
-import { bucketUrl, probeBucket } from '../../src/store/bucket-probe.ts';
-import { checkBucket } from '../../src/store/s3-client.ts';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { anyObjectUnder, bucketUrl, probeBucket } from '../../src/store/bucket-probe.ts';
+import { checkBucket, createS3Client } from '../../src/store/s3-client.ts';
 import type { S3Settings } from '../../src/store/settings.ts';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
 
 /** The SigV4 signature of a request without query or body (AWS's "Signature Version 4 signing process"). */
-function sigV4(method: string, path: string, headers: IncomingHttpHeaders, secret: string, region: string): string {
+function sigV4(method: string, target: string, headers: IncomingHttpHeaders, secret: string, region: string): string {
+  const [path = '', query = ''] = target.split('?');
   const hex = (data: string) => createHash('sha256').update(data).digest('hex');
   const hmac = (key: string | Buffer, data: string) => createHmac('sha256', key).update(data).digest();
   const signedHeaders = /SignedHeaders=([^,]+)/.exec(headers.authorization!)![1]!;
   const amzDate = String(headers['x-amz-date']);
-  const canonical = [method, path, '', ...signedHeaders.split(';').map((name) => `${name}:${String(headers[name]).trim()}`), '', signedHeaders, String(headers['x-amz-content-sha256'])].join('\n');
+  const canonicalQuery = query.split('&').filter(Boolean).sort().join('&');
+  const canonical = [method, path, canonicalQuery, ...signedHeaders.split(';').map((name) => `${name}:${String(headers[name]).trim()}`), '', signedHeaders, String(headers['x-amz-content-sha256'])].join('\n');
   const scope = `${amzDate.slice(0, 8)}/${region}/s3/aws4_request`;
   const toSign = ['AWS4-HMAC-SHA256', amzDate, scope, hex(canonical)].join('\n');
   const key = hmac(hmac(hmac(hmac(`AWS4${secret}`, amzDate.slice(0, 8)), region), 's3'), 'aws4_request');
@@ -93,6 +96,20 @@ describe('store/bucket-probe: probeBucket against s3rver', function () {
     });
   }
 
+  it('anyObjectUnder tells an empty prefix from one with a key (with awkward characters), and says undefined when it cannot tell', async () => {
+    const given = settings(plain);
+    expect(await anyObjectUnder(given, "team a/backups/")).to.equal(false);
+    const client = createS3Client(given);
+    await client.send(new PutObjectCommand({ Bucket: 'kf-backups', Key: "team a/backups/kf-1 (x)*'!/marker.json", Body: '{}' }));
+    client.destroy();
+    expect(await anyObjectUnder(given, "team a/backups/")).to.equal(true);
+    expect(await anyObjectUnder(given, "team a/backups/kf-1 (x)*'!/")).to.equal(true);
+    expect(await anyObjectUnder(given, 'team a/restores/')).to.equal(false);
+    expect(await anyObjectUnder(settings(plain, { bucket: 'nope-bucket' }), 'backups/')).to.equal(undefined);
+    expect(await anyObjectUnder(settings(plain, { endpoint: 'http://127.0.0.1:9' }), 'backups/', { retry: { baseDelayMs: 1, maxDelayMs: 1 } })).to.equal(undefined);
+    expect(await anyObjectUnder(settings(plain, { secretKey: '' }), 'backups/')).to.equal(undefined);
+  });
+
   describe('the request', () => {
     let server: Server;
     let seen: { method: string; url: string; headers: IncomingHttpHeaders }[];
@@ -100,7 +117,7 @@ describe('store/bucket-probe: probeBucket against s3rver', function () {
     before(async () => {
       server = createServer((request, response) => {
         seen.push({ method: request.method ?? '', url: request.url ?? '', headers: request.headers });
-        response.writeHead(answers.shift() ?? 200).end();
+        response.writeHead(answers.shift() ?? 200).end(request.method === 'GET' ? '<ListBucketResult><KeyCount>0</KeyCount></ListBucketResult>' : undefined);
       });
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     });
@@ -130,6 +147,14 @@ describe('store/bucket-probe: probeBucket against s3rver', function () {
       expect(headers['x-amz-content-sha256']).to.equal('e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
       expect(JSON.stringify(headers)).not.to.include('probe-secret-value');
       // s3rver does not check SigV4 signatures: recompute this one by the specification.
+      expect(headers.authorization!.split('Signature=')[1]).to.equal(sigV4(method, url, headers, 'probe-secret-value', 'eu-west-3'));
+    });
+
+    it('signs the query of ListObjectsV2 as S3 canonicalises it', async () => {
+      expect(await anyObjectUnder(local(), "team a/backups/(x)*'!~")).to.equal(false);
+      const [{ method, url, headers }] = seen as [(typeof seen)[number]];
+      expect(method).to.equal('GET');
+      expect(url).to.equal("/kf-backups?list-type=2&max-keys=1&prefix=team%20a%2Fbackups%2F%28x%29%2A%27%21~");
       expect(headers.authorization!.split('Signature=')[1]).to.equal(sigV4(method, url, headers, 'probe-secret-value', 'eu-west-3'));
     });
 
