@@ -1,10 +1,9 @@
 // The charm's program: one dispatch of one hook or action. Returns the exit code for Juju.
 import { DispatchContextError, parseDispatchContext, type DispatchContext } from '../juju/context.ts';
-import { HookTools, execaRunner } from '../juju/hook-tools.ts';
+import { HookTools, processRunner } from '../juju/hook-tools.ts';
 import { Redactor } from '../juju/redact.ts';
 import { dispatch } from '../juju/router.ts';
 import { hookHandlers } from './hooks.ts';
-import { runAction } from './run-action.ts';
 import { CharmRuntime } from './runtime.ts';
 import { describeUnexpected } from './unexpected.ts';
 
@@ -17,11 +16,12 @@ export async function main(env: NodeJS.ProcessEnv): Promise<number> {
     return 1;
   }
   const redactor = new Redactor();
-  const charm = new CharmRuntime(context, new HookTools(execaRunner, redactor), redactor);
+  const charm = new CharmRuntime(context, new HookTools(processRunner, redactor), redactor);
   try {
     return await dispatch(context, {
       hooks: hookHandlers(charm),
-      action: () => runAction(charm),
+      // Loaded only for an action: the params' schemas are built when their module loads, which hooks never need.
+      action: async () => (await import('./run-action.ts')).runAction(charm),
       // Events the charm does not act on (e.g. relation-departed, stop).
       otherHook: async () => 0,
     });
