@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// Starts the kubeflow-upgrader CLI on Node 24. Under Node 24 it loads the TypeScript sources through tsx in this
-// process; under any other Node (an older system node on PATH) it re-runs itself with the Node 24 that `npm ci`
-// installs into node_modules (the `node` package), so `npx kubeflow-upgrader` works from a clean clone either way.
+// Starts the kubeflow-upgrader CLI on Node 24 with the engines' V8 heap flags (src/node-flags.ts). Started that way
+// already (a Node 24 with those flags), it loads the TypeScript sources through tsx in this process; otherwise (an
+// older system node on PATH, or no flags) it re-runs itself with the Node 24 that `npm ci` installs into
+// node_modules (the `node` package), so `npx kubeflow-upgrader` works from a clean clone either way.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -10,18 +11,20 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const entry = join(root, 'src', 'cli', 'main.ts');
 const major = Number(process.versions.node.split('.')[0]);
+// the same flags as src/node-flags.ts (a test checks that they agree); plain JavaScript here, so not imported
+const ENGINE_NODE_FLAGS = ['--max-semi-space-size=4', '--heap-growing-percent=50'];
 
-if (major === 24) {
+if (major === 24 && ENGINE_NODE_FLAGS.every((flag) => process.execArgv.includes(flag))) {
   const { register } = await import(pathToFileURL(join(root, 'node_modules', 'tsx', 'dist', 'esm', 'api', 'index.mjs')).href);
   register();
   await import(pathToFileURL(entry).href);
 } else {
-  const node24 = join(root, 'node_modules', '.bin', 'node');
+  const node24 = major === 24 ? process.execPath : join(root, 'node_modules', '.bin', 'node');
   if (!existsSync(node24)) {
     process.stderr.write(`kubeflow-upgrader needs Node.js 24 (this is ${process.version}); run npm ci in ${root} first.\n`);
     process.exit(1);
   }
-  const result = spawnSync(node24, ['--import', 'tsx', entry, ...process.argv.slice(2)], { stdio: 'inherit', cwd: process.cwd() });
+  const result = spawnSync(node24, [...ENGINE_NODE_FLAGS, '--import', 'tsx', entry, ...process.argv.slice(2)], { stdio: 'inherit', cwd: process.cwd() });
   if (result.error) {
     process.stderr.write(`kubeflow-upgrader: could not start Node.js 24: ${result.error.message}\n`);
     process.exit(1);
