@@ -162,7 +162,7 @@ class RestoreRun {
   readonly conflicts: string[] = [];
   volumes: RestoreOutcome['volumes'] = { restored: 0 };
   controlPlane: RestoreOutcome['controlPlane'] = { restored: 0 };
-  /** archived uid → uid in the target, for relinking ownerReferences */
+  /** archived uid → uid in the target, for relinking ownerReferences (only for uids some object names as owner) */
   private readonly uids = new Map<string, string>();
   private readonly policy: ConflictPolicy;
   /** objects being applied at once, across every namespace and step: twice the client's concurrency, so the
@@ -460,7 +460,7 @@ class RestoreRun {
   }
 
   private remember(archivedUid: string | undefined, live: KubeObject): void {
-    if (archivedUid && live.metadata.uid) this.uids.set(archivedUid, live.metadata.uid);
+    if (archivedUid && live.metadata.uid && this.preflight.ownerUids.has(archivedUid)) this.uids.set(archivedUid, live.metadata.uid);
   }
 
   private async restoreVolumes(pvcs: Array<{ namespace: string; name: string }>): Promise<void> {

@@ -363,3 +363,48 @@ describe('restore engine against the embedded cluster and s3rver', function () {
 
   });
 });
+
+describe('restore engine: ownerReferences between restored objects', function () {
+  this.timeout(120_000);
+
+  it('points a restored dependent at its restored owner’s new uid, and drops a reference to an owner not in the backup', async () => {
+    const [source, target, s3] = await Promise.all([startCluster({ profiles: 1, seed: 11 }), startCluster({ seed: 11 }), startS3Server({ buckets: [BUCKET] })]);
+    const kubeSource = await KubeClient.load({ kubeconfig: source.kubeconfigPath });
+    const kubeTarget = await KubeClient.load({ kubeconfig: target.kubeconfigPath });
+    try {
+      const client = new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } });
+      const store = new ObjectStore({ client, bucket: BUCKET, prefix: 'owners' });
+      const profiles = await resource(kubeSource, 'kubeflow.org', 'profiles');
+      const namespace = (await kubeSource.listAll(profiles)).items[0]!.metadata.name!;
+      const secrets = await resource(kubeSource, '', 'secrets');
+      const configmaps = await resource(kubeSource, '', 'configmaps');
+      const owner = await kubeSource.create(secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'owner-secret', namespace }, stringData: { k: 'v' } });
+      // a user's own (non-controller) references: one to an owner that is backed up, one to an owner that is not
+      const stranger = await kubeSource.create(configmaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'not-backed-up', namespace: 'kubeflow' } });
+      await kubeSource.create(configmaps, {
+        apiVersion: 'v1', kind: 'ConfigMap',
+        metadata: {
+          name: 'owned-cm', namespace,
+          ownerReferences: [
+            { apiVersion: 'v1', kind: 'Secret', name: 'owner-secret', uid: owner.metadata.uid! },
+            { apiVersion: 'v1', kind: 'ConfigMap', name: 'not-backed-up', uid: stranger.metadata.uid! },
+          ],
+        },
+        data: { a: 'b' },
+      });
+      const backup = await runBackup(kubeSource, store, {
+        kind: 'backup-state', includeVolumes: false, includeControlPlane: false, toolVersion: 'test',
+        profileNamespaceSelector: 'app.kubernetes.io/part-of=kubeflow-profile', protectedCrdGroups: ['kubeflow.org'],
+      });
+      await runRestore(kubeTarget, store, { backupId: backup.backupId, waitTimeoutMs: 20_000 });
+      const restoredOwner = await kubeTarget.get(secrets, 'owner-secret', namespace);
+      const restored = await kubeTarget.get(configmaps, 'owned-cm', namespace);
+      expect(restoredOwner.metadata.uid).to.not.equal(owner.metadata.uid);
+      expect(restored.metadata.ownerReferences).to.deep.equal([{ apiVersion: 'v1', kind: 'Secret', name: 'owner-secret', uid: restoredOwner.metadata.uid }]);
+    } finally {
+      kubeSource.close();
+      kubeTarget.close();
+      await Promise.all([source.stop(), target.stop(), s3.stop()]);
+    }
+  });
+});
