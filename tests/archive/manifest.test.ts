@@ -1,0 +1,30 @@
+import { expect } from 'chai';
+import { parseManifest } from '../../src/archive/manifest.ts';
+
+const digest = (c: string) => c.repeat(64);
+function manifestWith(entries: unknown): Buffer {
+  return Buffer.from(JSON.stringify({
+    formatVersion: 1, veleroFormatVersion: '1.1.0', tool: { name: 'kubeflow-upgrader', version: '0.1.0' }, backupId: 'kf-1',
+    created: '2026-11-30T00:00:00.000Z', completed: '2026-11-30T00:00:01.000Z', scope: { action: 'backup-state' },
+    counts: {}, objects: 0, bytes: 0, checksums: { algorithm: 'sha256', tarball: digest('a'), entries }, encryption: null,
+  }));
+}
+
+describe('archive manifest: the checksum entries', () => {
+  it('are kept exactly as stored, every path with its digest', () => {
+    const entries = { 'metadata/version': digest('b'), 'resources/notebooks.kubeflow.org/namespaces/alice/nb.json': digest('c'), __proto__x: digest('d') };
+    const check = parseManifest(manifestWith(entries));
+    if (!check.ok) throw new Error(check.reason);
+    expect(check.manifest.checksums.entries).to.deep.equal(entries);
+  });
+
+  it('refuse a manifest naming the first entry whose digest is not a sha256, and one whose entries are not an object', () => {
+    const bad = parseManifest(manifestWith({ 'metadata/version': digest('b'), 'resources/x/cluster/y.json': 'not-a-digest' }));
+    expect(bad).to.deep.equal({ ok: false, reason: 'field checksums.entries.resources/x/cluster/y.json must be a sha256 hex digest' });
+    for (const entries of [null, ['a'], 'x', undefined]) {
+      const check = parseManifest(manifestWith(entries));
+      expect(check.ok, JSON.stringify(entries)).to.equal(false);
+      if (!check.ok) expect(check.reason).to.match(/^field checksums\.entries /);
+    }
+  });
+});
