@@ -100,10 +100,10 @@ export type CrdSnapshot = z.infer<typeof CrdSnapshotSchema>;
 export type ManifestCheck = { ok: true; manifest: Manifest } | { ok: false; reason: string };
 
 /** Parses manifest bytes; never throws: a bad manifest is a finding, not a crash. */
-export function parseManifest(bytes: Buffer): ManifestCheck {
+export function parseManifest(bytes: Buffer | string): ManifestCheck {
   let json: unknown;
   try {
-    json = JSON.parse(bytes.toString('utf8'));
+    json = JSON.parse(typeof bytes === 'string' ? bytes : bytes.toString('utf8'));
   } catch {
     return { ok: false, reason: 'it is not valid JSON' };
   }
