@@ -3,7 +3,7 @@
 // way a kubelet would. Nothing of the test process's own environment leaks in (AWS_CA_BUNDLE in particular).
 import { execFile, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, mkdirSync, readFileSync, rmSync, rmdirSync, writeFileSync, chmodSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
 import { access, mkdtemp, readdir, realpath, rename, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
@@ -265,13 +265,15 @@ let bindMountsWork: boolean | undefined;
 export function canBindMount(): boolean {
   if (bindMountsWork !== undefined) return bindMountsWork;
   const probe = mkdtempSync(join(tmpdir(), 'kubelet-probe-'));
-  const result = spawnSync('unshare', ['-m', '--propagation', 'private', 'sh', '-c', 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0"', probe], { stdio: 'ignore' });
-  rmdirSync(probe);
+  // The probe checks the semantics, not just the exit code: a mount too old to apply ro to a bind would leave it writable.
+  const result = spawnSync('unshare', ['-m', '--propagation', 'private', 'sh', '-c', 'mount --bind -o ro "$0" "$0" && ! touch "$0/.probe" 2>/dev/null', probe], { stdio: 'ignore' });
+  rmSync(probe, { recursive: true, force: true }); // holds .probe if the bind mount was writable
   bindMountsWork = result.status === 0;
   return bindMountsWork;
 }
 
-const BIND_PRELUDE = 'while [ "$1" != "--" ]; do mount --bind "$1" "$2" && mount -o remount,bind,ro "$2" || exit 126; shift 2; done; shift; exec "$@"';
+// One mount call per view: util-linux applies ro to a bind mount itself (bind, then remount), one exec fewer per Pod.
+const BIND_PRELUDE = 'while [ "$1" != "--" ]; do mount --bind -o ro "$1" "$2" || exit 126; shift 2; done; shift; exec "$@"';
 
 /**
  * Replaces each mapped container path where it stands as a whole path (or a prefix of one) in a string. One pass, so
