@@ -57,8 +57,8 @@ function sha256(data: Buffer | string): string {
   return createHash('sha256').update(data).digest('hex');
 }
 
-/** Passes bytes through while hashing and counting them. */
-class Digest extends Transform {
+/** Passes bytes through while hashing and counting them: the stage between gzip and the upload (bench/archive-upload times it). */
+export class Digest extends Transform {
   readonly hash = createHash('sha256');
   bytes = 0;
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback) {
