@@ -180,6 +180,19 @@ describe('archive: writer, reader and verification against s3rver', () => {
     expect(r4.problems.map((p) => p.kind)).to.include.members(['unsafe-path', 'extra-item', 'tarball-checksum']);
     expect(r4.problems.find((p) => p.kind === 'unsafe-path')?.message).to.match(/escapes its folder/);
 
+    // an entry of the manifest twice, and a name outside it twice: each second copy is a duplicate, nothing is missing
+    const doubled = await smallBackup(store);
+    const twice = await tarEntries(await store.getBytes(backupKeys(doubled).tarball));
+    const again = twice.find((e) => e.name === 'resources/notebooks.kubeflow.org/namespaces/alice/nb-2.json')!;
+    const stray = { name: 'resources/configmaps/namespaces/alice/stray.json', body: Buffer.from('{}') };
+    twice.push(again, stray, stray);
+    await store.put(backupKeys(doubled).tarball, await packTar(twice));
+    const rDup = await verifyBackup(store, doubled);
+    expect(rDup.problems.filter((p) => p.kind === 'duplicate-item').map((p) => p.path)).to.deep.equal([again.name, stray.name]);
+    expect(rDup.problems.filter((p) => p.kind === 'extra-item').map((p) => p.path)).to.deep.equal([stray.name]);
+    expect(rDup.problems.map((p) => p.kind)).to.not.include('missing-item');
+    await store.deleteFolder(backupKeys(doubled).folder);
+
     const tampered = await smallBackup(store);
     const m = JSON.parse((await store.getBytes(backupKeys(tampered).manifest)).toString());
     m.checksums.entries['resources/notebooks.kubeflow.org/namespaces/alice/nb-1.json'] = 'f'.repeat(64);
