@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Starts the kubeflow-upgrader CLI on Node 24 with the engines' V8 heap flags (src/node-flags.ts). Started that way
-// already (a Node 24 with those flags), it loads the TypeScript sources through tsx in this process; otherwise (an
+// Starts the kubeflow-upgrader CLI on Node 24 with the engines' V8 heap flags and environment (src/node-flags.ts).
+// Started that way already (a Node 24 with those flags and that environment), it loads the TypeScript sources through tsx in this process; otherwise (an
 // older system node on PATH, or no flags) it re-runs itself with the Node 24 that `npm ci` installs into
 // node_modules (the `node` package), so `npx kubeflow-upgrader` works from a clean clone either way.
 import { spawnSync } from 'node:child_process';
@@ -13,8 +13,9 @@ const entry = join(root, 'src', 'cli', 'main.ts');
 const major = Number(process.versions.node.split('.')[0]);
 // the same flags as src/node-flags.ts (a test checks that they agree); plain JavaScript here, so not imported
 const ENGINE_NODE_FLAGS = ['--max-semi-space-size=4', '--heap-growing-percent=50'];
+const ENGINE_ENV = { MALLOC_ARENA_MAX: '2' };
 
-if (major === 24 && ENGINE_NODE_FLAGS.every((flag) => process.execArgv.includes(flag))) {
+if (major === 24 && ENGINE_NODE_FLAGS.every((flag) => process.execArgv.includes(flag)) && Object.entries(ENGINE_ENV).every(([k, v]) => process.env[k] === v)) {
   const { register } = await import(pathToFileURL(join(root, 'node_modules', 'tsx', 'dist', 'esm', 'api', 'index.mjs')).href);
   register();
   await import(pathToFileURL(entry).href);
@@ -24,7 +25,7 @@ if (major === 24 && ENGINE_NODE_FLAGS.every((flag) => process.execArgv.includes(
     process.stderr.write(`kubeflow-upgrader needs Node.js 24 (this is ${process.version}); run npm ci in ${root} first.\n`);
     process.exit(1);
   }
-  const result = spawnSync(node24, [...ENGINE_NODE_FLAGS, '--import', 'tsx', entry, ...process.argv.slice(2)], { stdio: 'inherit', cwd: process.cwd() });
+  const result = spawnSync(node24, [...ENGINE_NODE_FLAGS, '--import', 'tsx', entry, ...process.argv.slice(2)], { stdio: 'inherit', cwd: process.cwd(), env: { ...process.env, ...ENGINE_ENV } });
   if (result.error) {
     process.stderr.write(`kubeflow-upgrader: could not start Node.js 24: ${result.error.message}\n`);
     process.exit(1);

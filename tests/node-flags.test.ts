@@ -2,16 +2,18 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { ENGINE_NODE_FLAGS } from '../src/node-flags.ts';
+import { ENGINE_ENV, ENGINE_NODE_FLAGS } from '../src/node-flags.ts';
 
 const root = join(import.meta.dirname, '..');
 
-describe('the engines’ V8 heap flags', () => {
+describe('the engines’ V8 heap flags and environment', () => {
   it('are the ones charm/dispatch starts bin/node with, and the CLI launcher re-executes with', () => {
     const dispatch = readFileSync(join(root, 'charm', 'dispatch'), 'utf8');
     const exec = dispatch.split('\n').find((line) => line.startsWith('exec '));
     expect(exec).to.equal(`exec ./bin/node ${ENGINE_NODE_FLAGS.join(' ')} ./lib/charm.mjs`);
+    for (const [name, value] of Object.entries(ENGINE_ENV)) expect(dispatch.split('\n')).to.include(`export ${name}=${value}`);
     const launcher = readFileSync(join(root, 'bin', 'kubeflow-upgrader.js'), 'utf8');
+    expect(launcher).to.include(`const ENGINE_ENV = { ${Object.entries(ENGINE_ENV).map(([k, v]) => `${k}: '${v}'`).join(', ')} };`);
     expect(launcher).to.include(`const ENGINE_NODE_FLAGS = ${JSON.stringify(ENGINE_NODE_FLAGS).replaceAll('"', "'").replaceAll(',', ', ')};`);
   });
 

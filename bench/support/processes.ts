@@ -2,7 +2,7 @@
 // (bench/support/client.ts), each its own Node process, so timings and RSS are never shared with the runner.
 import { execa, type ResultPromise } from 'execa';
 import { join } from 'node:path';
-import { ENGINE_NODE_FLAGS } from '../../src/node-flags.ts';
+import { ENGINE_ENV, ENGINE_NODE_FLAGS } from '../../src/node-flags.ts';
 import { clientBundle } from './bundle.ts';
 import type { ClientResult } from './client.ts';
 
@@ -52,7 +52,7 @@ export async function rssMiB(pid: number): Promise<number> {
 export async function runClient(mode: string, kubeconfigPath: string, s3File: string, backupId?: string): Promise<ClientResult> {
   // the client as an esbuild bundle like the shipped charm: tsx alone added ~130 MiB to every client's peak RSS
   // with the V8 flags the charm's dispatch and the CLI start the engines with, so RSS is the product's
-  const { stdout } = await execa(node, [...ENGINE_NODE_FLAGS, await clientBundle(), mode, kubeconfigPath, s3File, ...(backupId ? [backupId] : [])], { stderr: 'inherit' });
+  const { stdout } = await execa(node, [...ENGINE_NODE_FLAGS, await clientBundle(), mode, kubeconfigPath, s3File, ...(backupId ? [backupId] : [])], { stderr: 'inherit', env: { ...ENGINE_ENV } });
   const last = stdout.trim().split('\n').at(-1) ?? '';
   return JSON.parse(last) as ClientResult;
 }
