@@ -85,7 +85,9 @@ export default async function bench(opts: BenchOptions): Promise<BenchRow[]> {
       { bench: 'update-status', metric: 'p90 wall time', value: percentile(times, 0.9), unit: 'ms' },
       { bench: 'update-status', metric: 'hook tool calls per run', value: toolCalls, unit: 'calls' },
       { bench: 'update-status', metric: 'one fake hook tool call (median)', value: toolMedian, unit: 'ms', note: 'a bash client of the fake unit agent; part of the wall time above' },
-      { bench: 'update-status', metric: 'estimated wall time with Juju tools', value: charmShare, unit: 'ms', target: `<= ${TARGET_MS} ms`, verdict: charmShare <= TARGET_MS ? 'met' : 'missed', note: `wall time outside fake tools + ${JUJUC_MS} ms per call for Juju's tools` },
+      // An upper bound, not the issue's figure: the calls are counted one after another although a hook makes several
+      // at once, so with tools nearly as fast as jujuc it lies above the measured wall time.
+      { bench: 'update-status', metric: 'wall time with Juju tools, upper bound', value: charmShare, unit: 'ms', note: `wall time outside the fake tools + ${JUJUC_MS} ms for each of the ${toolCalls} calls, none overlapping` },
     ];
   } finally {
     await s3.stop();

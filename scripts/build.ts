@@ -1,7 +1,7 @@
 // Builds the unpacked charm (what Juju would run): dispatch, the YAML files, the bundled code and bin/node linked to
 // this project's Node.js 24. `npm run build` writes build/charm/; tests call buildCharm() when the build is stale.
 import { build, type Plugin } from 'esbuild';
-import { createRequire } from 'node:module';
+import { builtinModules, createRequire } from 'node:module';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync, type Stats } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -66,6 +66,28 @@ const standaloneImports: Plugin = {
   },
 };
 
+/**
+ * Node's built-in modules are loaded with require() instead of an ES import. An ES import of a built-in makes Node
+ * read every export of it first, getters included: `node:crypto` then loads all of WebCrypto (a dozen internal
+ * crypto modules), `node:fs` its promises API with readline and the REPL history. Compiling those internals was a
+ * sixth of an update-status's CPU. Through require() each export is read only where the code uses it.
+ */
+const builtinsThroughRequire: Plugin = {
+  name: 'builtins-through-require',
+  setup(esbuild) {
+    const builtins = new Set(builtinModules);
+    esbuild.onResolve({ filter: /^[a-z_/:0-9]+$/ }, (args) => {
+      const name = args.path.replace(/^node:/, '');
+      if (!builtins.has(name) || args.kind === 'require-call') return undefined;
+      return { path: `node:${name}`, namespace: 'builtin-through-require' };
+    });
+    esbuild.onLoad({ filter: /.*/, namespace: 'builtin-through-require' }, (args) => ({
+      contents: `module.exports = require(${JSON.stringify(args.path)});`,
+      loader: 'js',
+    }));
+  },
+};
+
 export async function buildCharm(options: BuildOptions = {}): Promise<string> {
   const outDir = resolve(options.outDir ?? defaultCharmDir);
   // Build beside and swap in, so a concurrent reader never sees half a charm.
@@ -86,7 +108,7 @@ export async function buildCharm(options: BuildOptions = {}): Promise<string> {
     legalComments: 'none',
     logLevel: 'warning',
     define: { __CHARM_VERSION__: JSON.stringify(charmVersion()) },
-    plugins: [preferEsBuilds, standaloneImports],
+    plugins: [preferEsBuilds, standaloneImports, builtinsThroughRequire],
     // CommonJS dependencies inside an ES module bundle still call require() for Node built-ins.
     banner: { js: "import{createRequire as __kfuCreateRequire}from'node:module';const require=__kfuCreateRequire(import.meta.url);" },
   });
@@ -101,7 +123,7 @@ export async function buildCharm(options: BuildOptions = {}): Promise<string> {
     minify: options.minify ?? true,
     legalComments: 'none',
     logLevel: 'warning',
-    plugins: [preferEsBuilds],
+    plugins: [preferEsBuilds, builtinsThroughRequire],
     banner: { js: "import{createRequire as __kfuCreateRequire}from'node:module';const require=__kfuCreateRequire(import.meta.url);" },
   });
   chmodSync(join(staging, 'lib', 'charm.mjs'), 0o755);

@@ -1,5 +1,6 @@
-// V8 heap settings for every process that runs an engine: the charm (charm/dispatch passes them to bin/node), the
-// CLI (bin/kubeflow-upgrader.js) and the bench's measured clients. A backup or restore allocates a page of objects
+// V8 heap settings for every process that runs an engine: the charm's actions (charm/dispatch passes them to bin/node;
+// hooks, which run no engine, start faster without them), the CLI (bin/kubeflow-upgrader.js) and the bench's
+// measured clients. A backup or restore allocates a page of objects
 // after another and keeps little: with V8's defaults the young generation alone grew to ~100 MiB and old space to
 // about 4× what was live, so the peak RSS of a backup went from 171 MiB at P=1000 to 351 MiB at P=5000 with a live
 // heap of 50–70 MiB. A 4 MiB semi-space and old space grown by half of what is live keep the peak under 200 MiB at

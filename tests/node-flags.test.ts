@@ -7,10 +7,12 @@ import { ENGINE_ENV, ENGINE_NODE_FLAGS } from '../src/node-flags.ts';
 const root = join(import.meta.dirname, '..');
 
 describe('the engines’ V8 heap flags and environment', () => {
-  it('are the ones charm/dispatch starts bin/node with, and the CLI launcher re-executes with', () => {
+  it('are the ones charm/dispatch starts bin/node with for actions, and the CLI launcher re-executes with', () => {
     const dispatch = readFileSync(join(root, 'charm', 'dispatch'), 'utf8');
-    const exec = dispatch.split('\n').find((line) => line.startsWith('exec '));
-    expect(exec).to.equal(`exec ./bin/node ${ENGINE_NODE_FLAGS.join(' ')} ./lib/charm.mjs`);
+    const lines = dispatch.split('\n');
+    // actions (the engines) start with the flags; hooks, which run no engine, start without them
+    expect(lines).to.include(`  actions/*) exec ./bin/node ${ENGINE_NODE_FLAGS.join(' ')} ./lib/charm.mjs ;;`);
+    expect(lines.filter((line) => line.startsWith('exec '))).to.deep.equal(['exec ./bin/node ./lib/charm.mjs']);
     for (const [name, value] of Object.entries(ENGINE_ENV)) expect(dispatch.split('\n')).to.include(`export ${name}=${value}`);
     const launcher = readFileSync(join(root, 'bin', 'kubeflow-upgrader.js'), 'utf8');
     expect(launcher).to.include(`const ENGINE_ENV = { ${Object.entries(ENGINE_ENV).map(([k, v]) => `${k}: '${v}'`).join(', ')} };`);

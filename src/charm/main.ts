@@ -6,6 +6,12 @@ import { dispatch } from '../juju/router.ts';
 import { hookHandlers } from './hooks.ts';
 import { CharmRuntime } from './runtime.ts';
 import { describeUnexpected } from './unexpected.ts';
+import { config as zodConfig } from 'zod';
+
+// A hook parses a few small documents once (the dispatch context, config, relation data) and exits. zod's default
+// compiles a parser per object schema with new Function on first use (and probes navigator to learn whether it may):
+// work no compile cache keeps, and more than a parse this small costs.
+zodConfig({ jitless: true });
 
 export async function main(env: NodeJS.ProcessEnv): Promise<number> {
   let context: DispatchContext;
