@@ -3,7 +3,7 @@
 // Files are written in commit order: tarball, resource list, logs, results, manifest, and the marker last.
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { Readable, Transform, type TransformCallback } from 'node:stream';
+import { pipeline, Readable, Transform, type TransformCallback } from 'node:stream';
 import { createGzip, gzipSync, type Gzip } from 'node:zlib';
 import type { input as ZodInput } from 'zod';
 import type { ApiResource, KubeObject } from '../kube/types.ts';
@@ -370,18 +370,11 @@ export class BackupWriter {
 
   /** Uploads the manifest as it is written; resolves to its sha256 (which the marker records). */
   private async putManifest(manifest: Manifest): Promise<string> {
-    const hash = createHash('sha256');
-    const chunks = this.manifestChunks(manifest);
-    const hashed = Readable.from(
-      (function* () {
-        for (const chunk of chunks) {
-          hash.update(chunk);
-          yield chunk;
-        }
-      })(),
-    );
-    await this.options.store.put(this.keys.manifest, hashed, 'application/json');
-    return hash.digest('hex');
+    const digest = new Digest();
+    // pipeline, not pipe: a failure while writing the pieces destroys the digest stream, so the upload fails too
+    pipeline(Readable.from(this.manifestChunks(manifest)), digest, () => undefined);
+    await this.options.store.put(this.keys.manifest, digest, 'application/json');
+    return digest.hash.digest('hex');
   }
 
   /** Finishes the tarball, writes the other files and finally the marker. On failure it aborts and rethrows. */

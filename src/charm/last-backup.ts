@@ -6,7 +6,7 @@ import type { CharmRuntime } from './runtime.ts';
 import type { StatusNote } from './status.ts';
 import { readS3Readiness } from './s3.ts';
 import type { S3Settings } from '../store/settings.ts';
-import { BACKUPS_FOLDER } from '../store/layout.ts';
+import { BACKUPS_FOLDER, normalizePrefix } from '../store/layout.ts';
 
 export const LAST_BACKUP_KEY = 'last-backup';
 
@@ -33,7 +33,8 @@ async function remembered(charm: CharmRuntime): Promise<LastBackup | undefined> 
 export async function newestInStore(settings: S3Settings): Promise<LastBackup | undefined> {
   // No key under backups/ means no backup: one signed request tells, without loading the AWS SDK into the hook.
   const { anyObjectUnder } = await import('../store/bucket-probe.ts');
-  if ((await anyObjectUnder(settings, `${settings.path ? `${settings.path}/` : ''}${BACKUPS_FOLDER}`)) === false) return undefined;
+  const prefix = normalizePrefix(settings.path);
+  if ((await anyObjectUnder(settings, prefix ? `${prefix}/${BACKUPS_FOLDER}` : BACKUPS_FOLDER)) === false) return undefined;
   const [{ listBackups }, { openObjectStore }] = await Promise.all([import('../archive/verify.ts'), import('../store/open.ts')]);
   const newest = (await listBackups(openObjectStore(settings), { limit: 1 }))[0];
   if (!newest) return undefined;

@@ -73,8 +73,8 @@ interface Answer {
 /** One signed request: resolves with a 2xx answer (and its body), rejects with the network error or a HeadBucketError. */
 async function sendOnce(method: 'HEAD' | 'GET', url: URL, headers: Record<string, string>, settings: S3Settings, options: BucketProbeOptions): Promise<Answer> {
   const tls = url.protocol === 'https:';
-  // node:https (with tls and http2 behind it) costs tens of milliseconds to load: only for an https endpoint. Through
-  // require(): an ES import of node:http reads every export, and its WebSocket getter loads undici (~25 ms more).
+  // node:https (with tls and http2 behind it) costs tens of milliseconds to load: required here, when the request is
+  // sent, and only for an https endpoint. (Why the built charm never imports built-ins as ES modules: scripts/build.ts.)
   const { request: send } = tls ? (nodeRequire('node:https') as typeof import('node:https')) : (nodeRequire('node:http') as typeof import('node:http'));
   const requestOptions: RequestOptions & { ca?: string[] } = {
     method,
