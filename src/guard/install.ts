@@ -67,25 +67,41 @@ export async function ensureGuard(kube: GuardKube, options: GuardOptions): Promi
   const result: EnsureResult = { created: [], updated: [], unchanged: [], removed: [] };
   const desired = desiredGuardObjects(options);
   for (const { resource, object } of desired) {
-    const name = object.metadata.name ?? '';
-    const current = await kube.tryGet(at(resource), name);
-    if (current === undefined) {
-      await kube.create(at(resource), object);
-      result.created.push(label(object));
-    } else if (matches(current, object)) {
-      result.unchanged.push(label(object));
-    } else {
-      const labels = { ...current.metadata.labels, ...object.metadata.labels };
-      // Carry resourceVersion so that a concurrent writer makes this fail rather than be silently overwritten.
-      const { managedFields: _serverOwned, ...metadata } = current.metadata;
-      const replacement: KubeObject = { ...object, metadata: { ...metadata, labels } };
-      await kube.replace(at(resource), replacement);
-      result.updated.push(label(object));
-    }
+    const outcome = await convergeObject(kube, at(resource), object);
+    result[outcome].push(label(object));
   }
   const wanted = new Set(desired.map(({ object }) => label(object)));
   result.removed = await removeOwned(kube, (object) => !wanted.has(label(object)));
   return result;
+}
+
+/** How many times one object is read again after another writer got in first, before the conflict is reported. */
+const CONFLICT_ATTEMPTS = 5;
+
+/**
+ * Makes one guard object hold what is wanted. Another writer (a second leader during an election, an admin) may create
+ * or change it between our read and our write: the API server answers 409, and the object is read again and compared
+ * afresh, as a controller does, instead of failing the hook over a race that has already been settled.
+ */
+async function convergeObject(kube: GuardKube, resource: ApiResource, object: KubeObject): Promise<'created' | 'updated' | 'unchanged'> {
+  const name = object.metadata.name ?? '';
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      const current = await kube.tryGet(resource, name);
+      if (current === undefined) {
+        await kube.create(resource, object);
+        return 'created';
+      }
+      if (matches(current, object)) return 'unchanged';
+      const labels = { ...current.metadata.labels, ...object.metadata.labels };
+      // Carry resourceVersion so that a concurrent writer makes this fail rather than be silently overwritten.
+      const { managedFields: _serverOwned, ...metadata } = current.metadata;
+      await kube.replace(resource, { ...object, metadata: { ...metadata, labels } });
+      return 'updated';
+    } catch (error) {
+      if (!isApiFailure(error, 409) || attempt >= CONFLICT_ATTEMPTS) throw error;
+    }
+  }
 }
 
 /** Removes every guard object this charm owns (bindings first, so no policy is ever left half-bound). */

@@ -163,4 +163,23 @@ describe('guard install against the embedded cluster', () => {
     const gone = await client.waitFor(CRDS, 'notebooks.kubeflow.org', undefined, (o) => o === undefined, { timeoutMs: 10_000 });
     expect(gone).to.equal(undefined);
   });
+  it('converges when several writers ensure it at once (creates and repairs that race end in 409, then agree)', async () => {
+    await removeGuard(client);
+    const names = [`ValidatingAdmissionPolicy/${CRD_GUARD_NAME}`, `ValidatingAdmissionPolicyBinding/${CRD_GUARD_NAME}`];
+    const first = await Promise.all([1, 2, 3, 4].map(() => ensureGuard(client, guarded)));
+    // Each object is created by exactly one writer; the others read it again after their 409 and find it as wanted.
+    for (const name of names) {
+      expect(first.filter((result) => result.created.includes(name)), name).to.have.length(1);
+      expect(first.filter((result) => result.unchanged.includes(name)), name).to.have.length(3);
+    }
+    expect((await guardState(client, guarded)).state).to.equal('active');
+
+    const binding = await client.get(BINDINGS, CRD_GUARD_NAME);
+    (binding.spec as { validationActions: string[] }).validationActions = ['Audit'];
+    await client.replace(BINDINGS, binding);
+    const repairs = await Promise.all([1, 2, 3].map(() => ensureGuard(client, guarded)));
+    expect(repairs.filter((result) => result.updated.includes(names[1]!))).to.have.length(1);
+    expect((await guardState(client, guarded)).state).to.equal('active');
+    await removeGuard(client);
+  });
 });

@@ -200,7 +200,8 @@ describe('reliability: secret hygiene of every flow through the real dispatch', 
     // The flows did use the canaries: track 2 read its secret, and the rotated keys were fetched on secret-changed.
     expect(results[3]!.state.calls.some((c) => c.tool === 'secret-get')).to.equal(true);
     expect(results[4]!.state.secrets[TRACK2_SECRET]!.tracked).to.equal(2);
-    expect(results[2]!.state.statusHistory.at(-1)?.status).to.equal('active');
+    const lastStatus = results[2]!.state.statusHistory.at(-1);
+    expect(lastStatus?.status, lastStatus?.message).to.equal('active');
   });
 
   // The encrypted full backup the restores use: "latest" would race with the snapshot-profiles and track-2 backups
