@@ -1,14 +1,14 @@
 // Reads a backup as a stream: download → sha256 of the tarball → gunzip → tar entries → items checked against the
 // manifest as they pass. Entry names are untrusted and only ever parsed, never used as paths.
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
-import tar from 'tar-stream';
 import type { KubeObject } from '../kube/types.ts';
 import { backupKeys } from '../store/layout.ts';
 import type { ObjectStore } from '../store/objects.ts';
 import { parseManifest, type Manifest } from './manifest.ts';
 import { METADATA_VERSION_PATH, parseItemPath, VELERO_FORMAT_VERSION, type ParsedItemPath } from './paths.ts';
+import { TarDecoder } from './tar-decode.ts';
 import { MANIFEST_SHA256_ANNOTATION, MarkerSchema, type Marker } from './velero-backup.ts';
 
 export type ProblemKind =
@@ -48,6 +48,8 @@ export class ArchiveError extends Error {
 
 export interface ArchiveItem extends ParsedItemPath {
   object: KubeObject;
+  /** the entry's bytes, which `object` was parsed from (and `sha256` is of) */
+  json: Buffer;
   sha256: string;
   /** true when the manifest listed this path with the same checksum; false when there is no manifest */
   verified: boolean;
@@ -164,14 +166,12 @@ export async function* readItems(
 
   const tarballHash = createHash('sha256');
   let tarballBytes = 0;
-  const gunzip = createGunzip();
-  const extract = tar.extract();
+  // 64 KiB of output per call into zlib instead of 16: a quarter of the round trips to the thread pool
+  const gunzip = createGunzip({ chunkSize: 64 * 1024 });
   let gunzipError: Error | undefined;
   gunzip.on('error', (error) => {
     gunzipError = error;
-    extract.destroy(error);
   });
-  gunzip.pipe(extract as unknown as Writable);
   // The pump hashes every downloaded byte even after gunzip gave up, so a corrupt tarball still gets its checksum compared.
   let downloadError: Error | undefined;
   const pump = (async () => {
@@ -198,79 +198,76 @@ export async function* readItems(
   let completed = false;
   try {
     try {
-      for await (const entry of extract) {
-        const name = entry.header.name;
-        const type = entry.header.type;
-        entries++;
-        if (type === 'directory') {
-          entry.resume();
-          continue;
-        }
-        const parsed = name === METADATA_VERSION_PATH ? undefined : parseItemPath(name);
-        if (type !== 'file' || (parsed && !parsed.ok)) {
-          entry.resume();
-          const why = type !== 'file' ? `is a ${type} entry, not a file` : (parsed as { reason: string }).reason;
-          report({ kind: 'unsafe-path', path: JSON.stringify(name), message: `Entry ${JSON.stringify(name)} ${why}; it was ignored.` });
-          continue;
-        }
-        if ((entry.header.size ?? 0) > MAX_ENTRY_BYTES) {
-          entry.resume();
-          report({ kind: 'unreadable-item', path: name, message: `Entry ${name} is ${entry.header.size} bytes, too large to be an object.` });
-          continue;
-        }
-        const chunks: Buffer[] = [];
-        for await (const chunk of entry) chunks.push(chunk as Buffer);
-        const content = Buffer.concat(chunks);
-        const digest = createHash('sha256').update(content).digest('hex');
-        const expected = manifest?.checksums.entries[name];
-        let duplicate: boolean;
-        if (expected !== undefined) duplicate = !pending!.delete(name);
-        else {
-          duplicate = seenOutside.has(name);
-          seenOutside.add(name);
-        }
-        if (duplicate) {
-          report({ kind: 'duplicate-item', path: name, message: `Entry ${name} appears more than once in the tarball.` });
-          continue;
-        }
-        let verified = false;
-        if (manifest) {
-          if (expected === undefined) {
-            report({ kind: 'extra-item', path: name, message: `Entry ${name} is in the tarball but not in the manifest.` });
+      const decoder = new TarDecoder({ maxBodyBytes: MAX_ENTRY_BYTES });
+      for await (const chunk of gunzip) {
+        for (const entry of decoder.push(chunk as Buffer)) {
+          const { name, type } = entry;
+          entries++;
+          if (type === 'directory') continue;
+          const parsed = name === METADATA_VERSION_PATH ? undefined : parseItemPath(name);
+          if (type !== 'file' || (parsed && !parsed.ok)) {
+            const why = type !== 'file' ? `is a ${type} entry, not a file` : (parsed as { reason: string }).reason;
+            report({ kind: 'unsafe-path', path: JSON.stringify(name), message: `Entry ${JSON.stringify(name)} ${why}; it was ignored.` });
             continue;
           }
-          if (expected !== digest) {
-            report({ kind: 'checksum-mismatch', path: name, message: `Entry ${name} does not match its checksum in the manifest.` });
+          if (entry.body === undefined) {
+            report({ kind: 'unreadable-item', path: name, message: `Entry ${name} is ${entry.size} bytes, too large to be an object.` });
             continue;
           }
-          verified = true;
-        }
-        if (!parsed) {
-          const version = content.toString('utf8').trim();
-          if (version.split('.')[0] !== VELERO_FORMAT_VERSION.split('.')[0]) {
-            report({ kind: 'unsupported-format', path: name, message: `The archive format is ${version}; only ${VELERO_FORMAT_VERSION} is supported.` });
+          const content = entry.body;
+          // one-shot: a Hash object per entry cost twice as much for objects of a few KiB
+          const digest = hash('sha256', content, 'hex');
+          const expected = manifest?.checksums.entries[name];
+          let duplicate: boolean;
+          if (expected !== undefined) duplicate = !pending!.delete(name);
+          else {
+            duplicate = seenOutside.has(name);
+            seenOutside.add(name);
           }
-          continue;
-        }
-        const item = parsed.item;
-        const wanted = copies === 'all' || (copies === 'preferred') === (item.preferredVersion !== undefined);
-        if (!wanted) continue;
-        let object: KubeObject;
-        try {
-          object = JSON.parse(content.toString('utf8')) as KubeObject;
-          if (!object || typeof object !== 'object' || typeof object.kind !== 'string' || typeof object.metadata !== 'object' || object.metadata === null) {
-            throw new Error('not an object');
+          if (duplicate) {
+            report({ kind: 'duplicate-item', path: name, message: `Entry ${name} appears more than once in the tarball.` });
+            continue;
           }
-        } catch {
-          report({ kind: 'unreadable-item', path: name, message: `Entry ${name} is not a Kubernetes object in JSON.` });
-          continue;
+          let verified = false;
+          if (manifest) {
+            if (expected === undefined) {
+              report({ kind: 'extra-item', path: name, message: `Entry ${name} is in the tarball but not in the manifest.` });
+              continue;
+            }
+            if (expected !== digest) {
+              report({ kind: 'checksum-mismatch', path: name, message: `Entry ${name} does not match its checksum in the manifest.` });
+              continue;
+            }
+            verified = true;
+          }
+          if (!parsed) {
+            const version = content.toString('utf8').trim();
+            if (version.split('.')[0] !== VELERO_FORMAT_VERSION.split('.')[0]) {
+              report({ kind: 'unsupported-format', path: name, message: `The archive format is ${version}; only ${VELERO_FORMAT_VERSION} is supported.` });
+            }
+            continue;
+          }
+          const item = parsed.item;
+          const wanted = copies === 'all' || (copies === 'preferred') === (item.preferredVersion !== undefined);
+          if (!wanted) continue;
+          let object: KubeObject;
+          try {
+            object = JSON.parse(content.toString('utf8')) as KubeObject;
+            if (!object || typeof object !== 'object' || typeof object.kind !== 'string' || typeof object.metadata !== 'object' || object.metadata === null) {
+              throw new Error('not an object');
+            }
+          } catch {
+            report({ kind: 'unreadable-item', path: name, message: `Entry ${name} is not a Kubernetes object in JSON.` });
+            continue;
+          }
+          if (object.metadata.name !== item.name || (object.metadata.namespace ?? undefined) !== item.namespace) {
+            report({ kind: 'unreadable-item', path: name, message: `Entry ${name} holds an object named differently from its path.` });
+            continue;
+          }
+          yield { ...item, object, json: content, sha256: digest, verified };
         }
-        if (object.metadata.name !== item.name || (object.metadata.namespace ?? undefined) !== item.namespace) {
-          report({ kind: 'unreadable-item', path: name, message: `Entry ${name} holds an object named differently from its path.` });
-          continue;
-        }
-        yield { ...item, object, sha256: digest, verified };
       }
+      decoder.end();
     } catch (error) {
       if (error instanceof ArchiveError) throw error;
       if (!gunzipError && !downloadError) gunzipError = error as Error;
@@ -296,7 +293,6 @@ export async function* readItems(
     if (!completed) {
       source.destroy();
       gunzip.destroy();
-      extract.destroy();
       await pump.catch(() => undefined);
     }
   }
