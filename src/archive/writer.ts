@@ -1,7 +1,7 @@
 // Writes one backup as a stream: item → tar entry → gzip → sha256 → multipart upload. Each addItem resolves only
 // once the tar stream has room again, so a producer awaiting it holds at most the upload's parts in memory.
 // Files are written in commit order: tarball, resource list, logs, results, manifest, and the marker last.
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import { once } from 'node:events';
 import { pipeline, Readable, Transform, type TransformCallback } from 'node:stream';
 import { createGzip, gzipSync, type Gzip } from 'node:zlib';
@@ -54,7 +54,7 @@ type ManifestInput = ZodInput<typeof ManifestSchema>;
 type Problems = { velero: string[]; cluster: string[]; namespaces: Record<string, string[]> };
 
 function sha256(data: Buffer | string): string {
-  return createHash('sha256').update(data).digest('hex');
+  return hash('sha256', data, 'hex');
 }
 
 /** Passes bytes through while hashing and counting them: the stage between gzip and the upload (bench/archive-upload times it). */
@@ -246,7 +246,7 @@ export class BackupWriter {
     }
     const content = Buffer.from(JSON.stringify(stored));
     // Hashed once: both paths hold the same bytes.
-    const digest = createHash('sha256').update(content).digest();
+    const digest = hash('sha256', content, 'buffer');
     this.writeEntry(paths.unversioned, content);
     this.writeEntry(paths.preferred, content);
     if (object.kind === 'Secret' && object.apiVersion === 'v1') {

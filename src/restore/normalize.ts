@@ -4,7 +4,7 @@
 // keeps its own binding, so both are left to the target.
 import type { KubeObject } from '../kube/types.ts';
 import { groupOf } from '../kubeflow/identity.ts';
-import { stripServerFields } from '../kubeflow/strip.ts';
+import { stripServerMetadata } from '../kubeflow/strip.ts';
 
 const pvcBindingAnnotations = [
   'pv.kubernetes.io/bind-completed',
@@ -26,9 +26,7 @@ export function restorable(object: KubeObject): KubeObject {
  */
 export function restorableView(object: KubeObject): KubeObject {
   const { status: _status, metadata, ...body } = object;
-  // managedFields are stripped anyway; leaving them out first keeps the copy stripServerFields makes small
-  const { managedFields: _managedFields, ...lean } = metadata;
-  const stripped = stripServerFields({ apiVersion: object.apiVersion, kind: object.kind, metadata: lean } as KubeObject).metadata;
+  const stripped = stripServerMetadata(metadata);
   delete stripped.generateName;
   const view = { ...body, metadata: stripped } as KubeObject;
   if (view.kind === 'PersistentVolumeClaim' && groupOf(view.apiVersion) === '') {

@@ -13,7 +13,6 @@ import { generatedReason } from '../kubeflow/generated.ts';
 import { describeObject, groupOf } from '../kubeflow/identity.ts';
 import { compareForRestore } from '../kubeflow/restore-order.ts';
 import { RestoreInputError, RestoreRefusedError, listOf } from './errors.ts';
-import { restorableView } from './normalize.ts';
 import { Spool } from './spool.ts';
 
 /** Namespaces no Profile may claim: restoring a Profile of that name would hand a system namespace to a user. */
@@ -191,10 +190,9 @@ export async function runPreflight(kube: KubeClient, store: ObjectStore, request
       const version = object.apiVersion.slice(object.apiVersion.indexOf('/') + 1);
       if (!step.versions.has(version)) step.versions.set(version, described);
       step.kinds.add(object.kind);
-      // Spooled as the restore will write it: server fields go now, so they are neither written to disk nor read back.
-      const view = restorableView(object);
-      for (const owner of view.metadata.ownerReferences ?? []) if (owner.uid) ownerUids.add(owner.uid);
-      await spool.append(`${key}@${version}`, namespace, object.metadata.uid, view);
+      // Controller references are dropped on restore (restorableView), so only the others can name an owner to relink.
+      for (const owner of object.metadata.ownerReferences ?? []) if (owner.uid && owner.controller !== true) ownerUids.add(owner.uid);
+      await spool.append(`${key}@${version}`, namespace, item.json, object);
     }
     await spool.seal();
     // Every item has been checked against its entry: the 2×N entries (an object of ~30 MiB at P=5000) are not

@@ -2,6 +2,9 @@
 // once and then applied in restore order. The archive is filed by kind, but the restore runs namespace by namespace
 // (each namespace's steps in order, many namespaces at once), so the spool keeps an index: for each step and
 // namespace, the byte ranges of its lines. Reading one namespace's step is a few positioned reads, never a scan.
+// Objects are spooled as the archive holds them (its verified bytes, copied as they are) and made restorable when
+// read back: the preflight, which nothing can overlap, then spends no time serializing, and the work moves to the
+// phase that waits on the API server anyway.
 // The folder is private to this process (0700) and removed when the restore ends; sealed Secrets stay sealed on disk.
 import { closeSync, createWriteStream, openSync, readSync, type WriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -9,12 +12,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import type { KubeObject } from '../kube/types.ts';
+import { restorableView } from './normalize.ts';
 
 /** One spooled object as the restore writes it, and the uid it had in the source cluster (to relink its dependents). */
 export interface SpooledItem {
   uid: string | undefined;
   object: KubeObject;
 }
+
+/** Lines are written a batch at a time: one write per line cost more than the line's own bytes. */
+const BATCH_BYTES = 256 * 1024;
+const NEWLINE = 0x0a;
+const NEWLINE_BYTES = Buffer.of(NEWLINE);
 
 export class Spool {
   private stream: WriteStream | undefined;
@@ -23,6 +32,8 @@ export class Spool {
   private readonly index = new Map<string, Map<string, number[]>>();
   private readonly counts = new Map<string, number>();
   private reader: number | undefined;
+  private batch: Buffer[] = [];
+  private batchBytes = 0;
 
   private constructor(private readonly dir: string) {}
 
@@ -34,11 +45,13 @@ export class Spool {
     return join(this.dir, 'items.jsonl');
   }
 
-  /** `object` is serialized at once, so it may share structure with other objects (restorableView). */
-  async append(step: string, namespace: string, uid: string | undefined, object: KubeObject): Promise<void> {
-    this.stream ??= createWriteStream(this.path, { mode: 0o600 });
-    const line = `${JSON.stringify([uid ?? null, object])}\n`;
-    const length = Buffer.byteLength(line);
+  /**
+   * Spools one archived object: `json` is its archived text (one JSON value), `object` the same parsed. The bytes are
+   * kept as they are unless they span lines (a pretty-printed foreign archive), which are written compact instead.
+   */
+  async append(step: string, namespace: string, json: Buffer, object: KubeObject): Promise<void> {
+    const line = json.includes(NEWLINE) ? Buffer.from(JSON.stringify(object)) : json;
+    const length = line.length + 1;
     let byNamespace = this.index.get(step);
     if (!byNamespace) this.index.set(step, (byNamespace = new Map()));
     const ranges = byNamespace.get(namespace);
@@ -47,7 +60,19 @@ export class Spool {
     else ranges.push(this.size, length);
     this.size += length;
     this.counts.set(step, (this.counts.get(step) ?? 0) + 1);
-    if (!this.stream.write(line)) await once(this.stream, 'drain');
+    // held until the batch is joined (a copy), so the caller must not change the bytes meanwhile; the reader never does
+    this.batch.push(line, NEWLINE_BYTES);
+    this.batchBytes += length;
+    if (this.batchBytes >= BATCH_BYTES) await this.flush();
+  }
+
+  private async flush(): Promise<void> {
+    if (this.batch.length === 0) return;
+    this.stream ??= createWriteStream(this.path, { mode: 0o600 });
+    const chunk = Buffer.concat(this.batch, this.batchBytes);
+    this.batch = [];
+    this.batchBytes = 0;
+    if (!this.stream.write(chunk)) await once(this.stream, 'drain');
   }
 
   count(step: string): number {
@@ -61,6 +86,7 @@ export class Spool {
 
   /** Ends the file; call once, after the last append. */
   async seal(): Promise<void> {
+    await this.flush();
     if (!this.stream) return;
     this.stream.end();
     await once(this.stream, 'finish');
@@ -81,8 +107,8 @@ export class Spool {
       if (bytesRead !== buffer.length) throw new Error(`The restore spool ${this.path} was cut short (read ${bytesRead} of ${buffer.length} bytes).`);
       for (const line of buffer.toString('utf8').split('\n')) {
         if (!line) continue;
-        const [uid, object] = JSON.parse(line) as [string | null, KubeObject];
-        items.push({ uid: uid ?? undefined, object });
+        const archived = JSON.parse(line) as KubeObject;
+        items.push({ uid: archived.metadata.uid, object: restorableView(archived) });
       }
     }
     return items;

@@ -7,7 +7,7 @@ import { matchesLabelSelector, parseLabelSelector } from '../../src/kubeflow/lab
 import { findProfileNamespaces } from '../../src/kubeflow/profile-namespaces.ts';
 import { filteredOutReason, parseResourceFilter } from '../../src/kubeflow/resource-filters.ts';
 import { compareForRestore, restoreOrder, restorePriority } from '../../src/kubeflow/restore-order.ts';
-import { stripServerFields } from '../../src/kubeflow/strip.ts';
+import { stripServerFields, stripServerMetadata } from '../../src/kubeflow/strip.ts';
 
 const obj = (apiVersion: string, kind: string, name: string, namespace?: string, extra: Record<string, unknown> = {}): KubeObject =>
   ({ apiVersion, kind, metadata: { name, ...(namespace ? { namespace } : {}) }, ...extra });
@@ -113,5 +113,21 @@ describe('kubeflow knowledge', () => {
       spec: { x: 1 },
     });
     expect(original).to.deep.equal(before);
+  });
+
+  it('strips metadata into a copy that shares nothing with the input, however deep a field nests', () => {
+    const metadata = {
+      name: 'nb', uid: 'u', labels: { a: 'b' }, finalizers: ['f'],
+      ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'c', uid: 'c' }],
+      odd: { deeper: { still: ['x'] } },
+    } as KubeObject['metadata'];
+    const before = structuredClone(metadata);
+    const copy = stripServerMetadata(metadata) as Record<string, any>;
+    expect(copy).to.deep.equal({ name: 'nb', labels: { a: 'b' }, finalizers: ['f'], ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'c', uid: 'c' }], odd: { deeper: { still: ['x'] } } });
+    copy.labels.a = 'changed';
+    copy.finalizers.push('g');
+    copy.ownerReferences[0].name = 'changed';
+    copy.odd.deeper.still.push('y');
+    expect(metadata).to.deep.equal(before);
   });
 });

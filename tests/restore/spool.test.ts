@@ -5,7 +5,12 @@ import { tmpdir } from 'node:os';
 import { Spool } from '../../src/restore/spool.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
 
-const cm = (namespace: string, name: string, value = name): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace }, data: { value } });
+const cm = (namespace: string, name: string, value = name, uid?: string): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, ...(uid ? { uid } : {}) }, data: { value } });
+
+/** Spools an object as the archive would hold it: compact JSON text. */
+function put(spool: Spool, step: string, namespace: string, object: KubeObject, text = JSON.stringify(object)): Promise<void> {
+  return spool.append(step, namespace, Buffer.from(text), object);
+}
 
 describe('restore spool', () => {
   let spool: Spool;
@@ -14,14 +19,16 @@ describe('restore spool', () => {
 
   it('reads one namespace of one step back in archive order, with the source uid, however the items were interleaved', async () => {
     // archive order: by kind, namespaces interleaved
-    await spool.append('configmaps@v1', 'a', 'uid-a1', cm('a', 'a1'));
-    await spool.append('configmaps@v1', 'b', 'uid-b1', cm('b', 'b1'));
-    await spool.append('configmaps@v1', 'a', undefined, cm('a', 'a2'));
-    await spool.append('secrets@v1', 'a', 'uid-s', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'a' } });
-    await spool.append('configmaps@v1', 'a', 'uid-a3', cm('a', 'a3', 'ü → multi-byte text keeps the byte ranges right'));
+    await put(spool, 'configmaps@v1', 'a', cm('a', 'a1', 'a1', 'uid-a1'));
+    await put(spool, 'configmaps@v1', 'b', cm('b', 'b1', 'b1', 'uid-b1'));
+    await put(spool, 'configmaps@v1', 'a', cm('a', 'a2'));
+    await put(spool, 'secrets@v1', 'a', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'a', uid: 'uid-s' } });
+    await put(spool, 'configmaps@v1', 'a', cm('a', 'a3', 'ü → multi-byte text keeps the byte ranges right', 'uid-a3'));
     await spool.seal();
     const a = await spool.readNamespace('configmaps@v1', 'a');
     expect(a.map((i) => [i.uid, i.object.metadata.name])).to.deep.equal([['uid-a1', 'a1'], [undefined, 'a2'], ['uid-a3', 'a3']]);
+    // what the restore writes carries no source uid; the item keeps it apart
+    expect(a[0]!.object.metadata.uid).to.equal(undefined);
     expect(a[2]!.object.data).to.deep.equal({ value: 'ü → multi-byte text keeps the byte ranges right' });
     expect((await spool.readNamespace('configmaps@v1', 'b')).map((i) => i.object.metadata.name)).to.deep.equal(['b1']);
     expect((await spool.readNamespace('secrets@v1', 'a')).map((i) => i.uid)).to.deep.equal(['uid-s']);
@@ -32,7 +39,7 @@ describe('restore spool', () => {
   });
 
   it('reads a whole step, or only the namespaces asked for', async () => {
-    for (const ns of ['a', 'b', 'c']) for (const n of [1, 2]) await spool.append('configmaps@v1', ns, undefined, cm(ns, `${ns}${n}`));
+    for (const ns of ['a', 'b', 'c']) for (const n of [1, 2]) await put(spool, 'configmaps@v1', ns, cm(ns, `${ns}${n}`));
     await spool.seal();
     const names = async (namespaces?: ReadonlySet<string>) => {
       const out: string[] = [];
@@ -43,12 +50,51 @@ describe('restore spool', () => {
     expect(await names(new Set(['c', 'a']))).to.deep.equal(['a1', 'a2', 'c1', 'c2']);
   });
 
-  it('serializes an object when it is appended, so the caller may share or change it afterwards', async () => {
-    const object = cm('a', 'x', 'before');
-    await spool.append('configmaps@v1', 'a', undefined, object);
-    (object.data as Record<string, string>).value = 'after';
+  it('gives each object back as the restore writes it, with the uid it had in the source cluster', async () => {
+    const archived: KubeObject = {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: {
+        name: 'workspace', namespace: 'a', uid: 'uid-pvc', resourceVersion: '42', creationTimestamp: '2026-01-01T00:00:00Z',
+        managedFields: [{ manager: 'kubectl' }], annotations: { 'pv.kubernetes.io/bind-completed': 'yes', keep: 'me' },
+        ownerReferences: [
+          { apiVersion: 'kubeflow.org/v1', kind: 'Notebook', name: 'nb', uid: 'uid-nb' },
+          { apiVersion: 'kubeflow.org/v1', kind: 'Profile', name: 'a', uid: 'uid-profile', controller: true },
+        ],
+      },
+      spec: { volumeName: 'pv-of-the-source', resources: { requests: { storage: '1Gi' } } },
+      status: { phase: 'Bound' },
+    } as KubeObject;
+    await put(spool, 'persistentvolumeclaims@v1', 'a', archived);
     await spool.seal();
-    expect((await spool.readNamespace('configmaps@v1', 'a'))[0]!.object.data).to.deep.equal({ value: 'before' });
+    const [item] = await spool.readNamespace('persistentvolumeclaims@v1', 'a');
+    expect(item!.uid).to.equal('uid-pvc');
+    expect(item!.object).to.deep.equal({
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: {
+        name: 'workspace', namespace: 'a', annotations: { keep: 'me' },
+        ownerReferences: [{ apiVersion: 'kubeflow.org/v1', kind: 'Notebook', name: 'nb', uid: 'uid-nb' }],
+      },
+      spec: { resources: { requests: { storage: '1Gi' } } },
+    });
+  });
+
+  it('keeps lines intact when an archived text spans lines (pretty-printed) or the spool is written in many batches', async () => {
+    const pretty = cm('a', 'pretty', 'line one\nline two', 'uid-pretty');
+    await put(spool, 'configmaps@v1', 'a', cm('a', 'before'));
+    await put(spool, 'configmaps@v1', 'a', pretty, JSON.stringify(pretty, null, 2));
+    // ~3 MiB of objects: a dozen batches, with namespaces interleaved across their boundaries
+    const big = 'x'.repeat(10_000);
+    for (let i = 0; i < 300; i++) await put(spool, 'configmaps@v1', i % 2 ? 'b' : 'a', cm(i % 2 ? 'b' : 'a', `big-${i}`, `${i}${big}`));
+    await spool.seal();
+    const a = await spool.readNamespace('configmaps@v1', 'a');
+    expect(a.slice(0, 2).map((i) => [i.object.metadata.name, i.object.data])).to.deep.equal([['before', { value: 'before' }], ['pretty', { value: 'line one\nline two' }]]);
+    expect(a[1]!.uid).to.equal('uid-pretty');
+    const b = await spool.readNamespace('configmaps@v1', 'b');
+    expect(a).to.have.length(152);
+    expect(b).to.have.length(150);
+    expect(b.every((item, n) => item.object.metadata.name === `big-${2 * n + 1}` && (item.object.data as { value: string }).value === `${2 * n + 1}${big}`)).to.equal(true);
   });
 
   it('keeps its file in a private folder and removes the folder', async () => {
@@ -57,7 +103,7 @@ describe('restore spool', () => {
       const own = await Spool.create(parent);
       const [folder] = await readdir(parent);
       expect((await stat(join(parent, folder!))).mode & 0o777).to.equal(0o700);
-      await own.append('configmaps@v1', 'a', undefined, cm('a', 'x'));
+      await put(own, 'configmaps@v1', 'a', cm('a', 'x'));
       await own.seal();
       await own.readNamespace('configmaps@v1', 'a');
       await own.remove();
