@@ -23,7 +23,23 @@ describe('archive writer: compact bookkeeping, same manifest and resource list',
     await w.addItems(NOTEBOOKS, Array.from({ length: 300 }, (_, i) => notebook(i % 2 ? 'alice' : 'bob', `nb-${i}`)));
     const longName = `c-${'x'.repeat(200)}`; // a path too long for ustar: a pax header
     await w.addItem(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: longName, namespace: 'alice' }, data: { a: 'b' } });
-    const summary = await w.commit();
+    // The 2×N entries as one object are built only for a caller that reads them, never for the upload itself.
+    const prototype = BackupWriter.prototype as unknown as { entriesRecord(): Record<string, string> };
+    const entriesRecord = prototype.entriesRecord;
+    let built = 0;
+    prototype.entriesRecord = function (this: unknown) {
+      built++;
+      return entriesRecord.call(this);
+    };
+    let summary: Awaited<ReturnType<BackupWriter['commit']>>;
+    try {
+      summary = await w.commit();
+      expect(built, 'entries built while committing').to.equal(0);
+      expect(Object.keys(summary.manifest.checksums.entries)).to.have.length(1 + 2 * 303);
+      expect(built).to.equal(1);
+    } finally {
+      prototype.entriesRecord = entriesRecord;
+    }
 
     const stored = await store.getBytes(backupKeys(summary.id).manifest);
     const read = await readManifest(store, summary.id);
