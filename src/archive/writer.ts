@@ -2,7 +2,6 @@
 // once the tar stream has room again, so a producer awaiting it holds at most the upload's parts in memory.
 // Files are written in commit order: tarball, resource list, logs, results, manifest, and the marker last.
 import { createHash, hash } from 'node:crypto';
-import { once } from 'node:events';
 import { pipeline, Readable, Transform, type TransformCallback } from 'node:stream';
 import { createGzip, gzipSync, type Gzip } from 'node:zlib';
 import type { input as ZodInput } from 'zod';
@@ -204,9 +203,17 @@ export class BackupWriter {
   /** Resolves once gzip can take more (the backpressure of the whole chain down to the upload), or fails. */
   private async room(): Promise<void> {
     if (this.gzip.writableNeedDrain && !this.gzip.destroyed) {
-      const gone = new AbortController();
-      await Promise.race([once(this.gzip, 'drain', { signal: gone.signal }), once(this.gzip, 'close', { signal: gone.signal })]).catch(() => undefined);
-      gone.abort();
+      // Plain listeners: events.once with an AbortSignal made (and threw away) a DOMException on every wait.
+      const gzip = this.gzip;
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          gzip.off('drain', done);
+          gzip.off('close', done);
+          resolve();
+        };
+        gzip.on('drain', done);
+        gzip.on('close', done);
+      });
     }
     if (this.streamError) throw this.streamError;
   }
@@ -247,11 +254,9 @@ export class BackupWriter {
       stored = this.sealer.seal(object);
       sealed = true;
     }
-    const content = Buffer.from(JSON.stringify(stored));
-    // Hashed once: both paths hold the same bytes.
-    const digest = hash('sha256', content, 'buffer');
-    this.writeEntry(paths.unversioned, content);
-    this.writeEntry(paths.preferred, content);
+    // Both paths hold the same bytes, encoded once and hashed once.
+    const mtimeSeconds = Math.floor(this.started.getTime() / 1000);
+    const digest = this.tar.addText([{ name: paths.unversioned, mode: 0o644, mtimeSeconds }, { name: paths.preferred, mode: 0o644, mtimeSeconds }], JSON.stringify(stored));
     if (object.kind === 'Secret' && object.apiVersion === 'v1') {
       if (sealed) this.sealedSecrets++;
       else this.clearSecrets++;

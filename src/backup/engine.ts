@@ -84,7 +84,8 @@ export interface BackupOutcome {
 
 /** `generated: controller ownerReference to Profile/alice` → `generated` */
 function reasonClass(reason: string): string {
-  return reason.split(':')[0]!.trim();
+  const colon = reason.indexOf(':');
+  return (colon === -1 ? reason : reason.slice(0, colon)).trim();
 }
 
 function kindsFor(kind: BackupKind): readonly StateKind[] {
@@ -173,7 +174,9 @@ export async function runBackup(kube: KubeClient, store: ObjectStore, request: B
           if (inScope) skippedBy[reasonClass(reason)] = (skippedBy[reasonClass(reason)] ?? 0) + 1;
           continue;
         }
-        delete object.metadata.managedFields;
+        // Left out of the archive. Set undefined rather than deleted, which JSON.stringify omits alike: a delete turns
+        // the metadata into a dictionary-mode object, which serializes about a third slower.
+        object.metadata.managedFields = undefined;
         kept.push(object);
         if (object.kind === 'Profile') profiles++;
         else if (isContributorObject(object)) contributors++;

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import tar from 'tar-stream';
 import { TarEncoder, type TarEntry } from '../../src/archive/tar.ts';
@@ -98,5 +99,24 @@ describe('archive/tar: TarEncoder', () => {
     const { chunks, bytes } = encoded(entries, 256 * 1024);
     expect(bytes.length).to.equal(1000 * 1024 + 1024);
     expect(chunks).to.equal(Math.ceil(bytes.length / (256 * 1024)));
+  });
+
+  it('addText writes the same bytes as add of the encoded text at each path, and returns its sha256', () => {
+    const text = fc.oneof(fc.string({ unit: 'grapheme', maxLength: 400 }), fc.string({ unit: 'binary', maxLength: 3000 }), fc.nat(9000).map((n) => 'j'.repeat(n)));
+    const name = fc.constantFrom('a.json', `${'d'.repeat(80)}/${'n'.repeat(90)}.json`, 'ünïcødé/x.json', `${'p'.repeat(130)}.json`);
+    fc.assert(
+      fc.property(fc.array(fc.tuple(text, name, name), { minLength: 1, maxLength: 20 }), fc.constantFrom(1024, 4096, 8192), (items, chunkBytes) => {
+        const viaAdd = encoded(items.flatMap(([t, a, b]) => [file(a, t), file(b, t)]), chunkBytes).bytes;
+        const chunks: Buffer[] = [];
+        const encoder = new TarEncoder(chunkBytes, (c) => chunks.push(Buffer.from(c)));
+        for (const [t, a, b] of items) {
+          const digest = encoder.addText([file(a, '')[0], file(b, '')[0]], t);
+          expect(digest.toString('hex')).to.equal(createHash('sha256').update(t).digest('hex'));
+        }
+        encoder.finish();
+        expect(Buffer.concat(chunks).equals(viaAdd)).to.equal(true);
+      }),
+      { numRuns: 200 },
+    );
   });
 });
