@@ -101,7 +101,7 @@ interface ItemRecord {
 export class BackupWriter {
   readonly id: string;
   readonly keys: BackupKeys;
-  private readonly options: BackupWriterOptions;
+  private options: BackupWriterOptions;
   private readonly started: Date;
   private readonly gzip: Gzip;
   private readonly tar: TarEncoder;
@@ -319,6 +319,11 @@ export class BackupWriter {
     this.errorCount++;
     file(this.errors, message, namespace);
     this.log(message, 'error');
+  }
+
+  /** The scope as the manifest and the marker record it, when it was not known yet at start(). */
+  setScope(scope: BackupScope): void {
+    this.options = { ...this.options, scope };
   }
 
   setVolumes(volumes: VolumeEntry[]): void {

@@ -98,38 +98,89 @@ export async function runBackup(kube: KubeClient, store: ObjectStore, request: B
   const started = Date.now();
   const ticker = new ProgressTicker(request.progress);
   const filter = parseResourceFilter(request.includeResources?.join(','), request.excludeResources?.join(','));
-  const scope = await resolveScope(kube, {
+  // The scope (two LISTs), the writer's check of the bucket and the first pages need nothing from each other: they
+  // start together, and nothing is decided or written until the scope is known.
+  const scoping = resolveScope(kube, {
     namespaces: request.namespaces ?? [],
     profiles: request.profiles ?? [],
     profileNamespaceSelector: request.profileNamespaceSelector,
   });
-  const resources: ApiResource[] = [];
-  const missingKinds: string[] = [];
-  for (const kind of kindsFor(request.kind)) {
-    const resource = await kube.findByResource(kind.group, kind.resource);
-    if (resource) resources.push(resource);
-    else missingKinds.push(kind.group ? `${kind.resource}.${kind.group}` : kind.resource);
-  }
-  const everyNamespace = scope.namespaces.size === scope.profileNamespaces.size;
-  await ticker.say(
-    `backing up ${scope.namespaces.size} profile namespace(s) and ${scope.profileNames?.size ?? scope.profiles.length} Profile(s): ${resources.length} kinds to list`,
-  );
-
-  const writer = await BackupWriter.start({
+  const starting = BackupWriter.start({
     store,
     toolVersion: request.toolVersion,
-    scope: {
-      action: request.kind,
-      namespaces: [...scope.namespaces].sort(),
-      profiles: [...(scope.profileNames ?? scope.profiles.map((p) => p.metadata.name!))].sort(),
-      includeVolumes: request.includeVolumes,
-      includeControlPlane: request.includeControlPlane,
-    },
+    // completed with the namespaces and Profiles once the scope is resolved
+    scope: { action: request.kind, includeVolumes: request.includeVolumes, includeControlPlane: request.includeControlPlane },
     ...(request.description ? { description: request.description } : {}),
     ...(request.source ? { source: request.source } : {}),
     ...(request.encryptionKey ? { encryptionKey: request.encryptionKey } : {}),
     ...(request.now ? { now: request.now } : {}),
   });
+  // Each is awaited below; until then a failure must not count as unhandled.
+  scoping.catch(() => undefined);
+  starting.catch(() => undefined);
+  const resources: ApiResource[] = [];
+  const missingKinds: string[] = [];
+  for (const kind of kindsFor(request.kind)) {
+    const resource = await kube.findByResource(kind.group, kind.resource).catch(() => undefined);
+    if (resource) resources.push(resource);
+    else missingKinds.push(kind.group ? `${kind.resource}.${kind.group}` : kind.resource);
+  }
+  // Profiles come from the scope's own LIST, at the end, so that the first LISTs need not wait for the scope.
+  const profileResource = resources.find((r) => r.group === 'kubeflow.org' && r.resource === 'profiles');
+  const listed = resources.filter((r) => r !== profileResource);
+  // Without a choice of namespaces or Profiles the backup covers every profile namespace: whole-cluster LISTs,
+  // known before the scope is.
+  const narrowed = (request.namespaces?.length ?? 0) > 0 || (request.profiles?.length ?? 0) > 0;
+
+  // Every LIST of the backup as one sequence of pages, so the next page is fetched while this one is archived,
+  // also across kinds and namespaces (most kinds are a page or two: a gap at each boundary added up).
+  async function* everyPage(): AsyncIterable<{ resource: ApiResource; kindIndex: number; page: KubeObject[] }> {
+    let kindIndex = 0;
+    for (const resource of listed) {
+      kindIndex++;
+      let namespaces: Array<string | undefined> = [undefined];
+      if (resource.namespaced && narrowed) {
+        const scope = await scoping;
+        // Listing a few namespaces one by one is cheaper than listing the whole cluster and throwing most away.
+        if (scope.namespaces.size !== scope.profileNamespaces.size) namespaces = [...scope.namespaces].sort();
+      }
+      for (const namespace of namespaces) {
+        const pages = kube.listPages(resource, {
+          ...(namespace ? { namespace } : {}),
+          ...(request.pageSize ? { limit: request.pageSize } : {}),
+        });
+        for await (const page of pages) yield { resource, kindIndex, page };
+      }
+    }
+    if (profileResource) {
+      const { profiles } = await scoping;
+      const size = request.pageSize ?? 500;
+      for (let i = 0; i < profiles.length; i += size) yield { resource: profileResource, kindIndex: kindIndex + 1, page: profiles.slice(i, i + size) };
+    }
+  }
+  const pageSource = prefetch(everyPage())[Symbol.asyncIterator]();
+  const firstPage = pageSource.next();
+  firstPage.catch(() => undefined);
+
+  const [scoped, opened] = await Promise.allSettled([scoping, starting]);
+  if (scoped.status === 'rejected' || opened.status === 'rejected') {
+    await pageSource.return?.(undefined).catch(() => undefined);
+    // A refused scope writes nothing: the writer that did start takes its (empty) folder away again.
+    if (opened.status === 'fulfilled') await opened.value.abort().catch(() => undefined);
+    throw scoped.status === 'rejected' ? scoped.reason : (opened as PromiseRejectedResult).reason;
+  }
+  const scope = scoped.value;
+  const writer = opened.value;
+  writer.setScope({
+    action: request.kind,
+    namespaces: [...scope.namespaces].sort(),
+    profiles: [...(scope.profileNames ?? scope.profiles.map((p) => p.metadata.name!))].sort(),
+    includeVolumes: request.includeVolumes,
+    includeControlPlane: request.includeControlPlane,
+  });
+  await ticker.say(
+    `backing up ${scope.namespaces.size} profile namespace(s) and ${scope.profileNames?.size ?? scope.profiles.length} Profile(s): ${resources.length} kinds to list`,
+  );
 
   try {
     for (const kind of missingKinds) writer.log(`${kind} is not served by this cluster; nothing of that kind to back up`);
@@ -140,24 +191,8 @@ export async function runBackup(kube: KubeClient, store: ObjectStore, request: B
     const keepPvcs = request.kind === 'backup-state' && request.includeVolumes && request.volumes !== undefined;
     let contributors = 0;
     let profiles = 0;
-    // Every LIST of the backup as one sequence of pages, so the next page is fetched while this one is archived,
-    // also across kinds and namespaces (most kinds are a page or two: a gap at each boundary added up).
-    async function* everyPage(): AsyncIterable<{ resource: ApiResource; kindIndex: number; page: KubeObject[] }> {
-      let kindIndex = 0;
-      for (const resource of resources) {
-        kindIndex++;
-        // Listing a few namespaces one by one is cheaper than listing the whole cluster and throwing most away.
-        const namespaces: Array<string | undefined> = !resource.namespaced || everyNamespace ? [undefined] : [...scope.namespaces].sort();
-        for (const namespace of namespaces) {
-          const pages = kube.listPages(resource, {
-            ...(namespace ? { namespace } : {}),
-            ...(request.pageSize ? { limit: request.pageSize } : {}),
-          });
-          for await (const page of pages) yield { resource, kindIndex, page };
-        }
-      }
-    }
-    for await (const { resource, kindIndex, page } of prefetch(everyPage())) {
+    for (let step = await firstPage; !step.done; step = await pageSource.next()) {
+      const { resource, kindIndex, page } = step.value;
       // kept objects go to the archive a page at a time: one await per page, not one per object
       const kept: KubeObject[] = [];
       for (const object of page) {
@@ -242,7 +277,8 @@ export async function runBackup(kube: KubeClient, store: ObjectStore, request: B
       manifest: summary.manifest,
     };
   } catch (error) {
-    // No marker, no partial files: a failed backup does not exist.
+    // No marker, no partial files: a failed backup does not exist. A LIST fetched ahead is dropped.
+    await pageSource.return?.(undefined).catch(() => undefined);
     await writer.abort().catch(() => undefined);
     throw error;
   }

@@ -153,7 +153,13 @@ describe('backup engine against the embedded cluster and s3rver', function () {
   });
 
   it('refuses an unknown namespace naming the profile namespaces, and writes nothing', async () => {
+    const keys = async () => {
+      const all: string[] = [];
+      for await (const info of store.list('backups/')) all.push(info.key);
+      return all.sort();
+    };
     const before = await listBackups(store);
+    const keysBefore = await keys();
     let error: unknown;
     try {
       await runBackup(kube, store, request({ namespaces: ['kube-system'] }));
@@ -164,6 +170,8 @@ describe('backup engine against the embedded cluster and s3rver', function () {
     expect((error as Error).message).to.match(/^Namespace kube-system is not a profile namespace; the profile namespaces are: /);
     expect((error as Error).message).to.include(dataset.profiles[1]!.profile.metadata.name!);
     expect((await listBackups(store)).length).to.equal(before.length);
+    // not one file: the writer started beside the scope's LISTs took its folder away again
+    expect(await keys()).to.deep.equal(keysBefore);
   });
 
   it('backs up only the namespaces asked for, with their Profiles', async () => {
