@@ -122,20 +122,32 @@ export default async function scaleBench(opts: BenchOptions): Promise<BenchRow[]
       clusters.push(c);
       return c;
     };
-    const restoreTarget = await empty('restore');
-    const restored = await runClient('restore', restoreTarget.kubeconfigPath, s3File, ours!.backupId);
-    await restoreTarget.stop();
-    const rawTarget = await empty('raw-create');
-    const created = await runClient('raw-create', rawTarget.kubeconfigPath, s3File, ours!.backupId);
-    await rawTarget.stop();
-    const restoreRate = rate(restored.objects, restored.ms);
-    const createRate = rate(created.objects, created.ms);
-    const restoreNote = `${P}: ${created.objects} objects into an empty cluster, concurrency ${CONCURRENCY}`;
+    // Best of two, alternated (which side goes first changes each round), like the backup side: single runs of the
+    // same restore on this shared machine differed by 10 % and more. The memory row keeps the largest peak.
+    const restoreRounds = opts.quick ? 1 : 2;
+    let restored: ClientResult | undefined;
+    let created: ClientResult | undefined;
+    let restorePeakRssMiB = 0;
+    for (let r = 0; r < restoreRounds; r++) {
+      for (const side of r % 2 === 0 ? ['restore', 'raw-create'] : ['raw-create', 'restore']) {
+        const target = await empty(`${side}-${r}`);
+        const run = await runClient(side, target.kubeconfigPath, s3File, ours!.backupId);
+        await target.stop();
+        if (side === 'restore') {
+          restorePeakRssMiB = Math.max(restorePeakRssMiB, run.peakRssMiB);
+          if (!restored || run.ms < restored.ms) restored = run;
+        } else if (!created || run.ms < created.ms) created = run;
+      }
+    }
+    if (restored!.objects !== created!.objects) throw new Error(`the restore created ${restored!.objects} objects, raw CREATE ${created!.objects}: not the same objects`);
+    const restoreRate = rate(restored!.objects, restored!.ms);
+    const createRate = rate(created!.objects, created!.ms);
+    const restoreNote = `${P}: ${created!.objects} objects into an empty cluster, concurrency ${CONCURRENCY}; best of ${restoreRounds}, alternated`;
     rows.push(
-      { bench: 'scale', metric: 'raw concurrent CREATE', value: createRate, unit: 'objects/s', note: `${created.ms} ms; ${restoreNote}` },
-      { bench: 'scale', metric: 'restore (runRestore from S3)', value: restoreRate, unit: 'objects/s', note: `${restored.ms} ms incl. preflight; ${restoreNote}` },
+      { bench: 'scale', metric: 'raw concurrent CREATE', value: createRate, unit: 'objects/s', note: `${created!.ms} ms; ${restoreNote}` },
+      { bench: 'scale', metric: 'restore (runRestore from S3)', value: restoreRate, unit: 'objects/s', note: `${restored!.ms} ms incl. preflight; ${restoreNote}` },
       { bench: 'scale', metric: 'restore rate / raw CREATE rate', value: round2(restoreRate / createRate), unit: 'ratio', target: '>= 0.8', verdict: restoreRate / createRate >= 0.8 ? 'met' : 'missed', note: restoreNote },
-      { bench: 'scale', metric: 'restore peak RSS', value: restored.peakRssMiB, unit: 'MiB', target: '<= 200 at P=5000', verdict: profiles >= 5000 ? (restored.peakRssMiB <= 200 ? 'met' : 'missed') : undefined, note: `${P}, VmHWM of the restore process` },
+      { bench: 'scale', metric: 'restore peak RSS', value: restorePeakRssMiB, unit: 'MiB', target: '<= 200 at P=5000', verdict: profiles >= 5000 ? (restorePeakRssMiB <= 200 ? 'met' : 'missed') : undefined, note: `${P}, VmHWM of the restore process, the largest of ${restoreRounds} runs` },
     );
     if (await kubectlAvailable()) {
       // kubectl apply is one GET and one POST per object, in sequence: a sample keeps the default run short
