@@ -127,21 +127,22 @@ export async function runPreflight(kube: KubeClient, store: ObjectStore, request
   const ownerUids = new Set<string>();
   const skipped: SkippedItem[] = [];
   const pending = new Map<string, Pending>();
-  // namespace → one described item, to name objects outside profile namespaces once the Profiles are all known
-  const itemsByNamespace = new Map<string, string[]>();
+  // namespace → how many items it holds and the first few described, to name objects outside profile namespaces once
+  // the Profiles are all known (a described string per item was ~20 MiB of the restore's peak at P=5000)
+  const itemsByNamespace = new Map<string, NamespaceItems>();
   let objectsChecked = 0;
   // Chosen Profiles and namespaces are known up front; every item is still checked, only the chosen ones are spooled.
   const chosen = new Set([...request.profiles, ...request.namespaces]);
   try {
-    const items = readItems(store, backupId, { manifest, onProblem: (problem) => problems.push(problem) });
+    const items = readItems(store, backupId, { manifest, consumeEntries: true, onProblem: (problem) => problems.push(problem) });
     for await (const item of items) {
       objectsChecked++;
       if (objectsChecked % 5000 === 0) await request.progress?.(`checked ${objectsChecked} archived objects`);
       const object = item.object;
-      const described = `${describeObject(object)} (${item.path})`;
+      const described = (): string => `${describeObject(object)} (${item.path})`;
       const group = groupOf(object.apiVersion);
       if (group !== item.group) {
-        offenders.push(`${described}: a ${object.apiVersion} object filed under ${resourceFolder(item.resource, item.group)}`);
+        offenders.push(`${described()}: a ${object.apiVersion} object filed under ${resourceFolder(item.resource, item.group)}`);
         continue;
       }
       const key = resourceFolder(item.resource, item.group);
@@ -156,13 +157,13 @@ export async function runPreflight(kube: KubeClient, store: ObjectStore, request
       // Profiles are judged against the profile namespaces once all are known; everything else against the rules now.
       const refusal = restoreRefusal(object, new Set(namespace ? [namespace] : []));
       if (refusal) {
-        offenders.push(`${described}: ${refusal.replace(/^refused: /, '')}`);
+        offenders.push(`${described()}: ${refusal.replace(/^refused: /, '')}`);
         continue;
       }
       if (!namespace) {
         const name = object.metadata.name ?? '';
         if (protectedNamespaces.has(name) || name.startsWith('kube-')) {
-          offenders.push(`${described}: a Profile named ${name} would claim a system namespace`);
+          offenders.push(`${described()}: a Profile named ${name} would claim a system namespace`);
           continue;
         }
         profiles.set(name, object);
@@ -191,7 +192,7 @@ export async function runPreflight(kube: KubeClient, store: ObjectStore, request
         pending.set(key, step);
       }
       const version = object.apiVersion.slice(object.apiVersion.indexOf('/') + 1);
-      if (!step.versions.has(version)) step.versions.set(version, described);
+      if (!step.versions.has(version)) step.versions.set(version, described());
       step.kinds.add(object.kind);
       // Controller references are dropped on restore (restorableView), so only the others can name an owner to relink.
       for (const owner of object.metadata.ownerReferences ?? []) if (owner.uid && owner.controller !== true) ownerUids.add(owner.uid);
@@ -204,9 +205,11 @@ export async function runPreflight(kube: KubeClient, store: ObjectStore, request
 
     for (const problem of problems) offenders.push(problem.path ? `${problem.path}: ${problem.message}` : problem.message);
     const profileNamespaces = new Set(profiles.keys());
-    for (const [namespace, described] of itemsByNamespace) {
+    for (const [namespace, items] of itemsByNamespace) {
       if (profileNamespaces.has(namespace)) continue;
-      for (const d of described) offenders.push(`${d}: namespace ${namespace} is not a profile namespace of this backup (no Profile ${namespace} in it)`);
+      for (const d of items.named) offenders.push(`${d}: namespace ${namespace} is not a profile namespace of this backup (no Profile ${namespace} in it)`);
+      const rest = items.count - items.named.length;
+      if (rest > 0) offenders.push(`${rest} more object${rest === 1 ? '' : 's'} in namespace ${namespace}, which is not a profile namespace of this backup either`);
     }
     if (offenders.length > 0) {
       throw new RestoreRefusedError(
@@ -265,10 +268,20 @@ export async function runPreflight(kube: KubeClient, store: ObjectStore, request
   }
 }
 
-function track(map: Map<string, string[]>, namespace: string, described: string): void {
-  const list = map.get(namespace);
-  if (list) list.push(described);
-  else map.set(namespace, [described]);
+interface NamespaceItems {
+  count: number;
+  /** the first few items, described */
+  named: string[];
+}
+
+/** Items named per namespace in a refusal: the namespace is the reason, the rest are counted. */
+const NAMED_PER_NAMESPACE = 3;
+
+function track(map: Map<string, NamespaceItems>, namespace: string, described: () => string): void {
+  let items = map.get(namespace);
+  if (!items) map.set(namespace, (items = { count: 0, named: [] }));
+  items.count++;
+  if (items.named.length < NAMED_PER_NAMESPACE) items.named.push(described());
 }
 
 export function spoolKey(step: SpooledStep): string {

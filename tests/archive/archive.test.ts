@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import {
-  BackupWriter, listBackups, readItems, readManifest, SecretOpener, SealError, verifyBackup, type Manifest,
+  BackupWriter, listBackups, readItems, readManifest, SecretOpener, SealError, verifyBackup, type Manifest, type Problem,
 } from '../../src/archive/index.ts';
 import { backupKeys } from '../../src/store/layout.ts';
 import { ObjectStore } from '../../src/store/objects.ts';
@@ -218,6 +218,30 @@ describe('archive: writer, reader and verification against s3rver', () => {
     const r7 = await verifyBackup(store, noTarball);
     expect(r7.problems.map((p) => p.kind)).to.include('missing-tarball');
     for (const id of [flipped, truncated, dropped, extra, tampered, noTarball]) await store.deleteFolder(backupKeys(id).folder);
+  });
+
+  it('consuming the manifest\'s entries finds the same problems, and leaves the manifest without entries', async () => {
+    const id = await smallBackup(store);
+    const entries = await tarEntries(await store.getBytes(backupKeys(id).tarball));
+    const gone = 'resources/notebooks.kubeflow.org/namespaces/alice/nb-3.json';
+    const again = entries.find((e) => e.name === 'resources/notebooks.kubeflow.org/namespaces/alice/nb-2.json')!;
+    const stray = { name: 'resources/configmaps/namespaces/alice/stray.json', body: Buffer.from('{}') };
+    await store.put(backupKeys(id).tarball, await packTar([...entries.filter((e) => e.name !== gone), again, stray, stray]));
+    const problemsOf = async (consumeEntries: boolean) => {
+      const manifest = await manifestOf(store, id);
+      manifest.checksums.entries['resources/notebooks.kubeflow.org/namespaces/alice/nb-1.json'] = '0'.repeat(64);
+      const problems: Problem[] = [];
+      for await (const _ of readItems(store, id, { manifest, copies: 'all', consumeEntries, onProblem: (p) => problems.push(p) })) void _;
+      return { problems, entries: manifest.checksums.entries };
+    };
+    const kept = await problemsOf(false);
+    const consumed = await problemsOf(true);
+    expect(consumed.problems).to.deep.equal(kept.problems);
+    expect(kept.problems.map((p) => p.kind).sort()).to.deep.equal(['checksum-mismatch', 'duplicate-item', 'duplicate-item', 'extra-item', 'missing-item', 'tarball-checksum']);
+    expect(Object.values(kept.entries).every((digest) => /^[0-9a-f]{64}$/.test(digest))).to.equal(true);
+    expect(kept.problems.find((p) => p.kind === 'missing-item')?.path).to.equal(gone);
+    expect(consumed.entries).to.deep.equal({});
+    await store.deleteFolder(backupKeys(id).folder);
   });
 
   it('a restore-style read throws on the first mismatch instead of yielding it', async () => {

@@ -233,6 +233,39 @@ describe('restore engine against the embedded cluster and s3rver', function () {
     expect(kubeB.requestCounts().writes).to.equal(before);
   });
 
+  it('objects in a namespace without a Profile in the archive refuse the restore: the first three named, the rest counted', async () => {
+    const profile = { apiVersion: 'kubeflow.org/v1', kind: 'Profile', metadata: { name: 'kept' }, spec: { owner: { kind: 'User', name: 'k@example.com' } } };
+    const configMap = (namespace: string, name: string) => ({
+      path: `resources/configmaps/namespaces/${namespace}/${name}.json`,
+      object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace }, data: { a: 'b' } },
+    });
+    await putForeignArchive(store, 'stray-namespace', [
+      { path: 'resources/profiles.kubeflow.org/cluster/kept.json', object: profile },
+      configMap('kept', 'fine'),
+      ...Array.from({ length: 14 }, (_, i) => configMap('stray', `cm-${String(i).padStart(2, '0')}`)),
+      configMap('lonely', 'only'),
+    ]);
+    const before = kubeB.requestCounts().writes;
+    let error: unknown;
+    try {
+      await restore(kubeB, { backupId: 'stray-namespace' });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).to.be.instanceOf(RestoreRefusedError);
+    const offenders = (error as RestoreRefusedError).offenders;
+    const stray = offenders.filter((o) => o.includes('namespace stray'));
+    expect(stray).to.deep.equal([
+      ...[0, 1, 2].map((i) => `ConfigMap/stray/cm-0${i} (resources/configmaps/namespaces/stray/cm-0${i}.json): namespace stray is not a profile namespace of this backup (no Profile stray in it)`),
+      '11 more objects in namespace stray, which is not a profile namespace of this backup either',
+    ]);
+    expect(offenders.filter((o) => o.includes('namespace lonely'))).to.deep.equal([
+      'ConfigMap/lonely/only (resources/configmaps/namespaces/lonely/only.json): namespace lonely is not a profile namespace of this backup (no Profile lonely in it)',
+    ]);
+    expect(offenders.join('\n')).not.to.include('namespace kept');
+    expect(kubeB.requestCounts().writes).to.equal(before);
+  });
+
   it('a foreign archive restores with a warning, skipping generated objects with the reason', async () => {
     const profile = { apiVersion: 'kubeflow.org/v1', kind: 'Profile', metadata: { name: 'foreign' }, spec: { owner: { kind: 'User', name: 'f@example.com' } } };
     await putForeignArchive(store, 'velero-foreign', [
