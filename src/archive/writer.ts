@@ -393,9 +393,7 @@ export class BackupWriter {
     const digest = new Digest();
     // pipeline, not pipe: a failure while writing the pieces destroys the digest stream, so the upload fails too
     pipeline(Readable.from(this.manifestChunks(manifest)), digest, () => undefined);
-    // One part in flight: the manifest goes up at the backup's end, when memory peaks (at P=5000 it is ~17 MiB, and
-    // four 5 MiB parts in flight were most of that peak); its upload is a small share of the backup's time.
-    await this.options.store.put(this.keys.manifest, digest, 'application/json', { queueSize: 1 });
+    await this.options.store.put(this.keys.manifest, digest, 'application/json');
     return digest.hash.digest('hex');
   }
 

@@ -93,11 +93,6 @@ export interface ObjectStoreOptions {
   queueSize?: number;
 }
 
-export interface UploadOptions {
-  /** parts in flight for this upload, instead of the store's default */
-  queueSize?: number;
-}
-
 export interface ObjectInfo {
   /** key relative to the prefix */
   key: string;
@@ -150,12 +145,12 @@ export class ObjectStore {
    * body stream's backpressure never holds more than partSize × queueSize. On failure the multipart upload is
    * aborted by the SDK, so no half object remains.
    */
-  startUpload(key: string, body: Readable | Uint8Array | string, contentType?: string, options: UploadOptions = {}): UploadHandle {
+  startUpload(key: string, body: Readable | Uint8Array | string, contentType?: string): UploadHandle {
     const upload = new Upload({
       client: this.client,
       params: { Bucket: this.bucket, Key: this.fullKey(key), Body: body, ContentType: contentType },
       partSize: this.partSize,
-      queueSize: Math.max(1, options.queueSize ?? this.queueSize),
+      queueSize: this.queueSize,
       leavePartsOnError: false,
     });
     let aborted = false;
@@ -178,8 +173,8 @@ export class ObjectStore {
   }
 
   /** Uploads a whole object; small bodies take one PUT, streams go multipart. */
-  async put(key: string, body: Readable | Uint8Array | string, contentType?: string, options: UploadOptions = {}): Promise<void> {
-    if (body instanceof Readable) return this.startUpload(key, body, contentType, options).done();
+  async put(key: string, body: Readable | Uint8Array | string, contentType?: string): Promise<void> {
+    if (body instanceof Readable) return this.startUpload(key, body, contentType).done();
     try {
       await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key), Body: body, ContentType: contentType }));
     } catch (error) {
