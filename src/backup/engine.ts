@@ -154,7 +154,7 @@ export async function runBackup(kube: KubeClient, store: ObjectStore, request: B
     }
     if (profileResource) {
       const { profiles } = await scoping;
-      const size = request.pageSize ?? 500;
+      const size = request.pageSize ?? kube.pageSize;
       for (let i = 0; i < profiles.length; i += size) yield { resource: profileResource, kindIndex: kindIndex + 1, page: profiles.slice(i, i + size) };
     }
   }

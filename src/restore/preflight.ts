@@ -139,10 +139,9 @@ export async function runPreflight(kube: KubeClient, store: ObjectStore, request
       objectsChecked++;
       if (objectsChecked % 5000 === 0) await request.progress?.(`checked ${objectsChecked} archived objects`);
       const object = item.object;
-      const described = (): string => `${describeObject(object)} (${item.path})`;
       const group = groupOf(object.apiVersion);
       if (group !== item.group) {
-        offenders.push(`${described()}: a ${object.apiVersion} object filed under ${resourceFolder(item.resource, item.group)}`);
+        offenders.push(`${describeItem(object, item.path)}: a ${object.apiVersion} object filed under ${resourceFolder(item.resource, item.group)}`);
         continue;
       }
       const key = resourceFolder(item.resource, item.group);
@@ -150,26 +149,26 @@ export async function runPreflight(kube: KubeClient, store: ObjectStore, request
       // A foreign Velero archive carries the Namespace objects: the profile controller makes those, so they are skipped
       // (judged below like every other namespace: only profile namespaces of the archive).
       if (group === '' && object.kind === 'Namespace' && !namespace) {
-        track(itemsByNamespace, object.metadata.name ?? '', described);
+        track(itemsByNamespace, object.metadata.name ?? '', object, item.path);
         skipped.push({ key, namespace: object.metadata.name ?? '', kind: 'Namespace', reason: 'namespaces are made by the profile controller from their Profile' });
         continue;
       }
       // Profiles are judged against the profile namespaces once all are known; everything else against the rules now.
       const refusal = restoreRefusal(object, new Set(namespace ? [namespace] : []));
       if (refusal) {
-        offenders.push(`${described()}: ${refusal.replace(/^refused: /, '')}`);
+        offenders.push(`${describeItem(object, item.path)}: ${refusal.replace(/^refused: /, '')}`);
         continue;
       }
       if (!namespace) {
         const name = object.metadata.name ?? '';
         if (protectedNamespaces.has(name) || name.startsWith('kube-')) {
-          offenders.push(`${described()}: a Profile named ${name} would claim a system namespace`);
+          offenders.push(`${describeItem(object, item.path)}: a Profile named ${name} would claim a system namespace`);
           continue;
         }
         profiles.set(name, object);
         continue;
       }
-      track(itemsByNamespace, namespace, described);
+      track(itemsByNamespace, namespace, object, item.path);
       const generated = generatedReason(object);
       if (generated) {
         skipped.push({ key, namespace, kind: object.kind, reason: generated });
@@ -192,7 +191,7 @@ export async function runPreflight(kube: KubeClient, store: ObjectStore, request
         pending.set(key, step);
       }
       const version = object.apiVersion.slice(object.apiVersion.indexOf('/') + 1);
-      if (!step.versions.has(version)) step.versions.set(version, described());
+      if (!step.versions.has(version)) step.versions.set(version, describeItem(object, item.path));
       step.kinds.add(object.kind);
       // Controller references are dropped on restore (restorableView), so only the others can name an owner to relink.
       for (const owner of object.metadata.ownerReferences ?? []) if (owner.uid && owner.controller !== true) ownerUids.add(owner.uid);
@@ -277,11 +276,16 @@ interface NamespaceItems {
 /** Items named per namespace in a refusal: the namespace is the reason, the rest are counted. */
 const NAMED_PER_NAMESPACE = 3;
 
-function track(map: Map<string, NamespaceItems>, namespace: string, described: () => string): void {
+/** how refusals name an archived item: its kind, namespace and name, and where the archive holds it */
+function describeItem(object: KubeObject, path: string): string {
+  return `${describeObject(object)} (${path})`;
+}
+
+function track(map: Map<string, NamespaceItems>, namespace: string, object: KubeObject, path: string): void {
   let items = map.get(namespace);
   if (!items) map.set(namespace, (items = { count: 0, named: [] }));
   items.count++;
-  if (items.named.length < NAMED_PER_NAMESPACE) items.named.push(described());
+  if (items.named.length < NAMED_PER_NAMESPACE) items.named.push(describeItem(object, path));
 }
 
 export function spoolKey(step: SpooledStep): string {
