@@ -32,6 +32,13 @@ function run(command, args, env = process.env) {
   return result.status === 0;
 }
 
+// apt-get and dpkg print hundreds of progress lines; they are shown only when the install fails.
+function runQuietly(command, args, env) {
+  const result = spawnSync(command, args, { env, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  if (result.status !== 0) process.stderr.write(`${result.stdout ?? ''}${result.stderr ?? ''}`.split('\n').slice(-25).join('\n'));
+  return result.status === 0;
+}
+
 const missing = [...new Set(table.tools.filter((tool) => !present(tool)).map((tool) => tool.package))];
 if (missing.length > 0) {
   const list = missing.join(' ');
@@ -39,14 +46,16 @@ if (missing.length > 0) {
   if (!onPath('apt-get')) stop(`this machine has no apt-get; install the same packages (rclone, and the MariaDB server and client) with its own package manager, then run npm run setup again.`);
   const asRoot = process.getuid?.() === 0;
   if (!asRoot && !onPath('sudo')) stop(`installing ${list} needs root and there is no sudo; run \`apt-get install ${list}\` as root, then npm run setup again.`);
-  process.stdout.write(`setup: installing the Debian package(s) ${list}: ${why}.\n`);
+  process.stdout.write(`setup: installing the Debian package(s) ${list} with apt-get: ${why}.\n`);
   const [command, prefix] = asRoot ? ['apt-get', []] : ['sudo', ['apt-get']];
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  if (!run(command, [...prefix, 'update', '-qq'], env) || !run(command, [...prefix, 'install', '-y', '-qq', '--no-install-recommends', ...missing], env)) {
+  if (!runQuietly(command, [...prefix, 'update', '-qq'], env) || !runQuietly(command, [...prefix, 'install', '-y', '-qq', '--no-install-recommends', ...missing], env)) {
     stop(`apt-get could not install ${list} (see its output above); install them by hand, then run npm run setup again.`);
   }
   const still = table.tools.filter((tool) => !present(tool)).map((tool) => tool.command);
   if (still.length > 0) stop(`after installing ${list}, ${still.join(' and ')} is still not found on PATH.`);
 }
 
-if (!run('npm', ['ci', '--no-audit', '--no-fund'])) stop('npm ci failed (see its output above).');
+// --loglevel=error: npm runs on the machine's Node (20 or newer), so it warns EBADENGINE for dependencies that want a
+// newer one; they never run on it, since every script runs on the Node.js 24 that this very install brings.
+if (!run('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'])) stop('npm ci failed (see its output above).');
