@@ -74,6 +74,13 @@ export class Digest extends Transform {
  */
 const CHUNK_BYTES = 256 * 1024;
 
+/**
+ * Every tar entry's mode, as Velero writes its own (vmware-tanzu/velero pkg/backup/item_backupper.go and backup.go).
+ * Velero's restore creates each entry's parent folders with the entry's mode (pkg/archive/extractor.go) and runs as
+ * a non-root user: with 0644 it could not enter the folders it had just made and would restore nothing.
+ */
+export const ENTRY_MODE = 0o755;
+
 /** One digest per item (both tar paths hold the same bytes), kept raw: 32 bytes each instead of two hex strings. */
 class DigestList {
   private buf = Buffer.alloc(32 * 1024);
@@ -197,7 +204,7 @@ export class BackupWriter {
   }
 
   private writeEntry(name: string, content: Buffer): void {
-    this.tar.add({ name, mode: 0o644, mtimeSeconds: Math.floor(this.started.getTime() / 1000) }, content);
+    this.tar.add({ name, mode: ENTRY_MODE, mtimeSeconds: Math.floor(this.started.getTime() / 1000) }, content);
   }
 
   /** Resolves once gzip can take more (the backpressure of the whole chain down to the upload), or fails. */
@@ -256,7 +263,7 @@ export class BackupWriter {
     }
     // Both paths hold the same bytes, encoded once and hashed once.
     const mtimeSeconds = Math.floor(this.started.getTime() / 1000);
-    const digest = this.tar.addText([{ name: paths.unversioned, mode: 0o644, mtimeSeconds }, { name: paths.preferred, mode: 0o644, mtimeSeconds }], JSON.stringify(stored));
+    const digest = this.tar.addText([{ name: paths.unversioned, mode: ENTRY_MODE, mtimeSeconds }, { name: paths.preferred, mode: ENTRY_MODE, mtimeSeconds }], JSON.stringify(stored));
     if (object.kind === 'Secret' && object.apiVersion === 'v1') {
       if (sealed) this.sealedSecrets++;
       else this.clearSecrets++;

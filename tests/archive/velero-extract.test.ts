@@ -1,0 +1,96 @@
+// Our tarball, extracted as Velero's restore extracts it: by an unprivileged process (Velero's image runs as uid
+// 65532), each parent folder made with the mode of the entry inside it. The extractor is
+// tests/support/velero/extract-like-velero.mjs; it names the Velero files it follows.
+import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import { chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import tar from 'tar-stream';
+import { BackupWriter } from '../../src/archive/index.ts';
+import { backupKeys } from '../../src/store/layout.ts';
+import type { ObjectStore } from '../../src/store/objects.ts';
+import type { S3ServerHandle } from '../support/s3/server.ts';
+import { CONFIGMAPS, NOTEBOOKS, PROFILES, notebook, profile, startStore } from './fixtures.ts';
+
+const VELERO_UID = 65532;
+const extractor = new URL('../support/velero/extract-like-velero.mjs', import.meta.url).pathname;
+
+interface Extraction {
+  ok: boolean;
+  uid: number;
+  code?: string;
+  message?: string;
+  catalogue?: Record<string, Record<string, Record<string, { metadata: { name: string } }>>>;
+}
+
+/** Runs the Velero-like extractor on `tarball` as uid 65532, in a folder that user owns (as Velero's temp folder is). */
+async function extractAsVelero(tarball: Buffer): Promise<Extraction> {
+  const parent = mkdtempSync(join(tmpdir(), 'velero-extract-'));
+  try {
+    const file = join(parent, 'backup.tar.gz');
+    writeFileSync(file, tarball, { mode: 0o644 });
+    chownSync(parent, VELERO_UID, VELERO_UID);
+    const child = spawn(process.execPath, [extractor, file, parent], { uid: VELERO_UID, gid: VELERO_UID, stdio: ['ignore', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (c: Buffer) => out.push(c));
+    child.stderr.on('data', (c: Buffer) => err.push(c));
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    if (code !== 0) throw new Error(`the extractor exited with ${code}: ${Buffer.concat(err).toString()}`);
+    return JSON.parse(Buffer.concat(out).toString()) as Extraction;
+  } finally {
+    rmSync(parent, { recursive: true, force: true });
+  }
+}
+
+/** The same tarball with every entry's mode replaced: the archives we wrote before, at 0644. */
+async function withMode(gz: Buffer, mode: number): Promise<Buffer> {
+  const extract = tar.extract();
+  const pack = tar.pack();
+  Readable.from([gunzipSync(gz)]).pipe(extract as never);
+  const chunks: Buffer[] = [];
+  pack.on('data', (c: unknown) => { chunks.push(c as Buffer); });
+  const ended = new Promise<void>((resolve) => pack.on('end', () => resolve()));
+  for await (const entry of extract) {
+    const parts: Buffer[] = [];
+    for await (const c of entry) parts.push(c as Buffer);
+    pack.entry({ ...entry.header, mode }, Buffer.concat(parts));
+  }
+  pack.finalize();
+  await ended;
+  return gzipSync(Buffer.concat(chunks));
+}
+
+describe('archive: extracted by Velero rules as uid 65532', () => {
+  let server: S3ServerHandle;
+  let store: ObjectStore;
+  let tarball: Buffer;
+  before(async () => {
+    ({ server, store } = await startStore('velero-extract'));
+    const w = await BackupWriter.start({ store, toolVersion: '0.1.0', scope: { action: 'backup-state', namespaces: ['alice'] } });
+    await w.addItem(PROFILES, profile('alice'));
+    await w.addItem(NOTEBOOKS, notebook('alice', 'nb-1'));
+    await w.addItem(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: 'alice' }, data: { a: 'b' } });
+    const { id } = await w.commit();
+    tarball = await store.getBytes(backupKeys(id).tarball);
+  });
+  after(async () => server.stop());
+
+  it('extracts and parses every item of our tarball', async () => {
+    const result = await extractAsVelero(tarball);
+    expect(result, result.message).to.include({ ok: true, uid: VELERO_UID });
+    const names = (folder: string, ns: string) => Object.keys(result.catalogue?.[folder]?.[ns] ?? {});
+    expect(Object.keys(result.catalogue!).sort()).to.deep.equal(['configmaps', 'notebooks.kubeflow.org', 'profiles.kubeflow.org']);
+    expect(names('profiles.kubeflow.org', '')).to.deep.equal(['alice']);
+    expect(names('notebooks.kubeflow.org', 'alice')).to.deep.equal(['nb-1']);
+    expect(result.catalogue!['configmaps']!['alice']!['settings']!.metadata.name).to.equal('settings');
+  });
+
+  it('is the instrument that fails on 0644 entries, as a non-root Velero did on our old archives', async () => {
+    const result = await extractAsVelero(await withMode(tarball, 0o644));
+    expect(result).to.include({ ok: false, uid: VELERO_UID, code: 'EACCES' });
+  });
+});
