@@ -40,7 +40,7 @@ export async function verifyBackup(store: ObjectStore, id: string): Promise<Veri
   const manifest = read.state === 'present' ? read.manifest : null;
   let objectsChecked = 0;
   for await (const item of readItems(store, id, { manifest, copies: 'all', onProblem: (p) => problems.push(p) })) {
-    if (item.preferredVersion === undefined) objectsChecked++;
+    if (item.preferredVersion === undefined && item.otherVersion === undefined) objectsChecked++;
   }
   if (manifest) {
     for (const [file, expected] of Object.entries(manifest.checksums.files)) {

@@ -18,7 +18,8 @@ import {
   type Manifest,
   type VolumeEntry,
 } from './manifest.ts';
-import { itemPaths, METADATA_VERSION_PATH, PREFERRED_VERSION_SUFFIX, resourceFolder, VELERO_FORMAT_VERSION } from './paths.ts';
+import { itemPaths, METADATA_VERSION_PATH, PREFERRED_VERSION_SUFFIX, RESOURCES_ROOT, resourceFolder, SEALED_ROOT, VELERO_FORMAT_VERSION } from './paths.ts';
+import { isPvc, withoutVolumeBinding } from '../kubeflow/pvc-binding.ts';
 import { SecretSealer } from './seal.ts';
 import { TarEncoder } from './tar.ts';
 import { parseGoDuration, veleroBackupObject } from './velero-backup.ts';
@@ -251,16 +252,12 @@ export class BackupWriter {
 
   private writeItem(resource: ApiResource, object: KubeObject): void {
     this.assertOpen();
-    const paths = itemPaths(resource, object);
+    const sealed = object.kind === 'Secret' && object.apiVersion === 'v1' && this.sealer !== undefined;
+    const paths = itemPaths(resource, object, sealed ? SEALED_ROOT : RESOURCES_ROOT);
     if (this.itemPaths.has(paths.unversioned)) {
       throw new Error(`${resource.kind} ${paths.unversioned} was added twice to backup ${this.id}.`);
     }
-    let stored = object;
-    let sealed = false;
-    if (object.kind === 'Secret' && object.apiVersion === 'v1' && this.sealer) {
-      stored = this.sealer.seal(object);
-      sealed = true;
-    }
+    const stored = sealed ? this.sealer!.seal(object) : archivedForm(object);
     // Both paths hold the same bytes, encoded once and hashed once.
     const mtimeSeconds = Math.floor(this.started.getTime() / 1000);
     const digest = this.tar.addText([{ name: paths.unversioned, mode: ENTRY_MODE, mtimeSeconds }, { name: paths.preferred, mode: ENTRY_MODE, mtimeSeconds }], JSON.stringify(stored));
@@ -293,8 +290,8 @@ export class BackupWriter {
     for (const unversioned of this.itemPaths) {
       const record = this.itemRecords[i]!;
       const resource = this.resources[record.resource]!;
-      // resources/<folder>/<where>: the folder has no '/', and <where> is cluster/<n>.json or namespaces/<ns>/<n>.json
-      const slash = unversioned.indexOf('/', 'resources/'.length);
+      // <root>/<folder>/<where>: neither root nor folder has a '/', and <where> is cluster/<n>.json or namespaces/<ns>/<n>.json
+      const slash = unversioned.indexOf('/', unversioned.indexOf('/') + 1);
       const where = unversioned.slice(slash + 1);
       const file = where.startsWith('cluster/') ? where.slice('cluster/'.length) : where.slice('namespaces/'.length);
       yield {
@@ -509,6 +506,15 @@ export class BackupWriter {
     this.gzip.destroy();
     await this.options.store.deleteFolder(this.keys.folder);
   }
+}
+
+/**
+ * An object as the archive keeps it. A PVC loses its binding to the source cluster's volume: Velero's restore keeps a
+ * PVC's volumeName unless the backup also holds that PV (vmware-tanzu/velero pkg/restore/restore.go), and ours never
+ * does, so the PVC would wait for a volume that does not exist. Our restore drops the binding anyway.
+ */
+function archivedForm(object: KubeObject): KubeObject {
+  return isPvc(object) ? withoutVolumeBinding(object) : object;
 }
 
 function file(problems: Problems, message: string, namespace: string | undefined): void {

@@ -318,7 +318,15 @@ describe('archive: writer, reader and verification against s3rver', () => {
     expect(manifest.encryption!.keyId).to.match(/^kfu-[0-9a-f]{16}$/);
 
     let sealed;
-    for await (const item of readItems(store, summary.id, { manifest })) if (item.object.kind === 'Secret') sealed = item.object;
+    for await (const item of readItems(store, summary.id, { manifest })) {
+      if (item.object.kind !== 'Secret') continue;
+      sealed = item.object;
+      // out of Velero's resources/ folder, in one of our own that only our reader looks into
+      expect(item.path).to.equal('kubeflow-upgrader-sealed/secrets/namespaces/alice/db.json');
+    }
+    expect(Object.keys(manifest.checksums.entries).filter((p) => p.includes('/secrets/'))).to.deep.equal([
+      'kubeflow-upgrader-sealed/secrets/namespaces/alice/db.json', 'kubeflow-upgrader-sealed/secrets/v1-preferredversion/namespaces/alice/db.json',
+    ]);
     expect(sealed!.metadata.annotations).to.include({ 'kubeflow-upgrader.io/sealed': 'aes-256-gcm', 'kubeflow-upgrader.io/sealed-key-id': manifest.encryption!.keyId });
     const opened = SecretOpener.forBackup(summary.id, manifest.encryption!, 'correct horse battery staple').open(sealed!);
     expect(opened).to.deep.equal(s);

@@ -30,6 +30,33 @@ export const NOTEBOOKS = resource('kubeflow.org', 'v1', 'notebooks', 'Notebook')
 export const PROFILES = resource('kubeflow.org', 'v1', 'profiles', 'Profile', false);
 export const SECRETS = resource('', 'v1', 'secrets', 'Secret');
 export const CONFIGMAPS = resource('', 'v1', 'configmaps', 'ConfigMap');
+export const PVCS = resource('', 'v1', 'persistentvolumeclaims', 'PersistentVolumeClaim');
+export const ROLES = resource('rbac.authorization.k8s.io', 'v1', 'roles', 'Role');
+export const ROLEBINDINGS = resource('rbac.authorization.k8s.io', 'v1', 'rolebindings', 'RoleBinding');
+
+/** A PVC as a live cluster returns it once bound: the PV's name and the binding annotations are set. */
+export function boundPvc(namespace: string, name: string): KubeObject {
+  return {
+    apiVersion: 'v1', kind: 'PersistentVolumeClaim',
+    metadata: { name, namespace, annotations: { 'pv.kubernetes.io/bind-completed': 'yes', 'pv.kubernetes.io/bound-by-controller': 'yes', note: 'kept' } },
+    spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, volumeName: `pvc-${name}-0b7e`, storageClassName: 'standard' },
+  };
+}
+
+/** A Role and its RoleBinding named as OpenShift names its image-puller binding: RBAC names may hold ':'. */
+export function colonRbac(namespace: string): { role: KubeObject; binding: KubeObject } {
+  return {
+    role: {
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'system:image-puller', namespace },
+      rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }],
+    },
+    binding: {
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'system:image-pullers', namespace },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'system:image-puller' },
+      subjects: [{ kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: `system:serviceaccounts:${namespace}` }],
+    },
+  };
+}
 
 export function notebook(namespace: string, name: string, padBytes = 0): KubeObject {
   return {

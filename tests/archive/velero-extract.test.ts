@@ -13,7 +13,7 @@ import { BackupWriter } from '../../src/archive/index.ts';
 import { backupKeys } from '../../src/store/layout.ts';
 import type { ObjectStore } from '../../src/store/objects.ts';
 import type { S3ServerHandle } from '../support/s3/server.ts';
-import { CONFIGMAPS, NOTEBOOKS, PROFILES, notebook, profile, startStore } from './fixtures.ts';
+import { CONFIGMAPS, NOTEBOOKS, PROFILES, PVCS, ROLEBINDINGS, ROLES, SECRETS, boundPvc, colonRbac, notebook, profile, secret, startStore } from './fixtures.ts';
 
 const VELERO_UID = 65532;
 const extractor = new URL('../support/velero/extract-like-velero.mjs', import.meta.url).pathname;
@@ -70,23 +70,41 @@ describe('archive: extracted by Velero rules as uid 65532', () => {
   let tarball: Buffer;
   before(async () => {
     ({ server, store } = await startStore('velero-extract'));
-    const w = await BackupWriter.start({ store, toolVersion: '0.1.0', scope: { action: 'backup-state', namespaces: ['alice'] } });
+    const w = await BackupWriter.start({
+      store, toolVersion: '0.1.0', scope: { action: 'backup-state', namespaces: ['alice'] }, encryptionKey: 'correct horse battery staple',
+    });
     await w.addItem(PROFILES, profile('alice'));
     await w.addItem(NOTEBOOKS, notebook('alice', 'nb-1'));
     await w.addItem(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: 'alice' }, data: { a: 'b' } });
+    await w.addItem(SECRETS, secret('alice', 'db', { password: 'hunter2' }));
+    await w.addItem(PVCS, boundPvc('alice', 'workspace'));
+    const rbac = colonRbac('alice');
+    await w.addItem(ROLES, rbac.role);
+    await w.addItem(ROLEBINDINGS, rbac.binding);
     const { id } = await w.commit();
     tarball = await store.getBytes(backupKeys(id).tarball);
   });
   after(async () => server.stop());
 
-  it('extracts and parses every item of our tarball', async () => {
+  it('extracts and parses every item of our tarball but the sealed Secrets, PVCs unbound, names with ":" as they are', async () => {
     const result = await extractAsVelero(tarball);
     expect(result, result.message).to.include({ ok: true, uid: VELERO_UID });
-    const names = (folder: string, ns: string) => Object.keys(result.catalogue?.[folder]?.[ns] ?? {});
-    expect(Object.keys(result.catalogue!).sort()).to.deep.equal(['configmaps', 'notebooks.kubeflow.org', 'profiles.kubeflow.org']);
+    const catalogue = result.catalogue!;
+    const names = (folder: string, ns: string) => Object.keys(catalogue[folder]?.[ns] ?? {});
+    // no secrets/ folder at all: Velero would have written their ciphertext into the cluster as values
+    expect(Object.keys(catalogue).sort()).to.deep.equal([
+      'configmaps', 'notebooks.kubeflow.org', 'persistentvolumeclaims', 'profiles.kubeflow.org',
+      'rolebindings.rbac.authorization.k8s.io', 'roles.rbac.authorization.k8s.io',
+    ]);
     expect(names('profiles.kubeflow.org', '')).to.deep.equal(['alice']);
     expect(names('notebooks.kubeflow.org', 'alice')).to.deep.equal(['nb-1']);
-    expect(result.catalogue!['configmaps']!['alice']!['settings']!.metadata.name).to.equal('settings');
+    expect(names('rolebindings.rbac.authorization.k8s.io', 'alice')).to.deep.equal(['system:image-pullers']);
+    expect(names('roles.rbac.authorization.k8s.io', 'alice')).to.deep.equal(['system:image-puller']);
+    expect(catalogue['configmaps']!['alice']!['settings']!.metadata.name).to.equal('settings');
+    const pvc = catalogue['persistentvolumeclaims']!['alice']!['workspace'] as unknown as { spec: Record<string, unknown>; metadata: { annotations: Record<string, string> } };
+    expect(pvc.spec).to.not.have.property('volumeName');
+    expect(pvc.spec).to.include({ storageClassName: 'standard' });
+    expect(pvc.metadata.annotations).to.deep.equal({ note: 'kept' });
   });
 
   it('is the instrument that fails on 0644 entries, as a non-root Velero did on our old archives', async () => {
