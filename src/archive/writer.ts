@@ -22,7 +22,7 @@ import { itemPaths, METADATA_VERSION_PATH, PREFERRED_VERSION_SUFFIX, RESOURCES_R
 import { isPvc, withoutVolumeBinding } from '../kubeflow/pvc-binding.ts';
 import { SecretSealer } from './seal.ts';
 import { TarEncoder } from './tar.ts';
-import { parseGoDuration, veleroBackupObject } from './velero-backup.ts';
+import { veleroBackupObject } from './velero-backup.ts';
 
 export interface BackupWriterOptions {
   store: ObjectStore;
@@ -34,8 +34,6 @@ export interface BackupWriterOptions {
   source?: BackupSource;
   /** the user's encryption-key; when set, every Secret is sealed */
   encryptionKey?: string | Buffer;
-  /** Velero TTL as a Go duration; default 720h0m0s like Velero */
-  ttl?: string;
   storageLocation?: string;
   now?: () => Date;
 }
@@ -179,9 +177,6 @@ export class BackupWriter {
     const keys = backupKeys(id);
     for await (const existing of options.store.list(keys.folder)) {
       throw new Error(`Backup ${id} already exists at ${options.store.url(existing.key)}; choose another id.`);
-    }
-    if (options.ttl !== undefined && parseGoDuration(options.ttl) === undefined) {
-      throw new Error(`"${options.ttl}" is not a duration such as 720h or 24h0m0s.`);
     }
     const writer = new BackupWriter(options, id, now);
     const version = Buffer.from(`${VELERO_FORMAT_VERSION}\n`);
@@ -465,13 +460,10 @@ export class BackupWriter {
       });
       const failed = (await Promise.allSettled(puts)).find((r) => r.status === 'rejected');
       if (failed) throw failed.reason;
-      const ttl = this.options.ttl ?? '720h0m0s';
       const marker = veleroBackupObject({
         id: this.id,
         started: this.started,
         completed,
-        ttl,
-        expiration: new Date(completed.getTime() + parseGoDuration(ttl)!),
         namespaces: this.options.scope.namespaces ?? [],
         items: this.objects,
         errors: this.errorCount,
