@@ -216,7 +216,7 @@ describe('archive: writer, reader and verification against s3rver', () => {
     expect(r6.problems[0]).to.include({ kind: 'bad-manifest' });
 
     const noTarball = await smallBackup(store);
-    await store.deleteFolder(`${backupKeys(noTarball).folder}`).then(() => store.put(backupKeys(noTarball).marker, '{"kind":"Backup","metadata":{"name":"x"}}'));
+    await store.deleteFolder(`${backupKeys(noTarball).folder}`).then(() => store.put(backupKeys(noTarball).marker, '{"kind":"Backup","metadata":{"name":"x"},"status":{"phase":"Completed"}}'));
     const r7 = await verifyBackup(store, noTarball);
     expect(r7.problems.map((p) => p.kind)).to.include('missing-tarball');
     for (const id of [flipped, truncated, dropped, extra, tampered, noTarball]) await store.deleteFolder(backupKeys(id).folder);
