@@ -44,7 +44,7 @@ describe('backup actions through the real dispatch', function () {
     expect(backup.state.actionLogs.length).to.be.greaterThan(0);
 
     const listed = await action('list-backups', {});
-    expect(listed.state.actionResults).to.include({ count: '1', 'backups.0.id': results['backup-id'], 'backups.0.description': 'nightly' });
+    expect(listed.state.actionResults).to.include({ count: '1', 'backups.0.id': results['backup-id'], 'backups.0.phase': 'Completed', 'backups.0.description': 'nightly' });
     expect(listed.state.actionResults['backups.0.scope']).to.match(/^backup-state: 4 namespace\(s\), 4 Profile\(s\)$/);
 
     const verified = await action('verify-backup', { 'backup-id': 'latest' });
