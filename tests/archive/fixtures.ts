@@ -3,6 +3,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import type { ApiResource, KubeObject } from '../../src/kube/types.ts';
 import { ObjectStore } from '../../src/store/objects.ts';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
+import type { VeleroItem } from '../support/velero/archive.ts';
 
 export const BUCKET = 'kf-backups';
 
@@ -90,4 +91,19 @@ export function noise(bytes: number, seed: number): string {
     out += chars[x % chars.length];
   }
   return out;
+}
+
+/** A profile namespace as a stock Velero backup of it holds it, with other versions for EnableAPIGroupVersions. */
+export function veleroProfileNamespace(namespace: string): VeleroItem[] {
+  const nb = notebook(namespace, 'analysis');
+  const rbac = colonRbac(namespace);
+  const cm: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace }, data: { a: 'b' } };
+  return [
+    { resource: 'profiles', group: 'kubeflow.org', object: profile(namespace), otherVersions: [{ ...profile(namespace), apiVersion: 'kubeflow.org/v1beta1' }] },
+    { resource: 'namespaces', group: '', object: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } } },
+    { resource: 'notebooks', group: 'kubeflow.org', object: nb, otherVersions: [{ ...nb, apiVersion: 'kubeflow.org/v1beta1' }, { ...nb, apiVersion: 'kubeflow.org/v1alpha1' }] },
+    { resource: 'roles', group: 'rbac.authorization.k8s.io', object: rbac.role },
+    { resource: 'rolebindings', group: 'rbac.authorization.k8s.io', object: rbac.binding },
+    { resource: 'configmaps', group: '', object: cm },
+  ];
 }
