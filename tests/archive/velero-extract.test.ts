@@ -13,6 +13,7 @@ import { BackupWriter } from '../../src/archive/index.ts';
 import { backupKeys } from '../../src/store/layout.ts';
 import type { ObjectStore } from '../../src/store/objects.ts';
 import type { S3ServerHandle } from '../support/s3/server.ts';
+import { veleroRestoreOrder } from '../support/velero/restore-order.ts';
 import { CONFIGMAPS, NOTEBOOKS, PROFILES, PVCS, ROLEBINDINGS, ROLES, SECRETS, boundPvc, colonRbac, notebook, profile, secret, startStore } from './fixtures.ts';
 
 const VELERO_UID = 65532;
@@ -105,6 +106,19 @@ describe('archive: extracted by Velero rules as uid 65532', () => {
     expect(pvc.spec).to.not.have.property('volumeName');
     expect(pvc.spec).to.include({ storageClassName: 'standard' });
     expect(pvc.metadata.annotations).to.deep.equal({ note: 'kept' });
+  });
+
+  it('would be restored by Velero before its Profiles exist, in namespaces Velero makes', async () => {
+    const result = await extractAsVelero(tarball);
+    const folders = Object.keys(result.catalogue!);
+    // no Namespace items: Velero makes each namespace bare, before the first item in it
+    expect(folders).to.not.include('namespaces');
+    // Velero's priorities first, the rest alphabetically: Notebooks, and everything else of a profile namespace, are
+    // created before any Profile, in namespaces the profile controller will then refuse as not its own
+    expect(veleroRestoreOrder(folders)).to.deep.equal([
+      'persistentvolumeclaims', 'roles.rbac.authorization.k8s.io', 'rolebindings.rbac.authorization.k8s.io', 'configmaps',
+      'notebooks.kubeflow.org', 'profiles.kubeflow.org',
+    ]);
   });
 
   it('is the instrument that fails on 0644 entries, as a non-root Velero did on our old archives', async () => {
