@@ -88,6 +88,8 @@ export function parseItemPath(path: string): ItemPathCheck {
   if ((root !== RESOURCES_ROOT && root !== SEALED_ROOT) || parts.length < 4) return { ok: false, reason: `is not under ${RESOURCES_ROOT}/<resource>/` };
   const itemRoot: ItemRoot = root;
   const folder = parts[1]!;
+  // Our folder holds sealed Secrets and nothing else: anything else there was not put there by us.
+  if (itemRoot === SEALED_ROOT && folder !== 'secrets') return { ok: false, reason: `is in ${SEALED_ROOT}/, which holds only secrets/` };
   const dot = folder.indexOf('.');
   const resource = dot < 0 ? folder : folder.slice(0, dot);
   const group = dot < 0 ? '' : folder.slice(dot + 1);
