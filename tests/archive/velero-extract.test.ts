@@ -121,6 +121,15 @@ describe('archive: extracted by Velero rules as uid 65532', () => {
     ]);
   });
 
+  it('without an encryption key, Secrets are in resources/, where Velero finds them', async () => {
+    const w = await BackupWriter.start({ store, toolVersion: '0.1.0', scope: { action: 'backup-state', namespaces: ['alice'] } });
+    await w.addItem(PROFILES, profile('alice'));
+    await w.addItem(SECRETS, secret('alice', 'db', { password: 'hunter2' }));
+    const { id } = await w.commit();
+    const result = await extractAsVelero(await store.getBytes(backupKeys(id).tarball));
+    expect(Object.keys(result.catalogue!['secrets']!['alice']!)).to.deep.equal(['db']);
+  });
+
   it('is the instrument that fails on 0644 entries, as a non-root Velero did on our old archives', async () => {
     const result = await extractAsVelero(await withMode(tarball, 0o644));
     expect(result).to.include({ ok: false, uid: VELERO_UID, code: 'EACCES' });
