@@ -69,6 +69,7 @@ describe('archive: velero-backup.json decoded by Velero rules', () => {
     expect(broken((m) => { m.status.errors = '0'; })).to.throw(VeleroDecodeError, /type int/);
     expect(broken((m) => { m.status.progress.itemsBackedUp = 1.5; })).to.throw(VeleroDecodeError, /type int/);
     expect(broken((m) => { m.spec.snapshotVolumes = 'false'; })).to.throw(VeleroDecodeError, /type bool/);
+    expect(broken((m) => { m.status.phase = 'Done'; })).to.throw(VeleroDecodeError, /status.phase: Unsupported value: "Done"/);
     // a misspelt field is not an error for Velero, only lost: the decoder reports it as dropped
     const misspelt = veleroMarker({ name: 'c', items: [], started }) as Record<string, any>;
     misspelt.status.Expiration = misspelt.status.expiration;

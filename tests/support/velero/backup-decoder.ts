@@ -11,6 +11,8 @@
 // - pkg/controller/backup_sync_controller.go: a synced backup is created in the cluster under its metadata.name, so
 //   that name is required; incomplete phases are skipped unless expired.
 // - pkg/controller/gc_controller.go: a backup is deleted only when status.expiration is set and not after now.
+// - config/crd/v1/bases/velero.io_backups.yaml: the Backup the sync creates must pass the CRD's schema, whose
+//   status.phase is an enum of the BackupPhase values.
 
 export class VeleroDecodeError extends Error {
   override name = 'VeleroDecodeError';
@@ -44,6 +46,12 @@ const BACKUP_STATUS: Schema = {
   backupItemOperationsCompleted: 'int', backupItemOperationsFailed: 'int', hookStatus: { hooksAttempted: 'int', hooksFailed: 'int' },
 };
 const BACKUP: Schema = { apiVersion: 'string', kind: 'string', metadata: OBJECT_META, spec: BACKUP_SPEC, status: BACKUP_STATUS };
+
+const BACKUP_PHASES: readonly string[] = [
+  'New', 'Queued', 'ReadyToStart', 'FailedValidation', 'InProgress', 'WaitingForPluginOperations',
+  'WaitingForPluginOperationsPartiallyFailed', 'Finalizing', 'FinalizingPartiallyFailed', 'Completed', 'PartiallyFailed',
+  'Failed', 'Deleting',
+];
 
 /** Go's time.Parse(time.RFC3339, …): the layout's fields exactly, a fraction after the seconds tolerated. */
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:[.,]\d+)?(Z|[+-](\d{2}):(\d{2}))$/;
@@ -168,6 +176,10 @@ export function decodeVeleroBackup(text: string): DecodedBackup {
     spec?: { ttl?: number };
     status?: { phase?: string; expiration?: Date; startTimestamp?: Date; completionTimestamp?: Date; formatVersion?: string; version?: number };
   };
+  const phase = backup.status?.phase;
+  if (phase !== undefined && !BACKUP_PHASES.includes(phase)) {
+    throw new VeleroDecodeError(`status.phase: Unsupported value: "${phase}": supported values: ${BACKUP_PHASES.map((p) => `"${p}"`).join(', ')}`);
+  }
   const name = backup.metadata?.name;
   if (!name) throw new VeleroDecodeError('metadata.name: Required value: a synced backup is created under its name');
   const status = backup.status ?? {};
