@@ -8,7 +8,8 @@
 //   "Request redirection and the REST API"; S3 API reference, HeadBucket: x-amz-bucket-region), with no body for HEAD.
 //   Regions opened after March 2019 answer 400 instead; the header is the same, and clients treat both alike
 //   (@aws-sdk/middleware-sdk-s3 region-redirect middleware).
-// A client on this machine reaches `<bucket>.s3.localhost` through localhost-dns.cjs.
+// A Node client on this machine reaches `<bucket>.s3.localhost` through localhost-dns.cjs; rclone through
+// HTTP_PROXY=<the proxy> (see `forwardProxy`).
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
@@ -70,15 +71,23 @@ export class RegionProxy {
     return proxy;
   }
 
+  /** `http://127.0.0.1:<port>`: HTTP_PROXY for clients that cannot resolve `*.localhost` themselves. */
+  get forwardProxy(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
   /** Moves a bucket to another region from now on. */
   setRegion(bucket: string, region: string): void {
     this.regions[bucket] = region;
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
-    const host = req.headers.host ?? '';
-    const hostname = host.replace(/:\d+$/, '').toLowerCase();
+    // A client that cannot resolve `<bucket>.s3.localhost` (Go's resolver, so rclone) is pointed at the proxy with
+    // HTTP_PROXY and sends the absolute URL as the request target (RFC 9112 section 3.2.2): the same request.
+    const absolute = /^http:\/\//i.test(req.url ?? '');
     const url = new URL(req.url ?? '/', 'http://x');
+    const host = absolute ? url.host : (req.headers.host ?? '');
+    const hostname = host.replace(/:\d+$/, '').toLowerCase();
     const suffix = `.${PROXY_HOST}`;
     const style: 'host' | 'path' = hostname.endsWith(suffix) ? 'host' : 'path';
     const bucket = style === 'host' ? hostname.slice(0, -suffix.length) : url.pathname.split('/')[1] || undefined;
