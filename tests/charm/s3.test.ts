@@ -7,6 +7,7 @@ import { ensureCharmBuilt } from '../support/juju/charm-build.ts';
 import { runDispatch, unitStatus, type DispatchEvent, type DispatchOutcome } from '../support/juju/harness.ts';
 import { S3_RELATION_ID, TRACK2_SECRET, s3Relation, track1Data } from '../support/juju/scenarios.ts';
 import { emptyState, type Databag, type FakeJujuState } from '../support/juju/state.ts';
+import { Track1Integrator, Track2Integrator } from '../support/juju/s3-integrator.ts';
 import { RegionProxy } from '../support/s3/region-proxy.ts';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
 
@@ -22,7 +23,7 @@ describe('charm s3-credentials relation (real ./dispatch, s3rver behind an AWS-l
   let proxy: RegionProxy;
 
   before(async function () {
-    [charmDir, s3] = await Promise.all([ensureCharmBuilt(), startS3Server({ buckets: [BUCKET, WEST_BUCKET], accessKeys: [NUMERIC_KEY] })]);
+    [charmDir, s3] = await Promise.all([ensureCharmBuilt(), startS3Server({ buckets: [BUCKET, WEST_BUCKET, 'relation-3'], accessKeys: [NUMERIC_KEY] })]);
     proxy = await RegionProxy.start({ target: s3.endpoint, bucketRegions: { [WEST_BUCKET]: 'eu-west-1' } });
   });
   after(async () => {
@@ -138,6 +139,62 @@ describe('charm s3-credentials relation (real ./dispatch, s3rver behind an AWS-l
         status: 'blocked',
         message: "s3-integrator's credentials secret has no secret-key; put the keys in a Juju secret, juju grant-secret it to s3-integrator and juju config s3-integrator credentials=<secret-uri>",
       });
+    });
+  });
+  describe('the bucket each track of s3-integrator really gives (its decisions simulated from its source)', () => {
+    const joined = { event: 's3-credentials-relation-joined', relation: S3_RELATION_ID };
+    const keys = () => ({ endpoint: s3.endpoint, accessKey: s3.accessKeyId, secretKey: s3.secretAccessKey, 's3-uri-style': 'path' });
+
+    it('track 1: the first bucket any consumer asked for wins, and a later s3-bucket change is not answered', async () => {
+      const provider = new Track1Integrator(keys());
+      provider.consumerAsked('s3-credentials:3', 'relation-3');
+      let { state } = await run(emptyState({ relations: [s3Relation({}, {})] }), joined);
+      expect(state.relations[0]!.localAppData.bucket).to.equal(BUCKET);
+      expect(provider.answer(state, S3_RELATION_ID)).to.include({ bucket: 'relation-3' });
+      ({ state } = await run(state, changed));
+      expect(unitStatus(state)?.message).to.match(/^backups to s3:\/\/relation-3\/kubeflow-upgrader(;|$)/);
+
+      state.config = { 's3-bucket': 'team-backups' };
+      ({ state } = await run(state, { event: 'config-changed' }));
+      expect(state.relations[0]!.localAppData.bucket).to.equal('team-backups');
+      expect(provider.answer(state, S3_RELATION_ID)).to.equal(undefined);
+      ({ state } = await run(state, changed));
+      expect(unitStatus(state)?.message).to.match(/^backups to s3:\/\/relation-3\//);
+    });
+
+    it('track 1: its bucket option wins over the bucket we ask for', async () => {
+      const provider = new Track1Integrator({ ...keys(), bucket: BUCKET });
+      let { state } = await run(emptyState({ config: { 's3-bucket': 'team-backups' }, relations: [s3Relation({}, {})] }), joined);
+      provider.answer(state, S3_RELATION_ID);
+      ({ state } = await run(state, changed));
+      expect(unitStatus(state)?.message).to.match(new RegExp(`^backups to s3://${BUCKET}/`));
+    });
+
+    it('track 2: creates the bucket we ask for, and the unit turns active on it', async () => {
+      const provider = new Track2Integrator(keys());
+      let { state } = await run(emptyState({ config: { 's3-bucket': 'kf-created-by-track2' }, relations: [s3Relation({}, {})] }), joined);
+      expect(await provider.answer(state, S3_RELATION_ID)).to.include({ bucket: 'kf-created-by-track2' });
+      ({ state } = await run(state, changed));
+      expect(unitStatus(state)?.message).to.match(/^backups to s3:\/\/kf-created-by-track2\/kubeflow-upgrader(;|$)/);
+    });
+
+    it('track 2: a bucket it may not create gets no answer, and the unit waits naming what to set', async () => {
+      const provider = new Track2Integrator(keys(), { mayCreateBuckets: false });
+      let { state } = await run(emptyState({ config: { 's3-bucket': 'kf-nobody-created' }, relations: [s3Relation({}, {})] }), joined);
+      expect(await provider.answer(state, S3_RELATION_ID)).to.equal(undefined);
+      ({ state } = await run(state, changed));
+      expect(unitStatus(state)).to.deep.equal({
+        status: 'waiting',
+        message: 'waiting for s3-integrator: it needs credentials and a bucket it can find or create ("kf-nobody-created" asked); set s3-bucket here or bucket on s3-integrator',
+      });
+    });
+
+    it('track 2: a dotted name is refused by the provider, and the wait says so', async () => {
+      const provider = new Track2Integrator(keys());
+      let { state } = await run(emptyState({ config: { 's3-bucket': 'team.backups' }, relations: [s3Relation({}, {})] }), joined);
+      expect(await provider.answer(state, S3_RELATION_ID)).to.equal(undefined);
+      ({ state } = await run(state, changed));
+      expect(unitStatus(state)?.message).to.match(/^waiting for s3-integrator: its track 2 cannot create "team\.backups"/);
     });
   });
 });
