@@ -8,7 +8,6 @@ import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { checkBucket, classifyS3Error } from '../../src/store/s3-client.ts';
-import { probeBucket } from '../../src/store/bucket-probe.ts';
 import { openObjectStore } from '../../src/store/open.ts';
 import { RegionProxy } from '../support/s3/region-proxy.ts';
 // `<bucket>.s3.localhost` resolves to loopback in this process, as RFC 6761 wants (see the file).
@@ -107,12 +106,6 @@ describe('store/s3-client: against AWS-like addressing and regions (s3rver behin
     expect(await checkBucket(west())).to.deep.equal({ ok: true });
     const seen = proxy.seen.slice(mark);
     expect(seen.map((r) => [r.style, r.signedRegion, r.redirected ?? 'passed'])).to.deep.equal([['host', 'us-west-2', 301], ['host', 'eu-west-1', 'passed']]);
-  });
-
-  it('the light status probe reports the mismatch with the region S3 named, in one sentence', async () => {
-    const result = await probeBucket(west());
-    expect(result).to.deep.equal({ ok: false, problem: { kind: 'wrong-region', message: 'bucket "kf-west" is in region eu-west-1, not us-west-2; set region=eu-west-1 on s3-integrator' } });
-    expect(await probeBucket(west({ region: 'eu-west-1' }))).to.deep.equal({ ok: true });
   });
 
   it('uploads with the storage class, in one PUT and in a multipart upload', async () => {
