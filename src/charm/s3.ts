@@ -2,6 +2,7 @@
 import { HookToolError } from '../juju/hook-tools.ts';
 import { S3_ENDPOINT, credentialsFix, requirerRequest, settingsFromProvider, trackOf, type S3Readiness } from '../store/settings.ts';
 import type { CharmRuntime } from './runtime.ts';
+import type { StatusNote } from './status.ts';
 
 /** The relation id of s3-credentials, unless it is the one being broken in this hook. */
 export async function s3RelationId(charm: CharmRuntime): Promise<string | undefined> {
@@ -67,4 +68,15 @@ export async function ensureS3Request(charm: CharmRuntime): Promise<void> {
   const current = await charm.tools.relationGet(relationId, charm.context.appName, { app: true });
   const changed = Object.entries(wanted).some(([key, value]) => current[key] !== value);
   if (changed) await charm.tools.relationSet(relationId, wanted, { app: true });
+}
+
+/**
+ * A bucket set here that s3-integrator does not use: its own `bucket` option wins on both tracks, and on track 1 so
+ * does the first bucket any consumer asked for (s3-integrator src/charm.py), which no later change of ours moves.
+ */
+export async function s3BucketNotes(charm: CharmRuntime): Promise<StatusNote[]> {
+  const [readiness, config] = await Promise.all([readS3Readiness(charm), charm.config()]);
+  const wanted = config.ok ? config.config['s3-bucket'] : '';
+  if (readiness.state !== 'ready' || !wanted || readiness.settings.bucket === wanted) return [];
+  return [{ level: 'active', text: `s3-bucket "${wanted}" is not used: s3-integrator sends "${readiness.settings.bucket}" (set bucket on s3-integrator)` }];
 }

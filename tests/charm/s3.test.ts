@@ -159,7 +159,7 @@ describe('charm s3-credentials relation (real ./dispatch, s3rver behind an AWS-l
       expect(state.relations[0]!.localAppData.bucket).to.equal('team-backups');
       expect(provider.answer(state, S3_RELATION_ID)).to.equal(undefined);
       ({ state } = await run(state, changed));
-      expect(unitStatus(state)?.message).to.match(/^backups to s3:\/\/relation-3\//);
+      expect(unitStatus(state)?.message).to.match(/^backups to s3:\/\/relation-3\/kubeflow-upgrader; s3-bucket "team-backups" is not used: s3-integrator sends "relation-3" \(set bucket on s3-integrator\)/);
     });
 
     it('track 1: its bucket option wins over the bucket we ask for', async () => {
