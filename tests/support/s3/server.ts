@@ -26,6 +26,8 @@ export interface S3ServerOptions {
   buckets?: string[];
   tlsKeyFile?: string;
   tlsCertFile?: string;
+  /** more access key ids s3rver accepts (it checks the id only, never the secret) */
+  accessKeys?: string[];
   /** keep the data folder after stop (default: removed) */
   keepDirectory?: boolean;
 }
@@ -36,6 +38,7 @@ export async function startS3Server(options: S3ServerOptions = {}): Promise<S3Se
   const directory = mkdtempSync(join(tmpdir(), 's3rver-'));
   const args = ['--import', 'tsx', join(here, 'server-main.ts'), '--dir', directory];
   for (const bucket of options.buckets ?? []) args.push('--bucket', bucket);
+  for (const id of options.accessKeys ?? []) args.push('--access-key', id);
   if (options.tlsKeyFile && options.tlsCertFile) args.push('--tls-key', options.tlsKeyFile, '--tls-cert', options.tlsCertFile);
   const child: ChildProcess = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   const stop = stopOnExit('s3rver', async () => {
