@@ -12,6 +12,7 @@
 // HTTP_PROXY=<the proxy> (see `forwardProxy`).
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { stopOnExit } from '../cleanup.ts';
 
 /** The host name the proxy stands for; buckets are its sub-domains. */
 export const PROXY_HOST = 's3.localhost';
@@ -68,7 +69,15 @@ export class RegionProxy {
       proxy!.sockets.add(socket);
       socket.once('close', () => proxy!.sockets.delete(socket));
     });
+    proxy.registered = stopOnExit('the S3 region proxy', () => proxy!.closeNow());
     return proxy;
+  }
+
+  /** Registered with tests/support/cleanup.ts, so a failing before-all hook cannot leave it listening. */
+  private registered: () => Promise<void> = async () => undefined;
+
+  stop(): Promise<void> {
+    return this.registered();
   }
 
   /** `http://127.0.0.1:<port>`: HTTP_PROXY for clients that cannot resolve `*.localhost` themselves. */
@@ -120,7 +129,7 @@ export class RegionProxy {
     req.pipe(upstream);
   }
 
-  async stop(): Promise<void> {
+  private async closeNow(): Promise<void> {
     for (const socket of this.sockets) socket.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
