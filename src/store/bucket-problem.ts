@@ -2,6 +2,7 @@
 // SDK client, s3-client.ts) and probeBucket (the light probe of the status, bucket-probe.ts). No SDK import here.
 import { credentialsFix, type S3Settings } from './settings.ts';
 import { effectiveEndpoint } from './addressing.ts';
+import { TLS_CODES, errorCodes, isNetworkCode } from '../errors/codes.ts';
 
 export type BucketProblemKind =
   | 'missing-key'
@@ -21,35 +22,6 @@ export interface BucketProblem {
 
 export type BucketCheck = { ok: true } | { ok: false; problem: BucketProblem };
 
-const TLS_CODES = new Set([
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'UNABLE_TO_GET_ISSUER_CERT',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  'CERT_HAS_EXPIRED',
-  'CERT_NOT_YET_VALID',
-  'CERT_UNTRUSTED',
-  'CERT_SIGNATURE_FAILURE',
-  'ERR_TLS_CERT_ALTNAME_INVALID',
-  'EPROTO',
-  'ERR_SSL_WRONG_VERSION_NUMBER',
-]);
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'EPIPE']);
-
-/** Every error code in an error, its cause chain and an AggregateError's members (happy-eyeballs connects). */
-function errorCodes(error: unknown, depth = 0): string[] {
-  if (!error || typeof error !== 'object' || depth > 4) return [];
-  const e = error as { code?: unknown; name?: unknown; cause?: unknown; errors?: unknown; message?: unknown };
-  const codes: string[] = [];
-  if (typeof e.code === 'string') codes.push(e.code);
-  if (typeof e.name === 'string') codes.push(e.name);
-  if (typeof e.message === 'string' && /wrong version number|ssl3_get_record|packet length too long/i.test(e.message)) codes.push('ERR_SSL_WRONG_VERSION_NUMBER');
-  codes.push(...errorCodes(e.cause, depth + 1));
-  if (Array.isArray(e.errors)) for (const inner of e.errors) codes.push(...errorCodes(inner, depth + 1));
-  return codes;
-}
-
 /** The region S3 says the bucket is in: the x-amz-bucket-region header of a 301 or 400 answer, or the error's Region. */
 function bucketRegionOf(error: unknown): string | undefined {
   const e = error as { $response?: { headers?: Record<string, string | undefined> }; Region?: unknown } | undefined;
@@ -67,8 +39,8 @@ export function classifyS3Error(error: unknown, settings: Pick<S3Settings, 'buck
   if (tls) {
     return { kind: 'tls', message: `TLS with ${endpoint} failed (${tls}); give s3-integrator the endpoint's CA in tls-ca-chain, or use the right scheme` };
   }
-  if (codes.some((code) => NETWORK_CODES.has(code) || code === 'TimeoutError')) {
-    const code = codes.find((c) => NETWORK_CODES.has(c)) ?? 'timeout';
+  if (codes.some(isNetworkCode)) {
+    const code = codes.find(isNetworkCode) ?? 'timeout';
     return { kind: 'unreachable', message: `cannot reach S3 at ${endpoint} (${code}); check the endpoint option of s3-integrator and the network` };
   }
   // S3 names the bucket's region on a redirect (301 PermanentRedirect) and on a HeadBucket signed for another

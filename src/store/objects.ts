@@ -13,6 +13,7 @@ import {
 import { Upload } from '@aws-sdk/lib-storage';
 import { Readable } from 'node:stream';
 import { normalizePrefix } from './layout.ts';
+import { TIMEOUT_CODES, TLS_CODES, errorCodes, isNetworkCode } from '../errors/codes.ts';
 
 export type StoreErrorKind =
   | 'not-found'
@@ -37,26 +38,15 @@ export class StoreError extends Error {
   }
 }
 
-const TLS_CODES = new Set([
-  'SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'CERT_HAS_EXPIRED', 'ERR_TLS_CERT_ALTNAME_INVALID', 'EPROTO',
-  'ERR_SSL_WRONG_VERSION_NUMBER',
-]);
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE']);
-
-function errorCodes(error: unknown): { name: string; code: string; status: number | undefined } {
-  let e: unknown = error;
-  let code = '';
-  // Network and TLS failures arrive wrapped; the useful code sits on the innermost cause.
-  for (let depth = 0; depth < 5 && e && typeof e === 'object'; depth++) {
-    const c = (e as { code?: unknown }).code;
-    if (typeof c === 'string' && !code) code = c;
-    e = (e as { cause?: unknown }).cause;
-  }
+/** The S3 error name (`Code` or `name`), the innermost low-level code, and the HTTP status of an SDK error. */
+function describeCodes(error: unknown): { name: string; code: string; status: number | undefined } {
+  const codes = errorCodes(error);
   const obj = (error && typeof error === 'object' ? error : {}) as {
     name?: unknown; Code?: unknown; $metadata?: { httpStatusCode?: number };
   };
   const name = typeof obj.Code === 'string' ? obj.Code : typeof obj.name === 'string' ? obj.name : '';
+  // Network and TLS failures arrive wrapped; the useful code sits on a cause.
+  const code = codes.find((c) => isNetworkCode(c) || TLS_CODES.has(c) || c === 'ABORT_ERR') ?? codes.find((c) => /^[A-Z][A-Z_]+$/.test(c)) ?? '';
   return { name, code, status: obj.$metadata?.httpStatusCode };
 }
 
@@ -66,7 +56,7 @@ function errorCodes(error: unknown): { name: string; code: string; status: numbe
  */
 export function classifyStoreError(error: unknown, doing: string, where: string, key?: string): StoreError {
   if (error instanceof StoreError) return error;
-  const { name, code, status } = errorCodes(error);
+  const { name, code, status } = describeCodes(error);
   const say = (kind: StoreErrorKind, why: string) => new StoreError(kind, `Could not ${doing} ${where}: ${why}.`, key);
   if (name === 'AbortError' || code === 'ABORT_ERR') return say('aborted', 'the operation was cancelled');
   if (name === 'NoSuchBucket') return say('no-bucket', 'the bucket does not exist');
@@ -78,8 +68,8 @@ export function classifyStoreError(error: unknown, doing: string, where: string,
   if (TLS_CODES.has(code) || /CERT|SSL|TLS/.test(code)) {
     return say('tls', `the TLS certificate of the endpoint could not be verified (${code}); check the CA chain`);
   }
-  if (NETWORK_CODES.has(code)) return say('unreachable', `the endpoint is unreachable (${code})`);
-  if (name === 'TimeoutError' || code === 'ETIMEDOUT' || name === 'RequestTimeout') return say('timeout', 'the request timed out');
+  if (name === 'TimeoutError' || TIMEOUT_CODES.has(code) || name === 'RequestTimeout') return say('timeout', 'the request timed out');
+  if (isNetworkCode(code)) return say('unreachable', `the endpoint is unreachable (${code})`);
   const detail = name || code || (status ? `HTTP ${status}` : 'unknown error');
   return say('other', `the object store answered ${detail}`);
 }
