@@ -9,6 +9,7 @@ import { statusNotes } from './status-notes.ts';
 import { convergeGuard, liftGuard } from './guard.ts';
 import { convergeControlPlane } from './control-plane.ts';
 import { CONTROL_PLANE_ENDPOINTS } from '../controlplane/relations.ts';
+import { charmProblemSentence } from './s3-wording.ts';
 
 async function s3Fact(charm: CharmRuntime): Promise<S3Fact> {
   // One signed HeadBucket, without the AWS SDK (most of the bundle, and ~250 ms of CPU to load): the probe loads while
@@ -20,7 +21,7 @@ async function s3Fact(charm: CharmRuntime): Promise<S3Fact> {
   const { probeBucket } = await loadProbe();
   const check = await probeBucket(readiness.settings);
   if (!check.ok) {
-    await charm.log('WARNING', `S3 check failed: ${check.problem.message}`);
+    await charm.log('WARNING', `S3 check failed: ${charmProblemSentence(check.problem)}`);
     return { state: 'unusable', problem: check.problem };
   }
   return { state: 'ready', bucket: readiness.settings.bucket, path: readiness.settings.path };

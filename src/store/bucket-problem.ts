@@ -1,6 +1,8 @@
-// Why a bucket cannot be used, in one sentence a user can act on: the classification shared by checkBucket (the AWS
-// SDK client, s3-client.ts) and probeBucket (the light probe of the status, bucket-probe.ts). No SDK import here.
-import { credentialsFix, type S3Settings } from './settings.ts';
+// Why a bucket cannot be used: the classification shared by checkBucket (the AWS SDK client, s3-client.ts) and
+// probeBucket (the light probe of the status, bucket-probe.ts). No SDK import here. A problem is a neutral fact plus
+// the setting that would fix it; the charm (src/charm/s3-wording.ts) and the CLI (src/cli/s3-wording.ts) each name
+// that setting where their user changes it: an option of s3-integrator, or a flag.
+import type { S3Settings } from './settings.ts';
 import { effectiveEndpoint } from './addressing.ts';
 import { TLS_CODES, errorCodes, isNetworkCode } from '../errors/codes.ts';
 
@@ -14,10 +16,28 @@ export type BucketProblemKind =
   | 'wrong-region'
   | 'unknown';
 
+/** The setting that would fix a problem. */
+export type S3Remedy =
+  | { setting: 'ca-chain' }
+  | { setting: 'endpoint'; what: 'unreachable' | 'invalid' }
+  | { setting: 'bucket' }
+  /** the keys, which reach us in a way that depends on the s3-integrator track (absent: the CLI's environment) */
+  | { setting: 'credentials'; track: 1 | 2 | undefined; what: 'missing' | 'denied'; key?: 'access-key' | 'secret-key' }
+  | { setting: 'region'; region: string }
+  | { setting: 'regional-endpoint' }
+  | { setting: 'none' };
+
 export interface BucketProblem {
   kind: BucketProblemKind;
-  /** one sentence, no secret, no stack */
-  message: string;
+  /** what is wrong, without who should change what: no secret, no stack */
+  fact: string;
+  remedy: S3Remedy;
+}
+
+/** One sentence: the fact, then the fix in the words of whoever shows it. */
+export function problemSentence(problem: BucketProblem, word: (remedy: S3Remedy) => string): string {
+  const fix = word(problem.remedy);
+  return fix ? `${problem.fact}; ${fix}` : problem.fact;
 }
 
 export type BucketCheck = { ok: true } | { ok: false; problem: BucketProblem };
@@ -37,37 +57,36 @@ export function classifyS3Error(error: unknown, settings: Pick<S3Settings, 'buck
   const status = (error as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata?.httpStatusCode;
   const tls = codes.find((code) => TLS_CODES.has(code));
   if (tls) {
-    return { kind: 'tls', message: `TLS with ${endpoint} failed (${tls}); give s3-integrator the endpoint's CA in tls-ca-chain, or use the right scheme` };
+    return { kind: 'tls', fact: `TLS with ${endpoint} failed (${tls})`, remedy: { setting: 'ca-chain' } };
   }
   if (codes.some(isNetworkCode)) {
     const code = codes.find(isNetworkCode) ?? 'timeout';
-    return { kind: 'unreachable', message: `cannot reach S3 at ${endpoint} (${code}); check the endpoint option of s3-integrator and the network` };
+    return { kind: 'unreachable', fact: `cannot reach S3 at ${endpoint} (${code})`, remedy: { setting: 'endpoint', what: 'unreachable' } };
   }
   // S3 names the bucket's region on a redirect (301 PermanentRedirect) and on a HeadBucket signed for another
   // region (400): AWS S3 API reference, HeadBucket and "Making requests" (x-amz-bucket-region).
   const actualRegion = bucketRegionOf(error);
   if (actualRegion && actualRegion !== settings.region && (status === 301 || status === 400 || codes.includes('PermanentRedirect') || codes.includes('AuthorizationHeaderMalformed'))) {
-    return { kind: 'wrong-region', message: `bucket "${settings.bucket}" is in region ${actualRegion}, not ${settings.region}; set region=${actualRegion} on s3-integrator` };
+    return { kind: 'wrong-region', fact: `bucket "${settings.bucket}" is in region ${actualRegion}, not ${settings.region}`, remedy: { setting: 'region', region: actualRegion } };
   }
   if (status === 404 || codes.includes('NoSuchBucket') || codes.includes('NotFound')) {
-    return { kind: 'bucket-missing', message: `bucket "${settings.bucket}" does not exist at ${endpoint}; create it or fix the bucket option of s3-integrator` };
+    return { kind: 'bucket-missing', fact: `bucket "${settings.bucket}" does not exist at ${endpoint}`, remedy: { setting: 'bucket' } };
   }
   if (status === 403 || status === 401 || codes.some((c) => ['AccessDenied', 'Forbidden', 'InvalidAccessKeyId', 'SignatureDoesNotMatch'].includes(c))) {
-    const keys = settings.track === 2 ? "the keys in s3-integrator's credentials secret" : settings.track === 1 ? 'the keys given to s3-integrator (sync-s3-credentials)' : 'the credentials';
-    return { kind: 'access-denied', message: `S3 at ${endpoint} denied access to bucket "${settings.bucket}"; check ${keys} and the bucket policy` };
+    return { kind: 'access-denied', fact: `S3 at ${endpoint} denied access to bucket "${settings.bucket}"`, remedy: { setting: 'credentials', track: settings.track, what: 'denied' } };
   }
   if (status === 301 || codes.includes('PermanentRedirect') || codes.includes('AuthorizationHeaderMalformed')) {
     // A redirect that names no region: the endpoint is not the bucket's (path style against a global endpoint).
-    return { kind: 'wrong-region', message: `S3 at ${effectiveEndpoint(settings)} redirects requests for bucket "${settings.bucket}" elsewhere; set the bucket's region and its regional endpoint on s3-integrator` };
+    return { kind: 'wrong-region', fact: `S3 at ${effectiveEndpoint(settings)} redirects requests for bucket "${settings.bucket}" elsewhere`, remedy: { setting: 'regional-endpoint' } };
   }
   const what = status ? `HTTP ${status}` : (codes[0] ?? 'an unexpected error');
-  return { kind: 'unknown', message: `S3 at ${endpoint} answered ${what} for bucket "${settings.bucket}"` };
+  return { kind: 'unknown', fact: `S3 at ${endpoint} answered ${what} for bucket "${settings.bucket}"`, remedy: { setting: 'none' } };
 }
 
 /** The problems found before any request: a missing key, an endpoint that is not an http(s) URL. */
 export function precheckBucket(settings: S3Settings): BucketCheck | undefined {
   if (!settings.accessKey || !settings.secretKey) {
-    return { ok: false, problem: { kind: 'missing-key', message: `the S3 ${settings.accessKey ? 'secret-key' : 'access-key'} is empty; ${credentialsFix(settings.track)}` } };
+    return { ok: false, problem: { kind: 'missing-key', fact: `the S3 ${settings.accessKey ? 'secret-key' : 'access-key'} is empty`, remedy: { setting: 'credentials', track: settings.track, what: 'missing', key: settings.accessKey ? 'secret-key' : 'access-key' } } };
   }
   if (settings.endpoint !== undefined) {
     let valid = false;
@@ -76,7 +95,7 @@ export function precheckBucket(settings: S3Settings): BucketCheck | undefined {
     } catch {
       valid = false;
     }
-    if (!valid) return { ok: false, problem: { kind: 'bad-endpoint', message: `the S3 endpoint "${settings.endpoint}" is not an http(s) URL; fix the endpoint option of s3-integrator` } };
+    if (!valid) return { ok: false, problem: { kind: 'bad-endpoint', fact: `the S3 endpoint "${settings.endpoint}" is not an http(s) URL`, remedy: { setting: 'endpoint', what: 'invalid' } } };
   }
   return undefined;
 }

@@ -76,7 +76,8 @@ describe('store/bucket-probe: probeBucket against s3rver', function () {
     expect(await probeBucket(settings(tls, { tlsCaChain: [certPem] }))).to.deep.equal({ ok: true });
     const untrusted = await probeBucket(settings(tls));
     expect(untrusted.ok === false && untrusted.problem.kind).to.equal('tls');
-    expect(untrusted.ok === false && untrusted.problem.message).to.match(/^TLS with https:\/\/127\.0\.0\.1:\d+ failed \(\w+\); give s3-integrator/);
+    expect(untrusted.ok === false && untrusted.problem).to.deep.include({ remedy: { setting: 'ca-chain' } });
+    expect(untrusted.ok === false && untrusted.problem.fact).to.match(/^TLS with https:\/\/127\.0\.0\.1:\d+ failed \(\w+\)$/);
     expect(untrusted).to.deep.equal(await checkBucket(settings(tls)));
   });
 
@@ -167,7 +168,7 @@ describe('store/bucket-probe: probeBucket against s3rver', function () {
       expect(seen).to.have.length(2);
       answers = [418];
       const teapot = await probeBucket(local());
-      expect(teapot).to.deep.equal({ ok: false, problem: { kind: 'unknown', message: `S3 at ${local().endpoint} answered HTTP 418 for bucket "kf-backups"` } });
+      expect(teapot).to.deep.equal({ ok: false, problem: { kind: 'unknown', fact: `S3 at ${local().endpoint} answered HTTP 418 for bucket "kf-backups"`, remedy: { setting: 'none' } } });
       answers = [301];
       const moved = await probeBucket(local());
       expect(moved.ok === false && moved.problem.kind).to.equal('wrong-region');
@@ -206,7 +207,7 @@ describe('store/bucket-probe: against AWS-like addressing and regions (s3rver be
     const mark = proxy.seen.length;
     expect(await probeBucket(west())).to.deep.equal({
       ok: false,
-      problem: { kind: 'wrong-region', message: 'bucket "kf-west" is in region eu-west-1, not us-west-2; set region=eu-west-1 on s3-integrator' },
+      problem: { kind: 'wrong-region', fact: 'bucket "kf-west" is in region eu-west-1, not us-west-2', remedy: { setting: 'region', region: 'eu-west-1' } },
     });
     expect(proxy.seen.slice(mark).map((r) => [r.method, r.style, r.redirected])).to.deep.equal([['HEAD', 'host', 301]]);
   });

@@ -59,7 +59,8 @@ describe('store/s3-client: checkBucket against s3rver', function () {
     expect(await checkBucket(settings(tls, { tlsCaChain: [certPem] }))).to.deep.equal({ ok: true });
     const untrusted = await checkBucket(settings(tls));
     expect(untrusted.ok === false && untrusted.problem.kind).to.equal('tls');
-    expect(untrusted.ok === false && untrusted.problem.message).to.match(/^TLS with https:\/\/127\.0\.0\.1:\d+ failed \(\w+\); give s3-integrator/);
+    expect(untrusted.ok === false && untrusted.problem).to.deep.include({ remedy: { setting: 'ca-chain' } });
+    expect(untrusted.ok === false && untrusted.problem.fact).to.match(/^TLS with https:\/\/127\.0\.0\.1:\d+ failed \(\w+\)$/);
   });
 
   const cases: [string, (s: S3ServerHandle) => Partial<S3Settings>, string][] = [
@@ -74,13 +75,13 @@ describe('store/s3-client: checkBucket against s3rver', function () {
     it(`classifies ${name}`, async () => {
       const result = await checkBucket(settings(plain, overrides(plain)));
       expect(result.ok === false && result.problem.kind).to.equal(kind);
-      expect(result.ok === false && result.problem.message).not.to.include(plain.secretAccessKey + '\n');
+      expect(result.ok === false && JSON.stringify(result.problem)).not.to.include(plain.secretAccessKey + '\n');
     });
   }
 
   it('names an unknown answer by its HTTP status', () => {
     const problem = classifyS3Error({ name: 'Weird', $metadata: { httpStatusCode: 418 } }, { bucket: 'b', endpoint: 'http://x', region: 'r' });
-    expect(problem).to.deep.equal({ kind: 'unknown', message: 'S3 at http://x answered HTTP 418 for bucket "b"' });
+    expect(problem).to.deep.equal({ kind: 'unknown', fact: 'S3 at http://x answered HTTP 418 for bucket "b"', remedy: { setting: 'none' } });
   });
 });
 
