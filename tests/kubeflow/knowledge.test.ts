@@ -13,9 +13,32 @@ const obj = (apiVersion: string, kind: string, name: string, namespace?: string,
   ({ apiVersion, kind, metadata: { name, ...(namespace ? { namespace } : {}) }, ...extra });
 
 describe('kubeflow knowledge', () => {
-  it('names contributors as KFAM does', () => {
-    expect(contributorBindingName('alice@example.com', 'edit')).to.equal('user-alice-example-com-clusterrole-edit');
-    expect(contributorBindingName('Jane.O_Neil+ml@Example.CO.uk', 'view')).to.equal('user-jane-o-neil-ml-example-co-uk-clusterrole-view');
+  // Vectors worked out by hand from getBindingName (kubeflow/kubeflow v1.10.0 components/access-management/kfam/
+  // bindings.go): replace runs of [^a-zA-Z0-9] in the user name with '-', join 'User', name, 'ClusterRole', role with
+  // '-', lower-case, and replace runs of [^a-zA-Z0-9] with '-' once more.
+  const kfamVectors: Array<[user: string, role: 'edit' | 'view', name: string]> = [
+    ['alice@example.com', 'edit', 'user-alice-example-com-clusterrole-edit'],
+    ['Jane.O_Neil+ml@Example.CO.uk', 'view', 'user-jane-o-neil-ml-example-co-uk-clusterrole-view'],
+    // leading and trailing punctuation: the first pass leaves '-' at the ends, the second folds it into the joins
+    ['-bob-@x.io', 'view', 'user-bob-x-io-clusterrole-view'],
+    ['.carol.', 'edit', 'user-carol-clusterrole-edit'],
+    ['__dave@x.io__', 'edit', 'user-dave-x-io-clusterrole-edit'],
+    ['a--b@x.io', 'view', 'user-a-b-x-io-clusterrole-view'],
+    // non-ASCII letters are not [a-zA-Z0-9]: each run becomes one '-'
+    ['Ünïcode@exämple.org', 'edit', 'user-n-code-ex-mple-org-clusterrole-edit'],
+    ['U\u0308ber@x.io', 'edit', 'user-u-ber-x-io-clusterrole-edit'],
+    ['😀eve😀@x.io', 'view', 'user-eve-x-io-clusterrole-view'],
+    ['李雷@example.cn', 'edit', 'user-example-cn-clusterrole-edit'],
+    ['MiXeD@Case.IO', 'view', 'user-mixed-case-io-clusterrole-view'],
+    ['', 'edit', 'user-clusterrole-edit'],
+  ];
+  for (const [user, role, name] of kfamVectors) {
+    it(`names the contributor ${JSON.stringify(user)} (${role}) ${name}, as KFAM's getBindingName does`, () => {
+      expect(contributorBindingName(user, role)).to.equal(name);
+    });
+  }
+
+  it('recognises a contributor by its KFAM name and annotations', () => {
     const binding = obj('rbac.authorization.k8s.io/v1', 'RoleBinding', 'user-bob-x-io-clusterrole-view', 'ns');
     binding.metadata.annotations = { user: 'bob@x.io', role: 'view' };
     expect(isContributorObject(binding)).to.equal(true);
