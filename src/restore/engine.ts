@@ -12,9 +12,10 @@ import { isAlreadyExists, isConflict, KubeApiError } from '../kube/errors.ts';
 import type { ApiResource, KubeObject, OwnerReference } from '../kube/types.ts';
 import type { ObjectStore } from '../store/objects.ts';
 import { describeObject } from '../kubeflow/identity.ts';
+import { parseResourceFilter, type ResourceFilter } from '../kubeflow/resource-filters.ts';
 import type { ProgressSink } from '../backup/progress.ts';
 import { unmetFields } from './compare.ts';
-import { RestoreStoppedError, listOf } from './errors.ts';
+import { RestoreInputError, RestoreStoppedError, listOf } from './errors.ts';
 import { restorable } from './normalize.ts';
 import { runPreflight, spoolKey, type Preflight, type SpooledStep } from './preflight.ts';
 import { RestoreReport, type KindTally, type PlanEntry, type Verdict } from './report.ts';
@@ -42,6 +43,11 @@ export interface RestoreRequest {
   waitTimeoutMs?: number;
   /** namespaces no archived Profile may claim (the charm's model), on top of the system ones */
   protectedNamespaces?: readonly string[];
+  /** restore everything the allow-list accepts and list the rest in `refused`, instead of refusing the whole backup */
+  skipRefused?: boolean;
+  /** `include-resources` / `exclude-resources` (comma lists, as for backup): what they leave out is skipped */
+  includeResources?: readonly string[];
+  excludeResources?: readonly string[];
   volumes?: RestoreVolumeStep;
   controlPlane?: RestoreControlPlaneStep;
   progress?: ProgressSink;
@@ -59,6 +65,8 @@ export interface RestoreOutcome {
   plan: PlanEntry[];
   /** one sentence per failed object (at most 50) */
   failures: string[];
+  /** with skipRefused: every archived item the allow-list refused, with its reason; none of them was written */
+  refused: string[];
   warnings: string[];
   objectsChecked: number;
   volumes: { restored: number; note?: string };
@@ -79,12 +87,20 @@ export async function runRestore(kube: KubeClient, store: ObjectStore, request: 
     await sink?.(message);
   };
   try {
+    let filter: ResourceFilter;
+    try {
+      filter = parseResourceFilter(request.includeResources?.join(','), request.excludeResources?.join(','));
+    } catch (error) {
+      throw new RestoreInputError(`${(error as Error).message} Nothing was restored.`);
+    }
     const preflight = await runPreflight(kube, store, {
       backupId: request.backupId,
       profiles: request.profiles ?? [],
       namespaces: request.namespaces ?? [],
       encryptionKey: request.encryptionKey,
       ...(request.protectedNamespaces ? { protectedNamespaces: request.protectedNamespaces } : {}),
+      ...(request.skipRefused ? { skipRefused: true } : {}),
+      filter,
       progress: (m) => say(m),
     });
     try {
@@ -109,7 +125,12 @@ export async function runRestore(kube: KubeClient, store: ObjectStore, request: 
         byKind: report.byKind,
         plan: report.planEntries(),
         failures: report.failures,
-        warnings: [...preflight.warnings, ...run.warnings],
+        refused: preflight.refused,
+        warnings: [
+          ...preflight.warnings,
+          ...(preflight.refused.length ? [`skip-refused: ${preflight.refused.length} archived item(s) the allow-list refuses were left out and not written (listed under refused)`] : []),
+          ...run.warnings,
+        ],
         objectsChecked: preflight.objectsChecked,
         volumes: run.volumes,
         controlPlane: run.controlPlane,

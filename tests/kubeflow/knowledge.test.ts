@@ -4,7 +4,8 @@ import { restoreRefusal } from '../../src/kubeflow/allow-list.ts';
 import { contributorBindingName, isContributorObject } from '../../src/kubeflow/contributors.ts';
 import { generatedReason } from '../../src/kubeflow/generated.ts';
 import { matchesLabelSelector, parseLabelSelector } from '../../src/kubeflow/label-selector.ts';
-import { findProfileNamespaces } from '../../src/kubeflow/profile-namespaces.ts';
+import { findProfileNamespaces, judgeProfileNamespaces } from '../../src/kubeflow/profile-namespaces.ts';
+import { backupDecision } from '../../src/kubeflow/backup-selection.ts';
 import { filteredOutReason, parseResourceFilter } from '../../src/kubeflow/resource-filters.ts';
 import { compareForRestore, restoreOrder, restorePriority } from '../../src/kubeflow/restore-order.ts';
 import { stripServerFields, stripServerMetadata } from '../../src/kubeflow/strip.ts';
@@ -68,17 +69,54 @@ describe('kubeflow knowledge', () => {
     expect(() => parseLabelSelector('bad key!=x y')).to.throw(/^The label selector "bad key!=x y" has an invalid/);
   });
 
-  it('finds profile namespaces from Profiles, the selector and the owner annotation, with reasons', () => {
-    const ns = (name: string, owner?: string, labels?: Record<string, string>) =>
-      ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, ...(owner ? { annotations: { owner } } : {}), ...(labels ? { labels } : {}) } });
+  it('takes a namespace only with its Profile, and names every look-alike it leaves out with the reason', () => {
     const profile = (name: string, owner: string) => ({ ...obj('kubeflow.org/v1', 'Profile', name), spec: { owner: { kind: 'User', name: owner } } });
-    const found = findProfileNamespaces(
-      [ns('alice', 'a@x'), ns('bob', 'mallory@x'), ns('orphan', 'o@x', { 'app.kubernetes.io/part-of': 'kubeflow-profile' }), ns('kubeflow'), ns('unlabelled', 'u@x')],
-      [profile('alice', 'a@x'), profile('bob', 'b@x')],
-    );
-    expect([...found.keys()]).to.deep.equal(['alice', 'orphan']);
-    expect(found.get('alice')).to.equal('profile namespace of Profile/alice (owner a@x)');
+    const profiles = [profile('alice', 'a@x'), profile('bob', 'b@x'), profile('carol', 'new@x'), profile('kubeflow', 'k@x')];
+    profiles.forEach((p, i) => { p.metadata.uid = `uid-${i}`; });
+    const ns = (name: string, owner?: string, labels?: Record<string, string>, controller?: KubeObject) => ({
+      apiVersion: 'v1', kind: 'Namespace',
+      metadata: {
+        name, ...(owner ? { annotations: { owner } } : {}), ...(labels ? { labels } : {}),
+        ...(controller ? { ownerReferences: [{ apiVersion: 'kubeflow.org/v1', kind: 'Profile', name: controller.metadata.name!, uid: controller.metadata.uid!, controller: true }] } : {}),
+      },
+    });
+    const { taken, leftOut } = judgeProfileNamespaces([
+      ns('alice', 'a@x'),
+      // existed before Profile bob, for someone else: the profile controller refuses it
+      ns('bob', 'mallory@x'),
+      // made by Profile carol for its first owner; spec.owner was edited since (the controller now refuses it here)
+      ns('carol', 'old@x', undefined, profiles[2]),
+      // looks like a profile namespace, but no Profile could make it again
+      ns('orphan', 'o@x', { 'app.kubernetes.io/part-of': 'kubeflow-profile' }),
+      ns('labelled', undefined, { 'app.kubernetes.io/part-of': 'kubeflow-profile' }),
+      ns('kubeflow', 'k@x'),
+      ns('default'),
+    ], profiles);
+    expect([...taken.keys()]).to.deep.equal(['alice', 'carol']);
+    expect(taken.get('alice')).to.equal('profile namespace of Profile/alice (owner a@x)');
+    expect(taken.get('carol')).to.match(/made for an earlier owner \(annotation "old@x", Profile owner "new@x"\)/);
+    expect(leftOut.map((l) => l.namespace)).to.deep.equal(['bob', 'kubeflow', 'labelled', 'orphan']);
+    expect(leftOut.find((l) => l.namespace === 'bob')!.reason).to.equal(
+      'namespace bob was not made by Profile/bob and its owner annotation "mallory@x", not "b@x": the profile controller refuses it, so it holds no state of that Profile');
+    expect(leftOut.find((l) => l.namespace === 'orphan')!.reason).to.equal(
+      'namespace orphan has no Profile orphan; only the profile controller makes profile namespaces, from their Profile, so a restore could not recreate it');
+    expect(leftOut.find((l) => l.namespace === 'kubeflow')!.reason).to.match(/a Profile named kubeflow would claim a system namespace, which a restore refuses/);
     expect(() => findProfileNamespaces([], [], 'a=(b')).to.throw(/label selector/);
+  });
+
+  it('backs up what the restore accepts: RoleBindings to admin, edit, view and Roles; not cluster-admin, nor a Profile named after a system namespace', () => {
+    const scope = { namespaces: new Set(['alice']) };
+    const binding = (name: string, kind: string, role: string) =>
+      obj('rbac.authorization.k8s.io/v1', 'RoleBinding', name, 'alice', { roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind, name: role } });
+    for (const role of ['admin', 'edit', 'view']) expect(backupDecision(binding(role, 'ClusterRole', role), scope).keep, role).to.equal(true);
+    expect(backupDecision(binding('r', 'Role', 'pod-reader'), scope).keep).to.equal(true);
+    expect(backupDecision(obj('rbac.authorization.k8s.io/v1', 'Role', 'pod-reader', 'alice'), scope).keep).to.equal(true);
+    expect(backupDecision(binding('x', 'ClusterRole', 'cluster-admin'), scope)).to.deep.include({ keep: false });
+    expect(backupDecision(binding('x', 'ClusterRole', 'cluster-admin'), scope).reason).to.match(/^refused: .*cluster-admin/);
+    expect(backupDecision(obj('kubeflow.org/v1', 'Profile', 'kube-system'), scope).reason).to.equal('refused: a Profile named kube-system would claim a system namespace');
+    // Profiles are never filtered out: the namespaces exist only through them
+    const onlyNotebooks = parseResourceFilter('notebooks', 'profiles');
+    expect(backupDecision(obj('kubeflow.org/v1', 'Profile', 'alice'), { ...scope, filter: onlyNotebooks }).keep).to.equal(true);
   });
 
   it('reads include-resources and exclude-resources; exclusion wins', () => {
@@ -110,8 +148,10 @@ describe('kubeflow knowledge', () => {
     expect(restoreRefusal(obj('v1', 'Namespace', 'alice'), profiles)).to.match(/cluster-scoped/);
     expect(restoreRefusal(obj('rbac.authorization.k8s.io/v1', 'ClusterRoleBinding', 'x'), profiles)).to.match(/cluster-scoped/);
     expect(restoreRefusal(obj('v1', 'ConfigMap', 'c', 'kube-system'), profiles)).to.equal('refused: ConfigMap/kube-system/c is in namespace kube-system, which is not a profile namespace');
-    expect(restoreRefusal(binding('cluster-admin'), profiles)).to.match(/binds ClusterRole cluster-admin; only kubeflow-admin, kubeflow-edit, kubeflow-view/);
-    expect(restoreRefusal(binding('kubeflow-edit'), profiles)).to.equal(undefined);
+    expect(restoreRefusal(binding('cluster-admin'), profiles)).to.match(/binds ClusterRole cluster-admin; only admin, edit, view, kubeflow-admin, kubeflow-edit, kubeflow-view/);
+    expect(restoreRefusal(binding('system:aggregate-to-admin'), profiles)).to.match(/binds ClusterRole system:aggregate-to-admin/);
+    // a profile owner holds kubeflow-admin, which aggregates admin (and so edit and view): binding those is user state
+    for (const role of ['admin', 'edit', 'view', 'kubeflow-admin', 'kubeflow-edit', 'kubeflow-view']) expect(restoreRefusal(binding(role), profiles), role).to.equal(undefined);
     expect(restoreRefusal(binding('my-role', 'Role'), profiles)).to.equal(undefined);
     expect(restoreRefusal(obj('admissionregistration.k8s.io/v1', 'ValidatingWebhookConfiguration', 'w'), profiles)).to.match(/admission configuration/);
   });

@@ -7,7 +7,7 @@ import { ObjectStore } from '../../src/store/objects.ts';
 import { runBackup } from '../../src/backup/engine.ts';
 import { runRestore, type RestoreRequest } from '../../src/restore/engine.ts';
 import { collectUserState, compareStates, describeDifferences, identityOf } from '../../src/restore/compare.ts';
-import { RestoreRefusedError, RestoreStoppedError } from '../../src/restore/errors.ts';
+import { RestoreInputError, RestoreRefusedError, RestoreStoppedError } from '../../src/restore/errors.ts';
 import { backupKeys } from '../../src/store/layout.ts';
 import { isContributorObject } from '../../src/kubeflow/contributors.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
@@ -256,14 +256,77 @@ describe('restore engine against the embedded cluster and s3rver', function () {
     const offenders = (error as RestoreRefusedError).offenders;
     const stray = offenders.filter((o) => o.includes('namespace stray'));
     expect(stray).to.deep.equal([
-      ...[0, 1, 2].map((i) => `ConfigMap/stray/cm-0${i} (resources/configmaps/namespaces/stray/cm-0${i}.json): namespace stray is not a profile namespace of this backup (no Profile stray in it)`),
-      '11 more objects in namespace stray, which is not a profile namespace of this backup either',
+      ...[0, 1, 2].map((i) => `ConfigMap/stray/cm-0${i} (resources/configmaps/namespaces/stray/cm-0${i}.json): namespace stray has no Profile stray in this backup; only the profile controller makes profile namespaces, from their Profile`),
+      '11 more objects in namespace stray, which has no Profile in this backup either',
     ]);
     expect(offenders.filter((o) => o.includes('namespace lonely'))).to.deep.equal([
-      'ConfigMap/lonely/only (resources/configmaps/namespaces/lonely/only.json): namespace lonely is not a profile namespace of this backup (no Profile lonely in it)',
+      'ConfigMap/lonely/only (resources/configmaps/namespaces/lonely/only.json): namespace lonely has no Profile lonely in this backup; only the profile controller makes profile namespaces, from their Profile',
     ]);
     expect(offenders.join('\n')).not.to.include('namespace kept');
     expect(kubeB.requestCounts().writes).to.equal(before);
+  });
+
+  describe('RoleBindings a profile owner may make, skip-refused and exclude-resources', () => {
+    const namespace = 'rbac-user';
+    const binding = (name: string, kind: string, role: string) => ({
+      path: `resources/rolebindings.rbac.authorization.k8s.io/namespaces/${namespace}/${name}.json`,
+      object: {
+        apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name, namespace },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind, name: role }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'colleague@example.com' }],
+      },
+    });
+    const entries = [
+      { path: `resources/profiles.kubeflow.org/cluster/${namespace}.json`, object: { apiVersion: 'kubeflow.org/v1', kind: 'Profile', metadata: { name: namespace }, spec: { owner: { kind: 'User', name: 'owner@example.com' } } } },
+      // an owner holds kubeflow-admin, which aggregates admin, edit and view: these are the owner's to give
+      binding('colleague-admin', 'ClusterRole', 'admin'),
+      binding('colleague-edit', 'ClusterRole', 'edit'),
+      binding('colleague-view', 'ClusterRole', 'view'),
+      binding('colleague-reader', 'Role', 'pod-reader'),
+      {
+        path: `resources/roles.rbac.authorization.k8s.io/namespaces/${namespace}/pod-reader.json`,
+        object: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'pod-reader', namespace }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] }] },
+      },
+      { path: `resources/configmaps/namespaces/${namespace}/settings.json`, object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace }, data: { a: 'b' } } },
+      binding('escalate', 'ClusterRole', 'cluster-admin'),
+    ];
+    const live = async (plural: string, group: string) =>
+      (await kubeB.listAll(await resource(kubeB, group, plural), { namespace })).items.map((o) => o.metadata.name).sort();
+
+    before(async () => {
+      await putForeignArchive(store, 'rbac-shapes', entries);
+    });
+
+    it('refuses the archive by default, naming only the cluster-admin binding, and writes nothing', async () => {
+      const before = kubeB.requestCounts().writes;
+      const error = await restore(kubeB, { backupId: 'rbac-shapes' }).then(() => undefined, (caught: unknown) => caught);
+      expect(error).to.be.instanceOf(RestoreRefusedError);
+      expect((error as RestoreRefusedError).offenders).to.have.length(1);
+      expect((error as RestoreRefusedError).offenders[0]).to.match(/^RoleBinding\/rbac-user\/escalate .*binds ClusterRole cluster-admin/);
+      expect(kubeB.requestCounts().writes).to.equal(before);
+    });
+
+    it('with skip-refused and exclude-resources: restores admin, edit, view and Role bindings, leaves out and lists the rest', async () => {
+      const outcome = await restore(kubeB, { backupId: 'rbac-shapes', skipRefused: true, excludeResources: ['configmaps'] });
+      expect(outcome.refused).to.have.length(1);
+      expect(outcome.refused[0]).to.include('RoleBinding/rbac-user/escalate');
+      expect(outcome.warnings.join(' ')).to.include('skip-refused: 1 archived item(s)');
+      expect(await live('rolebindings', 'rbac.authorization.k8s.io')).to.include.members(['colleague-admin', 'colleague-edit', 'colleague-view', 'colleague-reader']);
+      expect(await live('rolebindings', 'rbac.authorization.k8s.io')).not.to.include('escalate');
+      // exclude-resources applies to restore: the ConfigMap stays in the archive and out of the cluster
+      expect(await live('configmaps', '')).not.to.include('settings');
+      const reasons = outcome.plan.filter((p) => p.namespace === namespace).flatMap((p) => p.reasons).join('\n');
+      expect(reasons).to.include('excluded by exclude-resources (configmaps)');
+      expect(reasons).to.include('binds ClusterRole cluster-admin');
+      expect(outcome.byKind['rolebindings.rbac.authorization.k8s.io']).to.deep.include({ created: 4, skipped: 1 });
+    });
+
+    it('a bad exclude-resources entry is one sentence, before anything is read or written', async () => {
+      const before = kubeB.requestCounts().writes;
+      const error = await restore(kubeB, { backupId: 'rbac-shapes', excludeResources: ['Not A Resource'] }).then(() => undefined, (caught: unknown) => caught);
+      expect(error).to.be.instanceOf(RestoreInputError);
+      expect((error as Error).message).to.equal('exclude-resources: "Not A Resource" is not a resource name (write e.g. secrets, notebooks.kubeflow.org or *). Nothing was restored.');
+      expect(kubeB.requestCounts().writes).to.equal(before);
+    });
   });
 
   it('a foreign archive restores with a warning, skipping generated objects with the reason', async () => {

@@ -41,6 +41,7 @@ export function backupLines(outcome: BackupOutcome): string[] {
     `volumes: ${outcome.volumes.copied} PVC(s), ${formatBytes(outcome.volumes.bytes)}${outcome.volumes.note ? ` — ${outcome.volumes.note}` : ''}`,
     `secrets: ${outcome.sealedSecrets ? `${outcome.sealedSecrets} sealed` : `${outcome.clearSecrets} stored in clear (pass --encryption-key-file to seal them)`}`,
     `skipped: ${outcome.skipped} object(s) that controllers make or the filters leave out`,
+    ...outcome.leftOutNamespaces.map(({ namespace, reason }) => `left out: namespace ${namespace}: ${reason}`),
     `took ${outcome.durationSeconds}s`,
   ];
 }
