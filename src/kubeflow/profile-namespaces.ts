@@ -9,6 +9,13 @@ import { matchesLabelSelector, parseLabelSelector } from './label-selector.ts';
 
 export const defaultProfileNamespaceSelector = 'app.kubernetes.io/part-of=kubeflow-profile';
 export const ownerAnnotation = 'owner';
+/**
+ * Set by a restore on a Profile whose namespace is missing or not the Profile's own, so that the profile controller
+ * reconciles it again: the controller wakes only for its Profiles and the objects they control, so a Profile the
+ * restore finds unchanged would otherwise never be looked at after the user fixed or deleted a conflicting namespace.
+ * The value is the time of the request; a restore never writes or compares the archived value.
+ */
+export const reconcileRequestAnnotation = 'kubeflow-upgrader/reconcile-requested-at';
 
 /** Namespaces no Profile may claim: restoring a Profile of that name would hand a system namespace to a user. */
 export const reservedNamespaces: ReadonlySet<string> = new Set([

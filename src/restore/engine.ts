@@ -20,6 +20,7 @@ import { restorable } from './normalize.ts';
 import { runPreflight, spoolKey, type Preflight, type SpooledStep } from './preflight.ts';
 import { RestoreReport, type KindTally, type PlanEntry, type Verdict } from './report.ts';
 import type { SpooledItem } from './spool.ts';
+import { nudgeProfiles } from './nudge.ts';
 import { watchProfileNamespaces } from './wait.ts';
 
 export type ConflictPolicy = 'skip' | 'update' | 'fail';
@@ -266,11 +267,20 @@ class RestoreRun {
     const existing = new Set<string>();
     try {
       const profiles = preflight.profileResource!;
-      await this.applyAll('profiles.kubeflow.org', profiles, this.profileItems(), await this.liveObjects(profiles, undefined), (item, verdict) => {
+      const liveProfiles = await this.liveObjects(profiles, undefined);
+      await this.applyAll('profiles.kubeflow.org', profiles, this.profileItems(), liveProfiles, (item, verdict) => {
         const name = item.object.metadata.name!;
         created.set(name, verdict === 'create');
         offer(name);
       });
+      // A Profile this run did not create is not written again when it is unchanged: if its namespace is missing or
+      // not its own (the conflict of an earlier run, fixed since), the controller must be told to look again.
+      const kept = preflight.profiles.filter((p) => created.get(p.metadata.name!) !== true)
+        .map((p) => liveProfiles.get(`/${p.metadata.name}`)).filter((p): p is KubeObject => p !== undefined);
+      const nudged = await nudgeProfiles(this.kube, profiles, kept, { fieldManager: FIELD_MANAGER });
+      if (nudged.length > 0) {
+        await this.say(`asked the profile controller to reconcile ${nudged.length} existing Profile(s) whose namespace is missing or not theirs: ${listOf(nudged, 10)}`);
+      }
       await this.say(`${preflight.profiles.length} Profile(s) applied; waiting for the profile controller to make their namespaces (${ready.size} ready so far)`);
       timedOut = await watch.settle(request.waitTimeoutMs ?? 300_000);
       for (const name of ready) if (created.get(name) !== true) existing.add(name);

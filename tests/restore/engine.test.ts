@@ -12,7 +12,7 @@ import { backupKeys } from '../../src/store/layout.ts';
 import { isContributorObject } from '../../src/kubeflow/contributors.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
 import { readItems, readManifest } from '../../src/archive/index.ts';
-import { profileOwner } from '../../src/kubeflow/profile-namespaces.ts';
+import { profileOwner, reconcileRequestAnnotation } from '../../src/kubeflow/profile-namespaces.ts';
 import { restorable } from '../../src/restore/normalize.ts';
 import { putForeignArchive } from './fixtures.ts';
 
@@ -410,6 +410,40 @@ describe('restore engine against the embedded cluster and s3rver', function () {
       const configmaps = await resource(kubeF!, '', 'configmaps');
       const inRefused = (await kubeF!.listAll(configmaps, { namespace: refused })).items.filter((o) => archive.some((a) => a.kind === 'ConfigMap' && a.metadata.namespace === refused && a.metadata.name === o.metadata.name));
       expect(inRefused).to.deep.equal([]);
+    });
+
+    it('a rerun after the user deletes or fixes a conflicting namespace restores it: the unchanged Profiles are nudged', async () => {
+      const archive = await archivedState();
+      const [deleted, fixed] = archive.filter((o) => o.kind === 'Profile').slice(2, 4);
+      const names = [deleted!.metadata.name!, fixed!.metadata.name!];
+      const namespaces = await resource(kubeF!, '', 'namespaces');
+      const profiles = await resource(kubeF!, 'kubeflow.org', 'profiles');
+      for (const name of names) {
+        await kubeF!.create(namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name, annotations: { owner: 'someone-else@example.com' } } });
+      }
+      const first = await restore(kubeF!, { profiles: names, encryptionKey: 'restore-test-passphrase', waitTimeoutMs: 1500 }).then(() => undefined, (caught: unknown) => caught);
+      expect(first).to.be.instanceOf(RestoreStoppedError);
+      // the message comes from the namespaces, not from the Profiles: the real controller's condition never reaches them
+      expect((first as Error).message).to.include(`${names[0]} (the namespace exists with owner annotation "someone-else@example.com"`);
+      for (const name of names) expect((await kubeF!.get(profiles, name)).status).to.equal(undefined);
+
+      // the user deletes one conflicting namespace and gives the other the Profile owner's annotation
+      await kubeF!.delete(namespaces, names[0]!);
+      await kubeF!.waitFor(namespaces, names[0]!, undefined, (o) => o === undefined, { timeoutMs: 10_000 });
+      const conflicting = await kubeF!.get(namespaces, names[1]!);
+      await kubeF!.replace(namespaces, { ...conflicting, metadata: { ...conflicting.metadata, annotations: { owner: profileOwner(fixed!)! } } });
+
+      const rerun = await restore(kubeF!, { profiles: names, encryptionKey: 'restore-test-passphrase', waitTimeoutMs: 20_000 });
+      expect(rerun.totals.failed).to.equal(0);
+      expect(rerun.byKind['profiles.kubeflow.org']).to.deep.include({ unchanged: 2 });
+      for (const name of names) {
+        expect((await kubeF!.get(profiles, name)).metadata.annotations?.[reconcileRequestAnnotation]).to.be.a('string');
+        // the profile controller reconciled each again: its own objects are there
+        await kubeF!.waitFor(await resource(kubeF!, '', 'serviceaccounts'), 'default-editor', name, (o) => o !== undefined, { timeoutMs: 10_000 });
+      }
+      const inThem = (objects: KubeObject[]) => objects.filter((o) => names.includes(o.metadata.namespace ?? o.metadata.name!));
+      const differences = compareStates(inThem(await collectUserState(kubeA)), inThem(await collectUserState(kubeF!)));
+      expect(describeDifferences(differences)).to.deep.equal([]);
     });
   });
 

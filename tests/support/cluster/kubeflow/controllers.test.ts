@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { KubeObject } from '../../../../src/kube/types.ts';
 import { kubeflowControllers } from './controllers.ts';
 import { kubeflowCrds } from './crds.ts';
-import { notOwnedMessage, profileFinalizer, profileNamespaceLabels } from './profile-controller.ts';
+import { profileFinalizer, profileNamespaceLabels } from './profile-controller.ts';
 import { refs } from './refs.ts';
 import { createMemoryApi, type MemoryApi } from './testing-api.ts';
 
@@ -76,13 +76,49 @@ describe('simulated Kubeflow controllers', () => {
     expect(api.get(refs.profiles, 'alice')!.metadata.finalizers).to.deep.equal([profileFinalizer]);
   });
 
-  it('refuses a namespace that exists with another owner and says so in the Profile status', async () => {
+  // The three behaviours of kubeflow/kubeflow v1.10.0 components/profile-controller/controllers/profile_controller.go
+  // that a restore meets on a real cluster.
+  it('refuses a namespace that exists with another owner, and the refusal condition never shows (Update drops status)', async () => {
     api.create(refs.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bob', annotations: { owner: 'mallory@example.com' } } });
-    api.create(refs.profiles, profile('bob', 'bob@example.com'));
-    const conditions = await eventually(() => (api.get(refs.profiles, 'bob')!.status as any)?.conditions, 'a Failed condition');
-    expect(conditions).to.deep.equal([{ type: 'Failed', status: 'True', message: notOwnedMessage('bob@example.com') }]);
+    const created = api.create(refs.profiles, profile('bob', 'bob@example.com'));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const bob = api.get(refs.profiles, 'bob')!;
+    expect(bob.status).to.equal(undefined);
+    // nothing was written at all: a no-op Update is no write, so nothing requeues it either
+    expect(bob.metadata.resourceVersion).to.equal(created.metadata.resourceVersion);
     expect(api.get(refs.roleBindings, 'namespaceAdmin', 'bob')).to.equal(undefined);
     expect(api.get(refs.namespaces, 'bob')!.metadata.annotations?.owner).to.equal('mallory@example.com');
+  });
+
+  it('reacts only to namespaces it owns: deleting or fixing a conflicting namespace wakes no Profile, a change to the Profile does', async () => {
+    for (const name of ['dave', 'erin']) {
+      api.create(refs.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name, annotations: { owner: 'mallory@example.com' } } });
+      api.create(refs.profiles, profile(name, `${name}@example.com`));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    api.delete(refs.namespaces, 'dave');
+    const erin = api.get(refs.namespaces, 'erin')!;
+    api.update(refs.namespaces, { ...erin, metadata: { ...erin.metadata, annotations: { owner: 'erin@example.com' } } });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(api.get(refs.namespaces, 'dave')).to.equal(undefined);
+    expect(api.get(refs.serviceAccounts, 'default-editor', 'erin')).to.equal(undefined);
+    // what a rerun of the restore does: a change to each Profile the controller must look at again
+    for (const name of ['dave', 'erin']) api.mergePatch(refs.profiles, name, undefined, { metadata: { annotations: { 'kubeflow-upgrader/reconcile-requested-at': 'now' } } });
+    const dave = await eventually(() => api.get(refs.namespaces, 'dave'), 'namespace dave made after the nudge');
+    expect(dave.metadata.annotations?.owner).to.equal('dave@example.com');
+    await eventually(() => api.get(refs.serviceAccounts, 'default-editor', 'erin'), 'erin reconciled after the nudge');
+  });
+
+  it('adopts an existing namespace of the right owner as it is: only missing label keys are added, no ownerReference', async () => {
+    api.create(refs.namespaces, {
+      apiVersion: 'v1', kind: 'Namespace',
+      metadata: { name: 'frank', annotations: { owner: 'frank@example.com' }, labels: { 'istio-injection': 'disabled', team: 'ml' } },
+    });
+    api.create(refs.profiles, profile('frank', 'frank@example.com'));
+    await eventually(() => api.get(refs.serviceAccounts, 'default-editor', 'frank'), 'frank reconciled');
+    const namespace = api.get(refs.namespaces, 'frank')!;
+    expect(namespace.metadata.labels).to.deep.equal({ ...profileNamespaceLabels, 'istio-injection': 'disabled', team: 'ml' });
+    expect(namespace.metadata.ownerReferences).to.equal(undefined);
   });
 
   it('adds the KFP objects, default service account and root CA config maps to a profile namespace', async () => {
