@@ -13,6 +13,7 @@ import type { ApiResource, KubeObject, OwnerReference } from '../kube/types.ts';
 import type { ObjectStore } from '../store/objects.ts';
 import { describeObject } from '../kubeflow/identity.ts';
 import { parseResourceFilter, type ResourceFilter } from '../kubeflow/resource-filters.ts';
+import { suspendedForStatus } from '../kubeflow/status-kinds.ts';
 import type { ProgressSink } from '../backup/progress.ts';
 import { unmetFields } from './compare.ts';
 import { RestoreInputError, RestoreStoppedError, listOf } from './errors.ts';
@@ -426,8 +427,14 @@ class RestoreRun {
     if (!existing) {
       if (this.dry) return record('create');
       try {
-        const made = await this.kube.create(resource, wanted, { safeToRetry: true, fieldManager: FIELD_MANAGER });
+        const guard = item.status !== undefined ? suspendedForStatus(wanted) : undefined;
+        const made = await this.kube.create(resource, guard?.create ?? wanted, { safeToRetry: true, fieldManager: FIELD_MANAGER });
         this.remember(item.uid, made);
+        if (item.status !== undefined) {
+          const problem = await this.restoreStatus(resource, made, item.status);
+          if (problem) return record('fail', `${name} was created, but its status was not restored (${problem}), so its controller may run it again — delete it and rerun the restore`);
+          if (guard) await this.kube.patch(resource, made.metadata.name!, made.metadata.namespace, guard.resume, 'merge', { fieldManager: FIELD_MANAGER });
+        }
         return record('create');
       } catch (error) {
         if (!isAlreadyExists(error)) return record('fail', `${name}: ${describeError(error)}`);
@@ -472,6 +479,27 @@ class RestoreRun {
         const fresh = await this.kube.tryGet(resource, archived.metadata.name!, archived.metadata.namespace);
         if (!fresh) return record('fail', `${name}: it was deleted while being updated`);
         existing = fresh;
+      }
+    }
+  }
+
+  /**
+   * Writes the archived status of an object just created (src/kubeflow/status-kinds.ts), through the status
+   * subresource. Its controller may have written a first status meanwhile (Katib marks a new Experiment Created):
+   * that write, or ours, then meets a 409, and ours is retried on the fresh object, so the archived status wins.
+   * Returns why it could not be written, or undefined.
+   */
+  private async restoreStatus(resource: ApiResource, made: KubeObject, status: unknown): Promise<string | undefined> {
+    let current = made;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.kube.replaceStatus(resource, { ...current, status }, { fieldManager: FIELD_MANAGER });
+        return undefined;
+      } catch (error) {
+        if (!isConflict(error) || attempt >= 3) return describeError(error);
+        const fresh = await this.kube.tryGet(resource, made.metadata.name!, made.metadata.namespace);
+        if (!fresh) return 'it was deleted meanwhile';
+        current = fresh;
       }
     }
   }

@@ -6,6 +6,7 @@ import { generatedReason } from '../../src/kubeflow/generated.ts';
 import { matchesLabelSelector, parseLabelSelector } from '../../src/kubeflow/label-selector.ts';
 import { findProfileNamespaces, judgeProfileNamespaces } from '../../src/kubeflow/profile-namespaces.ts';
 import { backupDecision } from '../../src/kubeflow/backup-selection.ts';
+import { restoresStatus, statusKinds, suspendedForStatus } from '../../src/kubeflow/status-kinds.ts';
 import { filteredOutReason, parseResourceFilter } from '../../src/kubeflow/resource-filters.ts';
 import { compareForRestore, restoreOrder, restorePriority } from '../../src/kubeflow/restore-order.ts';
 import { stripServerFields, stripServerMetadata } from '../../src/kubeflow/strip.ts';
@@ -154,6 +155,24 @@ describe('kubeflow knowledge', () => {
     for (const role of ['admin', 'edit', 'view', 'kubeflow-admin', 'kubeflow-edit', 'kubeflow-view']) expect(restoreRefusal(binding(role), profiles), role).to.equal(undefined);
     expect(restoreRefusal(binding('my-role', 'Role'), profiles)).to.equal(undefined);
     expect(restoreRefusal(obj('admissionregistration.k8s.io/v1', 'ValidatingWebhookConfiguration', 'w'), profiles)).to.match(/admission configuration/);
+  });
+
+  it('restores the status of Katib Experiments and training jobs, and creates training jobs suspended until it is written', () => {
+    expect(statusKinds.map((k) => k.kind)).to.deep.equal(['Experiment', 'PyTorchJob', 'TFJob', 'MPIJob', 'XGBoostJob', 'PaddleJob', 'JAXJob']);
+    expect(restoresStatus(obj('kubeflow.org/v1beta1', 'Experiment', 'e', 'a'))).to.equal(true);
+    expect(restoresStatus(obj('kubeflow.org/v1', 'Notebook', 'n', 'a'))).to.equal(false);
+    expect(restoresStatus(obj('example.com/v1', 'PyTorchJob', 'p', 'a'))).to.equal(false);
+    expect(suspendedForStatus(obj('kubeflow.org/v1beta1', 'Experiment', 'e', 'a'))).to.equal(undefined);
+    const bare = obj('kubeflow.org/v1', 'TFJob', 't', 'a', { spec: { tfReplicaSpecs: {} } });
+    expect(suspendedForStatus(bare)).to.deep.equal({
+      create: { ...bare, spec: { tfReplicaSpecs: {}, runPolicy: { suspend: true } } },
+      resume: { spec: { runPolicy: null } },
+    });
+    expect(bare.spec).to.deep.equal({ tfReplicaSpecs: {} });
+    const withPolicy = obj('kubeflow.org/v1', 'PyTorchJob', 'p', 'a', { spec: { runPolicy: { cleanPodPolicy: 'None' } } });
+    expect(suspendedForStatus(withPolicy)?.resume).to.deep.equal({ spec: { runPolicy: { suspend: null } } });
+    expect(suspendedForStatus(obj('kubeflow.org/v1', 'MPIJob', 'm', 'a', { spec: { runPolicy: { suspend: false } } }))?.resume).to.deep.equal({ spec: { runPolicy: { suspend: false } } });
+    expect(suspendedForStatus(obj('kubeflow.org/v1', 'PaddleJob', 'p', 'a', { spec: { runPolicy: { suspend: true } } }))).to.equal(undefined);
   });
 
   it('strips what the server owns without touching the input', () => {

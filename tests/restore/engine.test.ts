@@ -14,7 +14,9 @@ import type { KubeObject } from '../../src/kube/types.ts';
 import { readItems, readManifest } from '../../src/archive/index.ts';
 import { profileOwner, reconcileRequestAnnotation } from '../../src/kubeflow/profile-namespaces.ts';
 import { restorable } from '../../src/restore/normalize.ts';
+import { restoresStatus, suspendedForStatus } from '../../src/kubeflow/status-kinds.ts';
 import { putForeignArchive } from './fixtures.ts';
+import { refs } from '../support/cluster/kubeflow/refs.ts';
 
 const SEED = 5;
 const PROFILES = 6;
@@ -39,6 +41,22 @@ describe('restore engine against the embedded cluster and s3rver', function () {
 
   const restore = (kube: KubeClient, overrides: Partial<RestoreRequest> = {}) =>
     runRestore(kube, store, { backupId, waitTimeoutMs: 20_000, ...overrides });
+
+  /**
+   * How many archived objects of the backup get their status written back (one PUT each), and how many of those are
+   * created suspended and resumed after it (one PATCH each): src/kubeflow/status-kinds.ts.
+   */
+  const archivedStatuses = async () => {
+    const read = await readManifest(store, backupId);
+    let statuses = 0;
+    let resumes = 0;
+    for await (const item of readItems(store, backupId, { manifest: read.state === 'present' ? read.manifest : null })) {
+      if (!restoresStatus(item.object) || item.object.status === undefined) continue;
+      statuses++;
+      if (suspendedForStatus(item.object)) resumes++;
+    }
+    return { statuses, resumes };
+  };
 
   before(async () => {
     [a, b, s3] = await Promise.all([startCluster({ profiles: PROFILES, seed: SEED }), startCluster({ seed: SEED }), startS3Server({ buckets: [BUCKET] })]);
@@ -70,9 +88,15 @@ describe('restore engine against the embedded cluster and s3rver', function () {
     const after = kubeB.requestCounts();
     expect(outcome.backupId).to.equal(backupId);
     expect(outcome.totals).to.deep.include({ created: archived, updated: 0, failed: 0 });
-    // one create per archived object: the controllers made everything else
+    // one create per archived object: the controllers made everything else; and one status write per Experiment and
+    // training job, so that their controllers know what is already done
     expect(after.create - before.create).to.equal(archived);
-    expect(after.update + after.patch + after.delete - before.update - before.patch - before.delete).to.equal(0);
+    const { statuses, resumes } = await archivedStatuses();
+    expect(resumes).to.be.greaterThan(0);
+    expect(statuses).to.be.greaterThan(resumes);
+    expect(after.update - before.update).to.equal(statuses);
+    expect(after.patch - before.patch).to.equal(resumes);
+    expect(after.delete - before.delete).to.equal(0);
     const differences = compareStates(await collectUserState(kubeA), await collectUserState(kubeB));
     expect(describeDifferences(differences)).to.deep.equal([]);
     const stateB = await collectUserState(kubeB);
@@ -385,7 +409,10 @@ describe('restore engine against the embedded cluster and s3rver', function () {
       // one LIST of Profiles and the namespace watch's first LIST: nothing per kind or per namespace
       expect(after.list - before.list).to.be.at.most(2);
       expect(outcome.totals).to.deep.include({ created: archived - 2, unchanged: 1, skipped: 1, failed: 0 });
-      expect(after.update + after.patch + after.delete - before.update - before.patch - before.delete).to.equal(0);
+      const { statuses, resumes } = await archivedStatuses();
+      expect(after.update - before.update).to.equal(statuses);
+      expect(after.patch - before.patch).to.equal(resumes);
+      expect(after.delete - before.delete).to.equal(0);
       expect(outcome.plan.flatMap((p) => p.reasons).join(' ')).to.include(`ServiceAccount/${name}/${other.metadata.name} differs`);
       const differences = compareStates(await collectUserState(kubeA), await collectUserState(kubeF!));
       expect(differences.map((d) => d.object)).to.deep.equal([identityOf(other)]);
@@ -444,6 +471,83 @@ describe('restore engine against the embedded cluster and s3rver', function () {
       const inThem = (objects: KubeObject[]) => objects.filter((o) => names.includes(o.metadata.namespace ?? o.metadata.name!));
       const differences = compareStates(inThem(await collectUserState(kubeA)), inThem(await collectUserState(kubeF!)));
       expect(describeDifferences(differences)).to.deep.equal([]);
+    });
+  });
+
+  describe('finished work stays finished: Experiments and training jobs get their status back', () => {
+    let fresh: RunningCluster;
+    let kubeF: KubeClient;
+    let namespace: string;
+    let outcome: Awaited<ReturnType<typeof runRestore>>;
+    const experimentsRef = { group: 'kubeflow.org', resource: 'experiments' };
+    const pytorchjobsRef = { group: 'kubeflow.org', resource: 'pytorchjobs' };
+    const finished = (kind: string) => ({
+      conditions: [
+        { type: 'Created', status: 'True', reason: `${kind}Created` },
+        { type: 'Running', status: 'False', reason: `${kind}Running` },
+        { type: 'Succeeded', status: 'True', reason: kind === 'Experiment' ? 'ExperimentGoalReached' : `${kind}Succeeded` },
+      ],
+    });
+    const experiment = (name: string): KubeObject => ({
+      apiVersion: 'kubeflow.org/v1beta1', kind: 'Experiment', metadata: { name, namespace },
+      spec: { parallelTrialCount: 2, maxTrialCount: 4, algorithm: { algorithmName: 'random' }, parameters: [{ name: 'lr', feasibleSpace: { min: '0.01', max: '0.1' } }] },
+    });
+    const job = (name: string): KubeObject => ({
+      apiVersion: 'kubeflow.org/v1', kind: 'PyTorchJob', metadata: { name, namespace },
+      spec: { pytorchReplicaSpecs: { Master: { replicas: 1, template: { spec: { containers: [{ name: 'pytorch', image: 'docker.io/kubeflowkatib/pytorch-mnist:v1beta1-45c5727' }] } } } } },
+    });
+    const trialsOf = (name: string) => fresh.api.list(refs.trials, { namespace, labelSelector: `katib.kubeflow.org/experiment=${name}` });
+    const podsOf = (name: string) => fresh.api.list(refs.pods, { namespace, labelSelector: `training.kubeflow.org/job-name=${name}` });
+
+    before(async () => {
+      namespace = (await collectUserState(kubeA)).find((o) => o.kind === 'Profile')!.metadata.name!;
+      // in the source, one Experiment and one PyTorchJob ran to the end, the others are still running
+      for (const name of ['tuned', 'tuning']) a.api.create(experimentsRef, experiment(name));
+      for (const name of ['trained', 'training']) a.api.create(pytorchjobsRef, job(name));
+      const succeed = async (ref: typeof experimentsRef, name: string, kind: string, extra: object) => {
+        for (;;) {
+          const live = a.api.get(ref, name, namespace)!;
+          try {
+            a.api.updateStatus(ref, { ...live, status: { ...finished(kind), ...extra } });
+            return;
+          } catch { await new Promise((resolve) => setTimeout(resolve, 5)); } // the controller wrote meanwhile
+        }
+      };
+      await succeed(experimentsRef, 'tuned', 'Experiment', { trials: 4, trialsSucceeded: 4, currentOptimalTrial: { parameterAssignments: [{ name: 'lr', value: '0.042' }] } });
+      await succeed(pytorchjobsRef, 'trained', 'PyTorchJob', { replicaStatuses: { Master: { succeeded: 1 } } });
+      const backup = await runBackup(kubeA, store, {
+        kind: 'backup-state', includeVolumes: false, includeControlPlane: false, toolVersion: 'test', namespaces: [namespace],
+        profileNamespaceSelector: 'app.kubernetes.io/part-of=kubeflow-profile', protectedCrdGroups: ['kubeflow.org'], encryptionKey: 'restore-test-passphrase',
+      });
+      fresh = await startCluster({ seed: SEED });
+      kubeF = await KubeClient.load({ kubeconfig: fresh.kubeconfigPath, concurrency: 8 });
+      outcome = await runRestore(kubeF, store, { backupId: backup.backupId, waitTimeoutMs: 20_000, encryptionKey: 'restore-test-passphrase' });
+    });
+    after(async () => {
+      kubeF?.close();
+      await fresh?.stop();
+    });
+
+    it('a finished Experiment and PyTorchJob start nothing on the target; the unfinished ones start again', async () => {
+      expect(outcome.totals.failed).to.equal(0);
+      const until = async (what: string, ready: () => boolean) => {
+        for (const deadline = Date.now() + 10_000; !ready(); await new Promise((resolve) => setTimeout(resolve, 10))) {
+          if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+        }
+      };
+      // the same controllers start the unfinished ones: once they have, the finished ones have had their turn too
+      await until('trials of the unfinished Experiment', () => trialsOf('tuning').length === 2);
+      await until('the pod of the unfinished PyTorchJob', () => podsOf('training').length === 1);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(trialsOf('tuned')).to.deep.equal([]);
+      expect(podsOf('trained')).to.deep.equal([]);
+      const tuned = fresh.api.get(experimentsRef, 'tuned', namespace)!;
+      expect(tuned.status).to.deep.include({ trials: 4, trialsSucceeded: 4 });
+      expect((tuned.status as { conditions: Array<{ type: string; status: string }> }).conditions).to.deep.include({ type: 'Succeeded', status: 'True', reason: 'ExperimentGoalReached' });
+      const trained = fresh.api.get(pytorchjobsRef, 'trained', namespace)!;
+      expect((trained.status as { replicaStatuses: unknown }).replicaStatuses).to.deep.equal({ Master: { succeeded: 1 } });
+      // created suspended until its status was written, then given back its own spec
+      expect(trained.spec).to.deep.equal(job('trained').spec);
     });
   });
 

@@ -166,6 +166,40 @@ describe('simulated Kubeflow controllers', () => {
     expect(api.get(refs.suggestions, 'random', 'erin')!.metadata.ownerReferences?.[0]?.kind).to.equal('Experiment');
   });
 
+  // katib v0.18.0 experiment_controller.go and training-operator v1.9.0 common/job.go decide from the status alone
+  it('starts no Trial for a complete Experiment and no Pod for a finished job; starts the unfinished ones', async () => {
+    api.create(refs.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'gina' } });
+    const experiment = (name: string, status?: unknown): KubeObject => ({
+      apiVersion: 'kubeflow.org/v1beta1', kind: 'Experiment', metadata: { name, namespace: 'gina' },
+      spec: { parallelTrialCount: 2, maxTrialCount: 6, algorithm: { algorithmName: 'random' } }, ...(status ? { status } : {}),
+    });
+    const job = (name: string, status?: unknown): KubeObject => ({
+      apiVersion: 'kubeflow.org/v1', kind: 'PyTorchJob', metadata: { name, namespace: 'gina' },
+      spec: { pytorchReplicaSpecs: { Master: { replicas: 1, template: { spec: { containers: [{ name: 'pytorch', image: 'pytorch' }] } } }, Worker: { replicas: 2, template: { spec: { containers: [{ name: 'pytorch', image: 'pytorch' }] } } } } },
+      ...(status ? { status } : {}),
+    });
+    const succeeded = (reason: string) => ({ conditions: [{ type: 'Created', status: 'True' }, { type: 'Succeeded', status: 'True', reason }] });
+    // the memory API keeps a status sent with create: here it stands for the status a restore writes back
+    api.create(refs.experiments, experiment('done', { ...succeeded('ExperimentGoalReached'), trials: 6, trialsSucceeded: 6 }));
+    api.create(refs.experiments, experiment('half', { conditions: [{ type: 'Created', status: 'True' }, { type: 'Running', status: 'True' }], trials: 4, trialsSucceeded: 4 }));
+    api.create(refs.experiments, experiment('new'));
+    const pytorchjobs = { group: 'kubeflow.org', resource: 'pytorchjobs' };
+    api.create(pytorchjobs, job('trained', succeeded('PyTorchJobSucceeded')));
+    api.create(pytorchjobs, job('training'));
+    const trialsOf = (name: string) => api.list(refs.trials, { namespace: 'gina', labelSelector: `katib.kubeflow.org/experiment=${name}` });
+    await eventually(() => trialsOf('new').length === 2, 'trials of the new Experiment');
+    // 6 allowed, 4 already completed: two more, whatever parallelTrialCount would allow
+    await eventually(() => trialsOf('half').length === 2, 'trials of the unfinished Experiment');
+    const podsOf = (name: string) => api.list(refs.pods, { namespace: 'gina', labelSelector: `training.kubeflow.org/job-name=${name}` });
+    const pods = await eventually(() => { const p = podsOf('training'); return p.length === 3 && p; }, 'pods of the unfinished job');
+    expect(names(pods)).to.deep.equal(['training-master-0', 'training-worker-0', 'training-worker-1']);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(trialsOf('done')).to.deep.equal([]);
+    expect(api.get(refs.suggestions, 'done', 'gina')).to.equal(undefined);
+    expect(podsOf('trained')).to.deep.equal([]);
+    expect((api.get(refs.experiments, 'done', 'gina')!.status as { conditions: unknown[] }).conditions).to.have.length(2);
+  });
+
   it('lays out the Juju model workloads with images in the kubeflow namespace', async () => {
     const set = await eventually(() => api.get(refs.statefulSets, 'kfp-api', 'kubeflow'), 'kfp-api statefulset');
     expect(set.metadata.labels?.['app.kubernetes.io/name']).to.equal('kfp-api');
