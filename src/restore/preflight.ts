@@ -159,7 +159,7 @@ export async function runPreflight(kube: KubeClient, store: ObjectStore, request
       // A foreign Velero archive carries the Namespace objects: the profile controller makes those, so they are skipped
       // (judged below like every other namespace: only profile namespaces of the archive).
       if (group === '' && object.kind === 'Namespace' && !namespace) {
-        track(itemsByNamespace, object.metadata.name ?? '', object, item.path, key);
+        track(itemsByNamespace, object.metadata.name ?? '', object, item.path);
         skipped.push({ key, namespace: object.metadata.name ?? '', kind: 'Namespace', reason: 'namespaces are made by the profile controller from their Profile' });
         continue;
       }
@@ -181,7 +181,7 @@ export async function runPreflight(kube: KubeClient, store: ObjectStore, request
         profiles.set(name, object);
         continue;
       }
-      track(itemsByNamespace, namespace, object, item.path, key);
+      track(itemsByNamespace, namespace, object, item.path);
       // Profiles are never filtered: a namespace exists only through its Profile (as on the backup side).
       const filtered = request.filter && filteredOutReason(request.filter, { group, resource: item.resource, kind: object.kind });
       if (filtered) {
@@ -229,8 +229,16 @@ export async function runPreflight(kube: KubeClient, store: ObjectStore, request
       for (const d of items.named) refused.push(`${d}: ${reason}`);
       const rest = items.count - items.named.length;
       if (rest > 0) refused.push(`${rest} more object${rest === 1 ? '' : 's'} in namespace ${namespace}, which has no Profile in this backup either`);
-      for (const [key, byKind] of items.byKey) {
-        for (const [kind, count] of byKind) for (let i = 0; i < count; i++) refusedItems.push({ key, namespace, kind, reason: `refused: ${reason}` });
+      // With skip-refused each of them is reported as skipped: read back from the spool (the ones it holds are those a
+      // restore would have written), which costs nothing when every namespace has its Profile.
+      if (request.skipRefused) {
+        for (const step of pending.values()) {
+          for (const version of step.versions.keys()) {
+            for (const spooled of await spool.readNamespace(`${step.key}@${version}`, namespace)) {
+              refusedItems.push({ key: step.key, namespace, kind: spooled.object.kind, reason: `refused: ${reason}` });
+            }
+          }
+        }
       }
     }
     if (!request.skipRefused) offenders.push(...refused);
@@ -301,8 +309,6 @@ interface NamespaceItems {
   count: number;
   /** the first few items, described */
   named: string[];
-  /** restore step key → kind → how many: enough to report each item once skip-refused leaves them out */
-  byKey: Map<string, Map<string, number>>;
 }
 
 /** Items named per namespace in a refusal: the namespace is the reason, the rest are counted. */
@@ -313,13 +319,10 @@ function describeItem(object: KubeObject, path: string): string {
   return `${describeObject(object)} (${path})`;
 }
 
-function track(map: Map<string, NamespaceItems>, namespace: string, object: KubeObject, path: string, key: string): void {
+function track(map: Map<string, NamespaceItems>, namespace: string, object: KubeObject, path: string): void {
   let items = map.get(namespace);
-  if (!items) map.set(namespace, (items = { count: 0, named: [], byKey: new Map() }));
+  if (!items) map.set(namespace, (items = { count: 0, named: [] }));
   items.count++;
-  let byKind = items.byKey.get(key);
-  if (!byKind) items.byKey.set(key, (byKind = new Map()));
-  byKind.set(object.kind, (byKind.get(object.kind) ?? 0) + 1);
   if (items.named.length < NAMED_PER_NAMESPACE) items.named.push(describeItem(object, path));
 }
 

@@ -290,6 +290,16 @@ describe('restore engine against the embedded cluster and s3rver', function () {
     expect(kubeB.requestCounts().writes).to.equal(before);
   });
 
+  it('with skip-refused, the namespaces without a Profile are left out and every object in them counted as skipped', async () => {
+    const outcome = await restore(kubeB, { backupId: 'stray-namespace', skipRefused: true });
+    expect(outcome.totals).to.deep.include({ created: 2, skipped: 15, failed: 0 });
+    expect(outcome.refused).to.have.length(5);
+    expect(outcome.refused[4]).to.equal('ConfigMap/lonely/only (resources/configmaps/namespaces/lonely/only.json): namespace lonely has no Profile lonely in this backup; only the profile controller makes profile namespaces, from their Profile');
+    expect(outcome.plan.find((p) => p.namespace === 'stray')).to.deep.include({ kind: 'ConfigMap', skip: 14, create: 0 });
+    const namespaces = await resource(kubeB, '', 'namespaces');
+    expect(await kubeB.tryGet(namespaces, 'stray')).to.equal(undefined);
+  });
+
   describe('RoleBindings a profile owner may make, skip-refused and exclude-resources', () => {
     const namespace = 'rbac-user';
     const binding = (name: string, kind: string, role: string) => ({
