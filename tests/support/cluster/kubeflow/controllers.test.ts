@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { KubeObject } from '../../../../src/kube/types.ts';
 import { kubeflowControllers } from './controllers.ts';
 import { kubeflowCrds } from './crds.ts';
-import { profileFinalizer, profileNamespaceLabels } from './profile-controller.ts';
+import { defaultNamespaceLabels, profileFinalizer, profileNamespaceLabels } from './profile-controller.ts';
 import { refs } from './refs.ts';
 import { createMemoryApi, type MemoryApi } from './testing-api.ts';
 
@@ -112,12 +112,13 @@ describe('simulated Kubeflow controllers', () => {
   it('adopts an existing namespace of the right owner as it is: only missing label keys are added, no ownerReference', async () => {
     api.create(refs.namespaces, {
       apiVersion: 'v1', kind: 'Namespace',
-      metadata: { name: 'frank', annotations: { owner: 'frank@example.com' }, labels: { 'istio-injection': 'disabled', team: 'ml' } },
+      metadata: { name: 'frank', annotations: { owner: 'frank@example.com' }, labels: { 'pod-security.kubernetes.io/enforce': 'baseline', team: 'ml' } },
     });
     api.create(refs.profiles, profile('frank', 'frank@example.com'));
     await eventually(() => api.get(refs.serviceAccounts, 'default-editor', 'frank'), 'frank reconciled');
     const namespace = api.get(refs.namespaces, 'frank')!;
-    expect(namespace.metadata.labels).to.deep.equal({ ...profileNamespaceLabels, 'istio-injection': 'disabled', team: 'ml' });
+    // the default labels of the charm, not istio-injection (set only on a namespace the controller creates)
+    expect(namespace.metadata.labels).to.deep.equal({ ...defaultNamespaceLabels, 'pod-security.kubernetes.io/enforce': 'baseline', team: 'ml' });
     expect(namespace.metadata.ownerReferences).to.equal(undefined);
   });
 

@@ -18,14 +18,23 @@ import { controllerOwnerKeys, controllerReference, ensure, reconciler } from './
 
 export const profileFinalizer = 'profile-finalizer';
 
-export const profileNamespaceLabels: Readonly<Record<string, string>> = {
-  'istio-injection': 'enabled',
-  'app.kubernetes.io/part-of': 'kubeflow-profile',
-  'pipelines.kubeflow.org/enabled': 'true',
+/**
+ * The default namespace labels Charmed Kubeflow hands the controller (canonical/kubeflow-profiles-operator track/1.10
+ * src/templates/namespace-labels.yaml.j2, with the charm's default security-policy "privileged").
+ */
+export const defaultNamespaceLabels: Readonly<Record<string, string>> = {
+  'katib-metricscollector-injection': 'enabled',
   'katib.kubeflow.org/metrics-collector-injection': 'enabled',
   'serving.kubeflow.org/inferenceservice': 'enabled',
-  'pod-security.kubernetes.io/enforce': 'baseline',
+  'pipelines.kubeflow.org/enabled': 'true',
+  'app.kubernetes.io/part-of': 'kubeflow-profile',
+  'user.kubeflow.org/enabled': 'true',
+  'pod-security.kubernetes.io/enforce': 'privileged',
+  'namespace-node-affinity': 'enabled',
 };
+
+/** a namespace the controller creates: istio-injection (set by the controller itself) and the default labels */
+export const profileNamespaceLabels: Readonly<Record<string, string>> = { 'istio-injection': 'enabled', ...defaultNamespaceLabels };
 
 export function notOwnedMessage(owner: string): string {
   return `namespace already exist, but not owned by profile creator ${owner}`;
@@ -86,7 +95,7 @@ function appendFailedCondition(api: InProcessApi, profile: KubeObject, message: 
 /** setNamespaceLabels: add each default label whose key is missing; a key already there keeps its value */
 function missingLabels(namespace: KubeObject): Record<string, string> | undefined {
   const labels = namespace.metadata.labels ?? {};
-  const missing = Object.entries(profileNamespaceLabels).filter(([key]) => !(key in labels));
+  const missing = Object.entries(defaultNamespaceLabels).filter(([key]) => !(key in labels));
   return missing.length ? { ...labels, ...Object.fromEntries(missing) } : undefined;
 }
 
