@@ -86,7 +86,8 @@ export async function readControlPlane(charm: CharmRuntime, config: CharmConfig)
     const secretUri = mysqlCredentialsSecretUri(databag);
     if (secretUri) {
       try {
-        secret = await charm.tools.secretGet(secretUri);
+        // --refresh, as data_interfaces.py reads it: a rotated password is used from the next hook on.
+        secret = await charm.tools.secretGet(secretUri, { refresh: true });
       } catch (error) {
         const detail = error instanceof HookToolError ? error.stderr.split('\n')[0]!.trim() : 'unknown error';
         await charm.log('WARNING', `secret-get of the ${endpoint} credentials failed: ${detail}`);

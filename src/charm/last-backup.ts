@@ -29,14 +29,14 @@ async function remembered(charm: CharmRuntime): Promise<LastBackup | undefined> 
   }
 }
 
-/** The newest backup with its commit marker in the store. */
+/** The newest whole backup in the store: its marker says Completed or PartiallyFailed. */
 export async function newestInStore(settings: S3Settings): Promise<LastBackup | undefined> {
   // No key under backups/ means no backup: one signed request tells, without loading the AWS SDK into the hook.
   const { anyObjectUnder } = await import('../store/bucket-probe.ts');
   const prefix = normalizePrefix(settings.path);
   if ((await anyObjectUnder(settings, prefix ? `${prefix}/${BACKUPS_FOLDER}` : BACKUPS_FOLDER)) === false) return undefined;
-  const [{ listBackups }, { openObjectStore }] = await Promise.all([import('../archive/verify.ts'), import('../store/open.ts')]);
-  const newest = (await listBackups(openObjectStore(settings), { limit: 1 }))[0];
+  const [{ latestWholeBackup }, { openObjectStore }] = await Promise.all([import('../archive/verify.ts'), import('../store/open.ts')]);
+  const newest = (await latestWholeBackup(openObjectStore(settings)))?.listing;
   if (!newest) return undefined;
   return { id: newest.id, completed: newest.completed ?? newest.created };
 }

@@ -3,6 +3,7 @@
 import { createHash } from 'node:crypto';
 import type { KubeObject } from '../kube/types.ts';
 import type { S3Settings } from '../store/settings.ts';
+import { effectiveEndpoint } from '../store/addressing.ts';
 import type { MinioEndpoint, MysqlEndpoint } from './relations.ts';
 import {
   ENV, MINIO_BACKUP_SCRIPT, MINIO_RESTORE_SCRIPT, MYSQL_DOWNLOAD_SCRIPT, MYSQL_DUMP_SCRIPT, MYSQL_LOAD_SCRIPT, MYSQL_UPLOAD_SCRIPT,
@@ -81,10 +82,15 @@ function rcloneRemote(name: 'STORE' | 'MINIO', s3: { accessKey: string; secretKe
 }
 
 function storeRemote(store: S3Settings) {
-  return rcloneRemote('STORE', store, {
+  // The same endpoint and addressing as every other client (store/addressing.ts): AWS's regional endpoint when
+  // s3-integrator named AWS, path or host style as resolved there.
+  return rcloneRemote('STORE', { ...store, endpoint: effectiveEndpoint(store) }, {
     RCLONE_CONFIG_STORE_FORCE_PATH_STYLE: String(store.uriStyle !== 'host'),
     // The bucket exists (s3-integrator names it); checking would need CreateBucket rights.
     RCLONE_CONFIG_STORE_NO_CHECK_BUCKET: 'true',
+    // rclone's s3 option storage_class (--s3-storage-class): the dumps and mirrored objects get the class our own
+    // uploads get.
+    ...(store.storageClass ? { RCLONE_CONFIG_STORE_STORAGE_CLASS: store.storageClass } : {}),
   });
 }
 
@@ -145,6 +151,10 @@ export interface CopyJobOptions {
 }
 
 const LABEL_APP = 'app.kubernetes.io/managed-by';
+/** Key of the per-run Secret holding the store's PEM CA chain; mounted as a file because rclone wants a path. */
+export const STORE_CA_KEY = 'store-ca.crt';
+const CA_VOLUME = 'store-ca';
+const CA_MOUNT_PATH = '/etc/kubeflow-upgrader/store-ca';
 const TRANSFER_VOLUME = 'transfer';
 const TRANSFER_PATH = '/transfer';
 
@@ -164,12 +174,15 @@ export function buildCopyJob(spec: CopySpec, options: CopyJobOptions): CopyJob {
     ...options.labels,
   };
   const environment = copyEnvironment(spec);
+  // The store's private CA reaches rclone as the volume movers give it (volumes/job.ts): a file from the Secret, named
+  // by RCLONE_CA_CERT (rclone's global --ca-cert). It is kept out of `environment.secret`, which becomes env vars.
+  const caChain = spec.store.tlsCaChain?.length ? spec.store.tlsCaChain.join('\n') : undefined;
   const secret: KubeObject = {
     apiVersion: 'v1',
     kind: 'Secret',
     metadata: { name, namespace: options.namespace, labels },
     type: 'Opaque',
-    stringData: environment.secret,
+    stringData: { ...environment.secret, ...(caChain ? { [STORE_CA_KEY]: caChain } : {}) },
   };
   // Each container gets only what its tool needs: rclone the bucket credentials, the MySQL client the database's.
   const mine = (tool: Tool, key: string) => (tool === 'rclone') === (key.startsWith('RCLONE_') || key === ENV.storePath || key === ENV.storeDir || key === ENV.minioBucket);
@@ -183,8 +196,16 @@ export function buildCopyJob(spec: CopySpec, options: CopyJobOptions): CopyJob {
       ...Object.entries(environment.plain).filter(([key]) => mine(step.tool, key) || key === ENV.storePath || key === ENV.dbName).map(([envName, value]) => ({ name: envName, value })),
       ...(shared ? [{ name: ENV.transferDir, value: TRANSFER_PATH }] : []),
       ...Object.keys(environment.secret).filter((key) => mine(step.tool, key)).map((key) => ({ name: key, valueFrom: { secretKeyRef: { name, key } } })),
+      ...(caChain && step.tool === 'rclone' ? [{ name: 'RCLONE_CA_CERT', value: `${CA_MOUNT_PATH}/${STORE_CA_KEY}` }] : []),
     ],
-    ...(shared ? { volumeMounts: [{ name: TRANSFER_VOLUME, mountPath: TRANSFER_PATH }] } : {}),
+    ...(shared || (caChain && step.tool === 'rclone')
+      ? {
+        volumeMounts: [
+          ...(shared ? [{ name: TRANSFER_VOLUME, mountPath: TRANSFER_PATH }] : []),
+          ...(caChain && step.tool === 'rclone' ? [{ name: CA_VOLUME, mountPath: CA_MOUNT_PATH, readOnly: true }] : []),
+        ],
+      }
+      : {}),
     terminationMessagePath: '/dev/termination-log',
     terminationMessagePolicy: 'File',
     securityContext: { allowPrivilegeEscalation: false },
@@ -202,7 +223,15 @@ export function buildCopyJob(spec: CopySpec, options: CopyJobOptions): CopyJob {
         spec: {
           restartPolicy: 'Never',
           securityContext: { seccompProfile: { type: 'RuntimeDefault' } },
-          ...(shared ? { initContainers: containers.slice(0, -1), volumes: [{ name: TRANSFER_VOLUME, emptyDir: {} }] } : {}),
+          ...(shared ? { initContainers: containers.slice(0, -1) } : {}),
+          ...(shared || caChain
+            ? {
+              volumes: [
+                ...(shared ? [{ name: TRANSFER_VOLUME, emptyDir: {} }] : []),
+                ...(caChain ? [{ name: CA_VOLUME, secret: { secretName: name, items: [{ key: STORE_CA_KEY, path: STORE_CA_KEY }] } }] : []),
+              ],
+            }
+            : {}),
           containers: containers.slice(-1),
         },
       },

@@ -148,7 +148,7 @@ export class HookTools {
    * `peek` reads the newest without tracking it. Values are registered with the redactor.
    */
   async secretGet(uri: string, options: { refresh?: boolean; peek?: boolean } = {}): Promise<Databag> {
-    const args = ['--format=json', uri, ...(options.refresh ? ['--refresh'] : []), ...(options.peek ? ['--peek'] : [])];
+    const args = ['--format=json', ...(options.refresh ? ['--refresh'] : []), ...(options.peek ? ['--peek'] : []), uri];
     const content = (await this.json<Databag | null>('secret-get', args)) ?? {};
     for (const value of Object.values(content)) this.redactor?.add(String(value));
     return content;

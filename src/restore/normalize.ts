@@ -5,15 +5,8 @@
 import type { KubeObject } from '../kube/types.ts';
 import { groupOf } from '../kubeflow/identity.ts';
 import { reconcileRequestAnnotation } from '../kubeflow/profile-namespaces.ts';
+import { pvcBindingAnnotations } from '../kubeflow/pvc-binding.ts';
 import { stripServerMetadata } from '../kubeflow/strip.ts';
-
-const pvcBindingAnnotations = [
-  'pv.kubernetes.io/bind-completed',
-  'pv.kubernetes.io/bound-by-controller',
-  'volume.kubernetes.io/selected-node',
-  'volume.beta.kubernetes.io/storage-provisioner',
-  'volume.kubernetes.io/storage-provisioner',
-];
 
 /** a copy of `object` fit to be written into another cluster (owner references still carry the source uids) */
 export function restorable(object: KubeObject): KubeObject {

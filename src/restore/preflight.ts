@@ -7,7 +7,7 @@
 // checksums is refused whatever skip-refused says.
 import type { KubeClient } from '../kube/client.ts';
 import type { ApiResource, KubeObject } from '../kube/types.ts';
-import { listBackups, readItems, readManifest, readMarker, SecretOpener, isSealed, type Manifest, type Problem } from '../archive/index.ts';
+import { judgePhase, latestWholeBackup, readItems, readManifest, readMarker, SecretOpener, isSealed, type Manifest, type Problem } from '../archive/index.ts';
 import { resourceFolder } from '../archive/paths.ts';
 import type { ObjectStore } from '../store/objects.ts';
 import { restoreRefusal } from '../kubeflow/allow-list.ts';
@@ -73,16 +73,23 @@ export interface Preflight {
   ownerUids: Set<string>;
 }
 
-/** `latest` → the newest complete backup; any other id must have its commit marker. */
-export async function resolveBackupId(store: ObjectStore, id: string): Promise<string> {
+/**
+ * `latest` → the newest whole backup (Completed, or PartiallyFailed with a warning); any other id must have its
+ * commit marker, and the phase there must say the backup is whole.
+ */
+export async function resolveBackupId(store: ObjectStore, id: string, warnings: string[] = []): Promise<string> {
   if (id === 'latest') {
-    const [newest] = await listBackups(store, { limit: 1 });
+    const newest = await latestWholeBackup(store);
     if (!newest) throw new RestoreInputError(`There is no complete backup in ${store.url('backups/')} to restore; run backup-state first.`);
-    return newest.id;
+    if (newest.warning) warnings.push(newest.warning);
+    return newest.listing.id;
   }
   const marker = await readMarker(store, id);
   if (marker.state === 'absent') throw new RestoreInputError(`There is no complete backup ${id} in ${store.url('backups/')}; list-backups shows the ones that exist.`);
   if (marker.state === 'invalid') throw new RestoreInputError(`Backup ${id} cannot be restored: its velero-backup.json is unusable (${marker.reason}).`);
+  const verdict = judgePhase(id, marker.marker.status.phase);
+  if (!verdict.whole) throw new RestoreInputError(`Backup ${id} cannot be restored: ${verdict.reason}.`);
+  if (verdict.warning) warnings.push(verdict.warning);
   return id;
 }
 
@@ -99,8 +106,8 @@ export async function runPreflight(kube: KubeClient, store: ObjectStore, request
   // The target's discovery is needed only at the end, and costs 0.1-0.2 s of round trips: it runs while the archive
   // is read. A failure is not reported here; the lookups at the end ask again and report it.
   void kube.discover().catch(() => undefined);
-  const backupId = await resolveBackupId(store, request.backupId);
   const warnings: string[] = [];
+  const backupId = await resolveBackupId(store, request.backupId, warnings);
   const read = await readManifest(store, backupId);
   if (read.state === 'invalid') throw new RestoreRefusedError(`Backup ${backupId} cannot be restored: its manifest is unusable (${read.reason}).`, [`manifest: ${read.reason}`]);
   if (read.state === 'present' && read.changed) {

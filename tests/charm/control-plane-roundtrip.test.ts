@@ -3,11 +3,13 @@
 // embedded cluster on the simulated kubelet with the default official images (mysql:8.4 → the local MariaDB client
 // tools, rclone → Debian's rclone). backup-state → wipe → restore-state include-control-plane=true → equal.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import type { S3Client } from '@aws-sdk/client-s3';
+import { HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { createS3Client } from '../../src/store/s3-client.ts';
+import { makeCertificates } from '../support/cluster/tls.ts';
 import { ensureCharmBuilt } from '../support/juju/charm-build.ts';
 import { runDispatch, type DispatchOutcome } from '../support/juju/harness.ts';
 import { s3Relation, track1Data } from '../support/juju/scenarios.ts';
@@ -41,6 +43,9 @@ describe('control-plane round trip through the real dispatch and the simulated k
   let kubelet: SimulatedKubelet;
   let stopKubelet: () => void;
   let dataDir: string;
+  /** a second store: TLS with a certificate from a private CA, as an on-premises MinIO or Ceph RGW often has */
+  let tlsStore: S3ServerHandle;
+  let caCert: string;
 
   before(async () => {
     [charmDir, store, minio, db, cluster] = await Promise.all([
@@ -57,21 +62,26 @@ describe('control-plane round trip through the real dispatch and the simulated k
     cluster.api.create(SERVICES, service('minio', Number(new URL(minio.endpoint).port)));
     await db.sql('CREATE DATABASE mlpipeline;');
     await db.createUser('relation-7', DB_PASSWORD, 'ALL PRIVILEGES ON mlpipeline.*');
+    const pems = await makeCertificates();
+    caCert = pems.caCert;
+    writeFileSync(join(dataDir, 'store-key.pem'), pems.key);
+    writeFileSync(join(dataDir, 'store-cert.pem'), pems.cert);
+    tlsStore = await startS3Server({ buckets: [BUCKET], tlsKeyFile: join(dataDir, 'store-key.pem'), tlsCertFile: join(dataDir, 'store-cert.pem') });
   });
   after(async () => {
     stopKubelet?.();
     await kubelet?.idle();
     minioClient?.destroy();
     storeClient?.destroy();
-    await Promise.all([store?.stop(), minio?.stop(), db?.stop(), cluster?.stop()]);
+    await Promise.all([store?.stop(), tlsStore?.stop(), minio?.stop(), db?.stop(), cluster?.stop()]);
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
-  function state(actionParams: Record<string, unknown>): FakeJujuState {
+  function state(actionParams: Record<string, unknown>, s3Data: Record<string, string> = track1Data(store, BUCKET)): FakeJujuState {
     const minioPort = new URL(minio.endpoint).port;
     const start = emptyState({
       relations: [
-        s3Relation(track1Data(store, BUCKET)),
+        s3Relation(s3Data),
         relation('kfp-db:7', 'kfp-db', 'kfp-db', { endpoints: `kfp-db-primary.kubeflow.svc.cluster.local:${db.port}`, database: 'mlpipeline', version: '8.0.36', 'secret-user': DB_SECRET }),
         relation('object-storage:8', 'object-storage', 'minio', {
           _supported_versions: '- v1\n',
@@ -143,5 +153,30 @@ describe('control-plane round trip through the real dispatch and the simulated k
     expect(await bucketDigest(minioClient, 'mlpipeline')).to.deep.equal(objectsBefore);
     expectNoPassword(restore);
     expect(leftovers()).to.deep.equal([]);
+  });
+  it('reaches a TLS store behind a private CA from the copy Jobs (tls-ca-chain), and gives every upload the storage-class', async () => {
+    // s3-integrator 1 sends the chain as a JSON list of PEM strings (data-platform-libs v0 s3.py update_connection_info).
+    const s3Data = track1Data(tlsStore, BUCKET, { 'tls-ca-chain': JSON.stringify([caCert]), 'storage-class': 'STANDARD_IA' });
+    await putObject(minioClient, 'mlpipeline', 'artifacts/tls-run/model.bin', randomBytes(10_000));
+    const backup = await dispatch('actions/backup-state', state({ 'include-volumes': false, 'include-control-plane': true }, s3Data));
+    expect(backup.exitCode, `${backup.state.actionFailure}\n${backup.stderr.slice(-3000)}`).to.equal(0);
+    const id = backup.state.actionResults['backup-id']!;
+    expect(backup.state.actionResults['control-plane.covered']).to.equal('kfp-db (database mlpipeline); object-storage (bucket mlpipeline)');
+    expect(leftovers()).to.deep.equal([]);
+
+    const client = createS3Client({ accessKey: tlsStore.accessKeyId, secretKey: tlsStore.secretAccessKey, bucket: BUCKET, path: '', endpoint: tlsStore.endpoint, region: 'us-east-1', uriStyle: 'path', tlsCaChain: [caCert] });
+    try {
+      const prefix = `backups/backups/${id}/`;
+      const keys = await listKeys(client, BUCKET, prefix);
+      // rclone's uploads (the dump, the mirrored MinIO objects) and the charm's own (tarball, manifest).
+      expect(keys).to.include(`${prefix}control-plane/mysql/mlpipeline.sql.gz`);
+      expect(keys.some((key) => key.startsWith(`${prefix}control-plane/minio/`))).to.equal(true);
+      expect(keys).to.include(`${prefix}kubeflow-upgrader.json`);
+      const classes = new Map<string, string | undefined>();
+      for (const key of keys) classes.set(key, (await client.send(new HeadObjectCommand({ Bucket: BUCKET, Key: key }))).StorageClass);
+      expect([...classes].filter(([, storageClass]) => storageClass !== 'STANDARD_IA')).to.deep.equal([]);
+    } finally {
+      client.destroy();
+    }
   });
 });

@@ -11,8 +11,10 @@ import { simulatedKubelet, storageClass, type SimulatedKubelet } from '../suppor
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
 import { runCli, type CliRun } from './run-cli.ts';
 import { S3Client } from '@aws-sdk/client-s3';
-import { ObjectStore } from '../../src/store/objects.ts';
 import { putForeignArchive } from '../restore/fixtures.ts';
+import { putVeleroBackup } from '../support/velero/archive.ts';
+import { s3ClientFor, veleroProfileNamespace } from '../archive/fixtures.ts';
+import { ObjectStore } from '../../src/store/objects.ts';
 
 const BUCKET = 'cli-backups';
 
@@ -92,11 +94,11 @@ describe('kubeflow-upgrader commands against the embedded cluster and s3rver', f
   it('list shows it as a table, and as JSON', async () => {
     const people = await runCli(['list', ...location()], env);
     expect(people.exitCode, people.stderr).to.equal(0);
-    expect(people.stdout).to.match(/^ID\s+CREATED\s+SCOPE\s+OBJECTS\s+SIZE\s+SECRETS\s+DESCRIPTION$/m);
-    expect(people.stdout).to.match(new RegExp(`^${backupId}\\s.*backup-state 2 ns 2 profiles\\s.*sealed\\s+cli test$`, 'm'));
-    const machines = JSON.parse((await runCli(['list', ...location(), '--json', '--limit', '1'], env)).stdout) as { count: number; backups: Array<{ id: string }> };
+    expect(people.stdout).to.match(/^ID\s+PHASE\s+CREATED\s+SCOPE\s+OBJECTS\s+SIZE\s+SECRETS\s+DESCRIPTION$/m);
+    expect(people.stdout).to.match(new RegExp(`^${backupId}\\s+Completed\\s.*backup-state 2 ns 2 profiles\\s.*sealed\\s+cli test$`, 'm'));
+    const machines = JSON.parse((await runCli(['list', ...location(), '--json', '--limit', '1'], env)).stdout) as { count: number; backups: Array<{ id: string; phase: string }> };
     expect(machines.count).to.equal(1);
-    expect(machines.backups[0]!.id).to.equal(backupId);
+    expect(machines.backups[0]).to.include({ id: backupId, phase: 'Completed' });
   });
 
   it('verify latest finds it intact', async () => {
@@ -111,6 +113,25 @@ describe('kubeflow-upgrader commands against the embedded cluster and s3rver', f
     const errors = run.stderr.trim().split('\n').filter((line) => line.startsWith('kubeflow-upgrader:'));
     expect(errors).to.have.length(1);
     expect(errors[0]).to.match(/^kubeflow-upgrader: Backup kf-20000101-000000-000000 could not be verified: there is no backup kf-20000101-000000-000000 in s3:\/\/cli-backups\/team\/prod\/; kubeflow-upgrader list shows the complete ones\.$/);
+  });
+
+  it('a Velero backup whose marker says InProgress is listed with that phase, and verify and restore refuse it naming it', async () => {
+    const store = new ObjectStore({ client: s3ClientFor(s3), bucket: BUCKET, prefix: 'team/prod' });
+    await putVeleroBackup(store, { name: 'velero-running', items: veleroProfileNamespace('velero-erin'), phase: 'InProgress', started: new Date(0) });
+    try {
+      const listed = await runCli(['list', ...location()], env);
+      expect(listed.stdout).to.match(/^velero-running\s+InProgress\s/m);
+      const reason = 'its velero-backup.json says phase InProgress, and only a Completed or PartiallyFailed backup is whole.';
+      const verified = await runCli(['verify', 'velero-running', ...location()], env);
+      expect(verified.exitCode).to.equal(1);
+      expect(verified.stderr).to.include(`kubeflow-upgrader: Backup velero-running could not be verified: ${reason}`);
+      const restored = await runCli(['restore', 'velero-running', ...location(), '--kubeconfig', b.running.kubeconfigPath], env);
+      // a backup that cannot be restored is bad input to restore: exit 2, nothing changed
+      expect(restored.exitCode).to.equal(2);
+      expect(restored.stderr).to.include(`Backup velero-running cannot be restored: ${reason.slice(0, -1)}`);
+    } finally {
+      await store.deleteFolder('backups/velero-running/');
+    }
   });
 
   it('restore --dry-run into the fresh cluster writes nothing and prints the plan', async () => {

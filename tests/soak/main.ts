@@ -12,8 +12,10 @@ import { runBackup } from '../../src/backup/engine.ts';
 import { runRestore } from '../../src/restore/engine.ts';
 import { collectUserState, compareStates, describeDifferences } from '../../src/restore/compare.ts';
 import { backupRequest, bucketState, entryChecksums, kubeAt, storeAt } from '../reliability/support.ts';
+import { requireSystemTools } from '../../scripts/system-tools.ts';
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '20' }, 'fault-rate': { type: 'string', default: '0.1' }, profiles: { type: 'string', default: '10' }, seed: { type: 'string', default: '1' } } });
+requireSystemTools('soak');
 const runs = Number(values.runs);
 const rate = Number(values['fault-rate']);
 const seed0 = Number(values.seed);

@@ -2,6 +2,7 @@
 // Juju validates against actions.yaml and fills its defaults; these schemas repeat the defaults so a handler is typed
 // and a test can prove both agree.
 import { z } from 'zod';
+import { isSafeBackupName } from '../../store/layout.ts';
 
 /** "a, b,,c" → ['a', 'b', 'c']; each entry must be a Kubernetes name. */
 const nameList = z
@@ -14,7 +15,8 @@ const backupId = z
   .string()
   .trim()
   .min(1, 'is required')
-  .refine((id) => id === 'latest' || /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(id), 'must be a backup id from list-backups, or "latest"');
+  // any backup name Velero could have given (a Kubernetes name, dots included), not only ours
+  .refine((id) => id === 'latest' || isSafeBackupName(id), 'must be a backup id from list-backups, or "latest"');
 
 export const ActionParams = {
   'backup-state': z.strictObject({

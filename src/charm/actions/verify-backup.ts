@@ -3,14 +3,15 @@ import type { ActionContext } from '../action-context.ts';
 
 export async function run(ctx: ActionContext<'verify-backup'>): Promise<void> {
   const s3 = await ctx.s3();
-  const [{ verifyBackup, listBackups }, { openObjectStore }] = await Promise.all([import('../../archive/verify.ts'), import('../../store/open.ts')]);
+  const [{ verifyBackup, latestWholeBackup }, { openObjectStore }] = await Promise.all([import('../../archive/verify.ts'), import('../../store/open.ts')]);
   const store = openObjectStore(s3);
   let id = ctx.params['backup-id'];
   try {
     if (id === 'latest') {
-      const newest = (await listBackups(store, { limit: 1 }))[0];
+      const newest = await latestWholeBackup(store);
       if (!newest) ctx.fail(`There is no complete backup in ${store.url()} to verify.`);
-      id = newest.id;
+      id = newest.listing.id;
+      if (newest.warning) await ctx.progress(newest.warning);
     }
     await ctx.progress(`verifying backup ${id}`);
     const report = await verifyBackup(store, id);

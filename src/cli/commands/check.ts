@@ -51,7 +51,7 @@ export const checkCommand: Command = {
     const kube = await kubeClientFrom(values);
     try {
       out.progress('checking the guard, the backup store, the newest backup, the CRDs and the Profiles');
-      const [{ preUpgradeCheck }, { checkBucket }, { listBackups }] = await Promise.all([
+      const [{ preUpgradeCheck }, { checkBucket }, { latestWholeBackup }] = await Promise.all([
         import('../../guard/preflight.ts'), import('../../store/s3-client.ts'), import('../../archive/verify.ts'),
       ]);
       const result = await preUpgradeCheck({
@@ -63,7 +63,7 @@ export const checkCommand: Command = {
           if (!checked.ok) throw new Error(checked.problem.message.replace(/ of s3-integrator| given to s3-integrator/g, ''));
         },
         newestCompleteBackup: async () => {
-          const newest = (await listBackups(store, { limit: 1 }))[0];
+          const newest = (await latestWholeBackup(store))?.listing;
           return newest ? { id: newest.id, completedAt: new Date(newest.completed ?? newest.created) } : undefined;
         },
       });

@@ -30,13 +30,17 @@ export function backupIdArgument(ctx: CommandContext, required: boolean): string
   return id;
 }
 
-/** `latest` → the newest complete backup's id; fails in one sentence when there is none. */
-export async function resolveBackupId(store: ObjectStore, id: string): Promise<string> {
+/**
+ * `latest` → the newest whole backup's id (Completed, or PartiallyFailed with a warning to `warn`); fails in one
+ * sentence when there is none.
+ */
+export async function resolveBackupId(store: ObjectStore, id: string, warn: (sentence: string) => void = () => undefined): Promise<string> {
   if (id !== 'latest') return id;
-  const { listBackups } = await import('../../archive/verify.ts');
-  const newest = (await listBackups(store, { limit: 1 }))[0];
+  const { latestWholeBackup } = await import('../../archive/verify.ts');
+  const newest = await latestWholeBackup(store);
   if (!newest) throw new Error(`There is no complete backup in ${store.url()}.`);
-  return newest.id;
+  if (newest.warning) warn(newest.warning);
+  return newest.listing.id;
 }
 
 /** One sentence for any failure: S3 errors are classified, engine errors keep their own sentence. */
