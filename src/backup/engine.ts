@@ -67,6 +67,8 @@ export interface BackupOutcome {
   bytes: number;
   /** objects of the covered namespaces left out, and why (reason class → count) */
   skipped: number;
+  /** namespaces that look like profile namespaces but were left out (a restore could not recreate them), with why */
+  leftOutNamespaces: Array<{ namespace: string; reason: string }>;
   skippedBy: Record<string, number>;
   /** per kind: `notebooks.kubeflow.org` → count */
   counts: Record<string, number>;
@@ -184,6 +186,7 @@ export async function runBackup(kube: KubeClient, store: ObjectStore, request: B
 
   try {
     for (const kind of missingKinds) writer.log(`${kind} is not served by this cluster; nothing of that kind to back up`);
+    for (const { namespace, reason } of scope.leftOut) writer.warn(`namespace ${namespace} was left out: ${reason}`);
     const skippedBy: Record<string, number> = {};
     const pvcs: PvcRef[] = [];
     let pvcCount = 0;
@@ -255,6 +258,7 @@ export async function runBackup(kube: KubeClient, store: ObjectStore, request: B
       };
     }
     writer.setExtra('skipped', skippedBy);
+    writer.setExtra('leftOutNamespaces', scope.leftOut);
     const summary = await writer.commit();
     const skipped = Object.values(skippedBy).reduce((a, b) => a + b, 0);
     return {
@@ -264,6 +268,7 @@ export async function runBackup(kube: KubeClient, store: ObjectStore, request: B
       bytes: summary.bytes,
       skipped,
       skippedBy,
+      leftOutNamespaces: scope.leftOut,
       counts: summary.manifest.counts,
       namespaces: scope.namespaces.size,
       profiles,

@@ -21,6 +21,8 @@ export const stateKinds: readonly StateKind[] = [
   core('Secret', 'secrets'),
   core('ConfigMap', 'configmaps'),
   core('PersistentVolumeClaim', 'persistentvolumeclaims'),
+  // a Role is as much the owner's as the RoleBindings that name it (a RoleBinding's Role is always of its namespace)
+  { group: 'rbac.authorization.k8s.io', kind: 'Role', resource: 'roles', namespaced: true },
   { group: 'rbac.authorization.k8s.io', kind: 'RoleBinding', resource: 'rolebindings', namespaced: true },
   { group: 'security.istio.io', kind: 'AuthorizationPolicy', resource: 'authorizationpolicies', namespaced: true },
   kubeflow('PodDefault', 'poddefaults'),

@@ -12,12 +12,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import type { KubeObject } from '../kube/types.ts';
+import { restoresStatus } from '../kubeflow/status-kinds.ts';
 import { restorableView } from './normalize.ts';
 
 /** One spooled object as the restore writes it, and the uid it had in the source cluster (to relink its dependents). */
 export interface SpooledItem {
   uid: string | undefined;
   object: KubeObject;
+  /** the archived status, for the kinds whose status the restore writes back (src/kubeflow/status-kinds.ts) */
+  status?: unknown;
 }
 
 /** Lines are written a batch at a time: one write per line cost more than the line's own bytes. */
@@ -108,7 +111,8 @@ export class Spool {
       for (const line of buffer.toString('utf8').split('\n')) {
         if (!line) continue;
         const archived = JSON.parse(line) as KubeObject;
-        items.push({ uid: archived.metadata.uid, object: restorableView(archived) });
+        const status = archived.status !== undefined && restoresStatus(archived) ? { status: archived.status } : {};
+        items.push({ uid: archived.metadata.uid, object: restorableView(archived), ...status });
       }
     }
     return items;

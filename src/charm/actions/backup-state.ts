@@ -52,6 +52,7 @@ export async function run(ctx: ActionContext<'backup-state'>): Promise<void> {
     volumes: outcome.volumes.copied,
     'volume-bytes': outcome.volumes.bytes,
     skipped: outcome.skipped,
+    ...(outcome.leftOutNamespaces.length ? { 'left-out': leftOutLines(outcome.leftOutNamespaces) } : {}),
     'duration-seconds': outcome.durationSeconds,
     namespaces: outcome.namespaces,
     profiles: outcome.profiles,
@@ -60,4 +61,12 @@ export async function run(ctx: ActionContext<'backup-state'>): Promise<void> {
     ...(controlPlane ? { 'control-plane': { covered: coveredParts(controlPlane).join('; ') || 'nothing', 'not-covered': outcome.controlPlane.notCovered, bytes: outcome.controlPlane.bytes } } : {}),
     notes: [outcome.volumes.note, outcome.controlPlane.note, ...outcome.controlPlane.notCovered].filter(Boolean),
   });
+}
+
+/** one line per namespace left out of the backup, with its reason; the manifest holds them all */
+function leftOutLines(leftOut: ReadonlyArray<{ namespace: string; reason: string }>): string[] {
+  const MAX = 50;
+  const lines = leftOut.slice(0, MAX).map(({ namespace, reason }) => `${namespace}: ${reason}`);
+  if (leftOut.length > MAX) lines.push(`and ${leftOut.length - MAX} more (listed in the backup's manifest)`);
+  return lines;
 }
