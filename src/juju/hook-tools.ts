@@ -1,4 +1,4 @@
-// The one place that knows the command-line forms of Juju's hook tools (juju.md). Everything else calls these methods;
+// The one place that knows the command-line forms of Juju's hook tools (docs/juju.md). Everything else calls these methods;
 // tests replace the executables on PATH, never this module.
 import { spawn } from 'node:child_process';
 import type { Redactor } from './redact.ts';
