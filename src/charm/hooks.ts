@@ -12,7 +12,7 @@ import { CONTROL_PLANE_ENDPOINTS } from '../controlplane/relations.ts';
 import { charmProblemSentence } from './s3-wording.ts';
 
 async function s3Fact(charm: CharmRuntime): Promise<S3Fact> {
-  // One signed HeadBucket, without the AWS SDK (most of the bundle, and ~250 ms of CPU to load): the probe loads while
+  // One signed HeadBucket, without the AWS SDK (most of the bundle, and most of a hook's CPU to load): the probe loads while
   // the hook tools that read the relation run, and only in a dispatch with an S3 relation.
   let probe: Promise<typeof import('../store/bucket-probe.ts')> | undefined;
   const loadProbe = () => (probe ??= import('../store/bucket-probe.ts'));

@@ -18,8 +18,8 @@ export class HookToolError extends Error {
 }
 
 /**
- * Runs a hook tool as a child process (node:child_process: execa and its dependencies would cost every hook ~25 ms
- * of loading for what is one spawn). Resolves with stdout; a non-zero exit, or a tool that cannot be started,
+ * Runs a hook tool as a child process (node:child_process: loading execa and its dependencies would cost every hook
+ * more than the one spawn it does). Resolves with stdout; a non-zero exit, or a tool that cannot be started,
  * rejects with a HookToolError carrying the exit code and stderr.
  */
 export const processRunner: ToolRunner = (tool, args, input) =>
