@@ -127,11 +127,14 @@ async function mirrorWithout(folder: string, kept: string[]): Promise<string> {
   return mirror;
 }
 
-const CLUSTER_DNS = /\b([a-z0-9](?:[-a-z0-9]*[a-z0-9])?)\.([a-z0-9](?:[-a-z0-9]*[a-z0-9])?)\.svc(?:\.cluster\.local)?\b/g;
+// An absolute name's trailing dot (`….svc.cluster.local.`) resolves like the name without it, as it does for any
+// resolver; mysql-k8s publishes its endpoints that way (canonical/mysql-k8s-operator src/relations/mysql_provider.py,
+// `dotappend(socket.getfqdn(...))`).
+const CLUSTER_DNS = /\b([a-z0-9](?:[-a-z0-9]*[a-z0-9])?)\.([a-z0-9](?:[-a-z0-9]*[a-z0-9])?)\.svc(?:\.cluster\.local)?\b\.?/g;
 const SERVICES = { group: '', resource: 'services' };
 
 /**
- * Cluster DNS for processes on this machine: `<service>.<namespace>.svc[.cluster.local]` becomes 127.0.0.1 when that
+ * Cluster DNS for processes on this machine: `<service>.<namespace>.svc[.cluster.local][.]` becomes 127.0.0.1 when that
  * Service exists (every Service's backend runs on this machine, on the Service's port).
  */
 export function resolveServiceNames(text: string, api: InProcessApi): string {
