@@ -9,6 +9,7 @@ import { jobFinished, jobSucceeded } from '../volumes/outcome.ts';
 import { buildCopyJob, DEFAULT_MYSQL_IMAGE, DEFAULT_RCLONE_IMAGE, type CopyImages, type CopySpec } from './jobs.ts';
 import { MinioCopySuccess, MysqlCopySuccess, parseCopyOutcome, type CopyOutcome } from './outcome.ts';
 import { notCoveredSentences, type MinioEndpoint, type MysqlEndpoint } from './relations.ts';
+import { busyWriters, notQuietSentence, type QuietPart } from './quiet.ts';
 import type { z } from 'zod';
 
 export type DatabasePart = 'kfp-db' | 'katib-db';
@@ -171,6 +172,12 @@ export async function restoreControlPlane(kube: VolumeKube, options: RestoreCont
       ],
     };
   }
+  // Before any write: the workloads that write what is about to be loaded must be stopped.
+  const parts = options.entries
+    .map((entry) => (entry.part === 'minio' ? (options.targets['object-storage'] ? 'minio' : undefined) : (options.targets[entry.part] ? entry.part : undefined)))
+    .filter((part): part is QuietPart => part !== undefined);
+  const busy = await busyWriters(kube, options.namespace, parts);
+  if (busy.length > 0) throw new ControlPlaneError(notQuietSentence(busy), '');
   const restored: ControlPlaneEntry[] = [];
   const skipped: string[] = [];
   for (const entry of options.entries) {

@@ -46,8 +46,10 @@ const TRANSFER = String.raw`X="\${TRANSFER_DIR:-}"
 // A failing mysql client says why in its first words; turn that into the sentence the user reads.
 const DB_ERROR_SENTENCE = String.raw`db_error() {
   if grep -q 'Access denied' "$2" 2>/dev/null; then fail "$1: the database refused the credentials (access denied)" "$2"
+  elif grep -q -e 'max_allowed_packet' -e 'Lost connection to server during query when dumping table' "$2" 2>/dev/null; then fail "$1: a row or statement is larger than a max_allowed_packet allows (a dump loses its connection on a row over the client's limit; mysql-k8s leaves MySQL's 64 MiB server default)" "$2"
   elif grep -q -e "Can't connect" -e 'Unknown server host' -e 'Lost connection' -e 'timed out' "$2" 2>/dev/null; then fail "$1: the database server is unreachable" "$2"
   elif grep -q 'Unknown database' "$2" 2>/dev/null; then fail "$1: the database $DB_NAME does not exist" "$2"
+  elif grep -q 'insufficient privileges to SHOW CREATE' "$2" 2>/dev/null; then fail "$1: the relation user may not read a stored routine another user defined (that needs SHOW_ROUTINE or global SELECT)" "$2"
   else fail "$1" "$2"; fi
 }
 `;
@@ -71,8 +73,10 @@ HELP=$("$DUMP" --help 2>/dev/null)
 ONLY_MYSQL=""
 case "$HELP" in *--set-gtid-purged*) ONLY_MYSQL="--set-gtid-purged=OFF" ;; esac
 case "$HELP" in *--column-statistics*) ONLY_MYSQL="$ONLY_MYSQL --column-statistics=0" ;; esac
+# --max-allowed-packet: the largest row the dump may read (mysqldump's default is 24 MiB, the mysql client's 16 MiB;
+# 1 GiB is both tools' ceiling, so what the server stores the dump reads and the load can send).
 { "$DUMP" --defaults-extra-file="$W/client.cnf" --single-transaction --quick --routines --triggers --hex-blob \
-    --no-tablespaces --default-character-set=utf8mb4 $ONLY_MYSQL "$DB_NAME" 2> "$W/dump.err"; echo $? > "$W/dump.rc"; } \
+    --max-allowed-packet=1G --no-tablespaces --default-character-set=utf8mb4 $ONLY_MYSQL "$DB_NAME" 2> "$W/dump.err"; echo $? > "$W/dump.rc"; } \
   | gzip -c > "$X/dump.sql.gz"
 GZIP_RC=$?
 if [ "$(cat "$W/dump.rc")" != 0 ]; then rm -f "$X/dump.sql.gz"; db_error "the dump of database $DB_NAME failed" "$W/dump.err"; fi
@@ -119,13 +123,26 @@ SELECT CONCAT('DROP ', IF(table_type = 'VIEW', 'VIEW', 'TABLE'), ' IF EXISTS ', 
               REPLACE(table_name, CHAR(96), CONCAT(CHAR(96), CHAR(96))), CHAR(96), ';')
 FROM information_schema.tables WHERE table_schema = DATABASE() ORDER BY table_type = 'VIEW' DESC;
 SQL
+# With the binary log on (mysql-k8s: always, for group replication) and log_bin_trust_function_creators OFF (its
+# default), only a SUPER user may create stored functions and triggers (ERROR 1419; MySQL's "Stored Program Binary
+# Logging"). The relation user has no SUPER, so when the dump holds either, try a harmless function first and stop
+# before the database is emptied rather than half-way through the load. Procedures are not subject to this.
+if gunzip -c "$X/dump.sql.gz" | grep -q -E '^/\*!50003 CREATE\*/.* TRIGGER |^CREATE .*FUNCTION '; then
+  "$CLIENT" --defaults-extra-file="$W/client.cnf" "$DB_NAME" > /dev/null 2> "$W/client.err" <<'SQL' || {
+CREATE FUNCTION kubeflow_upgrader_probe() RETURNS INT DETERMINISTIC NO SQL RETURN 1;
+DROP FUNCTION kubeflow_upgrader_probe;
+SQL
+    grep -q -e '1419' -e '1418' "$W/client.err" && fail "the dump holds triggers or stored functions, which this server (binary log on, log_bin_trust_function_creators OFF) lets only a SUPER user create; as the database's admin run SET GLOBAL log_bin_trust_function_creators = ON on its primary for the restore, then rerun (nothing was changed)" "$W/client.err"
+    db_error "checking that database $DB_NAME accepts stored functions failed" "$W/client.err"
+  }
+fi
 { echo 'SET FOREIGN_KEY_CHECKS=0;'; cat "$W/drop.sql"; } \
   | "$CLIENT" --defaults-extra-file="$W/client.cnf" "$DB_NAME" 2> "$W/client.err" || db_error "emptying database $DB_NAME failed" "$W/client.err"
 # The relation user of the target database is rarely the one that created the views, triggers and routines:
 # definers become the restoring user, on the dump's own header lines only (row data is one INSERT per line).
 gunzip -c "$X/dump.sql.gz" \
   | sed -e '/^\/\*!50/s/DEFINER=[^ *]*@[^ *]*/DEFINER=CURRENT_USER/g' -e '/^CREATE /s/DEFINER=[^ *]*@[^ *]*/DEFINER=CURRENT_USER/g' \
-  | "$CLIENT" --defaults-extra-file="$W/client.cnf" --default-character-set=utf8mb4 "$DB_NAME" 2> "$W/client.err" || db_error "loading the dump into database $DB_NAME failed" "$W/client.err"
+  | "$CLIENT" --defaults-extra-file="$W/client.cnf" --default-character-set=utf8mb4 --max-allowed-packet=1G "$DB_NAME" 2> "$W/client.err" || db_error "loading the dump into database $DB_NAME failed" "$W/client.err"
 BYTES=$(wc -c < "$X/dump.sql.gz" | tr -d ' ')
 TOOL=$("$CLIENT" --version 2>/dev/null | head -n 1)
 RCLONE_VERSION=$(cat "$X/rclone.version" 2>/dev/null)

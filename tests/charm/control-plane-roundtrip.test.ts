@@ -1,7 +1,10 @@
 // The control plane through the real dispatch, with nothing configured beyond the relations: kfp-db points at a real
-// MariaDB holding KFP-like tables, object-storage at a second s3rver playing MinIO, and the copy Jobs run in the
-// embedded cluster on the simulated kubelet with the default official images (mysql:8.4 → the local MariaDB client
-// tools, rclone → Debian's rclone). backup-state → wipe → restore-state include-control-plane=true → equal.
+// MariaDB run as mysql-k8s runs MySQL (binary log on, GTIDs, log_bin_trust_function_creators OFF) holding KFP-like
+// tables with a trigger, a stored function and a 20 MiB row; object-storage at a second s3rver playing MinIO. The
+// relation data are what the provider models (tests/support/providers) write for our charm's requests. The copy Jobs
+// run in the embedded cluster on the simulated kubelet with the default official images (mysql:8.4 → the local
+// MariaDB client tools, rclone → Debian's rclone). backup-state → wipe → restore-state include-control-plane=true:
+// refused while KFP runs, refused before any change while the server would refuse the function, then equal.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,18 +19,21 @@ import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
 import { startCluster, type RunningCluster } from '../support/cluster/index.ts';
 import { simulatedKubelet, type SimulatedKubelet } from '../support/kubelet/index.ts';
 import { startMariaDb, type MariaDbHandle } from '../support/mariadb/server.ts';
-import { bucketDigest, emptyBucket, getObject, listKeys, putObject, s3Client, seedKfp, snapshotKfp } from '../controlplane/fixtures.ts';
+import {
+  bucketDigest, emptyBucket, getObject, listKeys, putObject, s3Client, seedKfp, seedLargeRowAndFunction, snapshotKfp, snapshotLargeRowAndFunction,
+} from '../controlplane/fixtures.ts';
+import { minioSideOf, runMinio, type MinioCharm } from '../support/providers/minio.ts';
+import { mysqlK8sRelationChanged, type MysqlK8sApp } from '../support/providers/mysql-k8s.ts';
 
 const BUCKET = 'kubeflow-backups';
-const DB_SECRET = 'secret:cta0mysqlk8s000000000007';
 const DB_PASSWORD = 'kfp-Pässword "with" $(quotes)';
+// MinIO's keys: the secret is one YAML 1.2 reads as a number, and PyYAML leaves unquoted.
+const MINIO_KEYS = { accessKeyId: 'minio-access', secretAccessKey: '12345678E9' };
+const STATEFULSETS = { group: 'apps', resource: 'statefulsets' };
+const KFP_WRITERS = ['kfp-api', 'kfp-persistence', 'kfp-schedwf'];
 const SERVICES = { group: '', resource: 'services' };
 const JOBS = { group: 'batch', resource: 'jobs' };
 const SECRETS = { group: '', resource: 'secrets' };
-
-function relation(id: string, endpoint: string, remoteApp: string, remoteAppData: Record<string, string>): FakeRelation {
-  return { id, endpoint, remoteApp, remoteUnits: [`${remoteApp}/0`], localAppData: {}, localUnitData: {}, remoteAppData, remoteUnitsData: { [`${remoteApp}/0`]: {} } };
-}
 
 describe('control-plane round trip through the real dispatch and the simulated kubelet', function () {
   this.timeout(300_000);
@@ -44,7 +50,7 @@ describe('control-plane round trip through the real dispatch and the simulated k
 
   before(async () => {
     [charmDir, store, minio, db, cluster] = await Promise.all([
-      ensureCharmBuilt(), startS3Server({ buckets: [BUCKET] }), startS3Server({ buckets: ['mlpipeline'] }), startMariaDb(), startCluster({ profiles: 1, seed: 5 }),
+      ensureCharmBuilt(), startS3Server({ buckets: [BUCKET] }), startS3Server({ buckets: ['mlpipeline'], credentials: MINIO_KEYS }), startMariaDb({ mysqlK8s: true }), startCluster({ profiles: 1, seed: 5 }),
     ]);
     dataDir = mkdtempSync(join(tmpdir(), 'cp-kubelet-'));
     kubelet = simulatedKubelet({ dataDir, configRetryMs: 3000 });
@@ -55,8 +61,6 @@ describe('control-plane round trip through the real dispatch and the simulated k
     const service = (name: string, port: number) => ({ apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: 'kubeflow' }, spec: { ports: [{ port }] } });
     cluster.api.create(SERVICES, service('kfp-db-primary', db.port));
     cluster.api.create(SERVICES, service('minio', Number(new URL(minio.endpoint).port)));
-    await db.sql('CREATE DATABASE mlpipeline;');
-    await db.createUser('relation-7', DB_PASSWORD, 'ALL PRIVILEGES ON mlpipeline.*');
   });
   after(async () => {
     stopKubelet?.();
@@ -67,24 +71,51 @@ describe('control-plane round trip through the real dispatch and the simulated k
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
-  function state(actionParams: Record<string, unknown>): FakeJujuState {
-    const minioPort = new URL(minio.endpoint).port;
-    const start = emptyState({
-      relations: [
-        s3Relation(track1Data(store, BUCKET)),
-        relation('kfp-db:7', 'kfp-db', 'kfp-db', { endpoints: `kfp-db-primary.kubeflow.svc.cluster.local:${db.port}`, database: 'mlpipeline', version: '8.0.36', 'secret-user': DB_SECRET }),
-        relation('object-storage:8', 'object-storage', 'minio', {
-          _supported_versions: '- v1\n',
-          data: `access-key: ${minio.accessKeyId}\nsecret-key: ${minio.secretAccessKey}\nservice: minio\nport: ${minioPort}\nnamespace: kubeflow\nsecure: false\n`,
-        }),
-      ],
-      actionParams,
+  // Our charm's requests, answered by the provider models: mysql-k8s creates the database and its scoped user in the
+  // MariaDB (its port stands in for 3306), MinIO publishes its data once our versions are listed.
+  let related: FakeJujuState | undefined;
+  let relationUser = '';
+  async function relatedState(): Promise<FakeJujuState> {
+    if (related) return structuredClone(related);
+    const empty = (id: string, endpoint: string, app: string): FakeRelation => ({
+      id, endpoint, remoteApp: app, remoteUnits: [`${app}/0`], localAppData: {}, localUnitData: {}, remoteAppData: {}, remoteUnitsData: { [`${app}/0`]: {} },
     });
-    start.secrets[DB_SECRET] = { revisions: [{ username: 'relation-7', password: DB_PASSWORD }] };
+    const start = emptyState({ relations: [s3Relation(track1Data(store, BUCKET)), empty('kfp-db:7', 'kfp-db', 'kfp-db'), empty('object-storage:8', 'object-storage', 'minio')] });
+    const joined = await dispatch('kfp-db-relation-joined', start, 'kfp-db:7');
+    expect(joined.exitCode, joined.stderr).to.equal(0);
+    const mysql: MysqlK8sApp = {
+      app: 'kfp-db', model: 'kubeflow', modelUuid: '7c4f1f1e-0000-4000-8000-00000000cafe', version: '8.0.41-0ubuntu0.22.04.1', port: db.port,
+      createDatabase: async (database, user, password) => {
+        await db.sql(`CREATE DATABASE \`${database}\`;`);
+        await db.createUser(user, password, `ALL PRIVILEGES ON \`${database}\`.*`);
+      },
+    };
+    const relationOf = (id: string) => joined.state.relations.find((r) => r.id === id)!;
+    const answer = await mysqlK8sRelationChanged(joined.state, relationOf('kfp-db:7'), mysql, DB_PASSWORD);
+    expect(answer.requested).to.equal('mlpipeline');
+    relationUser = answer.user!;
+    const minioCharm: MinioCharm = { app: 'minio', model: 'kubeflow', accessKey: MINIO_KEYS.accessKeyId, secretKey: MINIO_KEYS.secretAccessKey, port: Number(new URL(minio.endpoint).port) };
+    expect(runMinio(minioCharm, [minioSideOf(relationOf('object-storage:8'))]).workloadApplied).to.equal(true);
+    related = joined.state;
+    return structuredClone(related);
+  }
+  async function state(actionParams: Record<string, unknown>): Promise<FakeJujuState> {
+    const start = await relatedState();
+    start.actionParams = actionParams;
     return start;
   }
-  function dispatch(event: string, start: FakeJujuState): Promise<DispatchOutcome> {
-    return runDispatch(charmDir, start, { event, env: { KUBECONFIG: cluster.kubeconfigPath } });
+  function dispatch(event: string, start: FakeJujuState, relation?: string): Promise<DispatchOutcome> {
+    return runDispatch(charmDir, start, { event, ...(relation ? { relation } : {}), env: { KUBECONFIG: cluster.kubeconfigPath } });
+  }
+  async function readyReplicas(app: string): Promise<number | undefined> {
+    return (cluster.api.get(STATEFULSETS, app, 'kubeflow')?.status as { readyReplicas?: number } | undefined)?.readyReplicas;
+  }
+  async function until(what: string, check: () => Promise<boolean>): Promise<void> {
+    for (let i = 0; i < 200; i++) {
+      if (await check()) return;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`timed out waiting for ${what}`);
   }
   function leftovers(): string[] {
     const selector = 'app.kubernetes.io/managed-by=kubeflow-upgrader';
@@ -97,8 +128,10 @@ describe('control-plane round trip through the real dispatch and the simulated k
     expect(outcome.stdout + outcome.stderr).not.to.include(DB_PASSWORD);
   }
 
-  it('backs up kfp-db and MinIO with the default images, then restores them row for row and byte for byte', async () => {
+  it('backs up kfp-db (trigger, stored function, 20 MiB row) and MinIO, refuses to restore into a running KFP, then restores them equal', async () => {
+    const base = await relatedState();
     await seedKfp(db, 'mlpipeline', 25);
+    await seedLargeRowAndFunction(db, 'mlpipeline', relationUser);
     const artefacts: Record<string, Buffer> = {
       'artifacts/training-pipeline/run-1/model.bin': randomBytes(200_000),
       'artifacts/training-pipeline/run-1/metrics.json': Buffer.from('{"accuracy":0.97}'),
@@ -106,9 +139,11 @@ describe('control-plane round trip through the real dispatch and the simulated k
     };
     for (const [key, body] of Object.entries(artefacts)) await putObject(minioClient, 'mlpipeline', key, body);
     const rowsBefore = await snapshotKfp(db, 'mlpipeline');
+    const largeBefore = await snapshotLargeRowAndFunction(db, 'mlpipeline');
     const objectsBefore = await bucketDigest(minioClient, 'mlpipeline');
+    expect(base.relations.find((r) => r.id === 'kfp-db:7')!.remoteAppData['endpoints']).to.equal(`kfp-db-primary.kubeflow.svc.cluster.local.:${db.port}`);
 
-    const backup = await dispatch('actions/backup-state', state({ 'include-volumes': false, 'include-control-plane': true }));
+    const backup = await dispatch('actions/backup-state', await state({ 'include-volumes': false, 'include-control-plane': true }));
     expect(backup.exitCode, `${backup.state.actionFailure}\n${backup.stderr.slice(-3000)}`).to.equal(0);
     const results = backup.state.actionResults;
     const id = results['backup-id']!;
@@ -131,14 +166,44 @@ describe('control-plane round trip through the real dispatch and the simulated k
     expect(await listKeys(storeClient, BUCKET, `${prefix}control-plane/`)).to.include(`${prefix}control-plane/mysql/mlpipeline.sql.gz`);
 
     // Wipe: tables gone (a stray one appears), bucket emptied (a stray object appears).
-    await db.sql('SET FOREIGN_KEY_CHECKS=0; DROP VIEW runs_per_experiment; DROP TABLE run_details, experiments, pipelines; CREATE TABLE stray (x int);', 'mlpipeline');
+    await db.sql('SET FOREIGN_KEY_CHECKS=0; DROP VIEW runs_per_experiment; DROP TABLE run_details, experiments, pipelines, pipeline_versions; DROP FUNCTION runs_since; CREATE TABLE stray (x int);', 'mlpipeline');
     await emptyBucket(minioClient, 'mlpipeline');
     await putObject(minioClient, 'mlpipeline', 'made-after-the-backup', Buffer.from('stray'));
+    const untouched = async () => {
+      expect(await db.sql("SHOW TABLES LIKE 'stray'", 'mlpipeline')).to.equal('stray');
+      expect(Object.keys(await bucketDigest(minioClient, 'mlpipeline'))).to.deep.equal(['made-after-the-backup']);
+    };
 
-    const restore = await dispatch('actions/restore-state', state({ 'backup-id': id, 'include-control-plane': true }));
+    // KFP runs (the model's StatefulSets are ready): refused before any write, each writer named with its command.
+    await until('the KFP StatefulSets to be ready', async () => (await Promise.all(KFP_WRITERS.map(readyReplicas))).every((n) => n === 1));
+    const busy = await dispatch('actions/restore-state', await state({ 'backup-id': id, 'include-control-plane': true }));
+    expect(busy.exitCode).to.not.equal(0);
+    expect(busy.state.actionFailure).to.match(/^Restore refused before any write: the control plane is not quiet: /);
+    for (const app of KFP_WRITERS) expect(busy.state.actionFailure).to.include(`StatefulSet kubeflow/${app} has 1 ready replica(s) (stop it: juju scale-application ${app} 0)`);
+    await untouched();
+    expect(leftovers()).to.deep.equal([]);
+
+    // juju scale-application <app> 0 sets the StatefulSet's replicas; wait for the pods to go.
+    for (const app of KFP_WRITERS) cluster.api.mergePatch(STATEFULSETS, app, 'kubeflow', { spec: { replicas: 0 } });
+    await until('the KFP StatefulSets to scale to 0', async () => (await Promise.all(KFP_WRITERS.map(readyReplicas))).every((n) => n === 0));
+
+    // The server has the binary log on and log_bin_trust_function_creators OFF: the relation user may not create the
+    // trigger and the function, and the load stops before the database is emptied.
+    const binlog = await dispatch('actions/restore-state', await state({ 'backup-id': id, 'include-control-plane': true }));
+    expect(binlog.exitCode).to.not.equal(0);
+    expect(binlog.state.actionFailure).to.include('Restore of kfp-db failed: the dump holds triggers or stored functions');
+    expect(binlog.state.actionFailure).to.include('SET GLOBAL log_bin_trust_function_creators = ON');
+    expect(await db.sql("SHOW TABLES LIKE 'stray'", 'mlpipeline')).to.equal('stray');
+    expect(leftovers()).to.deep.equal([]);
+
+    // What the message asks of the database's admin, then the restore goes through.
+    await db.sql('SET GLOBAL log_bin_trust_function_creators = ON;');
+    const restore = await dispatch('actions/restore-state', await state({ 'backup-id': id, 'include-control-plane': true }));
     expect(restore.exitCode, `${restore.state.actionFailure}\n${restore.stderr.slice(-3000)}`).to.equal(0);
     expect(restore.state.actionResults['control-plane']).to.equal('2 part(s) restored');
     expect(await snapshotKfp(db, 'mlpipeline')).to.equal(rowsBefore);
+    expect(await snapshotLargeRowAndFunction(db, 'mlpipeline')).to.equal(largeBefore);
+    expect(largeBefore).to.include(`pv-large\t${20 * 1024 * 1024}\t`);
     expect(await db.sql("SHOW TABLES LIKE 'stray'", 'mlpipeline')).to.equal('');
     expect(await bucketDigest(minioClient, 'mlpipeline')).to.deep.equal(objectsBefore);
     expectNoPassword(restore);

@@ -5,6 +5,8 @@ import { readFileSync, mkdirSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { AddressInfo } from 'node:net';
 import S3rver from 's3rver';
+// @ts-expect-error s3rver ships no types for its account model
+import { DUMMY_ACCOUNT } from 's3rver/lib/models/account.js';
 
 const { values } = parseArgs({
   options: {
@@ -13,6 +15,8 @@ const { values } = parseArgs({
     bucket: { type: 'string', multiple: true, default: [] },
     'tls-key': { type: 'string' },
     'tls-cert': { type: 'string' },
+    'access-key': { type: 'string' },
+    'secret-key': { type: 'string' },
   },
 });
 if (!values.dir) {
@@ -20,6 +24,9 @@ if (!values.dir) {
   process.exit(2);
 }
 mkdirSync(values.dir, { recursive: true });
+// s3rver's one account answers only to S3RVER/S3RVER; a MinIO stand-in needs a MinIO-shaped pair (MinIO and its
+// charm refuse a secret key under 8 characters), added to the same account.
+if (values['access-key'] && values['secret-key']) (DUMMY_ACCOUNT as { createKeyPair(id: string, secret: string): void }).createKeyPair(values['access-key'], values['secret-key']);
 const tls = values['tls-key'] && values['tls-cert'];
 const server = new S3rver({
   address: '127.0.0.1',
