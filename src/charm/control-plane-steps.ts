@@ -35,7 +35,8 @@ export function controlPlaneBackupStep(kube: KubeClient, s3: S3Settings, config:
           : { name: entry.part, key: entry.key, bytes: entry.bytes, sha256: entry.sha256 }),
       // The parts not related, then those related but not usable yet: the engine knows only what it was given, and
       // "relate kfp-db" would misdescribe a relation that exists but cannot be used.
-      notCovered: [...notCoveredSentences(view.related), ...view.unusable],
+      notCovered: [...notCoveredSentences(view.related), ...view.unusable, ...result.empty],
+      empty: result.empty,
       entries: result.entries,
     };
   };

@@ -146,7 +146,27 @@ async function readEndpoint(
   view.targets[endpoint] = parsed.value;
 }
 
-/** The status note: which endpoints are not related, then the first related one that cannot be used. */
+/** Unit-state key: the sentences of the last backup-state that found related databases without tables. */
+const EMPTY_DATABASES_KEY = 'control-plane-empty-databases';
+
+export function emptyDatabasesState(sentences: readonly string[]): Record<string, string> {
+  return { [EMPTY_DATABASES_KEY]: JSON.stringify(sentences) };
+}
+
+async function rememberedEmptyDatabases(charm: CharmRuntime): Promise<string[]> {
+  const raw = await charm.tools.stateGetKey(EMPTY_DATABASES_KEY).catch(() => undefined);
+  try {
+    const list: unknown = JSON.parse(raw ?? '[]');
+    return Array.isArray(list) ? list.filter((item): item is string => typeof item === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The status note: which endpoints are not related, then the first related one that cannot be used, else the first
+ * database the last backup found without tables.
+ */
 export async function controlPlaneNotes(charm: CharmRuntime): Promise<StatusNote[]> {
   try {
     const config = await charm.config();
@@ -155,7 +175,7 @@ export async function controlPlaneNotes(charm: CharmRuntime): Promise<StatusNote
     const absent = CONTROL_PLANE_ENDPOINTS.filter((endpoint) => !view.related[endpoint]);
     const notes: StatusNote[] = [];
     if (absent.length > 0) notes.push({ level: 'active', text: `control plane not covered: relate ${absent.join(', ')}` });
-    const first = view.unusable[0];
+    const first = view.unusable[0] ?? (await rememberedEmptyDatabases(charm))[0];
     if (first) notes.push({ level: 'active', text: first.replace(/\.$/, '') });
     return notes;
   } catch (error) {

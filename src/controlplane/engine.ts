@@ -45,6 +45,15 @@ export interface ControlPlaneResult {
   entries: ControlPlaneEntry[];
   /** "control plane not covered: relate kfp-db …" sentences */
   notCovered: string[];
+  /** one sentence per related database that holds no tables: dumped, but not covered and not in `entries` */
+  empty: string[];
+}
+
+const WHOSE: Record<DatabasePart, string> = { 'kfp-db': "Kubeflow Pipelines'", 'katib-db': "Katib's" };
+
+/** mysql-k8s makes an empty database for any name it is asked for: one without tables is not the app's. */
+export function emptyDatabaseSentence(part: DatabasePart, database: string): string {
+  return `control plane not covered: ${part}'s database ${database} holds no tables, so it is not ${WHOSE[part]} (mysql-k8s creates an empty database for a name it is asked; set ${part} to the database the application uses).`;
 }
 
 export class ControlPlaneError extends Error {
@@ -121,6 +130,7 @@ const DATABASE_PARTS: DatabasePart[] = ['kfp-db', 'katib-db'];
 export async function backupControlPlane(kube: VolumeKube, options: ControlPlaneOptions): Promise<ControlPlaneResult> {
   const keys = keysFor(options);
   const entries: ControlPlaneEntry[] = [];
+  const empty: string[] = [];
   for (const part of DATABASE_PARTS) {
     const db = options.targets[part];
     if (!db) continue;
@@ -129,6 +139,11 @@ export async function backupControlPlane(kube: VolumeKube, options: ControlPlane
     const outcome = await runCopy(kube, { kind: 'mysql-backup', db, store: options.s3, key }, part, options, MysqlCopySuccess);
     if (!outcome.ok) throw new ControlPlaneError(`Backup of ${part} failed: ${outcome.error}.`, outcome.detail);
     const value = outcome.value;
+    if (value.tables === 0) {
+      empty.push(emptyDatabaseSentence(part, db.database));
+      options.onProgress?.(`dumped ${part}: database ${db.database} holds no tables, not counted as covered`);
+      continue;
+    }
     entries.push({ part, database: db.database, key, bytes: value.bytes, sha256: value.sha256 ?? '', tool: value.tool, rclone: value.rclone });
     options.onProgress?.(`dumped ${part}: ${value.bytes} bytes compressed`);
   }
@@ -143,7 +158,7 @@ export async function backupControlPlane(kube: VolumeKube, options: ControlPlane
     entries.push({ part: 'minio', bucket, keyPrefix, objects: value.objects, bytes: value.bytes, listingSha256: value.listingSha256 ?? '', tool: value.tool });
     options.onProgress?.(`copied MinIO bucket ${bucket}: ${value.objects} objects, ${value.bytes} bytes`);
   }
-  return { entries, notCovered: notCoveredSentences(present(options.targets)) };
+  return { entries, notCovered: [...notCoveredSentences(present(options.targets)), ...empty], empty };
 }
 
 export interface RestoreControlPlaneOptions extends ControlPlaneOptions {

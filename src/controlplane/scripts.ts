@@ -82,6 +82,10 @@ GZIP_RC=$?
 if [ "$(cat "$W/dump.rc")" != 0 ]; then rm -f "$X/dump.sql.gz"; db_error "the dump of database $DB_NAME failed" "$W/dump.err"; fi
 if [ "$GZIP_RC" != 0 ]; then rm -f "$X/dump.sql.gz"; fail "compressing the dump failed (is the Job's transfer volume full?)"; fi
 sha256sum < "$X/dump.sql.gz" | cut -d ' ' -f 1 > "$X/dump.sql.gz.sha256"
+# How many tables the database holds, read in the dump's own container: a database with none is not KFP's or Katib's
+# (mysql-k8s creates an empty one for any name it is asked), and the engine must not call it covered.
+"$CLIENT" --defaults-extra-file="$W/client.cnf" --batch --skip-column-names "$DB_NAME" > "$X/dump.tables" 2> "$W/client.err" \
+  -e "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE()" || db_error "counting the tables of database $DB_NAME failed" "$W/client.err"
 "$DUMP" --version 2>/dev/null | head -n 1 > "$X/dump.tool"
 `;
 
@@ -97,8 +101,10 @@ if ! rclone copyto "$X/dump.sql.gz" "store:$STORE_PATH" 2> "$W/rclone.err"; then
 fi
 BYTES=$(wc -c < "$X/dump.sql.gz" | tr -d ' ')
 TOOL=$(cat "$X/dump.tool" 2>/dev/null)
-printf '{"ok":true,"database":"%s","path":"%s","bytes":%s,"sha256":"%s","tool":"%s","rclone":"%s"}' \
-  "$(json "$DB_NAME")" "$(json "$STORE_PATH")" "$BYTES" "$SHA" "$(json "$TOOL")" "$(json "$RCLONE_VERSION")" > "$TERMINATION_LOG"
+TABLES=$(tr -cd '0-9' < "$X/dump.tables" 2>/dev/null)
+[ -n "$TABLES" ] || TABLES=0
+printf '{"ok":true,"database":"%s","path":"%s","bytes":%s,"sha256":"%s","tables":%s,"tool":"%s","rclone":"%s"}' \
+  "$(json "$DB_NAME")" "$(json "$STORE_PATH")" "$BYTES" "$SHA" "$TABLES" "$(json "$TOOL")" "$(json "$RCLONE_VERSION")" > "$TERMINATION_LOG"
 `;
 
 /** Restore, first container (rclone image, an init container): downloads the dump into the transfer volume. */

@@ -209,4 +209,35 @@ describe('control-plane round trip through the real dispatch and the simulated k
     expectNoPassword(restore);
     expect(leftovers()).to.deep.equal([]);
   });
+
+  it('never reports as covered a database mysql-k8s created empty for a non-default kfp-db, and says so in the results and the status', async () => {
+    // kfp-db=pipelines set before relating: mysql-k8s creates `pipelines`, empty; KFP's tables are in mlpipeline.
+    const start = emptyState({
+      config: { 'kfp-db': 'pipelines' },
+      relations: [s3Relation(track1Data(store, BUCKET)), {
+        id: 'kfp-db:11', endpoint: 'kfp-db', remoteApp: 'kfp-db', remoteUnits: ['kfp-db/0'], localAppData: {}, localUnitData: {}, remoteAppData: {}, remoteUnitsData: { 'kfp-db/0': {} },
+      }],
+    });
+    const joined = await dispatch('kfp-db-relation-joined', start, 'kfp-db:11');
+    const mysql: MysqlK8sApp = {
+      app: 'kfp-db', model: 'kubeflow', modelUuid: '7c4f1f1e-0000-4000-8000-00000000cafe', version: '8.0.41-0ubuntu0.22.04.1', port: db.port,
+      createDatabase: async (database, user, password) => {
+        await db.sql(`CREATE DATABASE \`${database}\`;`);
+        await db.createUser(user, password, `ALL PRIVILEGES ON \`${database}\`.*`);
+      },
+    };
+    const kfpDb = joined.state.relations.find((r) => r.id === 'kfp-db:11')!;
+    expect((await mysqlK8sRelationChanged(joined.state, kfpDb, mysql, DB_PASSWORD)).requested).to.equal('pipelines');
+    joined.state.actionParams = { 'include-volumes': false, 'include-control-plane': true };
+    const backup = await dispatch('actions/backup-state', joined.state);
+    expect(backup.exitCode, `${backup.state.actionFailure}\n${backup.stderr.slice(-2000)}`).to.equal(0);
+    const sentence = "control plane not covered: kfp-db's database pipelines holds no tables, so it is not Kubeflow Pipelines' (mysql-k8s creates an empty database for a name it is asked; set kfp-db to the database the application uses).";
+    expect(backup.state.actionResults['control-plane.covered']).to.equal('nothing');
+    const notCovered = Object.entries(backup.state.actionResults).filter(([key]) => key.startsWith('control-plane.not-covered.')).map(([, value]) => value);
+    expect(notCovered).to.include(sentence);
+    expectNoPassword(backup);
+
+    const status = await dispatch('update-status', backup.state);
+    expect(status.state.statusHistory.at(-1)?.message).to.include(sentence.replace(/\.$/, ''));
+  });
 });

@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { startMariaDb, type MariaDbHandle } from '../support/mariadb/server.ts';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
-import { backupControlPlane, ControlPlaneError, restoreControlPlane, type ControlPlaneTargets } from '../../src/controlplane/engine.ts';
+import { backupControlPlane, ControlPlaneError, emptyDatabaseSentence, restoreControlPlane, type ControlPlaneTargets } from '../../src/controlplane/engine.ts';
 import { LocalJobKube } from './local-kube.ts';
 import { bucketDigest, emptyBucket, putObject, s3Client, seedKfp, snapshotKfp, storeSettings } from './fixtures.ts';
 
@@ -124,5 +124,19 @@ describe('control-plane engine', function () {
     const restored = await restoreControlPlane(kube, { ...options, include: true, entries: kfpOnly });
     expect(restored.restored.map((entry) => entry.part)).to.deep.equal(['kfp-db', 'minio']);
     expect(await db.sql("SHOW TABLES LIKE 'made_after_the_backup'", 'mlpipeline')).to.equal('');
+  });
+
+  it('dumps but never counts as covered a related database without tables', async function () {
+    await db.sql('CREATE DATABASE katib_renamed;');
+    await db.createUser('relation-12', 'renamed-pass', 'ALL PRIVILEGES ON katib_renamed.*');
+    const kube = new LocalJobKube();
+    const result = await backupControlPlane(kube, {
+      backupId: `${BACKUP_ID}-empty`, namespace: 'kubeflow', s3: storeSettings(store, 'backups'),
+      targets: { 'katib-db': { host: db.host, port: db.port, database: 'katib_renamed', username: 'relation-12', password: 'renamed-pass' } },
+    });
+    expect(result.entries).to.deep.equal([]);
+    expect(result.empty).to.deep.equal([emptyDatabaseSentence('katib-db', 'katib_renamed')]);
+    expect(result.notCovered).to.include(result.empty[0]);
+    expect(result.empty[0]).to.match(/^control plane not covered: katib-db's database katib_renamed holds no tables, so it is not Katib's /);
   });
 });
