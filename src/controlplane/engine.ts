@@ -6,7 +6,7 @@ import { backupKeys, normalizePrefix } from '../store/layout.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { JOBS, PODS, SECRETS, type VolumeKube } from '../volumes/kube-port.ts';
 import { jobFinished, jobSucceeded } from '../volumes/outcome.ts';
-import { buildCopyJob, DEFAULT_MYSQL_IMAGE, DEFAULT_RCLONE_IMAGE, type CopyImages, type CopySpec } from './jobs.ts';
+import { buildCopyJob, DEFAULT_MYSQL_IMAGE, DEFAULT_RCLONE_IMAGE, DEFAULT_SQLITE_IMAGE, type CopyImages, type CopySpec, type SqliteOnClaim } from './jobs.ts';
 import { MinioCopySuccess, MysqlCopySuccess, parseCopyOutcome, type CopyOutcome } from './outcome.ts';
 import { notCoveredSentences, type MinioEndpoint, type MysqlEndpoint } from './relations.ts';
 import { busyWriters, notQuietSentence, type QuietPart } from './quiet.ts';
@@ -19,6 +19,8 @@ export interface ControlPlaneTargets {
   'kfp-db'?: MysqlEndpoint;
   'katib-db'?: MysqlEndpoint;
   'object-storage'?: { minio: MinioEndpoint; buckets: string[] };
+  /** ML Metadata's SQLite file on the mlmd storage (found by src/controlplane/mlmd.ts); undefined when not found */
+  mlmd?: SqliteOnClaim;
 }
 
 export interface ControlPlaneOptions {
@@ -29,7 +31,7 @@ export interface ControlPlaneOptions {
   s3: S3Settings;
   /** key prefix inside the bucket; defaults to s3.path */
   prefix?: string;
-  /** the official images the copies run: rclone (every copy) and MySQL (mysqldump / mysql, database copies only) */
+  /** the official images the copies run: rclone (every copy), MySQL (database copies), Python (the MLMD copy) */
   images?: Partial<CopyImages>;
   /** per copy; default 6 hours */
   timeoutMs?: number;
@@ -38,7 +40,7 @@ export interface ControlPlaneOptions {
 
 /** One copied thing, as the manifest records it. */
 export type ControlPlaneEntry =
-  | { part: DatabasePart; database: string; key: string; bytes: number; sha256: string; tool: string; rclone: string }
+  | { part: DatabasePart | 'mlmd'; database: string; key: string; bytes: number; sha256: string; tool: string; rclone: string }
   | { part: 'minio'; bucket: string; keyPrefix: string; objects: number; bytes: number; listingSha256: string; tool: string };
 
 export interface ControlPlaneResult {
@@ -82,7 +84,9 @@ function copyTerminationMessage(pods: KubeObject[]): string | undefined {
 }
 
 async function runCopy<T>(kube: VolumeKube, spec: CopySpec, part: string, options: ControlPlaneOptions, success: z.ZodType<T>): Promise<CopyOutcome<T>> {
-  const images = { rclone: options.images?.rclone || DEFAULT_RCLONE_IMAGE, mysql: options.images?.mysql || DEFAULT_MYSQL_IMAGE };
+  const images = {
+    rclone: options.images?.rclone || DEFAULT_RCLONE_IMAGE, mysql: options.images?.mysql || DEFAULT_MYSQL_IMAGE, sqlite: options.images?.sqlite || DEFAULT_SQLITE_IMAGE,
+  };
   const { job, secret } = buildCopyJob(spec, { namespace: options.namespace, backupId: options.backupId, part, images });
   const name = job.metadata.name!;
   // A crashed earlier attempt of the same backup leaves a Job of the same name: start clean.
@@ -120,6 +124,7 @@ function keysFor(options: ControlPlaneOptions) {
   const full = (key: string) => (prefix ? `${prefix}/${key}` : key);
   return {
     dump: (database: string) => full(keys.controlPlane('mysql', `${database}.sql.gz`)),
+    sqlite: (file: string) => full(keys.controlPlane('sqlite', `${file}.gz`)),
     bucket: (bucket: string) => full(keys.controlPlane('minio', bucket)) + '/',
   };
 }
@@ -146,6 +151,16 @@ export async function backupControlPlane(kube: VolumeKube, options: ControlPlane
     }
     entries.push({ part, database: db.database, key, bytes: value.bytes, sha256: value.sha256 ?? '', tool: value.tool, rclone: value.rclone });
     options.onProgress?.(`dumped ${part}: ${value.bytes} bytes compressed`);
+  }
+  const mlmd = options.targets.mlmd;
+  if (mlmd) {
+    options.onProgress?.(`copying ML Metadata (${mlmd.file} on ${mlmd.claim}) with SQLite's online backup`);
+    const key = keys.sqlite(mlmd.file);
+    const outcome = await runCopy(kube, { kind: 'sqlite-backup', sqlite: mlmd, store: options.s3, key }, 'mlmd', options, MysqlCopySuccess);
+    if (!outcome.ok) throw new ControlPlaneError(`Backup of ML Metadata failed: ${outcome.error}.`, outcome.detail);
+    const value = outcome.value;
+    entries.push({ part: 'mlmd', database: mlmd.file, key, bytes: value.bytes, sha256: value.sha256 ?? '', tool: value.tool, rclone: value.rclone });
+    options.onProgress?.(`copied ML Metadata: ${value.bytes} bytes compressed`);
   }
   const storage = options.targets['object-storage'];
   for (const bucket of storage?.buckets ?? []) {
@@ -209,6 +224,19 @@ export async function restoreControlPlane(kube: VolumeKube, options: RestoreCont
       };
       const outcome = await runCopy(kube, spec, `minio-${entry.bucket}`, options, MinioCopySuccess);
       if (!outcome.ok) throw new ControlPlaneError(`Restore of MinIO bucket ${entry.bucket} failed: ${outcome.error}.`, outcome.detail);
+      restored.push(entry);
+      continue;
+    }
+    if (entry.part === 'mlmd') {
+      const mlmd = options.targets.mlmd;
+      if (!mlmd) {
+        skipped.push('control plane not restored: ML Metadata is in the backup but no mlmd storage was found; deploy mlmd and run the restore again.');
+        continue;
+      }
+      options.onProgress?.(`restoring ML Metadata (${mlmd.file} on ${mlmd.claim})`);
+      const spec: CopySpec = { kind: 'sqlite-restore', sqlite: mlmd, store: options.s3, key: entry.key, ...(entry.sha256 ? { expectedSha256: entry.sha256 } : {}) };
+      const outcome = await runCopy(kube, spec, 'mlmd', options, MysqlCopySuccess);
+      if (!outcome.ok) throw new ControlPlaneError(`Restore of ML Metadata failed: ${outcome.error}.`, outcome.detail);
       restored.push(entry);
       continue;
     }

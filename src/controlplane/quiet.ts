@@ -8,7 +8,7 @@ import type { MoverResource, VolumeKube } from '../volumes/kube-port.ts';
 export const STATEFULSETS: MoverResource = { group: 'apps', version: 'v1', resource: 'statefulsets', kind: 'StatefulSet' };
 export const DEPLOYMENTS: MoverResource = { group: 'apps', version: 'v1', resource: 'deployments', kind: 'Deployment' };
 
-export type QuietPart = 'kfp-db' | 'katib-db' | 'minio';
+export type QuietPart = 'kfp-db' | 'katib-db' | 'minio' | 'mlmd';
 
 /**
  * Who writes each part, by the name of its workload in Charmed Kubeflow (the sidecar charm's application, one
@@ -22,6 +22,9 @@ export const WRITERS: Record<QuietPart, readonly string[]> = {
   'kfp-db': KFP_WRITERS,
   minio: KFP_WRITERS,
   'katib-db': ['katib-db-manager'],
+  // ML Metadata: the mlmd charm's own server owns the SQLite file (canonical/mlmd-operator), kfp-metadata-writer
+  // writes through it; upstream: metadata-grpc-deployment and metadata-writer.
+  mlmd: ['mlmd', 'kfp-metadata-writer', 'metadata-grpc-deployment', 'metadata-writer'],
 };
 
 export interface BusyWorkload {

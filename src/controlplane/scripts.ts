@@ -17,6 +17,8 @@ export const ENV = {
   minioBucket: 'MINIO_BUCKET',
   /** the emptyDir both containers of a database copy share */
   transferDir: 'TRANSFER_DIR',
+  /** the ML Metadata SQLite file, on the mlmd storage mounted into the Job */
+  sqliteFile: 'SQLITE_FILE',
 } as const;
 
 // The tools every script relies on exist in both official images: busybox in rclone's Alpine image; coreutils, grep,
@@ -184,4 +186,69 @@ rclone sync "store:$STORE_DIR" "minio:$MINIO_BUCKET" 2> "$W/rclone.err" || fail 
 rclone check "store:$STORE_DIR" "minio:$MINIO_BUCKET" 2> "$W/rclone.err" || fail "MinIO bucket $MINIO_BUCKET differs from the backup after the copy" "$W/rclone.err"
 printf '{"ok":true,"bucket":"%s","path":"%s","objects":%s,"bytes":%s,"tool":"%s"}' \
   "$(json "$MINIO_BUCKET")" "$(json "$STORE_DIR")" "\${OBJECTS:-0}" "\${BYTES:-0}" "$(json "$RCLONE_VERSION")" > "$TERMINATION_LOG"
+`.replaceAll('\\${', '${');
+
+// ML Metadata (canonical/mlmd-operator: `file:/data/mlmd.db` on the storage `mlmd-data`) is one SQLite file. A copy of
+// the file while mlmd writes could be torn; SQLite's online backup API copies a consistent snapshot page by page
+// (sqlite.org "Using the SQLite Online Backup API"). Python's sqlite3 module exposes it as Connection.backup, and the
+// official python image has Python, sh, gzip and coreutils; it has no rclone, which its partner container brings.
+const SQLITE_PYTHON = String.raw`PY=$(command -v python3) || fail "the SQLite image has no python3"
+`;
+
+/**
+ * MLMD backup, first container (python image, an init container): an online backup of $SQLITE_FILE, checked with
+ * PRAGMA integrity_check, gzipped into the transfer volume under the names the upload container reads.
+ */
+export const SQLITE_BACKUP_SCRIPT = PRELUDE + TRANSFER + SQLITE_PYTHON + String.raw`
+[ -f "$SQLITE_FILE" ] || fail "there is no ML Metadata database at $SQLITE_FILE on the mlmd storage"
+"$PY" - "$SQLITE_FILE" "$W/mlmd.db" > "$X/dump.tables" 2> "$W/py.err" <<'PYTHON' || fail "the online backup of $SQLITE_FILE failed" "$W/py.err"
+import sqlite3, sys
+source = sqlite3.connect(sys.argv[1])
+copy = sqlite3.connect(sys.argv[2])
+source.backup(copy)
+source.close()
+verdict = copy.execute("PRAGMA integrity_check").fetchone()[0]
+tables = copy.execute("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'").fetchone()[0]
+copy.close()
+if verdict != "ok":
+    sys.exit("the copy failed its integrity check: " + verdict)
+print(tables)
+PYTHON
+gzip -c "$W/mlmd.db" > "$X/dump.sql.gz" || fail "compressing the copy failed (is the Job's transfer volume full?)"
+sha256sum < "$X/dump.sql.gz" | cut -d ' ' -f 1 > "$X/dump.sql.gz.sha256"
+"$PY" -c 'import sqlite3, sys; print("python " + sys.version.split()[0] + ", sqlite " + sqlite3.sqlite_version)' > "$X/dump.tool" 2>/dev/null
+`;
+
+/**
+ * MLMD restore, second container (python image): checks the download against the manifest, unpacks it beside the
+ * live file, checks its integrity, then swaps it in with one rename (keeping the old file's owner and mode, and
+ * removing the old journal files, which belong to the replaced database).
+ */
+export const SQLITE_RESTORE_SCRIPT = PRELUDE + TRANSFER + SQLITE_PYTHON + String.raw`
+[ -f "$X/dump.sql.gz" ] || fail "the download container left no copy"
+if [ -n "\${EXPECTED_SHA256:-}" ]; then
+  ACTUAL=$(sha256sum < "$X/dump.sql.gz" | cut -d ' ' -f 1)
+  [ "$ACTUAL" = "$EXPECTED_SHA256" ] || fail "the copy's sha256 does not match the manifest; the backup is corrupt"
+fi
+DIR=$(dirname "$SQLITE_FILE")
+[ -d "$DIR" ] || fail "the mlmd storage is not mounted at $DIR"
+NEXT="$DIR/.mlmd-restore-$$"
+gunzip -c "$X/dump.sql.gz" > "$NEXT" 2> "$W/gzip.err" || { rm -f "$NEXT"; fail "the copy could not be unpacked onto the mlmd storage" "$W/gzip.err"; }
+"$PY" - "$NEXT" 2> "$W/py.err" <<'PYTHON' || { rm -f "$NEXT"; fail "the copy failed its integrity check; nothing was replaced" "$W/py.err"; }
+import sqlite3, sys
+verdict = sqlite3.connect(sys.argv[1]).execute("PRAGMA integrity_check").fetchone()[0]
+if verdict != "ok":
+    sys.exit(verdict)
+PYTHON
+if [ -f "$SQLITE_FILE" ]; then
+  chown "$(stat -c %u:%g "$SQLITE_FILE")" "$NEXT" 2>/dev/null
+  chmod "$(stat -c %a "$SQLITE_FILE")" "$NEXT" 2>/dev/null
+fi
+rm -f "$SQLITE_FILE-journal" "$SQLITE_FILE-wal" "$SQLITE_FILE-shm"
+mv -f "$NEXT" "$SQLITE_FILE" || { rm -f "$NEXT"; fail "the restored copy could not replace $SQLITE_FILE"; }
+BYTES=$(wc -c < "$X/dump.sql.gz" | tr -d ' ')
+TOOL=$("$PY" -c 'import sqlite3, sys; print("python " + sys.version.split()[0] + ", sqlite " + sqlite3.sqlite_version)' 2>/dev/null)
+RCLONE_VERSION=$(cat "$X/rclone.version" 2>/dev/null)
+printf '{"ok":true,"database":"%s","path":"%s","bytes":%s,"tool":"%s","rclone":"%s"}' \
+  "$(json "$DB_NAME")" "$(json "$STORE_PATH")" "$BYTES" "$(json "$TOOL")" "$(json "$RCLONE_VERSION")" > "$TERMINATION_LOG"
 `.replaceAll('\\${', '${');

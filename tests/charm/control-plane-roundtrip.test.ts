@@ -19,6 +19,8 @@ import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
 import { startCluster, type RunningCluster } from '../support/cluster/index.ts';
 import { simulatedKubelet, type SimulatedKubelet } from '../support/kubelet/index.ts';
 import { startMariaDb, type MariaDbHandle } from '../support/mariadb/server.ts';
+import { pvcFolder } from '../support/kubelet/storage.ts';
+import { execa } from 'execa';
 import {
   bucketDigest, emptyBucket, getObject, listKeys, putObject, s3Client, seedKfp, seedLargeRowAndFunction, snapshotKfp, snapshotLargeRowAndFunction,
 } from '../controlplane/fixtures.ts';
@@ -31,6 +33,28 @@ const DB_PASSWORD = 'kfp-Pässword "with" $(quotes)';
 const MINIO_KEYS = { accessKeyId: 'minio-access', secretAccessKey: '12345678E9' };
 const STATEFULSETS = { group: 'apps', resource: 'statefulsets' };
 const KFP_WRITERS = ['kfp-api', 'kfp-persistence', 'kfp-schedwf'];
+const MLMD_WRITERS = ['mlmd', 'kfp-metadata-writer'];
+const WRITERS = [...KFP_WRITERS, ...MLMD_WRITERS];
+const PVCS = { group: '', resource: 'persistentvolumeclaims' };
+// unit 0's claim of mlmd's storage, as the simulated model names it (tests/support/cluster/kubeflow/model-workloads.ts)
+const MLMD_CLAIM = 'mlmd-mlmd-data-mlmd-uuid-mlmd-0';
+
+// ML Metadata's tables, shaped like ml-metadata's SQLite schema (a few of them), with rows.
+const MLMD_SEED = `
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.executescript('''
+CREATE TABLE Type (id INTEGER PRIMARY KEY AUTOINCREMENT, name VARCHAR(255) NOT NULL, version VARCHAR(255), type_kind TINYINT(1) NOT NULL);
+CREATE TABLE Artifact (id INTEGER PRIMARY KEY AUTOINCREMENT, type_id INT NOT NULL, uri TEXT, state INT, name VARCHAR(255), create_time_since_epoch INT NOT NULL DEFAULT 0);
+CREATE TABLE Execution (id INTEGER PRIMARY KEY AUTOINCREMENT, type_id INT NOT NULL, last_known_state INT, name VARCHAR(255));
+INSERT INTO Type (name, type_kind) VALUES ('system.Model', 1), ('system.ContainerExecution', 0);
+''')
+for i in range(200):
+    db.execute('INSERT INTO Artifact (type_id, uri, state, name, create_time_since_epoch) VALUES (1, ?, 2, ?, ?)', (f'minio://mlpipeline/v2/artifacts/run-{i}/model', f'model-{i} ü', 1700000000 + i))
+    db.execute('INSERT INTO Execution (type_id, last_known_state, name) VALUES (2, 3, ?)', (f'run-{i}',))
+db.commit()
+`;
+const MLMD_SNAPSHOT = "import sqlite3, sys\nprint('\\n'.join(sqlite3.connect(sys.argv[1]).iterdump()))";
 const SERVICES = { group: '', resource: 'services' };
 const JOBS = { group: 'batch', resource: 'jobs' };
 const SECRETS = { group: '', resource: 'secrets' };
@@ -55,6 +79,9 @@ describe('control-plane round trip through the real dispatch and the simulated k
     dataDir = mkdtempSync(join(tmpdir(), 'cp-kubelet-'));
     kubelet = simulatedKubelet({ dataDir, configRetryMs: 3000 });
     stopKubelet = kubelet.start(cluster.api);
+    // mlmd's claim binds (Immediate) and mlmd has written its SQLite file there.
+    await until('the mlmd claim to bind', async () => (cluster.api.get(PVCS, MLMD_CLAIM, 'kubeflow')?.status as { phase?: string } | undefined)?.phase === 'Bound');
+    await execa('python3', ['-c', MLMD_SEED, mlmdFile()]);
     minioClient = s3Client(minio);
     storeClient = s3Client(store);
     // What the relations name: mysql-k8s's primary Service and MinIO's, both in the kubeflow model.
@@ -107,6 +134,12 @@ describe('control-plane round trip through the real dispatch and the simulated k
   function dispatch(event: string, start: FakeJujuState, relation?: string): Promise<DispatchOutcome> {
     return runDispatch(charmDir, start, { event, ...(relation ? { relation } : {}), env: { KUBECONFIG: cluster.kubeconfigPath } });
   }
+  function mlmdFile(): string {
+    return join(pvcFolder(dataDir, 'kubeflow', MLMD_CLAIM), 'mlmd.db');
+  }
+  async function mlmdSnapshot(): Promise<string> {
+    return (await execa('python3', ['-c', MLMD_SNAPSHOT, mlmdFile()])).stdout;
+  }
   async function readyReplicas(app: string): Promise<number | undefined> {
     return (cluster.api.get(STATEFULSETS, app, 'kubeflow')?.status as { readyReplicas?: number } | undefined)?.readyReplicas;
   }
@@ -141,13 +174,15 @@ describe('control-plane round trip through the real dispatch and the simulated k
     const rowsBefore = await snapshotKfp(db, 'mlpipeline');
     const largeBefore = await snapshotLargeRowAndFunction(db, 'mlpipeline');
     const objectsBefore = await bucketDigest(minioClient, 'mlpipeline');
+    const mlmdBefore = await mlmdSnapshot();
+    expect(mlmdBefore).to.include("model-199 ü");
     expect(base.relations.find((r) => r.id === 'kfp-db:7')!.remoteAppData['endpoints']).to.equal(`kfp-db-primary.kubeflow.svc.cluster.local.:${db.port}`);
 
     const backup = await dispatch('actions/backup-state', await state({ 'include-volumes': false, 'include-control-plane': true }));
     expect(backup.exitCode, `${backup.state.actionFailure}\n${backup.stderr.slice(-3000)}`).to.equal(0);
     const results = backup.state.actionResults;
     const id = results['backup-id']!;
-    expect(results['control-plane.covered']).to.equal('kfp-db (database mlpipeline); object-storage (bucket mlpipeline)');
+    expect(results['control-plane.covered']).to.equal('kfp-db (database mlpipeline); object-storage (bucket mlpipeline); mlmd (SQLite mlmd.db)');
     const notCovered = Object.entries(results).filter(([key]) => key.startsWith('control-plane.not-covered.')).map(([, value]) => value);
     expect(notCovered).to.deep.equal(['control plane not covered: relate katib-db to the mysql-k8s application of Katib (katib-db) to cover experiment results.']);
     expect(Number(results['control-plane.bytes'])).to.be.greaterThan(200_000);
@@ -158,34 +193,39 @@ describe('control-plane round trip through the real dispatch and the simulated k
     const prefix = `backups/backups/${id}/`;
     const manifest = JSON.parse((await getObject(storeClient, BUCKET, `${prefix}kubeflow-upgrader.json`)).toString('utf8')) as { extras: { controlPlane: { entries: { part: string; bytes: number; sha256?: string; tool: string }[] } } };
     const entries = manifest.extras.controlPlane.entries;
-    expect(entries.map((e) => e.part)).to.deep.equal(['kfp-db', 'minio']);
+    expect(entries.map((e) => e.part)).to.deep.equal(['kfp-db', 'mlmd', 'minio']);
+    expect(await listKeys(storeClient, BUCKET, `${prefix}control-plane/`)).to.include(`${prefix}control-plane/sqlite/mlmd.db.gz`);
     expect(entries[0]!.bytes).to.be.greaterThan(0);
     expect(entries[0]!.sha256).to.match(/^[0-9a-f]{64}$/);
     expect(entries[0]!.tool).to.match(/dump/i);
-    expect(entries[1]!.bytes).to.equal(Object.values(artefacts).reduce((n, b) => n + b.length, 0));
+    expect(entries[2]!.bytes).to.equal(Object.values(artefacts).reduce((n, b) => n + b.length, 0));
     expect(await listKeys(storeClient, BUCKET, `${prefix}control-plane/`)).to.include(`${prefix}control-plane/mysql/mlpipeline.sql.gz`);
 
     // Wipe: tables gone (a stray one appears), bucket emptied (a stray object appears).
     await db.sql('SET FOREIGN_KEY_CHECKS=0; DROP VIEW runs_per_experiment; DROP TABLE run_details, experiments, pipelines, pipeline_versions; DROP FUNCTION runs_since; CREATE TABLE stray (x int);', 'mlpipeline');
     await emptyBucket(minioClient, 'mlpipeline');
     await putObject(minioClient, 'mlpipeline', 'made-after-the-backup', Buffer.from('stray'));
+    await execa('python3', ['-c', "import sqlite3, sys\ndb = sqlite3.connect(sys.argv[1])\ndb.execute('DELETE FROM Artifact WHERE id > 100')\ndb.execute(\"INSERT INTO Execution (type_id, name) VALUES (2, 'made-after-the-backup')\")\ndb.commit()", mlmdFile()]);
+    const mlmdAfterWipe = await mlmdSnapshot();
+    expect(mlmdAfterWipe).to.not.equal(mlmdBefore);
     const untouched = async () => {
       expect(await db.sql("SHOW TABLES LIKE 'stray'", 'mlpipeline')).to.equal('stray');
       expect(Object.keys(await bucketDigest(minioClient, 'mlpipeline'))).to.deep.equal(['made-after-the-backup']);
     };
 
     // KFP runs (the model's StatefulSets are ready): refused before any write, each writer named with its command.
-    await until('the KFP StatefulSets to be ready', async () => (await Promise.all(KFP_WRITERS.map(readyReplicas))).every((n) => n === 1));
+    await until('the KFP and MLMD StatefulSets to be ready', async () => (await Promise.all(WRITERS.map(readyReplicas))).every((n) => n === 1));
     const busy = await dispatch('actions/restore-state', await state({ 'backup-id': id, 'include-control-plane': true }));
     expect(busy.exitCode).to.not.equal(0);
     expect(busy.state.actionFailure).to.match(/^Restore refused before any write: the control plane is not quiet: /);
-    for (const app of KFP_WRITERS) expect(busy.state.actionFailure).to.include(`StatefulSet kubeflow/${app} has 1 ready replica(s) (stop it: juju scale-application ${app} 0)`);
+    for (const app of WRITERS) expect(busy.state.actionFailure).to.include(`StatefulSet kubeflow/${app} has 1 ready replica(s) (stop it: juju scale-application ${app} 0)`);
+    expect(await mlmdSnapshot()).to.equal(mlmdAfterWipe);
     await untouched();
     expect(leftovers()).to.deep.equal([]);
 
     // juju scale-application <app> 0 sets the StatefulSet's replicas; wait for the pods to go.
-    for (const app of KFP_WRITERS) cluster.api.mergePatch(STATEFULSETS, app, 'kubeflow', { spec: { replicas: 0 } });
-    await until('the KFP StatefulSets to scale to 0', async () => (await Promise.all(KFP_WRITERS.map(readyReplicas))).every((n) => n === 0));
+    for (const app of WRITERS) cluster.api.mergePatch(STATEFULSETS, app, 'kubeflow', { spec: { replicas: 0 } });
+    await until('the KFP and MLMD StatefulSets to scale to 0', async () => (await Promise.all(WRITERS.map(readyReplicas))).every((n) => n === 0));
 
     // The server has the binary log on and log_bin_trust_function_creators OFF: the relation user may not create the
     // trigger and the function, and the load stops before the database is emptied.
@@ -193,6 +233,7 @@ describe('control-plane round trip through the real dispatch and the simulated k
     expect(binlog.exitCode).to.not.equal(0);
     expect(binlog.state.actionFailure).to.include('Restore of kfp-db failed: the dump holds triggers or stored functions');
     expect(binlog.state.actionFailure).to.include('SET GLOBAL log_bin_trust_function_creators = ON');
+    expect(await mlmdSnapshot()).to.equal(mlmdAfterWipe);
     expect(await db.sql("SHOW TABLES LIKE 'stray'", 'mlpipeline')).to.equal('stray');
     expect(leftovers()).to.deep.equal([]);
 
@@ -200,7 +241,8 @@ describe('control-plane round trip through the real dispatch and the simulated k
     await db.sql('SET GLOBAL log_bin_trust_function_creators = ON;');
     const restore = await dispatch('actions/restore-state', await state({ 'backup-id': id, 'include-control-plane': true }));
     expect(restore.exitCode, `${restore.state.actionFailure}\n${restore.stderr.slice(-3000)}`).to.equal(0);
-    expect(restore.state.actionResults['control-plane']).to.equal('2 part(s) restored');
+    expect(restore.state.actionResults['control-plane']).to.equal('3 part(s) restored');
+    expect(await mlmdSnapshot()).to.equal(mlmdBefore);
     expect(await snapshotKfp(db, 'mlpipeline')).to.equal(rowsBefore);
     expect(await snapshotLargeRowAndFunction(db, 'mlpipeline')).to.equal(largeBefore);
     expect(largeBefore).to.include(`pv-large\t${20 * 1024 * 1024}\t`);
@@ -232,7 +274,7 @@ describe('control-plane round trip through the real dispatch and the simulated k
     const backup = await dispatch('actions/backup-state', joined.state);
     expect(backup.exitCode, `${backup.state.actionFailure}\n${backup.stderr.slice(-2000)}`).to.equal(0);
     const sentence = "control plane not covered: kfp-db's database pipelines holds no tables, so it is not Kubeflow Pipelines' (mysql-k8s creates an empty database for a name it is asked; set kfp-db to the database the application uses).";
-    expect(backup.state.actionResults['control-plane.covered']).to.equal('nothing');
+    expect(backup.state.actionResults['control-plane.covered']).to.equal('mlmd (SQLite mlmd.db)');
     const notCovered = Object.entries(backup.state.actionResults).filter(([key]) => key.startsWith('control-plane.not-covered.')).map(([, value]) => value);
     expect(notCovered).to.include(sentence);
     expectNoPassword(backup);

@@ -15,6 +15,7 @@ function coveredParts(view: ControlPlaneView, copied: readonly string[]): string
   for (const part of ['kfp-db', 'katib-db'] as const) if (view.targets[part] && copied.includes(part)) parts.push(`${part} (database ${view.targets[part].database})`);
   const storage = view.targets['object-storage'];
   if (storage && copied.some((name) => name.startsWith('minio/'))) parts.push(`object-storage (bucket${storage.buckets.length === 1 ? '' : 's'} ${storage.buckets.join(', ')})`);
+  if (copied.includes('mlmd')) parts.push('mlmd (SQLite mlmd.db)');
   return parts;
 }
 

@@ -53,6 +53,8 @@ const RUNTIMES: { image: RegExp; entrypoint: string[]; hides?: RegExp[] }[] = [
   { image: /(^|\/)rclone(:|@|$)/, entrypoint: ['rclone'], hides: [MYSQL_TOOLS] },
   { image: /(^|\/)(mariadb|mysql)(:|@|$)/, entrypoint: ['mariadb'], hides: [RCLONE_TOOLS] },
   { image: /(^|\/)(busybox|alpine|debian|ubuntu)(:|@|$)/, entrypoint: ['sh'] },
+  // The official python image: Python with its sqlite3 module, sh and coreutils; neither rclone nor MySQL tools.
+  { image: /(^|\/)python(:|@|$)/, entrypoint: ['python3'], hides: [RCLONE_TOOLS, MYSQL_TOOLS] },
 ];
 
 const shimPaths = new Map<string, Promise<string>>();

@@ -23,6 +23,9 @@ export const modelApplications: Readonly<Record<string, Array<[container: string
   'kfp-persistence': [['persistenceagent', 'charmedkubeflow/persistenceagent:2.5.0']],
   'kfp-schedwf': [['ml-pipeline-scheduledworkflow', 'charmedkubeflow/scheduledworkflow:2.5.0']],
   'katib-db-manager': [['katib-db-manager', 'charmedkubeflow/katib-db-manager:v0.18.0']],
+  // canonical/mlmd-operator track/ckf-1.10 metadata.yaml (container mlmd-grpc-server, storage mlmd-data at /data)
+  'mlmd': [['mlmd-grpc-server', 'charmedkubeflow/ml-metadata:1.17.1']],
+  'kfp-metadata-writer': [['kfp-metadata-writer', 'charmedkubeflow/metadata-writer:2.5.0']],
   'kfp-profile-controller': [['kfp-profile-controller', 'python:3.12-slim']],
   'kfp-ui': [['ml-pipeline-ui', 'charmedkubeflow/frontend:2.5.0']],
   'katib-controller': [['katib-controller', 'charmedkubeflow/katib-controller:v0.18.0']],
@@ -35,8 +38,30 @@ export const modelApplications: Readonly<Record<string, Array<[container: string
   'kubeflow-upgrader': [],
 };
 
+/** Filesystem storage of the applications that have some: application → storage name and mount point. */
+const modelStorage: Readonly<Record<string, { storage: string; location: string }>> = {
+  mlmd: { storage: 'mlmd-data', location: '/data' },
+};
+
+/**
+ * Juju's volumeClaimTemplate for a storage: `<app>-<storage>-<app uuid>` labelled storage.juju.is/name and
+ * app.kubernetes.io/managed-by (juju/juju Kubernetes provider application_test.go, TestEnsureStateful).
+ */
+function claimTemplate(app: string, storage: string): KubeObject {
+  return {
+    apiVersion: 'v1', kind: 'PersistentVolumeClaim',
+    metadata: {
+      name: `${app}-${storage}-${app}-uuid`.replace(/[^a-z0-9-]/g, '-'),
+      labels: { 'storage.juju.is/name': storage, 'app.kubernetes.io/managed-by': 'juju' },
+      annotations: { 'storage.juju.is/name': storage },
+    },
+    spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '10Gi' } } },
+  };
+}
+
 function statefulSet(app: string, containers: Array<[string, string]>, replicas: number): KubeObject {
   const labels = { 'app.kubernetes.io/name': app };
+  const storage = modelStorage[app];
   return {
     apiVersion: 'apps/v1', kind: 'StatefulSet',
     metadata: {
@@ -56,6 +81,7 @@ function statefulSet(app: string, containers: Array<[string, string]>, replicas:
           ],
         },
       },
+      ...(storage ? { volumeClaimTemplates: [claimTemplate(app, storage.storage)] } : {}),
     },
   };
 }
@@ -75,6 +101,14 @@ function reconcileModel(api: InProcessApi): number | void {
     const replicas = (existing?.spec as { replicas?: number } | undefined)?.replicas ?? 1;
     const set = ensure(api, refs.statefulSets, statefulSet(app, containers, replicas));
     const podName = `${app}-0`;
+    // The StatefulSet controller makes unit 0's claim from each template (`<template>-<set>-0`) and keeps it when
+    // the set scales down.
+    for (const template of ((set.spec as { volumeClaimTemplates?: KubeObject[] }).volumeClaimTemplates ?? [])) {
+      const claim = `${template.metadata.name}-${app}-0`;
+      if (!api.get(refs.persistentVolumeClaims, claim, modelNamespace)) {
+        api.create(refs.persistentVolumeClaims, { ...structuredClone(template), metadata: { ...structuredClone(template.metadata), name: claim, namespace: modelNamespace } });
+      }
+    }
     const pod = api.get(refs.pods, podName, modelNamespace);
     const ready = replicas > 0 ? 1 : 0;
     if ((set.status as { readyReplicas?: number } | undefined)?.readyReplicas !== ready) {
