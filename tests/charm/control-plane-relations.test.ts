@@ -36,8 +36,12 @@ describe('control-plane relations through the real dispatch', function () {
     start.secrets[DB_SECRET] = { revisions: [{ username: 'relation-7', password: DB_PASSWORD }] };
     return start;
   }
-  // Credentials published, endpoints not yet: related but not usable (control-plane-roundtrip.test.ts covers a usable one).
-  const kfpDb = () => relation('kfp-db:7', 'kfp-db', 'kfp-db', { database: 'mlpipeline', 'secret-user': DB_SECRET });
+  // Joined, not answered yet: mysql-k8s defers database_requested until its cluster is initialised
+  // (src/relations/mysql_provider.py), so a relation can sit without endpoints or credentials; related but not usable
+  // (control-plane-roundtrip.test.ts covers a usable one).
+  const kfpDb = () => relation('kfp-db:7', 'kfp-db', 'kfp-db', {});
+  // Not what MinIO writes (SDI validates its answer against the v1 schema before sending) but what another
+  // object-storage provider could: the charm must say so, not fail.
   const brokenMinio = () => relation('object-storage:8', 'object-storage', 'minio', { data: 'access-key: only-this' });
   function dispatch(event: string, start: FakeJujuState, relationId?: string): Promise<DispatchOutcome> {
     return runDispatch(charmDir, start, { event, ...(relationId ? { relation: relationId } : {}), env: { KUBECONFIG: cluster.kubeconfigPath } });
