@@ -157,8 +157,10 @@ describe('control-plane round trip through the real dispatch and the simulated k
   }
   function expectNoPassword(outcome: DispatchOutcome): void {
     const { actionResults, actionLogs, logs, statusHistory, calls } = outcome.state;
-    expect(JSON.stringify({ actionResults, actionLogs, logs, statusHistory, calls })).not.to.include(DB_PASSWORD);
-    expect(outcome.stdout + outcome.stderr).not.to.include(DB_PASSWORD);
+    for (const secret of [DB_PASSWORD, MINIO_KEYS.secretAccessKey]) {
+      expect(JSON.stringify({ actionResults, actionLogs, logs, statusHistory, calls })).not.to.include(secret);
+      expect(outcome.stdout + outcome.stderr).not.to.include(secret);
+    }
   }
 
   it('backs up kfp-db (trigger, stored function, 20 MiB row) and MinIO, refuses to restore into a running KFP, then restores them equal', async () => {
