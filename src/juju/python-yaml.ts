@@ -5,7 +5,9 @@
 // package in 1.1 mode. A MinIO secret-key like that would otherwise be refused or, worse, rewritten.
 import { isScalar, parseDocument, visit } from 'yaml';
 
-// The implicit resolvers of PyYAML's Resolver (yaml/pyyaml lib/yaml/resolver.py), by the tag they give a plain scalar.
+// The plain-scalar types of the YAML 1.1 type repository (yaml.org/type: bool, float, int, merge, null, timestamp,
+// value) as PyYAML's Resolver narrows them (yaml/pyyaml lib/yaml/resolver.py): a float needs a dot and a signed
+// exponent, an int may be octal `017` or sexagesimal `1:20`, `yes`/`on` are booleans.
 const PYYAML_IMPLICIT: RegExp[] = [
   /^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)$/,
   /^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$/,
