@@ -7,7 +7,7 @@ import { decideStatus, type S3Fact, type StatusFacts, type StatusNote } from './
 import type { CharmRuntime } from './runtime.ts';
 import { statusNotes } from './status-notes.ts';
 import { convergeGuard, liftGuard } from './guard.ts';
-import { convergeControlPlane } from './control-plane.ts';
+import { convergeControlPlane, type ControlPlaneConvergence } from './control-plane.ts';
 import { CONTROL_PLANE_ENDPOINTS } from '../controlplane/relations.ts';
 import { charmProblemSentence } from './s3-wording.ts';
 
@@ -28,25 +28,32 @@ async function s3Fact(charm: CharmRuntime): Promise<S3Fact> {
 }
 
 /** Gathers the facts of this dispatch and sets the unit's status from them. */
-export async function updateStatus(charm: CharmRuntime): Promise<void> {
+export async function updateStatus(charm: CharmRuntime, extraNotes: StatusNote[] = []): Promise<void> {
   // Every fact is independent of the others: gather them at once, so update-status costs the slowest, not the sum.
   const [config, s3, noteLists] = await Promise.all([
     charm.config(),
     s3Fact(charm),
     Promise.all(statusNotes.map((contribute) => contribute(charm))),
   ]);
-  const notes: StatusNote[] = noteLists.flat();
+  const notes: StatusNote[] = [...extraNotes, ...noteLists.flat()];
   const facts: StatusFacts = { s3, notes, ...(config.ok ? {} : { configProblem: config.problem }) };
   const status = decideStatus(facts);
   await charm.tools.statusSet(status.status, status.message);
 }
 
-async function converge(charm: CharmRuntime): Promise<void> {
+/** Exit code of a hook: 1 while a control-plane request is still owed, so Juju retries it. */
+function exitFor(controlPlane: ControlPlaneConvergence): number {
+  return controlPlane.owed ? 1 : 0;
+}
+
+async function converge(charm: CharmRuntime): Promise<number> {
+  // First, and independent of the S3 side: MinIO serves none of its consumers while our versions are missing.
+  const controlPlane = await convergeControlPlane(charm);
   await ensureS3Request(charm);
-  await convergeControlPlane(charm);
   // Before the status, which reports what the guard is once this hook has converged it.
   await convergeGuard(charm);
-  await updateStatus(charm);
+  await updateStatus(charm, controlPlane.notes);
+  return exitFor(controlPlane);
 }
 
 /** created/joined/changed/broken of object-storage, kfp-db and katib-db: answer, then refresh the status. */
@@ -55,8 +62,9 @@ function controlPlaneRelationHooks(charm: CharmRuntime): Record<string, Handler>
   for (const endpoint of CONTROL_PLANE_ENDPOINTS) {
     for (const event of ['created', 'joined', 'changed']) {
       hooks[`${endpoint}-relation-${event}`] = async () => {
-        await convergeControlPlane(charm);
-        await updateStatus(charm);
+        const controlPlane = await convergeControlPlane(charm);
+        await updateStatus(charm, controlPlane.notes);
+        return exitFor(controlPlane);
       };
     }
     hooks[`${endpoint}-relation-broken`] = () => updateStatus(charm);
@@ -69,12 +77,12 @@ export function hookHandlers(charm: CharmRuntime): Record<string, Handler> {
   return {
     install: async () => {
       await charm.tools.applicationVersionSet(CHARM_VERSION);
-      await converge(charm);
+      return converge(charm);
     },
     'config-changed': convergeHook,
     'upgrade-charm': async () => {
       await charm.tools.applicationVersionSet(CHARM_VERSION);
-      await converge(charm);
+      return converge(charm);
     },
     'leader-elected': convergeHook,
     'update-status': () => updateStatus(charm),

@@ -14,6 +14,7 @@ export class KubeUnavailableError extends Error {
 }
 
 export class CharmRuntime {
+  private rawConfig?: Promise<Record<string, unknown>>;
   private configResult?: Promise<ConfigResult>;
   private leader?: Promise<boolean>;
   private kubeClient?: Promise<KubeClient>;
@@ -24,8 +25,14 @@ export class CharmRuntime {
     readonly redactor: Redactor,
   ) {}
 
+  /** The options as config-get gives them, for the few places that must act on one option whatever the others say. */
+  configValues(): Promise<Record<string, unknown>> {
+    this.rawConfig ??= this.tools.configGet();
+    return this.rawConfig;
+  }
+
   config(): Promise<ConfigResult> {
-    this.configResult ??= this.tools.configGet().then(parseConfig);
+    this.configResult ??= this.configValues().then(parseConfig);
     return this.configResult;
   }
 
