@@ -17,6 +17,7 @@ import {
 import { ConfigSchema, type CharmConfig } from './config.ts';
 import type { CharmRuntime } from './runtime.ts';
 import type { StatusNote } from './status.ts';
+import { describe } from '../errors/index.ts';
 
 export interface ControlPlaneView {
   /** what the backup can copy now */
@@ -179,7 +180,7 @@ export async function controlPlaneNotes(charm: CharmRuntime): Promise<StatusNote
     if (first) notes.push({ level: 'active', text: first.replace(/\.$/, '') });
     return notes;
   } catch (error) {
-    await charm.log('WARNING', `control-plane relations could not be read: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+    await charm.log('WARNING', `control-plane relations could not be read: ${describe(error)}`);
     return [{ level: 'active', text: 'control-plane relations could not be read (see juju debug-log)' }];
   }
 }

@@ -6,6 +6,7 @@ import type { GuardOptions } from '../guard/policy.ts';
 import type { CharmConfig } from './config.ts';
 import { KubeUnavailableError, type CharmRuntime } from './runtime.ts';
 import type { StatusNote } from './status.ts';
+import { describeInline as describe } from '../errors/index.ts';
 
 /** What this dispatch found out about the guard. */
 export type GuardFact =
@@ -23,9 +24,6 @@ export async function guardOptionsOf(config: CharmConfig): Promise<GuardOptions>
   });
 }
 
-function describe(error: unknown): string {
-  return (error instanceof Error ? error.message.split('\n')[0]! : String(error)).trim().replace(/\.$/, '');
-}
 
 /** A failure of the API as the status says it: the two causes an operator can fix get their own sentence. */
 function factOfFailure(error: unknown): GuardFact {

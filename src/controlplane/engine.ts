@@ -11,6 +11,7 @@ import { MinioCopySuccess, MysqlCopySuccess, parseCopyOutcome, type CopyOutcome 
 import { notCoveredSentences, type MinioEndpoint, type MysqlEndpoint } from './relations.ts';
 import { busyWriters, notQuietSentence, type QuietPart } from './quiet.ts';
 import type { z } from 'zod';
+import { KfuError } from '../errors/index.ts';
 
 export type DatabasePart = 'kfp-db' | 'katib-db';
 
@@ -58,10 +59,10 @@ export function emptyDatabaseSentence(part: DatabasePart, database: string): str
   return `control plane not covered: ${part}'s database ${database} holds no tables, so it is not ${WHOSE[part]} (mysql-k8s creates an empty database for a name it is asked; set ${part} to the database the application uses).`;
 }
 
-export class ControlPlaneError extends Error {
+/** A copy Job of the control plane failed; `detail` is its log tail, for juju-log only. */
+export class ControlPlaneError extends KfuError {
   constructor(message: string, readonly detail: string) {
-    super(message);
-    this.name = 'ControlPlaneError';
+    super(message, { kind: 'failed' });
   }
 }
 
