@@ -38,6 +38,10 @@ export interface RestoreRequest {
   dryRun?: boolean;
   includeVolumes?: boolean;
   encryptionKey?: string | undefined;
+  /** with a key: accept a backup that carries no HMAC (an older backup, a foreign Velero archive) */
+  allowUnauthenticated?: boolean | undefined;
+  /** how the user allows that where they are: `allow-unauthenticated=true` (action), `--allow-unauthenticated` (CLI) */
+  allowHint?: string | undefined;
   /** how long to wait for the profile controller (`restore-wait-timeout`) */
   waitTimeoutMs?: number;
   /** namespaces no archived Profile may claim (the charm's model), on top of the system ones */
@@ -60,6 +64,8 @@ export interface RestoreOutcome {
   /** one sentence per failed object (at most 50) */
   failures: string[];
   warnings: string[];
+  /** what the HMAC check found, as a sentence fragment for results */
+  authentication: string;
   objectsChecked: number;
   volumes: { restored: number; note?: string };
   controlPlane: { restored: number; note?: string };
@@ -84,6 +90,8 @@ export async function runRestore(kube: KubeClient, store: ObjectStore, request: 
       profiles: request.profiles ?? [],
       namespaces: request.namespaces ?? [],
       encryptionKey: request.encryptionKey,
+      allowUnauthenticated: request.allowUnauthenticated,
+      allowHint: request.allowHint,
       ...(request.protectedNamespaces ? { protectedNamespaces: request.protectedNamespaces } : {}),
       progress: (m) => say(m),
     });
@@ -110,6 +118,7 @@ export async function runRestore(kube: KubeClient, store: ObjectStore, request: 
         plan: report.planEntries(),
         failures: report.failures,
         warnings: [...preflight.warnings, ...run.warnings],
+        authentication: preflight.authentication.note,
         objectsChecked: preflight.objectsChecked,
         volumes: run.volumes,
         controlPlane: run.controlPlane,

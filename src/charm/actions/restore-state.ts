@@ -47,6 +47,8 @@ export async function run(ctx: ActionContext<'restore-state'>): Promise<void> {
       dryRun: params['dry-run'],
       includeVolumes: params['include-volumes'],
       encryptionKey,
+      allowUnauthenticated: params['allow-unauthenticated'],
+      allowHint: 'allow-unauthenticated=true',
       waitTimeoutMs: ctx.config['restore-wait-timeout'] * 1000,
       protectedNamespaces: [ctx.modelName],
       ...(volumes ? { volumes } : {}),
@@ -66,6 +68,7 @@ export async function run(ctx: ActionContext<'restore-state'>): Promise<void> {
   for (const warning of outcome.warnings) await ctx.log('WARNING', warning);
   await ctx.setResults({
     'backup-id': outcome.backupId,
+    authentication: outcome.authentication,
     ...outcome.totals,
     ...(outcome.dryRun ? { plan: outcome.plan } : {}),
     ...(outcome.warnings.length ? { warnings: outcome.warnings } : {}),
