@@ -8,6 +8,7 @@ import { readItems, readManifest, readMarker, type Problem } from './reader.ts';
 import { BackupPhaseError, judgePhase } from './velero-backup.ts';
 import { judgeAuthentication, MANIFEST_HMAC_ANNOTATION, type AuthenticationOutcome, type AuthenticationPolicy } from './authenticate.ts';
 import { isSealed, SecretOpener } from './seal.ts';
+import { checkDataFiles, DATA_FILES_INDEX } from './data-files.ts';
 
 export type VerifyStatus = 'ok' | 'corrupt' | 'not-verifiable';
 
@@ -78,7 +79,10 @@ export async function verifyBackup(store: ObjectStore, id: string, policy: Authe
     }
   }
   if (manifest) {
+    // the data-files index is checked with the files it lists
+    problems.push(...(await checkDataFiles(store, id, manifest)));
     for (const [file, expected] of Object.entries(manifest.checksums.files)) {
+      if (file === DATA_FILES_INDEX) continue;
       const key = `${keys.folder}${file}`;
       if (!(await store.exists(key))) {
         problems.push({ kind: 'missing-file', path: key, message: `File ${file} of backup ${id} is missing.` });

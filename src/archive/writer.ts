@@ -143,6 +143,8 @@ export class BackupWriter {
   private applications: ApplicationEntry[] = [];
   private crds: CrdSnapshot[] = [];
   private extras: Record<string, unknown> = {};
+  /** files of our own beside the Velero ones (name in the backup folder, bytes, type); the manifest records their sha256 */
+  private readonly ownFiles: Array<[string, Buffer, string]> = [];
   private state: 'open' | 'committing' | 'committed' | 'aborted' = 'open';
   private streamError: Error | undefined;
   private tail: Promise<void> = Promise.resolve();
@@ -343,6 +345,10 @@ export class BackupWriter {
   setExtra(key: string, value: unknown): void {
     this.extras[key] = value;
   }
+  /** A file of ours in the backup folder (e.g. the data-files index), checksummed in the manifest like Velero's files. */
+  addFile(name: string, content: Buffer, contentType: string): void {
+    this.ownFiles.push([name, content, contentType]);
+  }
 
   /** path → sha256 hex of every tar entry, in the order written: what the manifest records */
   private *entryPairs(): Generator<[string, string]> {
@@ -435,6 +441,7 @@ export class BackupWriter {
       putSmall(this.keys.resourceList, gzipSync(JSON.stringify(resourceList)), 'application/gzip');
       putSmall(this.keys.logs, gzipSync(this.logChunks.join('')), 'application/gzip');
       putSmall(this.keys.results, gzipSync(JSON.stringify({ errors: this.errors, warnings: this.warnings })), 'application/gzip');
+      for (const [name, content, type] of this.ownFiles) putSmall(`${this.keys.folder}${name}`, content, type);
       const completed = this.options.now?.() ?? new Date();
       const manifest = ManifestSchema.parse({
         formatVersion: MANIFEST_FORMAT_VERSION,

@@ -7,6 +7,7 @@ import type { KubeClient } from '../kube/client.ts';
 import type { ApiResource, KubeObject } from '../kube/types.ts';
 import { judgePhase, latestWholeBackup, readItems, readManifest, readMarker, SecretOpener, isSealed, type Manifest, type Problem } from '../archive/index.ts';
 import { judgeAuthentication, NotAuthenticatedError, type AuthenticationOutcome } from '../archive/authenticate.ts';
+import { checkDataFiles } from '../archive/data-files.ts';
 import { resourceFolder } from '../archive/paths.ts';
 import type { ObjectStore } from '../store/objects.ts';
 import { restoreRefusal } from '../kubeflow/allow-list.ts';
@@ -123,6 +124,13 @@ export async function runPreflight(kube: KubeClient, store: ObjectStore, request
   }
   if (authentication.state === 'unauthenticated-allowed') warnings.push(`Backup ${backupId} is ${authentication.note}.`);
   const manifest = read.state === 'present' ? read.manifest : null;
+  // The volume and control-plane files are written by Jobs straight from the bucket: compared with the backup's index
+  // here, before anything is written, as no later step would notice one that was changed.
+  const dataProblems = manifest ? await checkDataFiles(store, backupId, manifest) : [];
+  if (dataProblems.length > 0) {
+    const offenders = dataProblems.map((p) => p.message.replace(/\.$/, ''));
+    throw new RestoreRefusedError(`Backup ${backupId} was refused and nothing was restored: its volume or control-plane files differ from the ones it was made with (${listOf(offenders, 10)}).`, offenders);
+  }
   if (manifest?.encryption && !manifest.encryption.binding) {
     warnings.push(`Backup ${backupId} was sealed without binding (an older backup): its sealed values are not tied to their Secret or backup.`);
   }
