@@ -185,13 +185,13 @@ async function describe(store: ObjectStore, id: string, encryptionKey: string | 
   if (read.state === 'absent') return { ...fromMarker, format: 'velero', problem: undefined };
   if (read.state === 'invalid') return { ...fromMarker, format: 'kubeflow-upgrader', problem: `manifest unusable: ${read.reason}` };
   const m = read.manifest;
-  const authentication: ListedAuthentication = read.changed ? 'hmac-mismatch'
-    : read.authentication === 'authenticated' ? 'authenticated'
+  const authentication: ListedAuthentication = read.authentication === 'authenticated' ? 'authenticated'
     : read.authentication === 'mismatch' ? 'hmac-mismatch'
     : read.authentication === undefined && carriesHmac ? 'hmac-unchecked' : 'not-authenticated';
   return {
     id, phase: status.phase, created: m.created, completed: m.completed, format: 'kubeflow-upgrader', scope: m.scope, description: m.description,
-    objects: m.objects, bytes: m.bytes, encrypted: m.encryption !== null, authentication, problem: undefined,
+    objects: m.objects, bytes: m.bytes, encrypted: m.encryption !== null, authentication,
+    problem: read.changed ? `manifest changed after the backup was committed (${read.changed})` : undefined,
   };
 }
 
