@@ -210,6 +210,13 @@ describe('authenticated backups through the real dispatch', function () {
     // without a key nothing is checked, as before
     const keyless = await action('restore-state', { 'backup-id': id, 'dry-run': true, 'include-volumes': false }, { key: false });
     expect(keyless.state.actionResults.authentication).to.match(/^not checked: no encryption-key is set/);
+    // it is the newest backup now: pre-upgrade-check warns, without making that a reason for no-go
+    const check = await action('pre-upgrade-check', {});
+    expect(check.state.actionFailure, check.stderr).to.equal(undefined);
+    expect(check.state.actionResults['warnings.0']).to.equal(
+      `The newest complete backup ${id} is not authenticated (it carries no HMAC): set encryption-key and run backup-state for one that is; restoring this one with a key needs allow-unauthenticated=true.`,
+    );
+    expect(Object.entries(check.state.actionResults).filter(([k]) => k.startsWith('reasons.')).map(([, v]) => v).join(' ')).not.to.include('authenticated');
     expectTargetUntouched();
   });
 
