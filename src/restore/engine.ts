@@ -13,6 +13,7 @@ import type { ApiResource, KubeObject, OwnerReference } from '../kube/types.ts';
 import type { ObjectStore } from '../store/objects.ts';
 import { describeObject } from '../kubeflow/identity.ts';
 import type { ProgressSink } from '../backup/progress.ts';
+import type { Manifest } from '../archive/manifest.ts';
 import { unmetFields } from './compare.ts';
 import { RestoreStoppedError, listOf } from './errors.ts';
 import { restorable } from './normalize.ts';
@@ -26,8 +27,11 @@ export type ConflictPolicy = 'skip' | 'update' | 'fail';
 /** Fills the restored PVCs with their archived data (src/volumes); returns what it did or throws naming the PVC. */
 export type RestoreVolumeStep = (backupId: string, pvcs: Array<{ namespace: string; name: string }>, progress: ProgressSink) => Promise<{ restored: number; bytes?: number }>;
 
-/** Restores the control-plane data (src/controlplane), before any Profile. */
-export type RestoreControlPlaneStep = (backupId: string, progress: ProgressSink) => Promise<{ restored: number; notes: string[] }>;
+/**
+ * Restores the control-plane data (src/controlplane), before any Profile. `manifest` is the one the preflight read and
+ * authenticated: a step reading it again from the bucket would trust whatever is there by then.
+ */
+export type RestoreControlPlaneStep = (backupId: string, progress: ProgressSink, manifest: Manifest | null) => Promise<{ restored: number; notes: string[] }>;
 
 export interface RestoreRequest {
   /** an id from list-backups, or `latest` */
@@ -506,7 +510,7 @@ class RestoreRun {
       return;
     }
     await this.say('restoring the control-plane data');
-    const result = await request.controlPlane(preflight.backupId, (m) => this.say(m));
+    const result = await request.controlPlane(preflight.backupId, (m) => this.say(m), preflight.manifest);
     this.controlPlane = { restored: result.restored, ...(result.notes.length ? { note: result.notes.join(' ') } : {}) };
     this.warnings.push(...result.notes);
   }

@@ -35,7 +35,7 @@ export async function run(ctx: ActionContext<'restore-state'>): Promise<void> {
   const volumes = params['include-volumes'] ? volumeStep(kube, s3, ctx) : undefined;
   // Opt-in only: loading a dump overwrites the live KFP and Katib databases and MinIO buckets.
   const controlPlane = params['include-control-plane']
-    ? controlPlaneRestoreStep(kube, store, s3, ctx.config, await readControlPlane(ctx.charm, ctx.config), ctx.modelName)
+    ? controlPlaneRestoreStep(kube, s3, ctx.config, await readControlPlane(ctx.charm, ctx.config), ctx.modelName)
     : undefined;
   let outcome;
   try {
