@@ -35,6 +35,8 @@ export interface ControlPlaneOutcome {
   copied: Array<{ name: string; key: string; bytes: number; sha256?: string }>;
   /** one sentence per part not covered, e.g. "control plane not covered: relate kfp-db …" */
   notCovered: string[];
+  /** the sentences among notCovered for related databases found without tables */
+  empty?: string[];
 }
 
 export interface BackupRequest {
@@ -68,6 +70,8 @@ export interface BackupOutcome {
   bytes: number;
   /** objects of the covered namespaces left out, and why (reason class → count) */
   skipped: number;
+  /** namespaces that look like profile namespaces but were left out (a restore could not recreate them), with why */
+  leftOutNamespaces: Array<{ namespace: string; reason: string }>;
   skippedBy: Record<string, number>;
   /** per kind: `notebooks.kubeflow.org` → count */
   counts: Record<string, number>;
@@ -75,7 +79,8 @@ export interface BackupOutcome {
   profiles: number;
   contributors: number;
   volumes: { copied: number; bytes: number; note?: string };
-  controlPlane: { copied: number; bytes: number; notCovered: string[]; note?: string };
+  /** `names`: what was copied (`kfp-db`, `minio/<bucket>`); `empty`: related databases found without tables */
+  controlPlane: { copied: number; bytes: number; notCovered: string[]; names: string[]; empty: string[]; note?: string };
   sealedSecrets: number;
   clearSecrets: number;
   missingKinds: string[];
@@ -185,6 +190,7 @@ export async function runBackup(kube: KubeClient, store: ObjectStore, request: B
 
   try {
     for (const kind of missingKinds) writer.log(`${kind} is not served by this cluster; nothing of that kind to back up`);
+    for (const { namespace, reason } of scope.leftOut) writer.warn(`namespace ${namespace} was left out: ${reason}`);
     const skippedBy: Record<string, number> = {};
     const pvcs: PvcRef[] = [];
     let pvcCount = 0;
@@ -240,7 +246,7 @@ export async function runBackup(kube: KubeClient, store: ObjectStore, request: B
       volumes = { copied: entries.length, bytes: entries.reduce((sum, e) => sum + e.bytes, 0) };
     }
 
-    let controlPlane: BackupOutcome['controlPlane'] = { copied: 0, bytes: 0, notCovered: [] };
+    let controlPlane: BackupOutcome['controlPlane'] = { copied: 0, bytes: 0, notCovered: [], names: [], empty: [] };
     if (request.kind === 'snapshot-profiles') controlPlane.note = 'snapshot-profiles copies no control-plane data';
     else if (!request.includeControlPlane) controlPlane.note = 'include-control-plane=false: no control-plane data was copied';
     else if (!request.controlPlane) controlPlane.note = 'control-plane data was not copied: no control-plane mover is configured';
@@ -253,9 +259,12 @@ export async function runBackup(kube: KubeClient, store: ObjectStore, request: B
         copied: outcome.copied.length,
         bytes: outcome.copied.reduce((sum, c) => sum + c.bytes, 0),
         notCovered: outcome.notCovered,
+        names: outcome.copied.map((c) => c.name),
+        empty: outcome.empty ?? [],
       };
     }
     writer.setExtra('skipped', skippedBy);
+    writer.setExtra('leftOutNamespaces', scope.leftOut);
     // What the movers left in the bucket, as the server describes it: the manifest's checksum of this index (and with
     // a key, its HMAC) is what ties the volume and control-plane files to the backup.
     const dataFiles = volumes.copied > 0 || controlPlane.copied > 0 ? await indexDataFiles(store, writer.id) : undefined;
@@ -269,6 +278,7 @@ export async function runBackup(kube: KubeClient, store: ObjectStore, request: B
       bytes: summary.bytes,
       skipped,
       skippedBy,
+      leftOutNamespaces: scope.leftOut,
       counts: summary.manifest.counts,
       namespaces: scope.namespaces.size,
       profiles,

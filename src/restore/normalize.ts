@@ -4,6 +4,7 @@
 // keeps its own binding, so both are left to the target.
 import type { KubeObject } from '../kube/types.ts';
 import { groupOf } from '../kubeflow/identity.ts';
+import { reconcileRequestAnnotation } from '../kubeflow/profile-namespaces.ts';
 import { pvcBindingAnnotations } from '../kubeflow/pvc-binding.ts';
 import { stripServerMetadata } from '../kubeflow/strip.ts';
 
@@ -21,6 +22,11 @@ export function restorableView(object: KubeObject): KubeObject {
   const { status: _status, metadata, ...body } = object;
   const stripped = stripServerMetadata(metadata);
   delete stripped.generateName;
+  if (stripped.annotations && reconcileRequestAnnotation in stripped.annotations) {
+    // our own nudge from an earlier restore: meaningless in another run, and a difference that is not the user's
+    delete stripped.annotations[reconcileRequestAnnotation];
+    if (Object.keys(stripped.annotations).length === 0) delete stripped.annotations;
+  }
   const view = { ...body, metadata: stripped } as KubeObject;
   if (view.kind === 'PersistentVolumeClaim' && groupOf(view.apiVersion) === '') {
     if (view.spec && typeof view.spec === 'object') {

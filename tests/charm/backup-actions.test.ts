@@ -54,6 +54,19 @@ describe('backup actions through the real dispatch', function () {
     expect(verified.state.actionResults).to.include({ 'backup-id': results['backup-id'], status: 'ok', 'objects-checked': results.objects });
   });
 
+  it('backup-state names every namespace it leaves out, with the reason, in its results', async () => {
+    // a namespace that looks like a profile namespace but has no Profile: no restore could make it again
+    cluster.api.create({ group: '', resource: 'namespaces' }, {
+      apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'orphaned-team', labels: { 'app.kubernetes.io/part-of': 'kubeflow-profile' }, annotations: { owner: 'gone@example.com' } },
+    });
+    const backup = await action('backup-state', { 'include-volumes': false, 'include-control-plane': false });
+    expect(backup.state.actionFailure, backup.stderr).to.equal(undefined);
+    expect(backup.state.actionResults['left-out.0']).to.equal(
+      'orphaned-team: namespace orphaned-team has no Profile orphaned-team; only the profile controller makes profile namespaces, from their Profile, so a restore could not recreate it');
+    expect(backup.state.actionResults['left-out.1']).to.equal(undefined);
+    cluster.api.delete({ group: '', resource: 'namespaces' }, 'orphaned-team');
+  });
+
   it('snapshot-profiles reports Profiles and contributors', async () => {
     const { state: after, exitCode } = await action('snapshot-profiles', {});
     expect(exitCode).to.equal(0);

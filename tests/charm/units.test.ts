@@ -10,7 +10,7 @@ describe('charm: status, results, progress', () => {
     const ready = { state: 'ready', bucket: 'b', path: 'p' } as const;
     expect(decideStatus({ s3: { state: 'no-relation' } })).to.deep.equal({ status: 'blocked', message: 'relate to s3-integrator: juju integrate kubeflow-upgrader s3-integrator' });
     expect(decideStatus({ s3: { state: 'waiting', message: 'waiting for x' } })).to.deep.equal({ status: 'waiting', message: 'waiting for x' });
-    expect(decideStatus({ s3: { state: 'unusable', problem: { kind: 'tls', message: 'TLS failed\n  at x.js:1' } } })).to.deep.equal({ status: 'blocked', message: 'TLS failed' });
+    expect(decideStatus({ s3: { state: 'unusable', problem: { kind: 'tls', fact: 'TLS failed\n  at x.js:1', remedy: { setting: 'none' } } } })).to.deep.equal({ status: 'blocked', message: 'TLS failed' });
     expect(decideStatus({ configProblem: 'config option x is bad', s3: ready }).message).to.equal('config option x is bad');
     expect(decideStatus({ s3: ready, notes: [{ level: 'active', text: 'guard active' }, { level: 'active', text: 'last backup 2h ago' }] })).to.deep.equal({ status: 'active', message: 'backups to s3://b/p; guard active; last backup 2h ago' });
     expect(decideStatus({ s3: ready, notes: [{ level: 'blocked', text: 'guard missing' }] })).to.deep.equal({ status: 'blocked', message: 'guard missing' });

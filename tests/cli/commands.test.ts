@@ -10,6 +10,8 @@ import { startCluster, type RunningCluster } from '../support/cluster/index.ts';
 import { simulatedKubelet, storageClass, type SimulatedKubelet } from '../support/kubelet/index.ts';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
 import { runCli, type CliRun } from './run-cli.ts';
+import { S3Client } from '@aws-sdk/client-s3';
+import { putForeignArchive } from '../restore/fixtures.ts';
 import { putVeleroBackup } from '../support/velero/archive.ts';
 import { s3ClientFor, veleroProfileNamespace } from '../archive/fixtures.ts';
 import { ObjectStore } from '../../src/store/objects.ts';
@@ -212,5 +214,29 @@ describe('kubeflow-upgrader commands against the embedded cluster and s3rver', f
     expect(run.stderr.trim().split('\n')).to.have.length(1);
     expect(run.stderr).to.match(/credentials|denied|refused|rejected/i);
     expect(run.stderr).not.to.include('wrong-secret-0987');
+  });
+
+  it('restore refuses an archive with a cluster-admin binding; --skip-refused restores the rest and names what it left out', async () => {
+    const store = new ObjectStore({
+      client: new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } }),
+      bucket: BUCKET, prefix: 'team/prod',
+    });
+    const namespace = 'cli-team';
+    const binding = (name: string, role: string) => ({
+      path: `resources/rolebindings.rbac.authorization.k8s.io/namespaces/${namespace}/${name}.json`,
+      object: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name, namespace }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role }, subjects: [{ kind: 'User', name: 'sam@example.com' }] },
+    });
+    await putForeignArchive(store, 'cli-escalation', [
+      { path: `resources/profiles.kubeflow.org/cluster/${namespace}.json`, object: { apiVersion: 'kubeflow.org/v1', kind: 'Profile', metadata: { name: namespace }, spec: { owner: { kind: 'User', name: 'lead@example.com' } } } },
+      binding('sam-view', 'view'),
+      binding('sam-root', 'cluster-admin'),
+    ]);
+    const refused = await runCli(['restore', 'cli-escalation', ...location(), '--kubeconfig', b.running.kubeconfigPath], env);
+    expect(refused.exitCode).to.equal(1);
+    expect(refused.stderr).to.include('RoleBinding/cli-team/sam-root');
+    const run = await runCli(['restore', 'cli-escalation', ...location(), '--kubeconfig', b.running.kubeconfigPath, '--skip-refused'], env);
+    expect(run.exitCode, run.stderr).to.equal(0);
+    expect(run.stdout).to.match(/^refused \(not written\): RoleBinding\/cli-team\/sam-root .*cluster-admin/m);
+    expect(run.stdout).to.match(/total: 2 created, 0 updated, 0 unchanged, 1 skipped, 0 failed/);
   });
 });

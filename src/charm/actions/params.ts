@@ -33,6 +33,7 @@ export const ActionParams = {
     'dry-run': z.boolean().default(false),
     'include-volumes': z.boolean().default(true),
     'include-control-plane': z.boolean().default(false),
+    'skip-refused': z.boolean().default(false),
     'allow-unauthenticated': z.boolean().default(false),
   }),
   'snapshot-profiles': z.strictObject({ profiles: nameList }),

@@ -9,6 +9,7 @@ import type { Command, CommandContext } from '../usage.ts';
 import { stringValue, UsageError } from '../usage.ts';
 import { DEFAULT_PROTECTED_GROUPS } from './backup-options.ts';
 import { describeFailure, openStore, outputOptions } from './shared.ts';
+import { cliProblemSentence } from '../s3-wording.ts';
 
 export const checkCommand: Command = {
   name: 'check',
@@ -64,7 +65,7 @@ export const checkCommand: Command = {
         maxBackupAgeMs: maxAgeMs,
         checkS3: async () => {
           const checked = await checkBucket(settings);
-          if (!checked.ok) throw new Error(checked.problem.message.replace(/ of s3-integrator| given to s3-integrator/g, ''));
+          if (!checked.ok) throw new Error(cliProblemSentence(checked.problem));
         },
         newestCompleteBackup: async () => {
           const newest = (await latestWholeBackup(store))?.listing;
