@@ -11,13 +11,13 @@
 import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { z } from 'zod';
-import { backupKeys } from '../store/layout.ts';
+import { backupKeys, DATA_FILES_INDEX } from '../store/layout.ts';
 import type { ObjectStore } from '../store/objects.ts';
 import type { Manifest } from './manifest.ts';
 import type { Problem } from './reader.ts';
 
-/** The index's name inside the backup folder; Velero ignores files of a backup folder it does not know. */
-export const DATA_FILES_INDEX = 'kubeflow-upgrader-data-files.json.gz';
+// Velero ignores the files of a backup folder it does not know, the index among them.
+export { DATA_FILES_INDEX };
 
 const IndexSchema = z.object({
   version: z.literal(1),
@@ -57,7 +57,7 @@ export async function indexDataFiles(store: ObjectStore, id: string): Promise<Bu
 export async function checkDataFiles(store: ObjectStore, id: string, manifest: Manifest): Promise<Problem[]> {
   const expectedSha = manifest.checksums.files[DATA_FILES_INDEX];
   if (expectedSha === undefined) return [];
-  const key = `${backupKeys(id).folder}${DATA_FILES_INDEX}`;
+  const key = backupKeys(id).dataFilesIndex;
   const problem = (message: string, path = key): Problem => ({ kind: 'volume-file', path, message });
   if (!(await store.exists(key))) return [problem(`The index of the volume and control-plane files of backup ${id} is missing.`)];
   const bytes = await store.getBytes(key);
