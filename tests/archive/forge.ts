@@ -27,7 +27,10 @@ export async function tarEntries(store: ObjectStore, id: string): Promise<Map<st
 export type HmacForgery = 'drop' | 'keep-old';
 
 /** Rewrites backup `id` as `edit` leaves its entries, with fresh sha256s everywhere and the HMAC dropped or kept stale. */
-export async function forgeBackup(store: ObjectStore, id: string, edit: (entries: Map<string, Buffer>) => void | Promise<void>, hmac: HmacForgery): Promise<void> {
+export async function forgeBackup(
+  store: ObjectStore, id: string, edit: (entries: Map<string, Buffer>) => void | Promise<void>, hmac: HmacForgery,
+  editManifest: (manifest: Record<string, unknown>) => void = () => undefined,
+): Promise<void> {
   const keys = backupKeys(id);
   const entries = await tarEntries(store, id);
   await edit(entries);
@@ -43,6 +46,7 @@ export async function forgeBackup(store: ObjectStore, id: string, edit: (entries
   manifest.checksums.entries = Object.fromEntries([...entries].map(([name, body]) => [name, sha256(body)]));
   manifest.checksums.tarball = sha256(tarball);
   manifest.bytes = tarball.length;
+  editManifest(manifest);
   const manifestBytes = Buffer.from(JSON.stringify(manifest, null, 1));
 
   const marker = JSON.parse((await store.getBytes(keys.marker)).toString('utf8')) as { metadata: { annotations: Record<string, string> } };

@@ -4,6 +4,7 @@
 // verified, listed and restored by the charm.
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
+import { createCipheriv, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +23,7 @@ import type { KubeObject } from '../../src/kube/types.ts';
 import { ObjectStore } from '../../src/store/objects.ts';
 import { backupKeys } from '../../src/store/layout.ts';
 import { runBackup, type VolumeStep } from '../../src/backup/engine.ts';
+import { kdf, SecretOpener, type SealParameters } from '../../src/archive/seal.ts';
 import { rcloneBehaviourEnv, rcloneRemoteEnv, REMOTE_NAME } from '../../src/volumes/rclone-env.ts';
 
 const BUCKET = 'kubeflow-backups';
@@ -217,6 +219,43 @@ describe('authenticated backups through the real dispatch', function () {
       `The newest complete backup ${id} is not authenticated (it carries no HMAC): set encryption-key and run backup-state for one that is; restoring this one with a key needs allow-unauthenticated=true.`,
     );
     expect(Object.entries(check.state.actionResults).filter(([k]) => k.startsWith('reasons.')).map(([, v]) => v).join(' ')).not.to.include('authenticated');
+    expectTargetUntouched();
+  });
+
+  it('opens a backup sealed the old way (no binding, no HMAC) with allow-unauthenticated=true, and reports it sealed without binding', async () => {
+    const id = await backup({ key: KEY });
+    const manifest = JSON.parse((await store.getBytes(backupKeys(id).manifest)).toString('utf8')) as { encryption: SealParameters };
+    // What an older version wrote: AES-256-GCM under the scrypt output itself, AAD `data/<key>` (or
+    // `annotation/<name>`), no binding, no HMAC. Every sealed Secret is opened and sealed again that way.
+    const oldKey = kdf(KEY, Buffer.from(manifest.encryption.salt, 'base64'));
+    const sealOld = (context: string, plain: Buffer) => {
+      const iv = randomBytes(12);
+      const cipher = createCipheriv('aes-256-gcm', oldKey, iv);
+      cipher.setAAD(Buffer.from(context));
+      const body = Buffer.concat([cipher.update(plain), cipher.final()]);
+      return Buffer.concat([iv, body, cipher.getAuthTag()]).toString('base64');
+    };
+    const opener = SecretOpener.forBackup(id, manifest.encryption, KEY);
+    await forgeBackup(store, id, (entries) => {
+      for (const [name, body] of entries) {
+        if (!name.startsWith('kubeflow-upgrader-sealed/')) continue;
+        const sealed = JSON.parse(body.toString('utf8')) as KubeObject;
+        const clear = opener.open(sealed);
+        const data = Object.fromEntries(Object.entries((clear.data ?? {}) as Record<string, string>).map(([k, v]) => [k, sealOld(`data/${k}`, Buffer.from(v, 'base64'))]));
+        const annotations = { ...sealed.metadata.annotations };
+        for (const a of (annotations['kubeflow-upgrader.io/sealed-annotations'] ?? '').split(',').filter(Boolean)) {
+          annotations[a] = sealOld(`annotation/${a}`, Buffer.from(clear.metadata.annotations![a]!, 'utf8'));
+        }
+        entries.set(name, Buffer.from(JSON.stringify({ ...sealed, data, metadata: { ...sealed.metadata, annotations } })));
+      }
+    }, 'drop', (m) => delete (m.encryption as Record<string, unknown>).binding);
+    const verified = await action('verify-backup', { 'backup-id': id, 'allow-unauthenticated': true });
+    expect(verified.state.actionFailure, verified.stderr).to.equal(undefined);
+    expect(verified.state.actionResults).to.include({ status: 'ok', sealing: 'sealed without binding (an older backup: its sealed values are not tied to their Secret or backup)' });
+    const planned = await action('restore-state', { 'backup-id': id, 'include-volumes': false, 'dry-run': true, 'allow-unauthenticated': true });
+    expect(planned.state.actionFailure, planned.stderr).to.equal(undefined);
+    expect(Object.entries(planned.state.actionResults).filter(([k]) => k.startsWith('warnings.')).map(([, v]) => v))
+      .to.include(`Backup ${id} was sealed without binding (an older backup): its sealed values are not tied to their Secret or backup.`);
     expectTargetUntouched();
   });
 
