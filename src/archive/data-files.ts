@@ -58,7 +58,7 @@ export async function checkDataFiles(store: ObjectStore, id: string, manifest: M
   const expectedSha = manifest.checksums.files[DATA_FILES_INDEX];
   if (expectedSha === undefined) return [];
   const key = backupKeys(id).dataFilesIndex;
-  const problem = (message: string, path = key): Problem => ({ kind: 'volume-file', path, message });
+  const problem = (message: string, path = key): Problem => ({ kind: 'data-file', path, message });
   if (!(await store.exists(key))) return [problem(`The index of the volume and control-plane files of backup ${id} is missing.`)];
   const bytes = await store.getBytes(key);
   if (createHash('sha256').update(bytes).digest('hex') !== expectedSha) {

@@ -31,7 +31,7 @@ export type ProblemKind =
   | 'file-checksum'
   | 'unsupported-format'
   | 'sealed-value'
-  | 'volume-file';
+  | 'data-file';
 
 export interface Problem {
   kind: ProblemKind;

@@ -1,6 +1,6 @@
 // The control-plane engine as the backup and restore engines' `controlPlane` steps. The backup's full entries go
-// into the manifest (extras.controlPlane.entries): the restore takes them from the manifest its preflight checked, to know what to load and which
-// checksums to expect.
+// into the manifest (extras.controlPlane.entries): the restore takes them from the manifest its preflight checked,
+// to know what to load and which checksums to expect.
 import { z } from 'zod';
 import type { ControlPlaneStep } from '../backup/engine.ts';
 import type { RestoreControlPlaneStep } from '../restore/engine.ts';
