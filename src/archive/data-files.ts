@@ -5,8 +5,9 @@
 //
 // Why the server's ETag and not rclone's hash: for a multipart upload, rclone's S3 backend keeps the file's MD5 in
 // user metadata it writes itself (X-Amz-Meta-Md5chksum, rclone/rclone backend/s3/s3.go), which anyone who can write
-// the bucket can set to anything. The ETag is computed by the server from the bytes it stored (the MD5 of a single-part
-// upload, an MD5 over the parts' MD5s for a multipart one, an opaque value under SSE-KMS): a rewrite of the object
+// the bucket can set to anything. The ETag is computed by the server from the bytes it stored (the MD5 of a plaintext
+// single-part upload, an MD5 over the parts' MD5s and `-<parts>` for a multipart one, another server-made value under
+// SSE-C or SSE-KMS: AWS's S3 API reference, Object.ETag; minio/minio internal/etag/etag.go): a rewrite of the object
 // gets a new one, whatever the writer claims.
 import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';

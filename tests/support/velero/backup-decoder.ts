@@ -188,7 +188,8 @@ export function decodeVeleroBackup(text: string): DecodedBackup {
   return {
     name, phase: status.phase ?? '', ttlMs: backup.spec?.ttl ?? 0, expiration: status.expiration, startTimestamp: status.startTimestamp,
     completionTimestamp: status.completionTimestamp, formatVersion: status.formatVersion, version: status.version, dropped,
-    // ObjectMeta.Annotations (map[string]string) is kept, on the Backup the sync creates too
+    // ObjectMeta.Annotations, a map[string]string (kubernetes/apimachinery pkg/apis/meta/v1/types.go), is decoded and
+    // kept, and so is on the Backup the sync creates from it
     annotations: backup.metadata?.annotations ?? {},
   };
 }
