@@ -28,6 +28,8 @@ export const EncryptionSchema = z.object({
   kdf: z.literal('scrypt'),
   keyId: z.string(),
   salt: z.string(),
+  /** absent: sealed before values were bound to their backup, Secret and key (seal.ts), reported as such */
+  binding: z.string().optional(),
   sealedSecrets: z.number().int().nonnegative(),
 });
 

@@ -11,6 +11,7 @@ import { parseManifest, type Manifest } from './manifest.ts';
 import { METADATA_VERSION_PATH, parseItemPath, VELERO_FORMAT_VERSION, type ParsedItemPath } from './paths.ts';
 import { TarDecoder } from './tar-decode.ts';
 import { MANIFEST_SHA256_ANNOTATION, MarkerSchema, type Marker } from './velero-backup.ts';
+import { MANIFEST_HMAC_ANNOTATION, ManifestVerifier, type Authentication } from './authenticate.ts';
 
 export type ProblemKind =
   | 'missing-marker'
@@ -28,7 +29,9 @@ export type ProblemKind =
   | 'unreadable-item'
   | 'missing-file'
   | 'file-checksum'
-  | 'unsupported-format';
+  | 'unsupported-format'
+  | 'sealed-value'
+  | 'data-file';
 
 export interface Problem {
   kind: ProblemKind;
@@ -62,15 +65,27 @@ const MAX_ENTRY_BYTES = 16 * 1024 * 1024;
 /**
  * `changed` is set when the marker records the manifest's sha256 and the manifest no longer matches it: the manifest
  * was altered after the backup was committed (its item checksums can still be used to find which items differ).
+ * `authentication` is set only when an encryption key was given: what the marker's HMAC says of the manifest's bytes.
  */
 export type ManifestRead =
-  | { state: 'present'; manifest: Manifest; changed?: string }
+  | { state: 'present'; manifest: Manifest; changed?: string; authentication?: Authentication }
   | { state: 'absent' }
   | { state: 'invalid'; reason: string };
 
-export async function readManifest(store: ObjectStore, id: string): Promise<ManifestRead> {
+export interface ReadManifestOptions {
+  /** the user's encryption key: checks the marker's HMAC over the manifest's bytes as they arrive */
+  encryptionKey?: string | Buffer | undefined;
+}
+
+export async function readManifest(store: ObjectStore, id: string, options: ReadManifestOptions = {}): Promise<ManifestRead> {
   const keys = backupKeys(id);
   if (!(await store.exists(keys.manifest))) return { state: 'absent' };
+  // Older backups and Velero's own markers carry no manifest digest: nothing to compare, as before.
+  const marker = await readMarker(store, id);
+  const annotations = marker.state === 'present' ? (marker.marker.metadata.annotations as Record<string, unknown> | undefined) : undefined;
+  const verifier = options.encryptionKey !== undefined && options.encryptionKey.length > 0
+    ? new ManifestVerifier(options.encryptionKey, annotations?.[MANIFEST_HMAC_ANNOTATION])
+    : undefined;
   // Decoded and hashed as it arrives, and only the text is kept: at P=5000 (~17 MiB) the downloaded chunks, their
   // concatenation, the text and the parsed manifest together were the restore's memory peak.
   const hasher = createHash('sha256');
@@ -78,22 +93,23 @@ export async function readManifest(store: ObjectStore, id: string): Promise<Mani
   const pieces: string[] = [];
   for await (const chunk of await store.getStream(keys.manifest)) {
     hasher.update(chunk as Buffer);
+    verifier?.update(chunk as Buffer);
     pieces.push(decoder.write(chunk as Buffer));
   }
   pieces.push(decoder.end());
   const digest = hasher.digest('hex');
+  const authentication = verifier?.verdict();
   const text = pieces.join('');
   pieces.length = 0;
   const check = parseManifest(text);
   if (!check.ok) return { state: 'invalid', reason: check.reason };
   if (check.manifest.backupId !== id) return { state: 'invalid', reason: `it names backup ${check.manifest.backupId}` };
-  // Older backups and Velero's own markers carry no manifest digest: nothing to compare, as before.
-  const marker = await readMarker(store, id);
-  const recorded = marker.state === 'present' ? (marker.marker.metadata.annotations as Record<string, unknown> | undefined)?.[MANIFEST_SHA256_ANNOTATION] : undefined;
+  const recorded = annotations?.[MANIFEST_SHA256_ANNOTATION];
+  const read: ManifestRead = { state: 'present', manifest: check.manifest, ...(authentication ? { authentication } : {}) };
   if (typeof recorded === 'string' && recorded !== digest) {
-    return { state: 'present', manifest: check.manifest, changed: 'its sha256 differs from the one velero-backup.json recorded when the backup was committed' };
+    return { ...read, changed: 'its sha256 differs from the one velero-backup.json recorded when the backup was committed' };
   }
-  return { state: 'present', manifest: check.manifest };
+  return read;
 }
 
 export type MarkerRead = { state: 'present'; marker: Marker } | { state: 'absent' } | { state: 'invalid'; reason: string };

@@ -1,11 +1,19 @@
 // Sealing of Secret values: AES-256-GCM under a key derived per backup (scrypt over the user's encryption key
 // with a random per-backup salt), so one leaked backup key opens one backup, and the stored key id tells which
 // user key is needed without revealing it.
-import { createCipheriv, createDecipheriv, createHash, randomBytes, scryptSync } from 'node:crypto';
+// Bound sealing (manifest encryption.binding): the AES key is HKDF-expanded (RFC 5869) from the scrypt output under
+// a label of its own, and each value's AAD names the backup, the Secret's namespace and name and the value's key, so
+// a value moved to another Secret, another key or another backup no longer opens. Older backups (no binding) used
+// the scrypt output itself and only `data/<key>` as AAD: they still open, and are reported as sealed without binding.
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes, scryptSync } from 'node:crypto';
 import type { KubeObject } from '../kube/types.ts';
 
 export const SEAL_ALGORITHM = 'aes-256-gcm';
 export const SEAL_KDF = { name: 'scrypt', N: 32768, r: 8, p: 1 } as const;
+/** manifest encryption.binding of a backup whose values are bound to their backup, Secret and key */
+export const SEAL_BINDING = 'backup-namespace-name-key';
+/** HKDF info of the bound sealing key; the manifest HMAC key has a label of its own (authenticate.ts) */
+const SEAL_KEY_LABEL = 'kubeflow-upgrader seal v2';
 
 const PREFIX = 'kubeflow-upgrader.io';
 /** value: the algorithm; present only on sealed items */
@@ -28,8 +36,19 @@ export class SealError extends Error {
   }
 }
 
-function kdf(secret: string | Buffer, salt: Buffer | string): Buffer {
+/** scrypt over the user's key: slow on purpose, so a weak passphrase cannot be guessed at hash speed. */
+export function kdf(secret: string | Buffer, salt: Buffer | string): Buffer {
   return scryptSync(secret, salt, 32, { N: SEAL_KDF.N, r: SEAL_KDF.r, p: SEAL_KDF.p, maxmem: 64 * 1024 * 1024 });
+}
+
+/** The AES key of a bound backup: the stretched key expanded under the sealing label and the backup's salt. */
+function boundSealKey(stretched: Buffer, salt: Buffer): Buffer {
+  return Buffer.from(hkdfSync('sha256', stretched, salt, SEAL_KEY_LABEL, 32));
+}
+
+/** Where a value belongs. A JSON array, so no name can be made to read as another by its separators. */
+function boundContext(backupId: string, object: KubeObject, field: string): string {
+  return JSON.stringify([SEAL_KEY_LABEL, backupId, object.metadata.namespace ?? '', object.metadata.name ?? '', field]);
 }
 
 function requireKey(secret: string | Buffer): void {
@@ -52,6 +71,8 @@ export interface SealParameters {
   keyId: string;
   /** base64 of the per-backup salt */
   salt: string;
+  /** absent on backups sealed before values were bound to where they belong */
+  binding?: string | undefined;
 }
 
 function isSecret(object: KubeObject): boolean {
@@ -72,23 +93,26 @@ function mapValues(values: unknown, fn: (key: string, value: string) => string):
 export class SecretSealer {
   readonly parameters: SealParameters;
   private readonly key: Buffer;
+  private readonly backupId: string;
 
-  private constructor(key: Buffer, parameters: SealParameters) {
+  private constructor(key: Buffer, backupId: string, parameters: SealParameters) {
     this.key = key;
+    this.backupId = backupId;
     this.parameters = parameters;
   }
 
-  static create(secret: string | Buffer, salt: Buffer = randomBytes(16)): SecretSealer {
+  /** Values sealed here open only in backup `backupId`, in the Secret and under the key they were sealed from. */
+  static create(secret: string | Buffer, backupId: string, salt: Buffer = randomBytes(16)): SecretSealer {
     requireKey(secret);
-    return new SecretSealer(kdf(secret, salt), {
-      algorithm: SEAL_ALGORITHM, kdf: SEAL_KDF.name, keyId: keyIdOf(secret), salt: salt.toString('base64'),
+    return new SecretSealer(boundSealKey(kdf(secret, salt), salt), backupId, {
+      algorithm: SEAL_ALGORITHM, kdf: SEAL_KDF.name, keyId: keyIdOf(secret), salt: salt.toString('base64'), binding: SEAL_BINDING,
     });
   }
 
-  private encrypt(plain: Buffer, context: string): string {
+  private encrypt(plain: Buffer, object: KubeObject, field: string): string {
     const iv = randomBytes(IV_BYTES);
     const cipher = createCipheriv(SEAL_ALGORITHM, this.key, iv);
-    cipher.setAAD(Buffer.from(context));
+    cipher.setAAD(Buffer.from(boundContext(this.backupId, object, field)));
     const body = Buffer.concat([cipher.update(plain), cipher.final()]);
     return Buffer.concat([iv, body, cipher.getAuthTag()]).toString('base64');
   }
@@ -100,16 +124,16 @@ export class SecretSealer {
   seal(object: KubeObject): KubeObject {
     if (!isSecret(object)) return object;
     const sealed: KubeObject = { ...object, metadata: { ...object.metadata } };
-    const data = mapValues(object.data, (k, v) => this.encrypt(Buffer.from(v, 'base64'), `data/${k}`));
+    const data = mapValues(object.data, (k, v) => this.encrypt(Buffer.from(v, 'base64'), object, `data/${k}`));
     if (data) sealed.data = data;
-    const stringData = mapValues(object.stringData, (k, v) => this.encrypt(Buffer.from(v, 'utf8'), `stringData/${k}`));
+    const stringData = mapValues(object.stringData, (k, v) => this.encrypt(Buffer.from(v, 'utf8'), object, `stringData/${k}`));
     if (stringData) sealed.stringData = stringData;
     const annotations: Record<string, string> = { ...(object.metadata.annotations ?? {}) };
     const sealedAnnotations: string[] = [];
     for (const name of ANNOTATIONS_THAT_COPY_DATA) {
       const value = annotations[name];
       if (value === undefined) continue;
-      annotations[name] = this.encrypt(Buffer.from(value, 'utf8'), `annotation/${name}`);
+      annotations[name] = this.encrypt(Buffer.from(value, 'utf8'), object, `annotation/${name}`);
       sealedAnnotations.push(name);
     }
     annotations[ANNOTATION_SEALED] = SEAL_ALGORITHM;
@@ -127,11 +151,16 @@ export function isSealed(object: KubeObject): boolean {
 /** Opens the sealed Secrets of one backup. */
 export class SecretOpener {
   readonly keyId: string;
+  /** false for a backup sealed before values were bound: its values open wherever they are put */
+  readonly bound: boolean;
   private readonly key: Buffer;
+  private readonly backupId: string;
 
-  private constructor(key: Buffer, keyId: string) {
+  private constructor(key: Buffer, keyId: string, backupId: string, bound: boolean) {
     this.key = key;
     this.keyId = keyId;
+    this.backupId = backupId;
+    this.bound = bound;
   }
 
   /**
@@ -153,7 +182,17 @@ export class SecretOpener {
     if (parameters.algorithm !== SEAL_ALGORITHM || parameters.kdf !== SEAL_KDF.name) {
       throw new SealError(`Backup ${backupId} was sealed with ${parameters.algorithm}/${parameters.kdf}, which this version cannot open.`);
     }
-    return new SecretOpener(kdf(secret, Buffer.from(parameters.salt, 'base64')), parameters.keyId);
+    if (parameters.binding !== undefined && parameters.binding !== SEAL_BINDING) {
+      throw new SealError(`Backup ${backupId} binds its sealed values as "${parameters.binding}", which this version cannot open.`);
+    }
+    const salt = Buffer.from(parameters.salt, 'base64');
+    const stretched = kdf(secret, salt);
+    const bound = parameters.binding === SEAL_BINDING;
+    return new SecretOpener(bound ? boundSealKey(stretched, salt) : stretched, parameters.keyId, backupId, bound);
+  }
+
+  private context(object: KubeObject, field: string): string {
+    return this.bound ? boundContext(this.backupId, object, field) : field;
   }
 
   private decrypt(sealed: string, context: string, where: string): Buffer {
@@ -165,7 +204,7 @@ export class SecretOpener {
       decipher.setAuthTag(raw.subarray(raw.length - TAG_BYTES));
       return Buffer.concat([decipher.update(raw.subarray(IV_BYTES, raw.length - TAG_BYTES)), decipher.final()]);
     } catch {
-      throw new SealError(`The sealed value ${where} could not be opened: it was damaged or sealed under another key.`);
+      throw new SealError(`The sealed value ${where} could not be opened: it was damaged, sealed under another key, or moved from another Secret or backup.`);
     }
   }
 
@@ -179,13 +218,13 @@ export class SecretOpener {
       throw new SealError(`Secret ${object.metadata.namespace ?? ''}/${object.metadata.name ?? ''} was sealed with key ${keyId ?? 'unknown'}, not ${this.keyId}.`);
     }
     const opened: KubeObject = { ...object, metadata: { ...object.metadata } };
-    const data = mapValues(object.data, (k, v) => this.decrypt(v, `data/${k}`, where(`data.${k}`)).toString('base64'));
+    const data = mapValues(object.data, (k, v) => this.decrypt(v, this.context(object, `data/${k}`), where(`data.${k}`)).toString('base64'));
     if (data) opened.data = data;
-    const stringData = mapValues(object.stringData, (k, v) => this.decrypt(v, `stringData/${k}`, where(`stringData.${k}`)).toString('utf8'));
+    const stringData = mapValues(object.stringData, (k, v) => this.decrypt(v, this.context(object, `stringData/${k}`), where(`stringData.${k}`)).toString('utf8'));
     if (stringData) opened.stringData = stringData;
     for (const name of (annotations[ANNOTATION_SEALED_ANNOTATIONS] ?? '').split(',').filter(Boolean)) {
       const value = annotations[name];
-      if (value !== undefined) annotations[name] = this.decrypt(value, `annotation/${name}`, where(`annotation ${name}`)).toString('utf8');
+      if (value !== undefined) annotations[name] = this.decrypt(value, this.context(object, `annotation/${name}`), where(`annotation ${name}`)).toString('utf8');
     }
     delete annotations[ANNOTATION_SEALED];
     delete annotations[ANNOTATION_KEY_ID];

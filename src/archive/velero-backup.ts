@@ -2,6 +2,7 @@
 // treat a folder without it as not existing), plus the tolerant reader for markers written by Velero itself.
 import { z } from 'zod';
 import { VELERO_FORMAT_VERSION } from './paths.ts';
+import { MANIFEST_HMAC_ANNOTATION } from './authenticate.ts';
 
 export const MARKER_FILE = 'velero-backup.json';
 /** The manifest's own sha256, recorded in the marker (written after it), so a changed manifest is found. */
@@ -18,6 +19,8 @@ export interface MarkerInput {
   storageLocation: string;
   toolVersion: string;
   manifestSha256?: string;
+  /** with an encryption key: the manifest's HMAC (authenticate.ts), as an annotation because Velero keeps those */
+  manifestHmac?: string | undefined;
 }
 
 /**
@@ -37,6 +40,7 @@ export function veleroBackupObject(input: MarkerInput) {
       annotations: {
         'kubeflow-upgrader.io/tool-version': input.toolVersion,
         ...(input.manifestSha256 ? { [MANIFEST_SHA256_ANNOTATION]: input.manifestSha256 } : {}),
+        ...(input.manifestHmac ? { [MANIFEST_HMAC_ANNOTATION]: input.manifestHmac } : {}),
       },
       creationTimestamp: rfc3339(input.started),
     },

@@ -6,6 +6,9 @@ import type { ObjectStore } from '../store/objects.ts';
 import type { BackupScope } from './manifest.ts';
 import { readItems, readManifest, readMarker, type Problem } from './reader.ts';
 import { BackupPhaseError, judgePhase } from './velero-backup.ts';
+import { judgeAuthentication, MANIFEST_HMAC_ANNOTATION, type AuthenticationOutcome, type AuthenticationPolicy } from './authenticate.ts';
+import { isSealed, SecretOpener } from './seal.ts';
+import { checkDataFiles, DATA_FILES_INDEX } from './data-files.ts';
 
 export type VerifyStatus = 'ok' | 'corrupt' | 'not-verifiable';
 
@@ -15,15 +18,26 @@ export interface VerifyReport {
   /** items read and checked (each item once, not once per copy) */
   objectsChecked: number;
   problems: Problem[];
+  authentication: AuthenticationOutcome;
+  /** how its Secrets are sealed: bound, without binding (an older backup), or not at all */
+  sealing: string;
+}
+
+/** A sentence on how a backup's Secrets are sealed, for results: older backups are sealed without binding. */
+export function sealingNote(manifest: { encryption: { binding?: string | undefined } | null } | null): string {
+  if (!manifest?.encryption) return 'no Secrets sealed';
+  return manifest.encryption.binding ? 'sealed, each value bound to its backup, Secret and key' : 'sealed without binding (an older backup: its sealed values are not tied to their Secret or backup)';
 }
 
 /**
  * Downloads the whole backup and re-checks every checksum. Corrupt bytes are findings, never exceptions; only
- * a store failure (unreachable, denied) throws, and a BackupPhaseError when the marker says the backup is unfinished
- * or failed (there is nothing whole to check). A foreign Velero backup without our manifest is read through and
- * reported as not verifiable unless it is unreadable.
+ * a store failure (unreachable, denied) throws, a BackupPhaseError when the marker says the backup is unfinished
+ * or failed (there is nothing whole to check), and with an encryption key a NotAuthenticatedError before the items are
+ * read when the manifest's HMAC is wrong, or missing and not allowed. With a key, every sealed value is opened too
+ * (and dropped), so one moved from another Secret or backup is a finding. A foreign Velero backup without our manifest
+ * is read through and reported as not verifiable unless it is unreadable.
  */
-export async function verifyBackup(store: ObjectStore, id: string): Promise<VerifyReport> {
+export async function verifyBackup(store: ObjectStore, id: string, policy: AuthenticationPolicy = {}): Promise<VerifyReport> {
   const keys = backupKeys(id);
   const problems: Problem[] = [];
   const marker = await readMarker(store, id);
@@ -36,7 +50,12 @@ export async function verifyBackup(store: ObjectStore, id: string): Promise<Veri
   } else if (marker.state === 'invalid') {
     problems.push({ kind: 'bad-marker', path: keys.marker, message: `The velero-backup.json of backup ${id} is unusable: ${marker.reason}.` });
   }
-  const read = await readManifest(store, id);
+  const read = await readManifest(store, id, { encryptionKey: policy.encryptionKey });
+  // A manifest that no longer matches its recorded sha256 is reported as corrupt below; anything else with a key set
+  // must carry the right HMAC before a byte of the archive is trusted.
+  const authentication = read.state === 'invalid' || (read.state === 'present' && read.changed)
+    ? { state: 'not-checked' as const, note: 'not checked: the manifest is unusable or was changed' }
+    : judgeAuthentication(id, read.state === 'present' ? read.authentication : 'no-hmac', policy, 'verified');
   if (read.state === 'invalid') {
     problems.push({ kind: 'bad-manifest', path: keys.manifest, message: `The manifest of backup ${id} is unusable: ${read.reason}.` });
   }
@@ -44,12 +63,26 @@ export async function verifyBackup(store: ObjectStore, id: string): Promise<Veri
     problems.push({ kind: 'bad-manifest', path: keys.manifest, message: `The manifest of backup ${id} was changed after the backup was committed: ${read.changed}.` });
   }
   const manifest = read.state === 'present' ? read.manifest : null;
+  const key = policy.encryptionKey;
+  const opener = key !== undefined && key.length > 0 && manifest?.encryption ? openerOrProblem(id, manifest.encryption, key, problems) : undefined;
   let objectsChecked = 0;
   for await (const item of readItems(store, id, { manifest, copies: 'all', onProblem: (p) => problems.push(p) })) {
-    if (item.preferredVersion === undefined && item.otherVersion === undefined) objectsChecked++;
+    if (item.preferredVersion === undefined && item.otherVersion === undefined) {
+      objectsChecked++;
+      if (opener && isSealed(item.object)) {
+        try {
+          opener.open(item.object);
+        } catch (error) {
+          problems.push({ kind: 'sealed-value', path: item.path, message: (error as Error).message });
+        }
+      }
+    }
   }
   if (manifest) {
+    // the data-files index is checked with the files it lists
+    problems.push(...(await checkDataFiles(store, id, manifest)));
     for (const [file, expected] of Object.entries(manifest.checksums.files)) {
+      if (file === DATA_FILES_INDEX) continue;
       const key = `${keys.folder}${file}`;
       if (!(await store.exists(key))) {
         problems.push({ kind: 'missing-file', path: key, message: `File ${file} of backup ${id} is missing.` });
@@ -69,7 +102,16 @@ export async function verifyBackup(store: ObjectStore, id: string): Promise<Veri
   if (status === 'not-verifiable') {
     problems.push({ kind: 'missing-manifest', path: keys.manifest, message: `Backup ${id} has no kubeflow-upgrader manifest (a foreign Velero backup?), so its checksums cannot be verified; its items are readable.` });
   }
-  return { id, status, objectsChecked, problems };
+  return { id, status, objectsChecked, problems, authentication, sealing: sealingNote(manifest) };
+}
+
+function openerOrProblem(id: string, encryption: Parameters<typeof SecretOpener.forBackup>[1], key: string | Buffer, problems: Problem[]): SecretOpener | undefined {
+  try {
+    return SecretOpener.forBackup(id, encryption, key);
+  } catch (error) {
+    problems.push({ kind: 'sealed-value', message: (error as Error).message });
+    return undefined;
+  }
 }
 
 export interface BackupListing {
@@ -86,28 +128,47 @@ export interface BackupListing {
   objects: number | undefined;
   bytes: number | undefined;
   encrypted: boolean;
+  /**
+   * authenticated: its HMAC matches under the key given; not-authenticated: it carries none (older, keyless or foreign);
+   * hmac-mismatch: it carries one that does not match; hmac-unchecked: it carries one, but no key was given to check it
+   */
+  authentication: ListedAuthentication;
   /** set when the backup is listed but its manifest could not be used */
   problem: string | undefined;
 }
 
+export type ListedAuthentication = 'authenticated' | 'not-authenticated' | 'hmac-mismatch' | 'hmac-unchecked';
+
+export interface ListOptions {
+  limit?: number;
+  /** checks each listed backup's HMAC (one scrypt each); without it a backup carrying an HMAC is hmac-unchecked */
+  encryptionKey?: string | Buffer | undefined;
+}
+
 /** Backups with their marker, whatever its phase, newest first, described from their manifests. */
-export async function listBackups(store: ObjectStore, options: { limit?: number } = {}): Promise<BackupListing[]> {
+export async function listBackups(store: ObjectStore, options: ListOptions = {}): Promise<BackupListing[]> {
   const ids: string[] = [];
   for await (const folder of store.listFolders(BACKUPS_FOLDER)) {
     const id = backupNameOfFolder(folder);
     if (id) ids.push(id);
   }
   const limit = pLimit(8);
-  const found = await Promise.all(ids.map((id) => limit(() => describe(store, id))));
+  const found = await Promise.all(ids.map((id) => limit(() => describe(store, id, options.encryptionKey))));
   const listed = found.filter((b): b is BackupListing => b !== undefined);
   listed.sort((a, b) => (a.created === b.created ? b.id.localeCompare(a.id) : b.created.localeCompare(a.created)));
   return options.limit !== undefined ? listed.slice(0, Math.max(0, options.limit)) : listed;
 }
 
-async function describe(store: ObjectStore, id: string): Promise<BackupListing | undefined> {
+/** One backup as list-backups shows it (its HMAC checked when a key is given), or undefined without a marker. */
+export async function describeBackup(store: ObjectStore, id: string, encryptionKey?: string | Buffer): Promise<BackupListing | undefined> {
+  return describe(store, id, encryptionKey);
+}
+
+async function describe(store: ObjectStore, id: string, encryptionKey: string | Buffer | undefined): Promise<BackupListing | undefined> {
   const marker = await readMarker(store, id);
   if (marker.state !== 'present') return undefined;
   const status = marker.marker.status;
+  const carriesHmac = typeof (marker.marker.metadata.annotations as Record<string, unknown> | undefined)?.[MANIFEST_HMAC_ANNOTATION] === 'string';
   const fromMarker = {
     id,
     phase: status.phase,
@@ -118,14 +179,19 @@ async function describe(store: ObjectStore, id: string): Promise<BackupListing |
     objects: status.progress?.itemsBackedUp,
     bytes: (await store.head(backupKeys(id).tarball))?.size,
     encrypted: false,
+    authentication: 'not-authenticated' as const,
   };
-  const read = await readManifest(store, id);
+  const read = await readManifest(store, id, { encryptionKey });
   if (read.state === 'absent') return { ...fromMarker, format: 'velero', problem: undefined };
   if (read.state === 'invalid') return { ...fromMarker, format: 'kubeflow-upgrader', problem: `manifest unusable: ${read.reason}` };
   const m = read.manifest;
+  const authentication: ListedAuthentication = read.authentication === 'authenticated' ? 'authenticated'
+    : read.authentication === 'mismatch' ? 'hmac-mismatch'
+    : read.authentication === undefined && carriesHmac ? 'hmac-unchecked' : 'not-authenticated';
   return {
     id, phase: status.phase, created: m.created, completed: m.completed, format: 'kubeflow-upgrader', scope: m.scope, description: m.description,
-    objects: m.objects, bytes: m.bytes, encrypted: m.encryption !== null, problem: undefined,
+    objects: m.objects, bytes: m.bytes, encrypted: m.encryption !== null, authentication,
+    problem: read.changed ? `manifest changed after the backup was committed (${read.changed})` : undefined,
   };
 }
 

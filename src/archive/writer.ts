@@ -20,6 +20,7 @@ import {
 } from './manifest.ts';
 import { itemPaths, METADATA_VERSION_PATH, PREFERRED_VERSION_SUFFIX, RESOURCES_ROOT, resourceFolder, SEALED_ROOT, VELERO_FORMAT_VERSION } from './paths.ts';
 import { isPvc, withoutVolumeBinding } from '../kubeflow/pvc-binding.ts';
+import { ManifestSigner } from './authenticate.ts';
 import { SecretSealer } from './seal.ts';
 import { TarEncoder } from './tar.ts';
 import { veleroBackupObject } from './velero-backup.ts';
@@ -59,8 +60,13 @@ function sha256(data: Buffer | string): string {
 export class Digest extends Transform {
   readonly hash = createHash('sha256');
   bytes = 0;
+  /** `also` sees every byte too (the manifest's HMAC, computed in the same pass) */
+  constructor(private readonly also?: { update(chunk: Buffer): void }) {
+    super();
+  }
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback) {
     this.hash.update(chunk);
+    this.also?.update(chunk);
     this.bytes += chunk.length;
     done(null, chunk);
   }
@@ -137,6 +143,8 @@ export class BackupWriter {
   private applications: ApplicationEntry[] = [];
   private crds: CrdSnapshot[] = [];
   private extras: Record<string, unknown> = {};
+  /** files of our own beside the Velero ones (name in the backup folder, bytes, type); the manifest records their sha256 */
+  private readonly ownFiles: Array<[string, Buffer, string]> = [];
   private state: 'open' | 'committing' | 'committed' | 'aborted' = 'open';
   private streamError: Error | undefined;
   private tail: Promise<void> = Promise.resolve();
@@ -146,7 +154,7 @@ export class BackupWriter {
     this.id = id;
     this.keys = backupKeys(id);
     this.started = started;
-    this.sealer = options.encryptionKey !== undefined ? SecretSealer.create(options.encryptionKey) : undefined;
+    this.sealer = options.encryptionKey !== undefined ? SecretSealer.create(options.encryptionKey, id) : undefined;
     // Level 1: the backup's main thread waits on gzip's drain, and gzip shares two cores with it, the API server and
     // the GC. Alternated at P=1000 (8 rounds) and P=5000 (4): backups 10-11 % faster than at level 6, for a tarball
     // about a fifth larger (P=5000: 13.9 MB instead of 11.6 MB). Any level reads back the same.
@@ -337,6 +345,10 @@ export class BackupWriter {
   setExtra(key: string, value: unknown): void {
     this.extras[key] = value;
   }
+  /** A file of ours in the backup folder (e.g. the data-files index), checksummed in the manifest like Velero's files. */
+  addFile(name: string, content: Buffer, contentType: string): void {
+    this.ownFiles.push([name, content, contentType]);
+  }
 
   /** path → sha256 hex of every tar entry, in the order written: what the manifest records */
   private *entryPairs(): Generator<[string, string]> {
@@ -387,13 +399,17 @@ export class BackupWriter {
     yield Buffer.from(text.slice(at + marker.length));
   }
 
-  /** Uploads the manifest as it is written; resolves to its sha256 (which the marker records). */
-  private async putManifest(manifest: Manifest): Promise<string> {
-    const digest = new Digest();
+  /**
+   * Uploads the manifest as it is written; resolves to its sha256 and, with an encryption key, its HMAC (both of which
+   * the marker records).
+   */
+  private async putManifest(manifest: Manifest): Promise<{ sha256: string; hmac: string | undefined }> {
+    const signer = this.options.encryptionKey !== undefined ? new ManifestSigner(this.options.encryptionKey) : undefined;
+    const digest = new Digest(signer);
     // pipeline, not pipe: a failure while writing the pieces destroys the digest stream, so the upload fails too
     pipeline(Readable.from(this.manifestChunks(manifest)), digest, () => undefined);
     await this.options.store.put(this.keys.manifest, digest, 'application/json');
-    return digest.hash.digest('hex');
+    return { sha256: digest.hash.digest('hex'), hmac: signer?.annotation() };
   }
 
   /** Finishes the tarball, writes the other files and finally the marker. On failure it aborts and rethrows. */
@@ -425,6 +441,7 @@ export class BackupWriter {
       putSmall(this.keys.resourceList, gzipSync(JSON.stringify(resourceList)), 'application/gzip');
       putSmall(this.keys.logs, gzipSync(this.logChunks.join('')), 'application/gzip');
       putSmall(this.keys.results, gzipSync(JSON.stringify({ errors: this.errors, warnings: this.warnings })), 'application/gzip');
+      for (const [name, content, type] of this.ownFiles) putSmall(`${this.keys.folder}${name}`, content, type);
       const completed = this.options.now?.() ?? new Date();
       const manifest = ManifestSchema.parse({
         formatVersion: MANIFEST_FORMAT_VERSION,
@@ -449,8 +466,8 @@ export class BackupWriter {
         errors: this.errorCount,
         extras: this.extras,
       } satisfies ManifestInput);
-      const manifestSha256 = this.putManifest(manifest);
-      puts.push(manifestSha256.then(() => undefined));
+      const manifestDigests = this.putManifest(manifest);
+      puts.push(manifestDigests.then(() => undefined));
       // The caller's copy gets its entries only if it reads them: 2×N paths as an object cost more than the backup.
       let entries: Record<string, string> | undefined;
       Object.defineProperty(manifest.checksums, 'entries', {
@@ -470,7 +487,8 @@ export class BackupWriter {
         warnings: this.warningCount,
         storageLocation: this.options.storageLocation ?? 'default',
         toolVersion: this.options.toolVersion,
-        manifestSha256: await manifestSha256,
+        manifestSha256: (await manifestDigests).sha256,
+        manifestHmac: (await manifestDigests).hmac,
       });
       await this.options.store.put(this.keys.marker, Buffer.from(JSON.stringify(marker, null, 1)), 'application/json');
       this.state = 'committed';

@@ -4,6 +4,7 @@
 import type { KubeClient } from '../kube/client.ts';
 import type { ApiResource, KubeObject } from '../kube/types.ts';
 import { BackupWriter } from '../archive/writer.ts';
+import { DATA_FILES_INDEX, indexDataFiles } from '../archive/data-files.ts';
 import type { Manifest, VolumeEntry } from '../archive/manifest.ts';
 import type { ObjectStore } from '../store/objects.ts';
 import { backupDecision } from '../kubeflow/backup-selection.ts';
@@ -264,6 +265,10 @@ export async function runBackup(kube: KubeClient, store: ObjectStore, request: B
     }
     writer.setExtra('skipped', skippedBy);
     writer.setExtra('leftOutNamespaces', scope.leftOut);
+    // What the movers left in the bucket, as the server describes it: the manifest's checksum of this index (and with
+    // a key, its HMAC) is what ties the volume and control-plane files to the backup.
+    const dataFiles = volumes.copied > 0 || controlPlane.copied > 0 ? await indexDataFiles(store, writer.id) : undefined;
+    if (dataFiles) writer.addFile(DATA_FILES_INDEX, dataFiles, 'application/gzip');
     const summary = await writer.commit();
     const skipped = Object.values(skippedBy).reduce((a, b) => a + b, 0);
     return {

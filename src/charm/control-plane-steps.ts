@@ -1,11 +1,10 @@
 // The control-plane engine as the backup and restore engines' `controlPlane` steps. The backup's full entries go
-// into the manifest (extras.controlPlane.entries): the restore reads them back to know what to load and which
-// checksums to expect.
+// into the manifest (extras.controlPlane.entries): the restore takes them from the manifest its preflight checked,
+// to know what to load and which checksums to expect.
 import { z } from 'zod';
 import type { ControlPlaneStep } from '../backup/engine.ts';
 import type { RestoreControlPlaneStep } from '../restore/engine.ts';
 import type { KubeClient } from '../kube/client.ts';
-import type { ObjectStore } from '../store/objects.ts';
 import type { S3Settings } from '../store/settings.ts';
 import type { CharmConfig } from './config.ts';
 import type { ControlPlaneView } from './control-plane.ts';
@@ -57,13 +56,11 @@ export function controlPlaneBackupStep(kube: KubeClient, s3: S3Settings, config:
   };
 }
 
-export function controlPlaneRestoreStep(kube: KubeClient, store: ObjectStore, s3: S3Settings, config: CharmConfig, view: ControlPlaneView, namespace: string): RestoreControlPlaneStep {
-  return async (backupId, progress) => {
-    const [{ restoreControlPlane }, { volumeKubeFromClient }, { readManifest }] = await Promise.all([
-      import('../controlplane/engine.ts'), import('../volumes/index.ts'), import('../archive/reader.ts'),
-    ]);
-    const manifest = await readManifest(store, backupId);
-    const recorded = manifest.state === 'present' ? Recorded.safeParse(manifest.manifest.extras['controlPlane'] ?? {}) : undefined;
+export function controlPlaneRestoreStep(kube: KubeClient, s3: S3Settings, config: CharmConfig, view: ControlPlaneView, namespace: string): RestoreControlPlaneStep {
+  return async (backupId, progress, manifest) => {
+    const [{ restoreControlPlane }, { volumeKubeFromClient }] = await Promise.all([import('../controlplane/engine.ts'), import('../volumes/index.ts')]);
+    // The preflight's manifest, checked (and with a key authenticated) before any write: not a second read of the bucket.
+    const recorded = manifest ? Recorded.safeParse(manifest.extras['controlPlane'] ?? {}) : undefined;
     const entries = recorded?.success ? recorded.data.entries : [];
     if (entries.length === 0) return { restored: 0, notes: [`backup ${backupId} holds no control-plane data`] };
     const volumeKube = volumeKubeFromClient(kube);

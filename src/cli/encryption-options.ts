@@ -12,6 +12,14 @@ export const encryptionOptions: OptionTable = {
   },
 };
 
+/** For the commands that check a backup's HMAC (verify, restore): accept one that carries none. */
+export const allowUnauthenticatedOption: OptionTable = {
+  'allow-unauthenticated': {
+    type: 'boolean',
+    description: 'with a key, also accept a backup that carries no HMAC (older, keyless or Velero\'s own), which anyone who can write the bucket could have forged; a wrong HMAC is never accepted',
+  },
+};
+
 export function encryptionKeyFrom(values: Values, env: NodeJS.ProcessEnv): string | undefined {
   const file = stringValue(values, 'encryption-key-file');
   if (file !== undefined) {

@@ -12,6 +12,8 @@ import { describeInline as describeError } from '../errors/index.ts';
 export interface NewestBackup {
   id: string;
   completedAt: Date;
+  /** as list-backups shows it (archive/verify.ts ListedAuthentication); anything but authenticated is warned about */
+  authentication?: 'authenticated' | 'not-authenticated' | 'hmac-mismatch' | 'hmac-unchecked';
 }
 
 export interface PreflightInputs {
@@ -40,6 +42,8 @@ export interface CrdFinding {
 export interface PreflightResult {
   verdict: 'go' | 'no-go';
   reasons: string[];
+  /** worth knowing, not a reason to stop: e.g. the newest backup is not authenticated */
+  warnings: string[];
   crds: CrdFinding[];
 }
 
@@ -92,9 +96,26 @@ async function checkS3(inputs: PreflightInputs): Promise<string[]> {
   }
 }
 
-async function checkBackupAge(inputs: PreflightInputs): Promise<string[]> {
+/** Why the newest backup could not be trusted by a restore as it stands, or undefined when it can. */
+function authenticationWarning(newest: NewestBackup): string | undefined {
+  switch (newest.authentication) {
+    case undefined:
+    case 'authenticated':
+      return undefined;
+    case 'hmac-mismatch':
+      return `The newest complete backup ${newest.id} is not authenticated: its HMAC does not match under the encryption-key set now (changed after it was made, or made with another key), so restore-state will refuse it.`;
+    case 'hmac-unchecked':
+      return `The newest complete backup ${newest.id} is not authenticated: no encryption-key is set to check its HMAC, so a restore would trust the bucket as it is.`;
+    case 'not-authenticated':
+      return `The newest complete backup ${newest.id} is not authenticated (it carries no HMAC): set encryption-key and run backup-state for one that is; restoring this one with a key needs allow-unauthenticated=true.`;
+  }
+}
+
+async function checkBackupAge(inputs: PreflightInputs, warnings: string[]): Promise<string[]> {
   const newest = await inputs.newestCompleteBackup();
   if (!newest) return ['There is no complete backup: run backup-state first.'];
+  const warning = authenticationWarning(newest);
+  if (warning) warnings.push(warning);
   const age = (inputs.now?.() ?? new Date()).getTime() - newest.completedAt.getTime();
   if (age <= inputs.maxBackupAgeMs) return [];
   return [
@@ -158,17 +179,18 @@ async function reasonsOf(what: string, check: () => Promise<string[]>): Promise<
 
 export async function preUpgradeCheck(inputs: PreflightInputs): Promise<PreflightResult> {
   let crds: CrdFinding[] = [];
+  const warnings: string[] = [];
   const reasons = [
     ...(await reasonsOf('the CRD guard', () => checkGuard(inputs))),
     ...(await reasonsOf('the backup store', () => checkS3(inputs))),
-    ...(await reasonsOf('the newest backup', () => checkBackupAge(inputs))),
+    ...(await reasonsOf('the newest backup', () => checkBackupAge(inputs, warnings))),
     ...(await reasonsOf('the protected CRDs', async () => {
       crds = await inspectCrds(inputs);
       return crds.flatMap((finding) => finding.problems);
     })),
     ...(await reasonsOf('the Profiles', () => checkProfileNamespaces(inputs))),
   ];
-  return { verdict: reasons.length === 0 ? 'go' : 'no-go', reasons, crds };
+  return { verdict: reasons.length === 0 ? 'go' : 'no-go', reasons, warnings, crds };
 }
 
 /**
@@ -178,6 +200,7 @@ export async function preUpgradeCheck(inputs: PreflightInputs): Promise<Prefligh
 export function preflightActionResults(result: PreflightResult): Record<string, string> {
   const keys: Record<string, string> = { verdict: result.verdict, 'reason-count': String(result.reasons.length) };
   result.reasons.forEach((reason, index) => (keys[`reasons.${index}`] = reason));
+  result.warnings.forEach((warning, index) => (keys[`warnings.${index}`] = warning));
   result.crds.forEach((crd, index) => {
     keys[`crds.${index}.name`] = crd.name;
     keys[`crds.${index}.storage-version`] = crd.storageVersion;

@@ -15,6 +15,7 @@ import { describeObject } from '../kubeflow/identity.ts';
 import { parseResourceFilter, type ResourceFilter } from '../kubeflow/resource-filters.ts';
 import { suspendedForStatus } from '../kubeflow/status-kinds.ts';
 import type { ProgressSink } from '../backup/progress.ts';
+import type { Manifest } from '../archive/manifest.ts';
 import { unmetFields } from './compare.ts';
 import { RestoreInputError, RestoreStoppedError, listOf } from './errors.ts';
 import { restorable } from './normalize.ts';
@@ -29,8 +30,11 @@ export type ConflictPolicy = 'skip' | 'update' | 'fail';
 /** Fills the restored PVCs with their archived data (src/volumes); returns what it did or throws naming the PVC. */
 export type RestoreVolumeStep = (backupId: string, pvcs: Array<{ namespace: string; name: string }>, progress: ProgressSink) => Promise<{ restored: number; bytes?: number }>;
 
-/** Restores the control-plane data (src/controlplane), before any Profile. */
-export type RestoreControlPlaneStep = (backupId: string, progress: ProgressSink) => Promise<{ restored: number; notes: string[] }>;
+/**
+ * Restores the control-plane data (src/controlplane), before any Profile. `manifest` is the one the preflight read and
+ * authenticated: a step reading it again from the bucket would trust whatever is there by then.
+ */
+export type RestoreControlPlaneStep = (backupId: string, progress: ProgressSink, manifest: Manifest | null) => Promise<{ restored: number; notes: string[] }>;
 
 export interface RestoreRequest {
   /** an id from list-backups, or `latest` */
@@ -41,6 +45,10 @@ export interface RestoreRequest {
   dryRun?: boolean;
   includeVolumes?: boolean;
   encryptionKey?: string | undefined;
+  /** with a key: accept a backup that carries no HMAC (an older backup, a foreign Velero archive) */
+  allowUnauthenticated?: boolean | undefined;
+  /** how the user allows that where they are: `allow-unauthenticated=true` (action), `--allow-unauthenticated` (CLI) */
+  allowHint?: string | undefined;
   /** how long to wait for the profile controller (`restore-wait-timeout`) */
   waitTimeoutMs?: number;
   /** namespaces no archived Profile may claim (the charm's model), on top of the system ones */
@@ -70,6 +78,8 @@ export interface RestoreOutcome {
   /** with skipRefused: every archived item the allow-list refused, with its reason; none of them was written */
   refused: string[];
   warnings: string[];
+  /** what the HMAC check found, as a sentence fragment for results */
+  authentication: string;
   objectsChecked: number;
   volumes: { restored: number; note?: string };
   controlPlane: { restored: number; note?: string };
@@ -100,6 +110,8 @@ export async function runRestore(kube: KubeClient, store: ObjectStore, request: 
       profiles: request.profiles ?? [],
       namespaces: request.namespaces ?? [],
       encryptionKey: request.encryptionKey,
+      allowUnauthenticated: request.allowUnauthenticated,
+      allowHint: request.allowHint,
       ...(request.protectedNamespaces ? { protectedNamespaces: request.protectedNamespaces } : {}),
       ...(request.skipRefused ? { skipRefused: true } : {}),
       filter,
@@ -128,6 +140,7 @@ export async function runRestore(kube: KubeClient, store: ObjectStore, request: 
         plan: report.planEntries(),
         failures: report.failures,
         refused: preflight.refused,
+        authentication: preflight.authentication.note,
         warnings: [
           ...preflight.warnings,
           ...(preflight.refused.length ? [`skip-refused: ${preflight.refused.length} archived item(s) the allow-list refuses were left out and not written (listed under refused)`] : []),
@@ -556,7 +569,7 @@ class RestoreRun {
       return;
     }
     await this.say('restoring the control-plane data');
-    const result = await request.controlPlane(preflight.backupId, (m) => this.say(m));
+    const result = await request.controlPlane(preflight.backupId, (m) => this.say(m), preflight.manifest);
     this.controlPlane = { restored: result.restored, ...(result.notes.length ? { note: result.notes.join(' ') } : {}) };
     this.warnings.push(...result.notes);
   }

@@ -8,6 +8,8 @@
 import type { KubeClient } from '../kube/client.ts';
 import type { ApiResource, KubeObject } from '../kube/types.ts';
 import { judgePhase, latestWholeBackup, readItems, readManifest, readMarker, SecretOpener, isSealed, type Manifest, type Problem } from '../archive/index.ts';
+import { judgeAuthentication, NotAuthenticatedError, type AuthenticationOutcome } from '../archive/authenticate.ts';
+import { checkDataFiles } from '../archive/data-files.ts';
 import { resourceFolder } from '../archive/paths.ts';
 import type { ObjectStore } from '../store/objects.ts';
 import { restoreRefusal } from '../kubeflow/allow-list.ts';
@@ -25,6 +27,10 @@ export interface PreflightRequest {
   profiles: readonly string[];
   namespaces: readonly string[];
   encryptionKey?: string | undefined;
+  /** with a key: accept a backup that carries no HMAC (never one whose HMAC is wrong) */
+  allowUnauthenticated?: boolean | undefined;
+  /** how the user allows it where they are (`allow-unauthenticated=true`, `--allow-unauthenticated`) */
+  allowHint?: string | undefined;
   /** a namespace the restore must never write to (the charm's own model), on top of the built-in ones */
   protectedNamespaces?: readonly string[];
   /** leave out what the allow-list refuses (and list it) instead of refusing the whole restore */
@@ -54,6 +60,8 @@ export interface SkippedItem {
 export interface Preflight {
   backupId: string;
   manifest: Manifest | null;
+  /** what the HMAC check found (not checked without a key) */
+  authentication: AuthenticationOutcome;
   warnings: string[];
   /** the archived Profiles chosen, in name order */
   profiles: KubeObject[];
@@ -108,12 +116,31 @@ export async function runPreflight(kube: KubeClient, store: ObjectStore, request
   void kube.discover().catch(() => undefined);
   const warnings: string[] = [];
   const backupId = await resolveBackupId(store, request.backupId, warnings);
-  const read = await readManifest(store, backupId);
+  const read = await readManifest(store, backupId, { encryptionKey: request.encryptionKey });
   if (read.state === 'invalid') throw new RestoreRefusedError(`Backup ${backupId} cannot be restored: its manifest is unusable (${read.reason}).`, [`manifest: ${read.reason}`]);
   if (read.state === 'present' && read.changed) {
     throw new RestoreRefusedError(`Backup ${backupId} cannot be restored: its manifest was changed after the backup was committed (${read.changed}).`, [`manifest: ${read.changed}`]);
   }
+  // With a key, nothing of the archive is trusted before the manifest's HMAC is: a forger recomputes every sha256.
+  let authentication: AuthenticationOutcome;
+  try {
+    authentication = judgeAuthentication(backupId, read.state === 'present' ? read.authentication : 'no-hmac', request, 'restored');
+  } catch (error) {
+    if (error instanceof NotAuthenticatedError) throw new RestoreRefusedError(error.message, [error.message]);
+    throw error;
+  }
+  if (authentication.state === 'unauthenticated-allowed') warnings.push(`Backup ${backupId} is ${authentication.note}.`);
   const manifest = read.state === 'present' ? read.manifest : null;
+  // The volume and control-plane files are written by Jobs straight from the bucket: compared with the backup's index
+  // here, before anything is written, as no later step would notice one that was changed.
+  const dataProblems = manifest ? await checkDataFiles(store, backupId, manifest) : [];
+  if (dataProblems.length > 0) {
+    const offenders = dataProblems.map((p) => p.message.replace(/\.$/, ''));
+    throw new RestoreRefusedError(`Backup ${backupId} was refused and nothing was restored: its volume or control-plane files differ from the ones it was made with (${listOf(offenders, 10)}).`, offenders);
+  }
+  if (manifest?.encryption && !manifest.encryption.binding) {
+    warnings.push(`Backup ${backupId} was sealed without binding (an older backup): its sealed values are not tied to their Secret or backup.`);
+  }
   if (!manifest) warnings.push(`Backup ${backupId} has no kubeflow-upgrader manifest (a foreign Velero backup?): nothing in it could be verified against checksums.`);
 
   let opener: SecretOpener | undefined;
@@ -301,7 +328,7 @@ export async function runPreflight(kube: KubeClient, store: ObjectStore, request
       throw new RestoreRefusedError(`Backup ${backupId} was refused and nothing was restored: ${listOf(offenders, 50)}.`, offenders);
     }
     return {
-      backupId, manifest, warnings, profiles: chosenProfiles, profileResource, namespaces: selected, steps,
+      backupId, manifest, authentication, warnings, profiles: chosenProfiles, profileResource, namespaces: selected, steps,
       skipped: skipped.filter((s) => selected.has(s.namespace) || (request.skipRefused === true && s.reason.startsWith('refused: ') && (chosen.size === 0 || chosen.has(s.namespace)))),
       refused: request.skipRefused ? refused : [],
       opener, spool, objectsChecked, ownerUids,

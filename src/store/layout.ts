@@ -56,6 +56,9 @@ function segment(value: string, what: string): string {
 
 export const BACKUPS_FOLDER = 'backups/';
 
+/** The index of a backup's volume and control-plane files (src/archive/data-files.ts), by its name in the folder. */
+export const DATA_FILES_INDEX = 'kubeflow-upgrader-data-files.json.gz';
+
 /** Where each file of backup `id` lives, relative to the location's prefix. */
 export function backupKeys(id: string) {
   segment(id, 'Backup name');
@@ -69,6 +72,7 @@ export function backupKeys(id: string) {
     results: `${folder}${id}-results.gz`,
     manifest: `${folder}kubeflow-upgrader.json`,
     marker: `${folder}velero-backup.json`,
+    dataFilesIndex: `${folder}${DATA_FILES_INDEX}`,
     volumesFolder: `${folder}volumes/`,
     volume: (namespace: string, pvc: string) =>
       `${folder}volumes/${segment(namespace, 'Namespace')}/${segment(pvc, 'PVC name')}/`,

@@ -41,6 +41,19 @@ describe('archive: velero-backup.json decoded by Velero rules', () => {
     expect(syncSkips(decoded, new Date())).to.equal(false);
   });
 
+  it('keeps the HMAC of an encrypted backup where Velero keeps it: an annotation, not a top-level field it would drop', async () => {
+    const w = await BackupWriter.start({ store, toolVersion: '0.1.0', scope: { action: 'backup-state', namespaces: ['alice'] }, encryptionKey: 'k3y' });
+    await w.addItem(PROFILES, profile('alice'));
+    const { id } = await w.commit();
+    const text = (await store.getBytes(backupKeys(id).marker)).toString('utf8');
+    const decoded = decodeVeleroBackup(text);
+    expect(decoded.dropped).to.deep.equal([]);
+    expect(decoded.annotations['kubeflow-upgrader.io/manifest-hmac']).to.match(/^hmac-sha256;salt=[A-Za-z0-9+/]{22}==;mac=[0-9a-f]{64}$/);
+    // the same value as a field of its own would be lost on Velero's side (and on the Backup its sync creates)
+    const asField = { ...JSON.parse(text), manifestHmac: decoded.annotations['kubeflow-upgrader.io/manifest-hmac'] };
+    expect(decodeVeleroBackup(JSON.stringify(asField)).dropped).to.deep.equal(['.manifestHmac']);
+  });
+
   it('says PartiallyFailed when errors were logged, as Velero does', async () => {
     const { text } = await committed(1);
     expect(decodeVeleroBackup(text).phase).to.equal('PartiallyFailed');

@@ -94,17 +94,25 @@ describe('kubeflow-upgrader commands against the embedded cluster and s3rver', f
   it('list shows it as a table, and as JSON', async () => {
     const people = await runCli(['list', ...location()], env);
     expect(people.exitCode, people.stderr).to.equal(0);
-    expect(people.stdout).to.match(/^ID\s+PHASE\s+CREATED\s+SCOPE\s+OBJECTS\s+SIZE\s+SECRETS\s+DESCRIPTION$/m);
-    expect(people.stdout).to.match(new RegExp(`^${backupId}\\s+Completed\\s.*backup-state 2 ns 2 profiles\\s.*sealed\\s+cli test$`, 'm'));
+    expect(people.stdout).to.match(/^ID\s+PHASE\s+CREATED\s+SCOPE\s+OBJECTS\s+SIZE\s+SECRETS\s+AUTHENTICATION\s+DESCRIPTION$/m);
+    // without the key the HMAC it carries cannot be checked; with it, it is
+    expect(people.stdout).to.match(new RegExp(`^${backupId}\\s+Completed\\s.*backup-state 2 ns 2 profiles\\s.*sealed\\s+hmac-unchecked\\s+cli test$`, 'm'));
+    const keyed = await runCli(['list', ...location(), '--encryption-key-file', keyFile], env);
+    expect(keyed.stdout).to.match(new RegExp(`^${backupId}\\s.*sealed\\s+authenticated\\s+cli test$`, 'm'));
     const machines = JSON.parse((await runCli(['list', ...location(), '--json', '--limit', '1'], env)).stdout) as { count: number; backups: Array<{ id: string; phase: string }> };
     expect(machines.count).to.equal(1);
     expect(machines.backups[0]).to.include({ id: backupId, phase: 'Completed' });
   });
 
-  it('verify latest finds it intact', async () => {
+  it('verify latest finds it intact, and with the key authenticated with its volume files as the mover left them', async () => {
     const run = await runCli(['verify', 'latest', ...location(), '--json'], env);
     expect(run.exitCode, run.stderr).to.equal(0);
     expect(JSON.parse(run.stdout)).to.deep.include({ backupId, status: 'ok' });
+    const keyed = await runCli(['verify', 'latest', ...location(), '--encryption-key-file', keyFile, '--json'], env);
+    expect(keyed.exitCode, keyed.stderr).to.equal(0);
+    const report = JSON.parse(keyed.stdout) as { status: string; authentication: { state: string }; sealing: string };
+    expect(report).to.deep.include({ status: 'ok', sealing: 'sealed, each value bound to its backup, Secret and key' });
+    expect(report.authentication.state).to.equal('authenticated');
   });
 
   it('verify of a backup that does not exist fails with exit 1 in one sentence', async () => {
@@ -134,6 +142,23 @@ describe('kubeflow-upgrader commands against the embedded cluster and s3rver', f
     }
   });
 
+  it('with a key, a Velero backup (no HMAC) is restored only with --allow-unauthenticated, and the outcome says so', async () => {
+    const store = new ObjectStore({ client: s3ClientFor(s3), bucket: BUCKET, prefix: 'team/prod' });
+    await putVeleroBackup(store, { name: 'velero-nightly', items: veleroProfileNamespace('velero-frank'), started: new Date(0) });
+    try {
+      const args = ['restore', 'velero-nightly', ...location(), '--kubeconfig', b.running.kubeconfigPath, '--encryption-key-file', keyFile, '--dry-run'];
+      const refused = await runCli(args, env);
+      expect(refused.exitCode).to.equal(1);
+      expect(refused.stderr).to.match(/^kubeflow-upgrader: The restore was refused: Backup velero-nightly is not authenticated and was not restored: its velero-backup.json carries no HMAC of the manifest \(.*\); set --allow-unauthenticated to accept it anyway\.$/m);
+      const allowed = await runCli([...args, '--allow-unauthenticated', '--json'], env);
+      expect(allowed.exitCode, allowed.stderr).to.equal(0);
+      expect((JSON.parse(allowed.stdout) as { authentication: string }).authentication).to.match(/^not authenticated \(.*\), accepted because --allow-unauthenticated was given$/);
+      expect(b.running.api.list({ group: 'kubeflow.org', resource: 'profiles' })).to.have.length(0);
+    } finally {
+      await store.deleteFolder('backups/velero-nightly/');
+    }
+  });
+
   it('restore --dry-run into the fresh cluster writes nothing and prints the plan', async () => {
     const run = await runCli(['restore', backupId, ...location(), '--kubeconfig', b.running.kubeconfigPath, '--encryption-key-file', keyFile, '--dry-run'], env);
     expect(run.exitCode, run.stderr).to.equal(0);
@@ -145,8 +170,9 @@ describe('kubeflow-upgrader commands against the embedded cluster and s3rver', f
   it('restore into the fresh cluster brings back the same user state and the volume files', async () => {
     const run = await runCli(['restore', 'latest', ...location(), '--kubeconfig', b.running.kubeconfigPath, '--encryption-key-file', keyFile, '--json'], env);
     expect(run.exitCode, run.stderr).to.equal(0);
-    const outcome = JSON.parse(run.stdout) as { totals: { created: number; failed: number }; volumes: { restored: number } };
+    const outcome = JSON.parse(run.stdout) as { totals: { created: number; failed: number }; volumes: { restored: number }; authentication: string };
     expect(outcome.totals.failed).to.equal(0);
+    expect(outcome.authentication).to.equal('authenticated: the manifest HMAC matches under the encryption-key');
     expect(outcome.totals.created).to.be.greaterThan(10);
     expect(outcome.volumes.restored).to.be.greaterThan(0);
 

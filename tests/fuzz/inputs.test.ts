@@ -63,7 +63,7 @@ describe('fuzz: inputs', function () {
   });
 
   describe('Secret contents', () => {
-    const sealer = SecretSealer.create('fuzz-passphrase', Buffer.alloc(16, 3));
+    const sealer = SecretSealer.create('fuzz-passphrase', 'kf-20250601-120000-abcdef', Buffer.alloc(16, 3));
     const opener = SecretOpener.forBackup('kf-20250601-120000-abcdef', sealer.parameters, 'fuzz-passphrase');
     const secretOf = (data: unknown, stringData?: unknown): KubeObject => ({
       apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'alice' }, ...(data === undefined ? {} : { data }), ...(stringData === undefined ? {} : { stringData }),

@@ -105,6 +105,23 @@ describe('pre-upgrade-check against the embedded cluster', () => {
     await expectOnly({ newestCompleteBackup: async () => undefined }, 'There is no complete backup: run backup-state first.');
   });
 
+  it('warns, without a no-go, when the newest backup is not authenticated, and says why for each case', async () => {
+    const id = 'kf-20261130-110000-a1b2c3';
+    const warningsFor = async (authentication: 'authenticated' | 'not-authenticated' | 'hmac-mismatch' | 'hmac-unchecked') => {
+      const result = await preUpgradeCheck(inputs({ newestCompleteBackup: async () => ({ id, completedAt: hoursAgo(1), authentication }) }));
+      expect(result.verdict).to.equal('go');
+      return result;
+    };
+    expect((await warningsFor('authenticated')).warnings).to.deep.equal([]);
+    expect((await warningsFor('not-authenticated')).warnings).to.deep.equal([
+      `The newest complete backup ${id} is not authenticated (it carries no HMAC): set encryption-key and run backup-state for one that is; restoring this one with a key needs allow-unauthenticated=true.`,
+    ]);
+    expect((await warningsFor('hmac-mismatch')).warnings[0]).to.match(/is not authenticated: its HMAC does not match .*restore-state will refuse it\.$/);
+    const unchecked = await warningsFor('hmac-unchecked');
+    expect(unchecked.warnings[0]).to.match(/is not authenticated: no encryption-key is set to check its HMAC/);
+    expect(preflightActionResults(unchecked)['warnings.0']).to.equal(unchecked.warnings[0]);
+  });
+
   it('says no-go when a protected CRD is not Established', async () => {
     const crd = await client.get(CRDS, 'tensorboards.tensorboard.kubeflow.org');
     const status = crd.status as { conditions: Array<{ type: string; status: string; reason?: string }> };

@@ -4,10 +4,12 @@ import type { ActionContext } from '../action-context.ts';
 
 export async function run(ctx: ActionContext<'list-backups'>): Promise<void> {
   const s3 = await ctx.s3();
+  // With the key, each listed backup's HMAC is checked; without it, one that carries an HMAC is shown as unchecked.
+  const encryptionKey = await ctx.encryptionKey();
   const [{ listBackups }, { openObjectStore }] = await Promise.all([import('../../archive/verify.ts'), import('../../store/open.ts')]);
   let backups;
   try {
-    backups = await listBackups(openObjectStore(s3), { limit: ctx.params.limit });
+    backups = await listBackups(openObjectStore(s3), { limit: ctx.params.limit, encryptionKey });
   } catch (error) {
     ctx.fail(`The backups could not be listed: ${error instanceof Error ? error.message.replace(/\.$/, '') : String(error)}.`);
   }
@@ -21,6 +23,7 @@ export async function run(ctx: ActionContext<'list-backups'>): Promise<void> {
       objects: b.objects,
       bytes: b.bytes,
       encrypted: b.encrypted,
+      authentication: b.authentication,
       ...(b.description ? { description: b.description } : {}),
       ...(b.problem ? { problem: b.problem } : {}),
     })),

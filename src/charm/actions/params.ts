@@ -34,10 +34,11 @@ export const ActionParams = {
     'include-volumes': z.boolean().default(true),
     'include-control-plane': z.boolean().default(false),
     'skip-refused': z.boolean().default(false),
+    'allow-unauthenticated': z.boolean().default(false),
   }),
   'snapshot-profiles': z.strictObject({ profiles: nameList }),
   'list-backups': z.strictObject({ limit: z.number().int().min(1).max(1000).default(20) }),
-  'verify-backup': z.strictObject({ 'backup-id': backupId }),
+  'verify-backup': z.strictObject({ 'backup-id': backupId, 'allow-unauthenticated': z.boolean().default(false) }),
   'pre-upgrade-check': z.strictObject({}),
   'migrate-stored-versions': z.strictObject({
     crd: z

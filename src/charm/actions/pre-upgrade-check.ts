@@ -28,13 +28,19 @@ export async function run(ctx: ActionContext<'pre-upgrade-check'>): Promise<void
     },
     newestCompleteBackup: async () => {
       // From S3, not from what this unit remembers: the check must see what a restore would see.
-      const newest = await newestInStore(await s3Settings(ctx));
-      return newest ? { id: newest.id, completedAt: new Date(newest.completed) } : undefined;
+      const settings = await s3Settings(ctx);
+      const newest = await newestInStore(settings);
+      if (!newest) return undefined;
+      // Only the newest is checked (one scrypt): it is the one a rollback would restore.
+      const [{ describeBackup }, { openObjectStore }] = await Promise.all([import('../../archive/verify.ts'), import('../../store/open.ts')]);
+      const listed = await describeBackup(openObjectStore(settings), newest.id, await ctx.encryptionKey());
+      return { id: newest.id, completedAt: new Date(newest.completed), ...(listed ? { authentication: listed.authentication } : {}) };
     },
   });
   // Already action-set keys (`reasons.0`, `crds.0.name`): set as they are, not flattened again.
   await ctx.charm.tools.actionSet(preflightActionResults(result));
   await ctx.log('INFO', `pre-upgrade-check: ${result.verdict}${result.reasons.length ? ` (${result.reasons.join(' ')})` : ''}`);
+  for (const warning of result.warnings) await ctx.log('WARNING', warning);
 }
 
 async function s3Settings(ctx: ActionContext<'pre-upgrade-check'>) {

@@ -36,7 +36,7 @@ export async function run(ctx: ActionContext<'restore-state'>): Promise<void> {
   const volumes = params['include-volumes'] ? volumeStep(kube, s3, ctx) : undefined;
   // Opt-in only: loading a dump overwrites the live KFP and Katib databases and MinIO buckets.
   const controlPlane = params['include-control-plane']
-    ? controlPlaneRestoreStep(kube, store, s3, ctx.config, await readControlPlane(ctx.charm, ctx.config), ctx.modelName)
+    ? controlPlaneRestoreStep(kube, s3, ctx.config, await readControlPlane(ctx.charm, ctx.config), ctx.modelName)
     : undefined;
   let outcome;
   try {
@@ -48,6 +48,8 @@ export async function run(ctx: ActionContext<'restore-state'>): Promise<void> {
       dryRun: params['dry-run'],
       includeVolumes: params['include-volumes'],
       encryptionKey,
+      allowUnauthenticated: params['allow-unauthenticated'],
+      allowHint: 'allow-unauthenticated=true',
       waitTimeoutMs: ctx.config['restore-wait-timeout'] * 1000,
       protectedNamespaces: [ctx.modelName],
       skipRefused: params['skip-refused'],
@@ -70,6 +72,7 @@ export async function run(ctx: ActionContext<'restore-state'>): Promise<void> {
   for (const warning of outcome.warnings) await ctx.log('WARNING', warning);
   await ctx.setResults({
     'backup-id': outcome.backupId,
+    authentication: outcome.authentication,
     ...outcome.totals,
     ...(outcome.dryRun ? { plan: outcome.plan } : {}),
     ...(outcome.warnings.length ? { warnings: outcome.warnings } : {}),

@@ -4,6 +4,7 @@ import { parseProtectedGroups } from '../../guard/policy.ts';
 import { kubeClientFrom, kubeOptions } from '../kube-options.ts';
 import { table } from '../output.ts';
 import { s3Options } from '../s3-options.ts';
+import { encryptionKeyFrom, encryptionOptions } from '../encryption-options.ts';
 import type { Command, CommandContext } from '../usage.ts';
 import { stringValue, UsageError } from '../usage.ts';
 import { DEFAULT_PROTECTED_GROUPS } from './backup-options.ts';
@@ -30,6 +31,7 @@ export const checkCommand: Command = {
     },
     { title: 'Kubernetes', options: kubeOptions },
     { title: 'S3', options: s3Options },
+    { title: 'Secrets', options: encryptionOptions },
     { title: 'Output', options: outputOptions },
   ],
   positionals: [],
@@ -49,10 +51,12 @@ export const checkCommand: Command = {
       throw new UsageError(await describeFailure(error));
     }
     const { settings, store } = await openStore(ctx);
+    const encryptionKey = encryptionKeyFrom(values, ctx.env);
+    out.hide(encryptionKey);
     const kube = await kubeClientFrom(values);
     try {
       out.progress('checking the guard, the backup store, the newest backup, the CRDs and the Profiles');
-      const [{ preUpgradeCheck }, { checkBucket }, { latestWholeBackup }] = await Promise.all([
+      const [{ preUpgradeCheck }, { checkBucket }, { latestWholeBackup, describeBackup }] = await Promise.all([
         import('../../guard/preflight.ts'), import('../../store/s3-client.ts'), import('../../archive/verify.ts'),
       ]);
       const result = await preUpgradeCheck({
@@ -65,7 +69,10 @@ export const checkCommand: Command = {
         },
         newestCompleteBackup: async () => {
           const newest = (await latestWholeBackup(store))?.listing;
-          return newest ? { id: newest.id, completedAt: new Date(newest.completed ?? newest.created) } : undefined;
+          if (!newest) return undefined;
+          // Only the newest is checked against the key (one scrypt): it is the one a rollback would restore.
+          const listed = encryptionKey === undefined ? newest : (await describeBackup(store, newest.id, encryptionKey)) ?? newest;
+          return { id: newest.id, completedAt: new Date(newest.completed ?? newest.created), authentication: listed.authentication };
         },
       });
       // Without the charm there is no guard to find; --no-guard drops that one reason, never the others.
@@ -74,10 +81,11 @@ export const checkCommand: Command = {
       const lines = [
         `verdict: ${verdict}`,
         ...reasons.map((r) => `  - ${r}`),
+        ...result.warnings.map((w) => `  warning: ${w}`),
         '',
         ...table([['CRD', 'STORAGE', 'STORED', 'ESTABLISHED', 'OWNER', 'OK'], ...result.crds.map((c) => [c.name, c.storageVersion, c.storedVersions.join(','), String(c.established), c.owner, c.problems.length ? 'no' : 'yes'])]),
       ];
-      out.result(lines, { verdict, reasons, crds: result.crds });
+      out.result(lines, { verdict, reasons, warnings: result.warnings, crds: result.crds });
       return verdict === 'go' ? 0 : 1;
     } catch (error) {
       out.error(`The check could not run: ${await describeFailure(error, settings)}`);

@@ -2,6 +2,7 @@
 // of unfinished and failed backups too; restore and `latest` take only Completed and PartiallyFailed ones).
 import { formatBytes, table } from '../output.ts';
 import { s3Options } from '../s3-options.ts';
+import { encryptionKeyFrom, encryptionOptions } from '../encryption-options.ts';
 import type { Command, CommandContext } from '../usage.ts';
 import { positiveInteger } from '../usage.ts';
 import { describeFailure, openStore, outputOptions } from './shared.ts';
@@ -12,11 +13,13 @@ export const listCommand: Command = {
   synopsis: 'kubeflow-upgrader list --s3-url s3://<bucket>/<prefix> [--limit <n>] [--json]',
   description:
     'Lists the backups whose commit marker exists — an interrupted backup is never listed — with the phase the marker ' +
-    'records, their scope, size and whether their Secrets are sealed. Foreign Velero backups in the same location are ' +
+    'records, their scope, size, whether their Secrets are sealed and whether they are authenticated (with a key, each ' +
+    'HMAC is checked; without one, a backup that carries an HMAC shows as hmac-unchecked). Foreign Velero backups in the same location are ' +
     'listed with format "velero"; only Completed and PartiallyFailed ones can be restored.',
   groups: [
     { title: 'Listing', options: { limit: { type: 'string', placeholder: '<n>', description: 'show at most this many backups', default: 'all' } } },
     { title: 'S3', options: s3Options },
+    { title: 'Secrets', options: encryptionOptions },
     { title: 'Output', options: outputOptions },
   ],
   positionals: [],
@@ -28,9 +31,11 @@ export const listCommand: Command = {
   async run(ctx: CommandContext): Promise<number> {
     const limit = ctx.values.limit === undefined ? undefined : positiveInteger(ctx.values, 'limit', 1);
     const { settings, store } = await openStore(ctx);
+    const encryptionKey = encryptionKeyFrom(ctx.values, ctx.env);
+    ctx.out.hide(encryptionKey);
     try {
       const { listBackups } = await import('../../archive/verify.ts');
-      const backups = await listBackups(store, limit === undefined ? {} : { limit });
+      const backups = await listBackups(store, { ...(limit === undefined ? {} : { limit }), encryptionKey });
       const rows = backups.map((b) => [
         b.id,
         b.phase ?? '-',
@@ -39,11 +44,12 @@ export const listCommand: Command = {
         b.objects ?? 0,
         b.bytes === undefined ? '-' : formatBytes(b.bytes),
         b.encrypted ? 'sealed' : 'clear',
+        b.authentication,
         b.problem ?? b.description ?? '',
       ]);
       const lines = backups.length === 0
         ? [`no complete backup in ${store.url()}`]
-        : table([['ID', 'PHASE', 'CREATED', 'SCOPE', 'OBJECTS', 'SIZE', 'SECRETS', 'DESCRIPTION'], ...rows]);
+        : table([['ID', 'PHASE', 'CREATED', 'SCOPE', 'OBJECTS', 'SIZE', 'SECRETS', 'AUTHENTICATION', 'DESCRIPTION'], ...rows]);
       ctx.out.result(lines, { location: store.url(), count: backups.length, backups });
       return 0;
     } catch (error) {

@@ -4,7 +4,7 @@ import type { KubeClient } from '../../kube/client.ts';
 import type { ConflictPolicy, RestoreOutcome, RestoreVolumeStep } from '../../restore/engine.ts';
 import { RestoreInputError, RestoreRefusedError } from '../../restore/errors.ts';
 import type { S3Settings } from '../../store/settings.ts';
-import { encryptionKeyFrom, encryptionOptions } from '../encryption-options.ts';
+import { allowUnauthenticatedOption, encryptionKeyFrom, encryptionOptions } from '../encryption-options.ts';
 import { kubeClientFrom, kubeOptions } from '../kube-options.ts';
 import { table } from '../output.ts';
 import { s3Options } from '../s3-options.ts';
@@ -44,6 +44,7 @@ export function restoreLines(outcome: RestoreOutcome): string[] {
     ]),
     '',
     `total: ${t.created} created, ${t.updated} updated, ${t.unchanged} unchanged, ${t.skipped} skipped, ${t.failed} failed (${outcome.objectsChecked} objects verified)`,
+    `authentication: ${outcome.authentication}`,
     `volumes: ${outcome.volumes.restored} PVC(s) filled${outcome.volumes.note ? ` — ${outcome.volumes.note}` : ''}`,
     ...(outcome.dryRun ? planLines(outcome) : []),
     ...outcome.failures.map((f) => `failed: ${f}`),
@@ -90,7 +91,7 @@ export const restoreCommand: Command = {
     { title: 'Volume mover', options: moverOptions },
     { title: 'Kubernetes', options: kubeOptions },
     { title: 'S3', options: s3Options },
-    { title: 'Secrets', options: encryptionOptions },
+    { title: 'Secrets', options: { ...encryptionOptions, ...allowUnauthenticatedOption } },
     { title: 'Output', options: outputOptions },
   ],
   positionals: [{ name: '<backup-id|latest>', required: true, description: 'the backup to restore, as `list` shows it; latest for the newest complete one' }],
@@ -124,6 +125,8 @@ export const restoreCommand: Command = {
         dryRun: values['dry-run'] === true,
         includeVolumes,
         encryptionKey,
+        allowUnauthenticated: values['allow-unauthenticated'] === true,
+        allowHint: '--allow-unauthenticated',
         waitTimeoutMs: waitSeconds * 1000,
         skipRefused: values['skip-refused'] === true,
         includeResources: listValue(values, 'include-resources') ?? [],

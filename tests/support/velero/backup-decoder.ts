@@ -154,6 +154,8 @@ export interface DecodedBackup {
   version: number | undefined;
   /** fields Velero's decoder would drop (unknown to its types, or misspelt) */
   dropped: string[];
+  /** metadata.annotations as Velero keeps them */
+  annotations: Record<string, string>;
 }
 
 /** Decodes velero-backup.json as Velero's GetBackupMetadata and backup sync would; throws what Velero would refuse. */
@@ -172,7 +174,7 @@ export function decodeVeleroBackup(text: string): DecodedBackup {
   }
   const dropped: string[] = [];
   const backup = check(raw, BACKUP, '', dropped) as {
-    metadata?: { name?: string };
+    metadata?: { name?: string; annotations?: Record<string, string> };
     spec?: { ttl?: number };
     status?: { phase?: string; expiration?: Date; startTimestamp?: Date; completionTimestamp?: Date; formatVersion?: string; version?: number };
   };
@@ -186,6 +188,9 @@ export function decodeVeleroBackup(text: string): DecodedBackup {
   return {
     name, phase: status.phase ?? '', ttlMs: backup.spec?.ttl ?? 0, expiration: status.expiration, startTimestamp: status.startTimestamp,
     completionTimestamp: status.completionTimestamp, formatVersion: status.formatVersion, version: status.version, dropped,
+    // ObjectMeta.Annotations, a map[string]string (kubernetes/apimachinery pkg/apis/meta/v1/types.go), is decoded and
+    // kept, and so is on the Backup the sync creates from it
+    annotations: backup.metadata?.annotations ?? {},
   };
 }
 

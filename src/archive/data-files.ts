@@ -1,0 +1,87 @@
+// The index of a backup's data files: every object the volume movers and the control-plane copies left under the
+// backup's volumes/ and control-plane/ folders, with its size and the ETag the S3 server gave it. The index is a file
+// of the backup whose sha256 the manifest records, so with an encryption key the manifest's HMAC covers the volume
+// files too, and a restore compares the folders with the index (one listing, no download) before its first write.
+//
+// Why the server's ETag and not rclone's hash: for a multipart upload, rclone's S3 backend keeps the file's MD5 in
+// user metadata it writes itself (X-Amz-Meta-Md5chksum, rclone/rclone backend/s3/s3.go), which anyone who can write
+// the bucket can set to anything. The ETag is computed by the server from the bytes it stored (the MD5 of a plaintext
+// single-part upload, an MD5 over the parts' MD5s and `-<parts>` for a multipart one, another server-made value under
+// SSE-C or SSE-KMS: AWS's S3 API reference, Object.ETag; minio/minio internal/etag/etag.go): a rewrite of the object
+// gets a new one, whatever the writer claims.
+import { createHash } from 'node:crypto';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { z } from 'zod';
+import { backupKeys, DATA_FILES_INDEX } from '../store/layout.ts';
+import type { ObjectStore } from '../store/objects.ts';
+import type { Manifest } from './manifest.ts';
+import type { Problem } from './reader.ts';
+
+// Velero ignores the files of a backup folder it does not know, the index among them.
+export { DATA_FILES_INDEX };
+
+const IndexSchema = z.object({
+  version: z.literal(1),
+  /** key relative to the backup folder → what the server said of it */
+  files: z.record(z.string(), z.object({ size: z.number().int().nonnegative(), etag: z.string().optional() })),
+});
+type DataFilesIndex = z.infer<typeof IndexSchema>;
+
+function foldersOf(id: string): string[] {
+  const keys = backupKeys(id);
+  return [keys.volumesFolder, keys.controlPlaneFolder];
+}
+
+async function listDataFiles(store: ObjectStore, id: string): Promise<DataFilesIndex['files']> {
+  const folder = backupKeys(id).folder;
+  const files: DataFilesIndex['files'] = {};
+  for (const prefix of foldersOf(id)) {
+    for await (const object of store.list(prefix)) {
+      files[object.key.slice(folder.length)] = { size: object.size, ...(object.etag ? { etag: object.etag } : {}) };
+    }
+  }
+  return files;
+}
+
+/** The gzipped index of what is under the backup's data folders now, or undefined when they are empty. */
+export async function indexDataFiles(store: ObjectStore, id: string): Promise<Buffer | undefined> {
+  const files = await listDataFiles(store, id);
+  const sorted = Object.fromEntries(Object.entries(files).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  if (Object.keys(sorted).length === 0) return undefined;
+  return gzipSync(JSON.stringify({ version: 1, files: sorted } satisfies DataFilesIndex));
+}
+
+/**
+ * Compares the backup's data folders with its index. A backup whose manifest records no index (older, or one without
+ * volume or control-plane data) has nothing to compare: `[]`. Each difference is one problem naming the file.
+ */
+export async function checkDataFiles(store: ObjectStore, id: string, manifest: Manifest): Promise<Problem[]> {
+  const expectedSha = manifest.checksums.files[DATA_FILES_INDEX];
+  if (expectedSha === undefined) return [];
+  const key = backupKeys(id).dataFilesIndex;
+  const problem = (message: string, path = key): Problem => ({ kind: 'data-file', path, message });
+  if (!(await store.exists(key))) return [problem(`The index of the volume and control-plane files of backup ${id} is missing.`)];
+  const bytes = await store.getBytes(key);
+  if (createHash('sha256').update(bytes).digest('hex') !== expectedSha) {
+    return [problem(`The index of the volume and control-plane files of backup ${id} does not match its checksum in the manifest.`)];
+  }
+  let index: DataFilesIndex;
+  try {
+    index = IndexSchema.parse(JSON.parse(gunzipSync(bytes).toString('utf8')));
+  } catch {
+    return [problem(`The index of the volume and control-plane files of backup ${id} cannot be read.`)];
+  }
+  const found = await listDataFiles(store, id);
+  const problems: Problem[] = [];
+  for (const [path, expected] of Object.entries(index.files)) {
+    const actual = found[path];
+    if (!actual) problems.push(problem(`File ${path} of backup ${id} is missing from the bucket.`, path));
+    else if (actual.size !== expected.size || (expected.etag !== undefined && actual.etag !== expected.etag)) {
+      problems.push(problem(`File ${path} of backup ${id} was changed in the bucket after the backup was made.`, path));
+    }
+  }
+  for (const path of Object.keys(found)) {
+    if (!Object.hasOwn(index.files, path)) problems.push(problem(`File ${path} of backup ${id} was added to the bucket after the backup was made.`, path));
+  }
+  return problems;
+}
