@@ -85,6 +85,7 @@ export function unauthenticatedReason(verdict: Exclude<Authentication, 'authenti
 /** A backup refused because an encryption key is set and its HMAC is missing (not allowed) or wrong. */
 /** A backup that a key was set for and that does not prove it was written with that key; the sentence names the case. */
 export class NotAuthenticatedError extends KfuError {
+  static override readonly errorId = 'NotAuthenticatedError';
   constructor(sentence: string) {
     super(sentence, { kind: 'refused' });
   }

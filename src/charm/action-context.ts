@@ -10,6 +10,7 @@ import { KfuError, describeInline } from '../errors/index.ts';
 
 /** Thrown by ctx.fail(): the action ends with this sentence through action-fail and a non-zero exit. */
 export class ActionFailure extends KfuError {
+  static override readonly errorId = 'ActionFailure';
   constructor(sentence: string) {
     super(sentence, { kind: 'failed' });
   }

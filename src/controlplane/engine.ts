@@ -61,6 +61,7 @@ export function emptyDatabaseSentence(part: DatabasePart, database: string): str
 
 /** A copy Job of the control plane failed; `detail` is its log tail, for juju-log only. */
 export class ControlPlaneError extends KfuError {
+  static override readonly errorId = 'ControlPlaneError';
   constructor(message: string, readonly detail: string) {
     super(message, { kind: 'failed' });
   }

@@ -14,9 +14,10 @@ export type ErrorKind =
   /** the work began and did not finish (a Job failed, a wait timed out) */
   | 'failed';
 
-// Marks our errors across module copies (a bundle and its sources, two versions in one process), where instanceof
-// would say no: the set of class names along the prototype chain, under a global symbol.
-const CLASSES = Symbol.for('kubeflow-upgrader.error-classes');
+// Marks our errors across module copies (two versions of the product in one process), where instanceof would say no.
+// Class names cannot serve: the bundle's minifier renames classes, and two of them may end up with the same name. So a
+// class that wants to be recognised that way declares a stable `errorId` of its own.
+const IDS = Symbol.for('kubeflow-upgrader.error-ids');
 
 export interface KfuErrorOptions {
   kind: ErrorKind;
@@ -25,27 +26,40 @@ export interface KfuErrorOptions {
   cause?: unknown;
 }
 
+function ownId(c: unknown): string | undefined {
+  return typeof c === 'function' && Object.hasOwn(c, 'errorId') ? String((c as unknown as { errorId: unknown }).errorId) : undefined;
+}
+
 export class KfuError extends Error {
+  static readonly errorId: string = 'KfuError';
   readonly kind: ErrorKind;
   readonly retryable: boolean;
-  declare readonly [CLASSES]: ReadonlySet<string>;
+  declare readonly [IDS]: ReadonlySet<string>;
 
   /** `sentence` is what the user reads: one sentence, no secret, no stack. */
   constructor(sentence: string, options: KfuErrorOptions) {
     super(sentence, options.cause === undefined ? undefined : { cause: options.cause });
-    this.name = new.target.name;
     this.kind = options.kind;
     this.retryable = options.retryable ?? false;
-    const names = new Set<string>();
-    for (let c: unknown = new.target; typeof c === 'function' && c !== Error; c = Object.getPrototypeOf(c)) names.add((c as { name: string }).name);
-    Object.defineProperty(this, CLASSES, { value: names, enumerable: false });
+    const ids = new Set<string>();
+    for (let c: unknown = new.target; typeof c === 'function' && c !== Error; c = Object.getPrototypeOf(c)) {
+      const id = ownId(c);
+      if (id) ids.add(id);
+    }
+    Object.defineProperty(this, IDS, { value: ids, enumerable: false });
+    // The nearest stable id, never a minified class name.
+    this.name = ids.values().next().value ?? 'KfuError';
   }
 
-  /** `SomeError.isInstance(e)`: true for this class and its subclasses, from any copy of this module. */
+  /**
+   * `SomeError.isInstance(e)`: true for this class and its subclasses; from another copy of the module too when the
+   * class declares its own `errorId`.
+   */
   static isInstance<T extends abstract new (...args: never[]) => KfuError>(this: T, value: unknown): value is InstanceType<T> {
     if (value instanceof this) return true;
-    const names = typeof value === 'object' && value !== null ? (value as { [CLASSES]?: unknown })[CLASSES] : undefined;
-    return names instanceof Set && names.has(this.name);
+    const id = ownId(this);
+    const ids = id !== undefined && typeof value === 'object' && value !== null ? (value as { [IDS]?: unknown })[IDS] : undefined;
+    return ids instanceof Set && ids.has(id);
   }
 }
 

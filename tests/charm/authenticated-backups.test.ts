@@ -117,7 +117,7 @@ describe('authenticated backups through the real dispatch', function () {
 
   function expectRefused(outcome: DispatchOutcome, message: RegExp): void {
     expect(outcome.exitCode).to.not.equal(0);
-    expect(outcome.state.actionFailure).to.match(message);
+    expect(outcome.state.actionFailure, JSON.stringify(outcome.state.logs.slice(-3))).to.match(message);
     expect(outcome.state.actionFailure).not.to.include('\n');
     expect(outcome.state.actionFailure).not.to.include(KEY);
     expect(outcome.stdout + outcome.stderr).not.to.include(KEY);

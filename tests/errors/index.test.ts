@@ -17,6 +17,7 @@ describe('errors: the vocabulary', () => {
     const cause = new Error('ECONNRESET');
     const error = new KfuError('S3 could not be reached.', { kind: 'unavailable', retryable: true, cause });
     expect(error).to.include({ message: 'S3 could not be reached.', kind: 'unavailable', retryable: true, name: 'KfuError' });
+    expect(new ActionFailure('x').name, 'the name is the stable id, which minifying cannot change').to.equal('ActionFailure');
     expect(error.cause).to.equal(cause);
     expect(new InputProblem('x').retryable).to.equal(false);
   });
@@ -30,12 +31,24 @@ describe('errors: the vocabulary', () => {
     expect(ActionFailure.isInstance('ActionFailure')).to.equal(false);
   });
 
-  it('isInstance recognises an error made by another copy of the class (a bundle beside its sources)', () => {
-    // Another copy: same name, same brand, a different class object, so instanceof says no.
-    const Copy = { ActionFailure: class ActionFailure extends KfuError { constructor(s: string) { super(s, { kind: 'failed' }); } } }.ActionFailure;
+  it('isInstance recognises an error made by another copy of a class that declares its errorId', () => {
+    // Another copy: a different class object with the same id, so instanceof says no.
+    const Copy = class extends KfuError {
+      static override readonly errorId = 'ActionFailure';
+      constructor(s: string) { super(s, { kind: 'failed' }); }
+    };
     const fromCopy = new Copy('stopped');
     expect(fromCopy instanceof ActionFailure).to.equal(false);
     expect(ActionFailure.isInstance(fromCopy)).to.equal(true);
+  });
+
+  it('never mistakes one class for another because a minifier gave them the same name', () => {
+    // What the bundle does: classes become short names, and two chunks may both call theirs "a".
+    const a = class extends KfuError { constructor(s: string) { super(s, { kind: 'refused' }); } };
+    const b = { a: class extends KfuError { constructor(s: string) { super(s, { kind: 'failed' }); } } }.a;
+    expect(a.name).to.equal(b.name);
+    expect(a.isInstance(new b('x'))).to.equal(false);
+    expect(ActionFailure.isInstance(new a('x'))).to.equal(false);
   });
 
   const lines: [string, unknown, string][] = [
