@@ -17,6 +17,7 @@ export interface DemoCluster {
   stop(): Promise<void>;
 }
 
+const NAMESPACES = { group: '', resource: 'namespaces' };
 const PVCS = { group: '', resource: 'persistentvolumeclaims' };
 
 export async function startDemoCluster(name: string, root: string): Promise<DemoCluster> {
@@ -44,11 +45,14 @@ export interface DatasetFacts {
   bytes: number;
 }
 
-/** The generated dataset, then files in every workspace volume (a big one per volume unless quick). */
+/** The generated dataset, then files in every workspace volume of the profile namespaces (a big one each unless quick). */
 export async function fillClusterA(cluster: DemoCluster, options: { profiles: number; quick: boolean }): Promise<DatasetFacts> {
   const { applyDataset } = await import('../tests/support/cluster/kubeflow/dataset.ts');
   const summary = await applyDataset(cluster.kubeconfigPath, { profiles: options.profiles, seed: 11 });
-  const pvcs = await boundPvcs(cluster, 20_000);
+  // Only users' volumes: the model's own claims (mlmd's storage in the kubeflow namespace) are control plane, not
+  // workspaces, and a restore of user state does not carry them.
+  const profileNamespaces = new Set(cluster.running.api.list(NAMESPACES).filter((ns) => ns.metadata.labels?.['app.kubernetes.io/part-of'] === 'kubeflow-profile').map((ns) => ns.metadata.name));
+  const pvcs = (await boundPvcs(cluster, 20_000)).filter((pvc) => profileNamespaces.has(pvc.metadata.namespace));
   let files = 0;
   let bytes = 0;
   for (const pvc of pvcs) {

@@ -161,8 +161,13 @@ export async function backupControlPlane(kube: VolumeKube, options: ControlPlane
     const outcome = await runCopy(kube, { kind: 'sqlite-backup', sqlite: mlmd, store: options.s3, key }, 'mlmd', options, MysqlCopySuccess);
     if (!outcome.ok) throw new ControlPlaneError(`Backup of ML Metadata failed: ${outcome.error}.`, outcome.detail);
     const value = outcome.value;
-    entries.push({ part: 'mlmd', database: mlmd.file, key, bytes: value.bytes, sha256: value.sha256 ?? '', tool: value.tool, rclone: value.rclone });
-    options.onProgress?.(`copied ML Metadata: ${value.bytes} bytes compressed`);
+    if (value.tables === 0) {
+      empty.push(`control plane not covered: ML Metadata's ${mlmd.file} on ${mlmd.claim} holds no tables yet (mlmd has not started on this storage, or its database is missing).`);
+      options.onProgress?.('copied ML Metadata: its database holds no tables, not counted as covered');
+    } else {
+      entries.push({ part: 'mlmd', database: mlmd.file, key, bytes: value.bytes, sha256: value.sha256 ?? '', tool: value.tool, rclone: value.rclone });
+      options.onProgress?.(`copied ML Metadata: ${value.bytes} bytes compressed`);
+    }
   }
   const storage = options.targets['object-storage'];
   for (const bucket of storage?.buckets ?? []) {

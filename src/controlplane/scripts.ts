@@ -200,8 +200,11 @@ const SQLITE_PYTHON = String.raw`PY=$(command -v python3) || fail "the SQLite im
  * PRAGMA integrity_check, gzipped into the transfer volume under the names the upload container reads.
  */
 export const SQLITE_BACKUP_SCRIPT = PRELUDE + TRANSFER + SQLITE_PYTHON + String.raw`
-[ -f "$SQLITE_FILE" ] || fail "there is no ML Metadata database at $SQLITE_FILE on the mlmd storage"
-"$PY" - "$SQLITE_FILE" "$W/mlmd.db" > "$X/dump.tables" 2> "$W/py.err" <<'PYTHON' || fail "the online backup of $SQLITE_FILE failed" "$W/py.err"
+# mlmd creates its database when it first starts (READWRITE_OPENCREATE): storage without the file yet holds no metadata.
+# It is copied as an empty database, which the engine reports as not covered rather than failing the whole backup.
+SOURCE="$SQLITE_FILE"
+[ -f "$SOURCE" ] || { SOURCE="$W/absent.db"; : > "$SOURCE"; }
+"$PY" - "$SOURCE" "$W/mlmd.db" > "$X/dump.tables" 2> "$W/py.err" <<'PYTHON' || fail "the online backup of $SQLITE_FILE failed" "$W/py.err"
 import sqlite3, sys
 source = sqlite3.connect(sys.argv[1])
 copy = sqlite3.connect(sys.argv[2])

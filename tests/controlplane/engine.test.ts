@@ -139,4 +139,17 @@ describe('control-plane engine', function () {
     expect(result.notCovered).to.include(result.empty[0]);
     expect(result.empty[0]).to.match(/^control plane not covered: katib-db's database katib_renamed holds no tables, so it is not Katib's /);
   });
+
+  it('reports ML Metadata storage without its database as not covered, and goes on with the rest', async function () {
+    // mlmd creates /data/mlmd.db when it first starts: storage found through Juju's labels may not hold it yet.
+    const kube = new LocalJobKube();
+    const result = await backupControlPlane(kube, {
+      backupId: `${BACKUP_ID}-nomlmd`, namespace: 'kubeflow', s3: storeSettings(store, 'backups'),
+      targets: { mlmd: { claim: 'mlmd-data-mlmd-0', file: 'mlmd.db' }, 'object-storage': targets['object-storage'] },
+    });
+    expect(result.entries.map((e) => e.part)).to.deep.equal(['minio']);
+    expect(result.empty).to.deep.equal(["control plane not covered: ML Metadata's mlmd.db on mlmd-data-mlmd-0 holds no tables yet (mlmd has not started on this storage, or its database is missing)."]);
+    expect(result.notCovered).to.include(result.empty[0]);
+    expect(kube.remaining('Secret')).to.deep.equal([]);
+  });
 });
