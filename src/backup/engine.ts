@@ -9,6 +9,7 @@ import type { ObjectStore } from '../store/objects.ts';
 import { backupDecision } from '../kubeflow/backup-selection.ts';
 import { isProfileResource, stateResources } from '../kubeflow/kinds.ts';
 import { isContributorObject } from '../kubeflow/contributors.ts';
+import { controllerPodDefaultsExtra, isControllerMadePodDefault } from '../kubeflow/late-pod-defaults.ts';
 import { parseResourceFilter } from '../kubeflow/resource-filters.ts';
 import { resolveScope } from './scope.ts';
 import { crdSnapshot, modelInventory } from './inventory.ts';
@@ -201,6 +202,8 @@ export async function runBackup(kube: KubeClient, store: ObjectStore, request: B
     const keepPvcs = request.kind === 'backup-state' && request.includeVolumes && request.volumes !== undefined;
     let contributors = 0;
     let profiles = 0;
+    /** namespace → the PodDefaults controllers made there, for the restore to wait for (src/kubeflow/late-pod-defaults.ts) */
+    const controllerPodDefaults: Record<string, string[]> = {};
     for (let step = await firstPage; !step.done; step = await pageSource.next()) {
       const { resource, kindIndex, page } = step.value;
       // kept objects go to the archive a page at a time: one await per page, not one per object
@@ -215,6 +218,9 @@ export async function runBackup(kube: KubeClient, store: ObjectStore, request: B
           reason = 'not a contributor: snapshot-profiles keeps Profiles and KFAM contributors only';
         }
         if (!keep) {
+          if (inScope && resource.resource === 'poddefaults' && isControllerMadePodDefault(object)) {
+            (controllerPodDefaults[object.metadata.namespace!] ??= []).push(object.metadata.name!);
+          }
           // Objects of other namespaces are not "skipped": they were never part of this backup.
           if (inScope) skippedBy[reasonClass(reason)] = (skippedBy[reasonClass(reason)] ?? 0) + 1;
           continue;
@@ -265,6 +271,7 @@ export async function runBackup(kube: KubeClient, store: ObjectStore, request: B
       };
     }
     writer.setExtra('skipped', skippedBy);
+    writer.setExtra(controllerPodDefaultsExtra, controllerPodDefaults);
     writer.setExtra('leftOutNamespaces', scope.leftOut);
     const summary = await writer.commit();
     const skipped = Object.values(skippedBy).reduce((a, b) => a + b, 0);

@@ -14,6 +14,10 @@ import type { ObjectStore } from '../store/objects.ts';
 import { describeObject } from '../kubeflow/identity.ts';
 import { parseResourceFilter, type ResourceFilter } from '../kubeflow/resource-filters.ts';
 import { suspendedForStatus } from '../kubeflow/status-kinds.ts';
+import { recordedPodDefaults } from '../kubeflow/late-pod-defaults.ts';
+import { isWorkloadStep } from '../kubeflow/restore-order.ts';
+import { isControllerServiceAccount, serviceAccountMerge } from '../kubeflow/service-accounts.ts';
+import { PodDefaultWait } from './pod-default-wait.ts';
 import type { ProgressSink } from '../backup/progress.ts';
 import { unmetFields } from './compare.ts';
 import { RestoreInputError, RestoreStoppedError, listOf } from './errors.ts';
@@ -195,6 +199,8 @@ class RestoreRun {
   /** the first error that stops the restore; every loop checks it before starting more work */
   private failure: unknown;
   private namespacesDone = 0;
+  /** set by execute(): the wait for late PodDefaults before each namespace's first workload */
+  private podDefaults: PodDefaultWait | undefined;
 
   constructor(
     private readonly kube: KubeClient,
@@ -211,6 +217,21 @@ class RestoreRun {
   }
 
   async execute(): Promise<this> {
+    const { preflight } = this;
+    if (!this.dry) {
+      const expected = recordedPodDefaults(preflight.manifest?.extras);
+      const resource = expected.size ? await this.kube.findByResource('kubeflow.org', 'poddefaults') : undefined;
+      this.podDefaults = new PodDefaultWait(this.kube, resource, expected, this.request.waitTimeoutMs ?? 300_000);
+    }
+    try {
+      return await this.executeSteps();
+    } finally {
+      const late = this.podDefaults?.warning();
+      if (late) this.warnings.push(late);
+    }
+  }
+
+  private async executeSteps(): Promise<this> {
     const { preflight } = this;
     await this.restoreControlPlane();
     for (const item of preflight.skipped) this.report.record(item.key, item.kind, item.namespace, 'skip', `${item.kind}/${item.namespace}: ${item.reason}`);
@@ -336,6 +357,7 @@ class RestoreRun {
   private async restoreNamespace(namespace: string, steps: readonly SpooledStep[], newPvcs: Array<{ namespace: string; name: string }>): Promise<void> {
     for (const step of steps) {
       if (this.failure) return;
+      if (isWorkloadStep(step.group, step.resource)) await this.podDefaults?.forNamespace(namespace);
       const items = await this.preflight.spool.readNamespace(spoolKey(step), namespace);
       const results = await Promise.allSettled(items.map((item) => this.slots(() => this.applyOne(step.key, step.target, item, NO_LIVE_OBJECTS))));
       for (const [i, result] of results.entries()) {
@@ -352,6 +374,10 @@ class RestoreRun {
     if (namespaces.size === 0) return;
     for (const step of steps) {
       if (this.failure) return;
+      if (isWorkloadStep(step.group, step.resource) && this.podDefaults) {
+        const wait = this.podDefaults;
+        await Promise.all([...namespaces].map((namespace) => this.slots(() => wait.forNamespace(namespace))));
+      }
       const existing = await this.liveObjects(step.target, namespaces);
       const created = await this.applyAll(step.key, step.target, this.preflight.spool.read(spoolKey(step), namespaces), existing);
       if (isPvcStep(step)) newPvcs.push(...created);
@@ -423,6 +449,7 @@ class RestoreRun {
     } catch (error) {
       return record('fail', `${name}: ${(error as Error).message}`);
     }
+    if (isControllerServiceAccount(archived)) return this.mergeServiceAccount(resource, wanted, live.get(`${namespace}/${archived.metadata.name}`), record, name);
     let existing = live.get(`${namespace}/${archived.metadata.name}`);
     if (!existing) {
       if (this.dry) return record('create');
@@ -480,6 +507,59 @@ class RestoreRun {
         if (!fresh) return record('fail', `${name}: it was deleted while being updated`);
         existing = fresh;
       }
+    }
+  }
+
+  /**
+   * A ServiceAccount a controller makes (src/kubeflow/service-accounts.ts): the archived imagePullSecrets and
+   * annotations are merged into the one the controller made, never written over it. On a fresh namespace it may not
+   * exist yet: it is read again until restore-wait-timeout, and only when it never comes is it created as archived.
+   */
+  private async mergeServiceAccount(
+    resource: ApiResource, wanted: KubeObject, known: KubeObject | undefined,
+    record: (verdict: Verdict, reason?: string) => Verdict, name: string,
+  ): Promise<Verdict> {
+    const saName = wanted.metadata.name!;
+    const namespace = wanted.metadata.namespace!;
+    let existing = known ?? (this.dry ? undefined : await this.awaitObject(resource, saName, namespace));
+    if (!existing) {
+      if (this.dry) return record('update', `${name}: the backup's imagePullSecrets and annotations would be merged into the ServiceAccount its controller makes`);
+      try {
+        await this.kube.create(resource, wanted, { safeToRetry: true, fieldManager: FIELD_MANAGER });
+        this.warnings.push(`${name} was not made by its controller within restore-wait-timeout, so it was created as the backup holds it`);
+        return record('create');
+      } catch (error) {
+        if (!isAlreadyExists(error)) return record('fail', `${name}: ${describeError(error)}`);
+        existing = await this.kube.tryGet(resource, saName, namespace);
+        if (!existing) return record('fail', `${name}: it was reported to exist and then was not found`);
+      }
+    }
+    for (let attempt = 0; ; attempt++) {
+      const merge = serviceAccountMerge(existing, wanted);
+      if (!merge) return record('unchanged');
+      const what = `${name}: merged ${listOf(Object.keys(merge).flatMap((k) => (k === 'metadata' ? Object.keys(merge.metadata as object) : [k])))} from the backup into the ServiceAccount its controller made`;
+      if (this.dry) return record('update', what.replace('merged', 'would merge'));
+      try {
+        // the resourceVersion makes the merge fail, rather than drop a change, when the object moved meanwhile
+        const patch = { ...merge, metadata: { ...(merge.metadata as object | undefined), resourceVersion: existing.metadata.resourceVersion } };
+        await this.kube.patch(resource, saName, namespace, patch, 'merge', { fieldManager: FIELD_MANAGER });
+        return record('update', what);
+      } catch (error) {
+        if (!isConflict(error) || attempt >= 3) return record('fail', `${name}: ${describeError(error)}`);
+        const fresh = await this.kube.tryGet(resource, saName, namespace);
+        if (!fresh) return record('fail', `${name}: it was deleted while being merged`);
+        existing = fresh;
+      }
+    }
+  }
+
+  /** reads an object until it exists or restore-wait-timeout passes */
+  private async awaitObject(resource: ApiResource, name: string, namespace: string): Promise<KubeObject | undefined> {
+    const deadline = Date.now() + (this.request.waitTimeoutMs ?? 300_000);
+    for (let pause = 50; ; pause = Math.min(2000, pause * 2)) {
+      const found = await this.kube.tryGet(resource, name, namespace);
+      if (found || Date.now() >= deadline) return found;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(pause, Math.max(0, deadline - Date.now()))));
     }
   }
 
@@ -568,7 +648,7 @@ function isPvcStep(step: SpooledStep): boolean {
 
 /** true for a step that may use a PVC: everything but the core kinds ordered up to and including PVCs */
 function isAfterPvcs(step: SpooledStep): boolean {
-  return !['serviceaccounts', 'secrets', 'configmaps', 'persistentvolumeclaims'].includes(step.resource) || step.group !== '';
+  return !['serviceaccounts', 'secrets', 'configmaps', 'limitranges', 'resourcequotas', 'persistentvolumeclaims'].includes(step.resource) || step.group !== '';
 }
 
 function describeError(error: unknown): string {

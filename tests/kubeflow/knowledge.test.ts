@@ -8,7 +8,7 @@ import { findProfileNamespaces, judgeProfileNamespaces } from '../../src/kubeflo
 import { backupDecision } from '../../src/kubeflow/backup-selection.ts';
 import { restoresStatus, statusKinds, suspendedForStatus } from '../../src/kubeflow/status-kinds.ts';
 import { filteredOutReason, parseResourceFilter } from '../../src/kubeflow/resource-filters.ts';
-import { compareForRestore, restoreOrder, restorePriority } from '../../src/kubeflow/restore-order.ts';
+import { compareForRestore, isWorkloadStep, restoreOrder, restorePriority } from '../../src/kubeflow/restore-order.ts';
 import { stripServerFields, stripServerMetadata } from '../../src/kubeflow/strip.ts';
 
 const obj = (apiVersion: string, kind: string, name: string, namespace?: string, extra: Record<string, unknown> = {}): KubeObject =>
@@ -146,6 +146,11 @@ describe('kubeflow knowledge', () => {
     expect(resources.sort(compareForRestore).map((r) => r.resource))
       .to.deep.equal(['profiles', 'secrets', 'persistentvolumeclaims', 'rolebindings', 'notebooks', 'gadgets', 'widgets']);
     expect(restorePriority('kubeflow.org', 'poddefaults')).to.be.lessThan(restorePriority('kubeflow.org', 'notebooks'));
+    // what makes Pods waits for the PodDefaults: the Kubeflow workloads and every kind the order does not know
+    expect(isWorkloadStep('kubeflow.org', 'notebooks')).to.equal(true);
+    expect(isWorkloadStep('apps', 'deployments')).to.equal(true);
+    expect(isWorkloadStep('kubeflow.org', 'poddefaults')).to.equal(false);
+    expect(isWorkloadStep('', 'limitranges')).to.equal(false);
   });
 
   it('refuses what a restore must never write, with reasons', () => {

@@ -63,8 +63,11 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Runnin
   for (const crd of crds) cluster.create(CRD_REF, crd);
 
   const stops: (() => void)[] = [startBackgroundControllers(cluster)];
-  if (options.controllers !== false && options.kubeflowCrds !== false)
+  if (options.controllers !== false && options.kubeflowCrds !== false) {
     for (const c of await loadKubeflowControllers(options.kubeflow)) stops.push(c.start(cluster));
+    const { installPodDefaultWebhook } = await import('./kubeflow/poddefault-webhook.ts');
+    stops.push(installPodDefaultWebhook(cluster));
+  }
 
   const stopControllers = stopOnExit('the embedded cluster\'s controllers', () => { for (const s of stops) s(); });
   const token = randomBytes(24).toString('base64url');
