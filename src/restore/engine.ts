@@ -18,6 +18,8 @@ import { recordedPodDefaults } from '../kubeflow/late-pod-defaults.ts';
 import { isWorkloadStep } from '../kubeflow/restore-order.ts';
 import { isControllerServiceAccount, serviceAccountMerge } from '../kubeflow/service-accounts.ts';
 import { PodDefaultWait } from './pod-default-wait.ts';
+import { isPvc, parseStorageClassMap, withMappedStorageClass } from '../kubeflow/storage-classes.ts';
+import { reviewStorageClasses } from './storage-classes.ts';
 import type { ProgressSink } from '../backup/progress.ts';
 import { unmetFields } from './compare.ts';
 import { RestoreInputError, RestoreStoppedError, listOf } from './errors.ts';
@@ -54,6 +56,8 @@ export interface RestoreRequest {
   /** `include-resources` / `exclude-resources` (comma lists, as for backup): what they leave out is skipped */
   includeResources?: readonly string[];
   excludeResources?: readonly string[];
+  /** `old=new,old2=new2`: the storage class restored PVCs ask for instead (src/kubeflow/storage-classes.ts) */
+  storageClassMap?: string;
   volumes?: RestoreVolumeStep;
   controlPlane?: RestoreControlPlaneStep;
   progress?: ProgressSink;
@@ -74,6 +78,8 @@ export interface RestoreOutcome {
   /** with skipRefused: every archived item the allow-list refused, with its reason; none of them was written */
   refused: string[];
   warnings: string[];
+  /** `namespace/pvc: old → new` for each PVC storage-class-map moves (on dry-run too) */
+  storageClasses: string[];
   objectsChecked: number;
   volumes: { restored: number; note?: string };
   controlPlane: { restored: number; note?: string };
@@ -94,8 +100,10 @@ export async function runRestore(kube: KubeClient, store: ObjectStore, request: 
   };
   try {
     let filter: ResourceFilter;
+    let storageClassMap: Map<string, string>;
     try {
       filter = parseResourceFilter(request.includeResources?.join(','), request.excludeResources?.join(','));
+      storageClassMap = parseStorageClassMap(request.storageClassMap);
     } catch (error) {
       throw new RestoreInputError(`${(error as Error).message} Nothing was restored.`);
     }
@@ -110,18 +118,19 @@ export async function runRestore(kube: KubeClient, store: ObjectStore, request: 
       progress: (m) => say(m),
     });
     try {
+      const storage = await reviewStorageClasses(kube, preflight, storageClassMap);
       const total = preflight.profiles.length + preflight.steps.reduce((n, s) => n + s.count, 0);
       await say(`backup ${preflight.backupId} verified (${preflight.objectsChecked} objects checked): restoring ${preflight.profiles.length} Profile(s) and ${total - preflight.profiles.length} namespaced objects`);
       const policy = request.conflictPolicy ?? 'skip';
       if (policy === 'fail' && !request.dryRun) {
         // conflict-policy=fail stops before the first write when the target already holds a differing object.
-        const plan = await new RestoreRun(kube, preflight, request, true, (m) => { status = m; }, (m) => { status = m; }).execute();
+        const plan = await new RestoreRun(kube, preflight, request, true, storageClassMap, (m) => { status = m; }, (m) => { status = m; }).execute();
         const conflicts = plan.conflicts;
         if (conflicts.length > 0) {
           throw new RestoreStoppedError(`conflict-policy=fail: ${conflicts.length} object(s) exist and differ from backup ${preflight.backupId} (${listOf(conflicts, 10)}); nothing was restored — rerun with conflict-policy=skip or update.`);
         }
       }
-      const run = new RestoreRun(kube, preflight, request, request.dryRun === true, say, (m) => { status = m; });
+      const run = new RestoreRun(kube, preflight, request, request.dryRun === true, storageClassMap, say, (m) => { status = m; });
       await run.execute();
       const report = run.report;
       return {
@@ -134,9 +143,11 @@ export async function runRestore(kube: KubeClient, store: ObjectStore, request: 
         refused: preflight.refused,
         warnings: [
           ...preflight.warnings,
+          ...storage.warnings,
           ...(preflight.refused.length ? [`skip-refused: ${preflight.refused.length} archived item(s) the allow-list refuses were left out and not written (listed under refused)`] : []),
           ...run.warnings,
         ],
+        storageClasses: storage.changes,
         objectsChecked: preflight.objectsChecked,
         volumes: run.volumes,
         controlPlane: run.controlPlane,
@@ -207,6 +218,7 @@ class RestoreRun {
     private readonly preflight: Preflight,
     private readonly request: RestoreRequest,
     private readonly dry: boolean,
+    private readonly storageClassMap: ReadonlyMap<string, string>,
     private readonly say: (message: string) => void | Promise<void>,
     /** the heartbeat's line, updated often without sending anything */
     private readonly status: (message: string) => void = () => undefined,
@@ -446,6 +458,7 @@ class RestoreRun {
     let wanted: KubeObject;
     try {
       wanted = this.relink(this.preflight.opener ? this.preflight.opener.open(archived) : archived);
+      if (this.storageClassMap.size && isPvc(wanted)) wanted = withMappedStorageClass(wanted, this.storageClassMap);
     } catch (error) {
       return record('fail', `${name}: ${(error as Error).message}`);
     }

@@ -36,6 +36,7 @@ const userObjects: Array<[ResourceRef, KubeObject]> = [
   [refs.configMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kfp-launcher', namespace: NS }, data: { defaultPipelineRoot: 's3://team-artifacts/pipelines' } }],
   [refs.serviceAccounts, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'ci', namespace: NS } }],
   [refs.secrets, { apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/service-account-token', metadata: { name: 'ci-token', namespace: NS, annotations: { 'kubernetes.io/service-account.name': 'ci' } } }],
+  [refs.persistentVolumeClaims, { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'datasets', namespace: NS }, spec: { storageClassName: 'microk8s-hostpath', accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '5Gi' } } } }],
   [refs.notebooks, {
     apiVersion: 'kubeflow.org/v1', kind: 'Notebook', metadata: { name: 'analysis', namespace: NS, labels: { 'access-ml-pipeline': 'true' } },
     spec: { template: { spec: { containers: [{ name: 'analysis', image: 'kubeflownotebookswg/jupyter-scipy:v1.9.0' }] } } },
@@ -60,6 +61,8 @@ describe('user state round trip through ./dispatch: discovered kinds, merged Ser
   let target: RunningCluster;
   let backupId: string;
   let restored: DispatchOutcome;
+  let planUnmapped: DispatchOutcome;
+  let planMapped: DispatchOutcome;
   let restoreStarted: number;
 
   const dispatch = (cluster: RunningCluster, action: string, params: Record<string, unknown>): Promise<DispatchOutcome> =>
@@ -86,8 +89,12 @@ describe('user state round trip through ./dispatch: discovered kinds, merged Ser
     const backup = await dispatch(source, 'backup-state', { 'include-volumes': false, 'include-control-plane': false });
     expect(backup.state.actionFailure, backup.stderr).to.equal(undefined);
     backupId = backup.state.actionResults['backup-id']!;
+    // the target's storage is named differently: blue/green across storage
+    target.api.create(r('storage.k8s.io', 'storageclasses'), { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'ceph-rbd' }, provisioner: 'rbd.csi.ceph.com' });
+    planUnmapped = await dispatch(target, 'restore-state', { 'backup-id': backupId, 'dry-run': true });
+    planMapped = await dispatch(target, 'restore-state', { 'backup-id': backupId, 'dry-run': true, 'storage-class-map': 'microk8s-hostpath=ceph-rbd' });
     restoreStarted = Date.now();
-    restored = await dispatch(target, 'restore-state', { 'backup-id': backupId });
+    restored = await dispatch(target, 'restore-state', { 'backup-id': backupId, 'storage-class-map': 'microk8s-hostpath=ceph-rbd' });
   });
   after(async () => Promise.all([s3?.stop(), source?.stop(), target?.stop()]));
 
@@ -99,14 +106,33 @@ describe('user state round trip through ./dispatch: discovered kinds, merged Ser
     }
     const [a, b] = await Promise.all([KubeClient.load({ kubeconfig: source.kubeconfigPath }), KubeClient.load({ kubeconfig: target.kubeconfigPath })]);
     try {
-      // a token is the target's own: compared below
-      const withoutTokens = (objects: KubeObject[]) => objects.filter((o) => o.type !== 'kubernetes.io/service-account-token');
+      // a token is the target's own, and the PVC asks for the target's storage class: both compared below
+      const withoutTokens = (objects: KubeObject[]) => objects.filter((o) => o.type !== 'kubernetes.io/service-account-token' && o.kind !== 'PersistentVolumeClaim');
       const differences = compareStates(withoutTokens(await collectUserState(a)), withoutTokens(await collectUserState(b)));
       expect(describeDifferences(differences)).to.deep.equal([]);
     } finally {
       a.close();
       b.close();
     }
+  });
+
+  it('warns per PVC whose storage class the target lacks, shows the mapping on dry-run, and restores the PVC with the mapped class', () => {
+    const results = (o: DispatchOutcome) => o.state.actionResults;
+    const warnings = (o: DispatchOutcome) => Object.entries(results(o)).filter(([k]) => k.startsWith('warnings.')).map(([, v]) => v);
+    expect(planUnmapped.state.actionFailure, planUnmapped.stderr).to.equal(undefined);
+    expect(warnings(planUnmapped)).to.include(`PVC ${NS}/datasets asks for storage class microk8s-hostpath, which this cluster does not have and storage-class-map does not map: it will stay Pending (map it, e.g. storage-class-map=microk8s-hostpath=<a class of this cluster>).`);
+    expect(results(planMapped)['storage-classes.0']).to.equal(`${NS}/datasets: microk8s-hostpath → ceph-rbd`);
+    expect(warnings(planMapped).join(' ')).to.not.include('datasets');
+    expect(results(restored)['storage-classes.0']).to.equal(`${NS}/datasets: microk8s-hostpath → ceph-rbd`);
+    expect((target.api.get(refs.persistentVolumeClaims, 'datasets', NS)!.spec as { storageClassName?: string }).storageClassName).to.equal('ceph-rbd');
+  });
+
+  it('refuses a storage-class-map it cannot read in one sentence, and writes nothing', async () => {
+    const before = target.api.list(refs.persistentVolumeClaims).length;
+    const bad = await dispatch(target, 'restore-state', { 'backup-id': backupId, 'storage-class-map': 'microk8s-hostpath' });
+    expect(bad.exitCode).to.not.equal(0);
+    expect(bad.state.actionFailure).to.equal('storage-class-map: "microk8s-hostpath" is not old=new with two storage class names (write e.g. microk8s-hostpath=ceph-rbd,standard=fast). Nothing was restored.');
+    expect(target.api.list(refs.persistentVolumeClaims).length).to.equal(before);
   });
 
   it('merges the pull secret into the default-editor the profile controller made, and never replaces it', () => {

@@ -34,6 +34,7 @@ export const ActionParams = {
     'include-volumes': z.boolean().default(true),
     'include-control-plane': z.boolean().default(false),
     'skip-refused': z.boolean().default(false),
+    'storage-class-map': z.string().max(4096).default(''),
   }),
   'snapshot-profiles': z.strictObject({ profiles: nameList }),
   'list-backups': z.strictObject({ limit: z.number().int().min(1).max(1000).default(20) }),

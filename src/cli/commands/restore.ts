@@ -45,6 +45,7 @@ export function restoreLines(outcome: RestoreOutcome): string[] {
     '',
     `total: ${t.created} created, ${t.updated} updated, ${t.unchanged} unchanged, ${t.skipped} skipped, ${t.failed} failed (${outcome.objectsChecked} objects verified)`,
     `volumes: ${outcome.volumes.restored} PVC(s) filled${outcome.volumes.note ? ` — ${outcome.volumes.note}` : ''}`,
+    ...outcome.storageClasses.map((c) => `storage class ${outcome.dryRun ? 'would change' : 'changed'}: ${c}`),
     ...(outcome.dryRun ? planLines(outcome) : []),
     ...outcome.failures.map((f) => `failed: ${f}`),
     ...outcome.refused.map((r) => `refused (not written): ${r}`),
@@ -82,6 +83,7 @@ export const restoreCommand: Command = {
         'dry-run': { type: 'boolean', description: 'verify and print the plan per namespace and kind; write nothing' },
         'no-volumes': { type: 'boolean', description: 'create PVCs empty instead of filling them with their archived data' },
         'wait-timeout': { type: 'string', placeholder: '<seconds>', description: 'how long to wait for the profile controller to make each profile namespace', default: '300' },
+        'storage-class-map': { type: 'string', placeholder: '<old=new,...>', description: 'restored PVCs that ask for an old storage class ask for the new one (like Velero\'s change-storage-class)', default: 'no change' },
         'skip-refused': { type: 'boolean', description: 'restore everything the allow-list accepts and list what it refuses, instead of refusing the whole backup' },
         'include-resources': { type: 'string', placeholder: '<list>', description: 'only restore these resources (e.g. notebooks.kubeflow.org,persistentvolumeclaims); Profiles always', default: 'every resource in the backup' },
         'exclude-resources': { type: 'string', placeholder: '<list>', description: 'never restore these resources (e.g. secrets); Profiles cannot be left out', default: 'none' },
@@ -128,6 +130,7 @@ export const restoreCommand: Command = {
         skipRefused: values['skip-refused'] === true,
         includeResources: listValue(values, 'include-resources') ?? [],
         excludeResources: listValue(values, 'exclude-resources') ?? [],
+        storageClassMap: stringValue(values, 'storage-class-map') ?? '',
         ...(includeVolumes ? { volumes: cliRestoreVolumeStep(kube, settings, stringValue(values, 'mover-image') ?? DEFAULT_MOVER_IMAGE, moverConcurrency) } : {}),
         progress: (m) => out.progress(m),
       });
