@@ -80,6 +80,8 @@ export interface RestoreOutcome {
   warnings: string[];
   /** `namespace/pvc: old → new` for each PVC storage-class-map moves (on dry-run too) */
   storageClasses: string[];
+  /** `namespace/name` of each KFP recurring run in the backup: never written, to be recreated through KFP */
+  recurringRuns: string[];
   objectsChecked: number;
   volumes: { restored: number; note?: string };
   controlPlane: { restored: number; note?: string };
@@ -119,6 +121,7 @@ export async function runRestore(kube: KubeClient, store: ObjectStore, request: 
     });
     try {
       const storage = await reviewStorageClasses(kube, preflight, storageClassMap);
+      const recurringRuns = preflight.skipped.flatMap((s) => (s.recurringRun ? [s.recurringRun] : [])).sort();
       const total = preflight.profiles.length + preflight.steps.reduce((n, s) => n + s.count, 0);
       await say(`backup ${preflight.backupId} verified (${preflight.objectsChecked} objects checked): restoring ${preflight.profiles.length} Profile(s) and ${total - preflight.profiles.length} namespaced objects`);
       const policy = request.conflictPolicy ?? 'skip';
@@ -144,10 +147,12 @@ export async function runRestore(kube: KubeClient, store: ObjectStore, request: 
         warnings: [
           ...preflight.warnings,
           ...storage.warnings,
+          ...(recurringRuns.length ? [`${recurringRuns.length} KFP recurring run(s) were not restored (${listOf(recurringRuns, 10)}): only KFP can make one, so recreate each through KFP (docs/upgrades.md, "KFP recurring runs")`] : []),
           ...(preflight.refused.length ? [`skip-refused: ${preflight.refused.length} archived item(s) the allow-list refuses were left out and not written (listed under refused)`] : []),
           ...run.warnings,
         ],
         storageClasses: storage.changes,
+        recurringRuns,
         objectsChecked: preflight.objectsChecked,
         volumes: run.volumes,
         controlPlane: run.controlPlane,

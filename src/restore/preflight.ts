@@ -12,6 +12,7 @@ import { resourceFolder } from '../archive/paths.ts';
 import type { ObjectStore } from '../store/objects.ts';
 import { restoreRefusal } from '../kubeflow/allow-list.ts';
 import { generatedReason } from '../kubeflow/generated.ts';
+import { isRecurringRun, recurringRunReason } from '../kubeflow/recurring-runs.ts';
 import { describeObject, groupOf } from '../kubeflow/identity.ts';
 import { noProfileReason, reservedProfileReason } from '../kubeflow/profile-namespaces.ts';
 import { filteredOutReason, type ResourceFilter } from '../kubeflow/resource-filters.ts';
@@ -49,6 +50,8 @@ export interface SkippedItem {
   namespace: string;
   kind: string;
   reason: string;
+  /** set for the KFP recurring runs, which the results list by name */
+  recurringRun?: string;
 }
 
 export interface Preflight {
@@ -198,6 +201,10 @@ export async function runPreflight(kube: KubeClient, store: ObjectStore, request
       const generated = generatedReason(object);
       if (generated) {
         skipped.push({ key, namespace, kind: object.kind, reason: generated });
+        continue;
+      }
+      if (isRecurringRun(object)) {
+        skipped.push({ key, namespace, kind: object.kind, reason: recurringRunReason, recurringRun: `${namespace}/${object.metadata.name ?? ''}` });
         continue;
       }
       if (isSealed(object)) {

@@ -80,6 +80,10 @@ describe('user state round trip through ./dispatch: discovered kinds, merged Ser
     await eventually(() => api.get(refs.serviceAccounts, 'default-editor', NS), 'the profile controller');
     await eventually(() => api.get(refs.podDefaults, 'access-ml-pipeline', NS), 'the KFP profile controller');
     for (const [ref, object] of userObjects) api.create(ref, object);
+    api.create(r('kubeflow.org', 'scheduledworkflows'), {
+      apiVersion: 'kubeflow.org/v1beta1', kind: 'ScheduledWorkflow', metadata: { name: 'nightly-train', namespace: NS },
+      spec: { enabled: true, maxConcurrency: 1, trigger: { cronSchedule: { cron: '0 0 2 * * *' } }, workflow: { parameters: [] } },
+    });
     // a user adds a pull secret to the ServiceAccount the profile controller made
     const editor = api.get(refs.serviceAccounts, 'default-editor', NS)!;
     api.update(refs.serviceAccounts, { ...editor, imagePullSecrets: [{ name: 'team-registry' }] });
@@ -107,7 +111,8 @@ describe('user state round trip through ./dispatch: discovered kinds, merged Ser
     const [a, b] = await Promise.all([KubeClient.load({ kubeconfig: source.kubeconfigPath }), KubeClient.load({ kubeconfig: target.kubeconfigPath })]);
     try {
       // a token is the target's own, and the PVC asks for the target's storage class: both compared below
-      const withoutTokens = (objects: KubeObject[]) => objects.filter((o) => o.type !== 'kubernetes.io/service-account-token' && o.kind !== 'PersistentVolumeClaim');
+      // (a recurring run is never restored: listed below)
+      const withoutTokens = (objects: KubeObject[]) => objects.filter((o) => o.type !== 'kubernetes.io/service-account-token' && o.kind !== 'PersistentVolumeClaim' && o.kind !== 'ScheduledWorkflow');
       const differences = compareStates(withoutTokens(await collectUserState(a)), withoutTokens(await collectUserState(b)));
       expect(describeDifferences(differences)).to.deep.equal([]);
     } finally {
@@ -125,6 +130,11 @@ describe('user state round trip through ./dispatch: discovered kinds, merged Ser
     expect(warnings(planMapped).join(' ')).to.not.include('datasets');
     expect(results(restored)['storage-classes.0']).to.equal(`${NS}/datasets: microk8s-hostpath → ceph-rbd`);
     expect((target.api.get(refs.persistentVolumeClaims, 'datasets', NS)!.spec as { storageClassName?: string }).storageClassName).to.equal('ceph-rbd');
+  });
+
+  it('writes no KFP recurring run, and lists each one to recreate through KFP', () => {
+    expect(restored.state.actionResults['recurring-runs.0']).to.equal(`${NS}/nightly-train`);
+    expect(target.api.get(r('kubeflow.org', 'scheduledworkflows'), 'nightly-train', NS)).to.equal(undefined);
   });
 
   it('refuses a storage-class-map it cannot read in one sentence, and writes nothing', async () => {

@@ -45,6 +45,7 @@ export function restoreLines(outcome: RestoreOutcome): string[] {
     '',
     `total: ${t.created} created, ${t.updated} updated, ${t.unchanged} unchanged, ${t.skipped} skipped, ${t.failed} failed (${outcome.objectsChecked} objects verified)`,
     `volumes: ${outcome.volumes.restored} PVC(s) filled${outcome.volumes.note ? ` — ${outcome.volumes.note}` : ''}`,
+    ...outcome.recurringRuns.map((r) => `recurring run to recreate through KFP: ${r}`),
     ...outcome.storageClasses.map((c) => `storage class ${outcome.dryRun ? 'would change' : 'changed'}: ${c}`),
     ...(outcome.dryRun ? planLines(outcome) : []),
     ...outcome.failures.map((f) => `failed: ${f}`),
