@@ -21,7 +21,7 @@ export function notStateReason(resource: Pick<ApiResource, 'group' | 'resource' 
   const spelled = resource.group ? `${resource.resource}.${resource.group}` : resource.resource;
   if (!resource.namespaced) return `${spelled} is cluster-scoped, and only Profiles are state at cluster scope`;
   const missing = neededVerbs.filter((verb) => !resource.verbs.includes(verb));
-  if (missing.length) return `${spelled} cannot be ${missing.join(', ')}`;
+  if (missing.length) return `${spelled} is served without the verbs ${missing.join(', ')}, which a backup and a restore need`;
   const runtime = runtimeKindOf(resource.group, resource.kind);
   if (runtime) return runtime.why;
   return undefined;

@@ -300,7 +300,7 @@ export async function runPreflight(kube: KubeClient, store: ObjectStore, request
     }
     if (missing.length > 0) {
       throw new RestoreRefusedError(
-        `The target cluster does not serve ${listOf(missing)}, which backup ${backupId} needs; install the matching Kubeflow charms (or CRDs) first. Nothing was restored.`,
+        `The target cluster does not serve ${listOf(missing)}, which backup ${backupId} needs; install the matching Kubeflow charms (or CRDs) first, or leave those kinds out with exclude-resources. Nothing was restored.`,
         missing.map((m) => `${m}: not served by the target`),
       );
     }

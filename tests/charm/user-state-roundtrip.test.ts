@@ -59,21 +59,24 @@ describe('user state round trip through ./dispatch: discovered kinds, merged Ser
   let s3: S3ServerHandle;
   let source: RunningCluster;
   let target: RunningCluster;
+  /** a target whose KFP profile controller never gets round to the namespace within the restore's wait */
+  let stalled: RunningCluster;
   let backupId: string;
   let restored: DispatchOutcome;
   let planUnmapped: DispatchOutcome;
   let planMapped: DispatchOutcome;
   let restoreStarted: number;
 
-  const dispatch = (cluster: RunningCluster, action: string, params: Record<string, unknown>): Promise<DispatchOutcome> =>
-    runDispatch(charmDir, emptyState({ config: { 'restore-wait-timeout': 30 }, relations: [s3Relation(track1Data(s3, BUCKET))], actionParams: params }), {
+  const dispatch = (cluster: RunningCluster, action: string, params: Record<string, unknown>, waitSeconds = 30): Promise<DispatchOutcome> =>
+    runDispatch(charmDir, emptyState({ config: { 'restore-wait-timeout': waitSeconds }, relations: [s3Relation(track1Data(s3, BUCKET))], actionParams: params }), {
       event: `actions/${action}`, env: { KUBECONFIG: cluster.kubeconfigPath },
     });
 
   before(async () => {
-    [charmDir, s3, source, target] = await Promise.all([
+    [charmDir, s3, source, target, stalled] = await Promise.all([
       ensureCharmBuilt(), startS3Server({ buckets: [BUCKET] }), startCluster({ seed: 19 }),
       startCluster({ seed: 20, kubeflow: { kfpProfileController: { delayMs: KFP_DELAY_MS } } }),
+      startCluster({ seed: 21, kubeflow: { kfpProfileController: { delayMs: 600_000 } } }),
     ]);
     const api = source.api;
     api.create(refs.profiles, { apiVersion: 'kubeflow.org/v1', kind: 'Profile', metadata: { name: NS }, spec: { owner: { kind: 'User', name: OWNER } } });
@@ -100,7 +103,7 @@ describe('user state round trip through ./dispatch: discovered kinds, merged Ser
     restoreStarted = Date.now();
     restored = await dispatch(target, 'restore-state', { 'backup-id': backupId, 'storage-class-map': 'microk8s-hostpath=ceph-rbd' });
   });
-  after(async () => Promise.all([s3?.stop(), source?.stop(), target?.stop()]));
+  after(async () => Promise.all([s3?.stop(), source?.stop(), target?.stop(), stalled?.stop()]));
 
   it('restores every user object, of kinds nobody listed, and the target holds the same user state', async () => {
     expect(restored.state.actionFailure, restored.stderr).to.equal(undefined);
@@ -185,6 +188,15 @@ describe('user state round trip through ./dispatch: discovered kinds, merged Ser
     expect(Date.parse(notebook.metadata.creationTimestamp!)).to.be.at.least(Date.parse(podDefault.metadata.creationTimestamp!));
     const pod = await eventually(() => target.api.get(refs.pods, 'analysis-0', NS), 'the restored notebook pod');
     expect(pod.metadata.annotations).to.have.property(`${podDefaultAnnotationPrefix}access-ml-pipeline`);
+  });
+
+  it('when a late PodDefault never comes, warns naming it, restores the rest and does not fail', async () => {
+    const outcome = await dispatch(stalled, 'restore-state', { 'backup-id': backupId, 'storage-class-map': 'microk8s-hostpath=ceph-rbd' }, 2);
+    expect(outcome.state.actionFailure, outcome.stderr).to.equal(undefined);
+    expect(outcome.state.actionResults).to.include({ failed: '0' });
+    const warnings = Object.entries(outcome.state.actionResults).filter(([k]) => k.startsWith('warnings.')).map(([, v]) => v);
+    expect(warnings.find((w) => w.includes('PodDefault'))).to.match(new RegExp(`^1 PodDefault\\(s\\) that controllers made on the source did not appear within restore-wait-timeout \\(2 s\\): ${NS}/access-ml-pipeline\\. `));
+    expect(stalled.api.get(refs.notebooks, 'analysis', NS)).to.not.equal(undefined);
   });
 
   it('a Notebook made before its PodDefault would have started without the injection: the webhook changes Pods only at creation', async () => {

@@ -28,7 +28,7 @@ describe('state kinds, discovered', () => {
 
   it('says why a served kind holds no state', () => {
     expect(notStateReason(served('', 'nodes', 'Node', false))).to.match(/cluster-scoped/);
-    expect(notStateReason(served('metrics.k8s.io', 'pods', 'PodMetrics', true, ['get', 'list']))).to.equal('pods.metrics.k8s.io cannot be create');
+    expect(notStateReason(served('metrics.k8s.io', 'pods', 'PodMetrics', true, ['get', 'list']))).to.equal('pods.metrics.k8s.io is served without the verbs create, which a backup and a restore need');
     expect(notStateReason(served('', 'events', 'Event'))).to.match(/record what happened/);
   });
 
