@@ -243,7 +243,7 @@ class RestoreRun {
     try {
       return await this.executeSteps();
     } finally {
-      const late = this.podDefaults?.warning();
+      const late = this.podDefaults?.finish();
       if (late) this.warnings.push(late);
     }
   }
@@ -359,22 +359,45 @@ class RestoreRun {
     const inFlight = new Set<Promise<void>>();
     // enough namespaces at once to keep every slot busy although each step of one namespace holds few objects
     const width = this.limit * 2;
+    // namespaces whose workloads wait for their late PodDefaults, parked outside the width so others go on meanwhile
+    const parked = new Set<Promise<void>>();
+    const park = (namespace: string, rest: readonly SpooledStep[]) => {
+      const task = this.podDefaults!.forNamespace(namespace)
+        .then(() => this.restoreNamespace(namespace, rest, newPvcs))
+        .catch((error: unknown) => { this.failure ??= error; })
+        .finally(() => { parked.delete(task); });
+      parked.add(task);
+    };
     for await (const namespace of namespaces) {
       if (this.failure) break;
-      const task = this.restoreNamespace(namespace, steps, newPvcs)
+      const task = this.restoreNamespace(namespace, steps, newPvcs, park)
         .catch((error: unknown) => { this.failure ??= error; })
         .finally(() => { inFlight.delete(task); });
       inFlight.add(task);
       if (inFlight.size >= width) await Promise.race(inFlight);
     }
     await Promise.all(inFlight);
+    while (parked.size > 0) await Promise.all([...parked]);
     if (this.failure) throw this.failure;
   }
 
-  private async restoreNamespace(namespace: string, steps: readonly SpooledStep[], newPvcs: Array<{ namespace: string; name: string }>): Promise<void> {
-    for (const step of steps) {
+  /**
+   * One namespace's steps in order. At its first workload step, a namespace whose late PodDefaults do not exist yet
+   * is handed to `park` with the steps left, and this call returns.
+   */
+  private async restoreNamespace(
+    namespace: string, steps: readonly SpooledStep[], newPvcs: Array<{ namespace: string; name: string }>,
+    park?: (namespace: string, rest: readonly SpooledStep[]) => void,
+  ): Promise<void> {
+    for (const [index, step] of steps.entries()) {
       if (this.failure) return;
-      if (isWorkloadStep(step.group, step.resource)) await this.podDefaults?.forNamespace(namespace);
+      if (this.podDefaults && isWorkloadStep(step.group, step.resource) && !this.podDefaults.isReady(namespace)) {
+        if (park) {
+          park(namespace, steps.slice(index));
+          return;
+        }
+        await this.podDefaults.forNamespace(namespace);
+      }
       const items = await this.preflight.spool.readNamespace(spoolKey(step), namespace);
       const results = await Promise.allSettled(items.map((item) => this.slots(() => this.applyOne(step.key, step.target, item, NO_LIVE_OBJECTS))));
       for (const [i, result] of results.entries()) {
