@@ -35,6 +35,8 @@ export interface ControlPlaneOutcome {
   copied: Array<{ name: string; key: string; bytes: number; sha256?: string }>;
   /** one sentence per part not covered, e.g. "control plane not covered: relate kfp-db …" */
   notCovered: string[];
+  /** the sentences among notCovered for related databases found without tables */
+  empty?: string[];
 }
 
 export interface BackupRequest {
@@ -77,7 +79,8 @@ export interface BackupOutcome {
   profiles: number;
   contributors: number;
   volumes: { copied: number; bytes: number; note?: string };
-  controlPlane: { copied: number; bytes: number; notCovered: string[]; note?: string };
+  /** `names`: what was copied (`kfp-db`, `minio/<bucket>`); `empty`: related databases found without tables */
+  controlPlane: { copied: number; bytes: number; notCovered: string[]; names: string[]; empty: string[]; note?: string };
   sealedSecrets: number;
   clearSecrets: number;
   missingKinds: string[];
@@ -255,7 +258,7 @@ export async function runBackup(kube: KubeClient, store: ObjectStore, request: B
       volumes = { copied: entries.length, bytes: entries.reduce((sum, e) => sum + e.bytes, 0) };
     }
 
-    let controlPlane: BackupOutcome['controlPlane'] = { copied: 0, bytes: 0, notCovered: [] };
+    let controlPlane: BackupOutcome['controlPlane'] = { copied: 0, bytes: 0, notCovered: [], names: [], empty: [] };
     if (request.kind === 'snapshot-profiles') controlPlane.note = 'snapshot-profiles copies no control-plane data';
     else if (!request.includeControlPlane) controlPlane.note = 'include-control-plane=false: no control-plane data was copied';
     else if (!request.controlPlane) controlPlane.note = 'control-plane data was not copied: no control-plane mover is configured';
@@ -268,6 +271,8 @@ export async function runBackup(kube: KubeClient, store: ObjectStore, request: B
         copied: outcome.copied.length,
         bytes: outcome.copied.reduce((sum, c) => sum + c.bytes, 0),
         notCovered: outcome.notCovered,
+        names: outcome.copied.map((c) => c.name),
+        empty: outcome.empty ?? [],
       };
     }
     writer.setExtra('skipped', skippedBy);

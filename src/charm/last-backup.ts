@@ -7,6 +7,7 @@ import type { StatusNote } from './status.ts';
 import { readS3Readiness } from './s3.ts';
 import type { S3Settings } from '../store/settings.ts';
 import { BACKUPS_FOLDER, normalizePrefix } from '../store/layout.ts';
+import { describe } from '../errors/index.ts';
 
 export const LAST_BACKUP_KEY = 'last-backup';
 
@@ -65,7 +66,7 @@ export async function lastBackupNotes(charm: CharmRuntime): Promise<StatusNote[]
     const age = now.getTime() - Date.parse(newest.completed);
     return [{ level: 'active', text: `last backup ${formatAge(age)} ago${age > maxAgeMs ? ' (older than max-backup-age)' : ''}` }];
   } catch (error) {
-    await charm.log('WARNING', `the newest backup could not be found: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+    await charm.log('WARNING', `the newest backup could not be found: ${describe(error)}`);
     return [{ level: 'active', text: 'last backup unknown (S3 listing failed)' }];
   }
 }

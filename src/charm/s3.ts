@@ -11,20 +11,14 @@ export async function s3RelationId(charm: CharmRuntime): Promise<string | undefi
   return ids.find((id) => id !== broken);
 }
 
-// One reading per dispatch: the status and its contributors (e.g. the last backup's age) all ask.
-const readings = new WeakMap<CharmRuntime, Promise<S3Readiness>>();
-
 /**
  * The S3 readiness of this dispatch, read once. `onRelation` runs as soon as a relation is known (on the first read
  * only): the caller can warm up what it will need next.
  */
 export function readS3Readiness(charm: CharmRuntime, onRelation?: () => void): Promise<S3Readiness> {
-  let reading = readings.get(charm);
-  if (!reading) {
-    reading = readS3ReadinessOnce(charm, onRelation);
-    readings.set(charm, reading);
-  }
-  return reading;
+  // One reading per dispatch: the status and its contributors (e.g. the last backup's age) all ask.
+  charm.facts.s3 ??= readS3ReadinessOnce(charm, onRelation);
+  return charm.facts.s3;
 }
 
 async function readS3ReadinessOnce(charm: CharmRuntime, onRelation?: () => void): Promise<S3Readiness> {

@@ -1,5 +1,6 @@
 // Facts other parts of the charm add to the status (the guard's state, the last backup's age, uncovered control
-// plane). Each contributor is cheap and must not throw: a failure to find out becomes a note, not a failed hook.
+// plane), collected once per dispatch after the hook's work. Each contributor only looks (it changes nothing in the
+// cluster or the relations), is cheap, and must not throw: a failure to find out becomes a note, not a failed hook.
 import type { CharmRuntime } from './runtime.ts';
 import type { StatusNote } from './status.ts';
 import { guardNotes } from './guard.ts';

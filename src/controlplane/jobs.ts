@@ -7,20 +7,24 @@ import { effectiveEndpoint } from '../store/addressing.ts';
 import type { MinioEndpoint, MysqlEndpoint } from './relations.ts';
 import {
   ENV, MINIO_BACKUP_SCRIPT, MINIO_RESTORE_SCRIPT, MYSQL_DOWNLOAD_SCRIPT, MYSQL_DUMP_SCRIPT, MYSQL_LOAD_SCRIPT, MYSQL_UPLOAD_SCRIPT,
+  SQLITE_BACKUP_SCRIPT, SQLITE_RESTORE_SCRIPT,
 } from './scripts.ts';
 
 /** Official images, pinned by tag: rclone (Alpine, busybox) and MySQL (Oracle Linux; mysqldump and mysql 8.4). */
 export const DEFAULT_RCLONE_IMAGE = 'docker.io/rclone/rclone:1.68.2';
 export const DEFAULT_MYSQL_IMAGE = 'docker.io/library/mysql:8.4';
+/** Official Python image (Debian slim): Python's sqlite3 module for SQLite's online backup, sh, gzip, coreutils. */
+export const DEFAULT_SQLITE_IMAGE = 'docker.io/library/python:3.12-slim';
 
 export interface CopyImages {
   rclone: string;
   mysql: string;
+  sqlite: string;
 }
 
-export type CopyKind = 'mysql-backup' | 'mysql-restore' | 'minio-backup' | 'minio-restore';
+export type CopyKind = 'mysql-backup' | 'mysql-restore' | 'minio-backup' | 'minio-restore' | 'sqlite-backup' | 'sqlite-restore';
 
-type Tool = 'rclone' | 'mysql';
+type Tool = 'rclone' | 'mysql' | 'sqlite';
 interface Step { name: string; tool: Tool; script: string }
 
 /**
@@ -32,6 +36,9 @@ const STEPS: Record<CopyKind, Step[]> = {
   'mysql-restore': [{ name: 'download', tool: 'rclone', script: MYSQL_DOWNLOAD_SCRIPT }, { name: 'load', tool: 'mysql', script: MYSQL_LOAD_SCRIPT }],
   'minio-backup': [{ name: 'copy', tool: 'rclone', script: MINIO_BACKUP_SCRIPT }],
   'minio-restore': [{ name: 'copy', tool: 'rclone', script: MINIO_RESTORE_SCRIPT }],
+  // The upload and download halves are the database copies' own: the SQLite step leaves the same files behind.
+  'sqlite-backup': [{ name: 'backup', tool: 'sqlite', script: SQLITE_BACKUP_SCRIPT }, { name: 'upload', tool: 'rclone', script: MYSQL_UPLOAD_SCRIPT }],
+  'sqlite-restore': [{ name: 'download', tool: 'rclone', script: MYSQL_DOWNLOAD_SCRIPT }, { name: 'restore', tool: 'sqlite', script: SQLITE_RESTORE_SCRIPT }],
 };
 
 export function stepsOf(kind: CopyKind): readonly Step[] {
@@ -102,6 +109,7 @@ function storePath(store: S3Settings, key: string): string {
 /** One copy: what it moves, between which ends, with which credentials. `key` is the full object key (prefix included). */
 export type CopySpec =
   | { kind: 'mysql-backup' | 'mysql-restore'; db: MysqlEndpoint; store: S3Settings; key: string; expectedSha256?: string }
+  | { kind: 'sqlite-backup' | 'sqlite-restore'; sqlite: SqliteOnClaim; store: S3Settings; key: string; expectedSha256?: string }
   | { kind: 'minio-backup' | 'minio-restore'; minio: MinioEndpoint; bucket: string; store: S3Settings; keyPrefix: string; expectedSha256?: string };
 
 export interface CopyEnvironment {
@@ -111,9 +119,30 @@ export interface CopyEnvironment {
   plain: Record<string, string>;
 }
 
+/** An SQLite file on a PVC: the Job mounts the claim at SQLITE_MOUNT (on the node of the Pod using it, if any). */
+export interface SqliteOnClaim {
+  claim: string;
+  /** path of the file inside the claim */
+  file: string;
+  /** the node of a running Pod that mounts the claim: a ReadWriteOnce volume attaches to one node at a time */
+  nodeName?: string;
+}
+
+const SQLITE_VOLUME = 'sqlite-data';
+const SQLITE_MOUNT = '/sqlite-data';
+
 export function copyEnvironment(spec: CopySpec): CopyEnvironment {
   const store = storeRemote(spec.store);
   const expected: Record<string, string> = spec.expectedSha256 ? { [ENV.expectedSha256]: spec.expectedSha256 } : {};
+  if ('sqlite' in spec) {
+    return {
+      secret: store.secret,
+      plain: {
+        ...store.plain, [ENV.dbName]: spec.sqlite.file, [ENV.storePath]: storePath(spec.store, spec.key),
+        [ENV.sqliteFile]: `${SQLITE_MOUNT}/${spec.sqlite.file}`, ...expected,
+      },
+    };
+  }
   if ('db' in spec) {
     return {
       secret: { ...store.secret, [ENV.dbClientOptions]: clientOptionsFile(spec.db) },
@@ -203,6 +232,7 @@ export function buildCopyJob(spec: CopySpec, options: CopyJobOptions): CopyJob {
         volumeMounts: [
           ...(shared ? [{ name: TRANSFER_VOLUME, mountPath: TRANSFER_PATH }] : []),
           ...(caChain && step.tool === 'rclone' ? [{ name: CA_VOLUME, mountPath: CA_MOUNT_PATH, readOnly: true }] : []),
+          ...('sqlite' in spec && step.tool === 'sqlite' ? [{ name: SQLITE_VOLUME, mountPath: SQLITE_MOUNT }] : []),
         ],
       }
       : {}),
@@ -229,9 +259,11 @@ export function buildCopyJob(spec: CopySpec, options: CopyJobOptions): CopyJob {
               volumes: [
                 ...(shared ? [{ name: TRANSFER_VOLUME, emptyDir: {} }] : []),
                 ...(caChain ? [{ name: CA_VOLUME, secret: { secretName: name, items: [{ key: STORE_CA_KEY, path: STORE_CA_KEY }] } }] : []),
+                ...('sqlite' in spec ? [{ name: SQLITE_VOLUME, persistentVolumeClaim: { claimName: spec.sqlite.claim } }] : []),
               ],
             }
             : {}),
+          ...('sqlite' in spec && spec.sqlite.nodeName ? { nodeName: spec.sqlite.nodeName } : {}),
           containers: containers.slice(-1),
         },
       },

@@ -1,4 +1,4 @@
-// Which kinds hold user state (architecture.md, "What is state"): Profiles, and in profile namespaces every kind the
+// Which kinds hold user state (docs/architecture.md, "What is state"): Profiles, and in profile namespaces every kind the
 // API server serves that can be listed, read and created again — discovered, not listed, so that a NetworkPolicy, a
 // LimitRange, a CronJob or an Argo WorkflowTemplate is kept without anyone having named it here — minus the runtime
 // kinds (src/kubeflow/runtime-kinds.ts). Which objects of those kinds a controller made is src/kubeflow/generated.ts.

@@ -1,4 +1,4 @@
-// The restore engine (architecture.md "Restore phases"): preflight before any write; Profiles, then the wait for
+// The restore engine (docs/architecture.md, "restore-state (the restore phases)"): preflight before any write; Profiles, then the wait for
 // their namespaces; then, in each namespace, its objects step by step in restore order. Namespaces do not wait for
 // each other: each starts as soon as the profile controller has made it, and many run at once, bounded by the
 // client's concurrency (global step barriers across 1000 namespaces left the client idle at every step's tail).

@@ -99,9 +99,9 @@ export class Spool {
   async readNamespace(step: string, namespace: string): Promise<SpooledItem[]> {
     const ranges = this.index.get(step)?.get(namespace);
     if (!ranges) return [];
-    // Positioned reads of a file this process has just written, so from the page cache: a few microseconds each
-    // when synchronous. FileHandle.read costs ~7× the CPU per call through the thread pool, and under a loaded
-    // machine the P=1000 profile showed the restore's event loop held in it for seconds.
+    // Positioned reads of a file this process has just written, so from the page cache: cheap when synchronous.
+    // FileHandle.read goes through the thread pool at several times the CPU per call, and on a loaded machine it held
+    // the restore's event loop for seconds (docs/performance.md).
     this.reader ??= openSync(this.path, 'r');
     const items: SpooledItem[] = [];
     for (let i = 0; i < ranges.length; i += 2) {

@@ -116,8 +116,8 @@ export class ObjectStore {
     this.bucket = options.bucket;
     this.prefix = normalizePrefix(options.prefix);
     this.partSize = Math.max(MIN_PART, options.partSizeBytes ?? MIN_PART);
-    // 4 parts in flight, as the SDK's own default: with 2 the archive's upload reached 0.72–0.76 of a raw multipart
-    // PUT of the same bytes (bench/archive-upload), with 4 0.88–0.97, for at most 10 MiB more while a part waits.
+    // 4 parts in flight, as the SDK's own default: fewer left the upload well short of a raw multipart PUT of the same
+    // bytes (bench/archive-upload, docs/performance.md), for one part size more memory per extra part in flight.
     this.queueSize = Math.max(1, options.queueSize ?? 4);
     this.storageClass = options.storageClass ? { StorageClass: options.storageClass as StorageClass } : {};
   }

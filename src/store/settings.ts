@@ -1,4 +1,4 @@
-// S3 settings from s3-integrator, on both tracks of the `s3` interface (juju.md): what the requirer asks for,
+// S3 settings from s3-integrator, on both tracks of the `s3` interface (docs/juju.md): what the requirer asks for,
 // and how the provider's answer (plain keys on track 1, `secret-extra` on track 2) becomes validated S3Settings.
 import { z } from 'zod';
 import { parseUriStyle, resolveAddressing, URI_STYLE_VALUES, type UriStyle } from './addressing.ts';

@@ -14,7 +14,7 @@ const spec: CopySpec = {
   store,
   key: 'kf/backups/id/control-plane/mysql/mlpipeline.sql.gz',
 };
-const options = { namespace: 'kubeflow', backupId: 'kf-20250201-101500-0c0ffe', part: 'kfp-db', images: { rclone: 'rclone', mysql: 'mysql' } };
+const options = { namespace: 'kubeflow', backupId: 'kf-20250201-101500-0c0ffe', part: 'kfp-db', images: { rclone: 'rclone', mysql: 'mysql', sqlite: 'python' } };
 
 describe('controlplane/jobs: the store as the copy Jobs see it', () => {
   it('gives the rclone container the CA chain as a file from the Secret, and the MySQL container nothing of it', () => {
@@ -31,6 +31,20 @@ describe('controlplane/jobs: the store as the copy Jobs see it', () => {
     // The PEM is not an environment variable of either container, and the Job spec does not hold it.
     for (const container of [dump, upload]) expect(container.env.map((e: any) => e.name)).not.to.include(STORE_CA_KEY);
     expect(JSON.stringify(job)).not.to.include('MIIBprivateca');
+  });
+
+  it('an SQLite copy mounts the claim in the sqlite container and the CA in the rclone one, each only there', () => {
+    const sqliteSpec: CopySpec = { kind: 'sqlite-backup', sqlite: { claim: 'mlmd-data-mlmd-0', file: 'mlmd.db', nodeName: 'node-a' }, store, key: 'kf/backups/id/control-plane/mlmd/mlmd.db.gz' };
+    const { job } = buildCopyJob(sqliteSpec, { ...options, part: 'mlmd' });
+    const pod = (job.spec as any).template.spec;
+    const [backup] = pod.initContainers;
+    const [upload] = pod.containers;
+    const claimVolume = pod.volumes.find((v: any) => v.persistentVolumeClaim);
+    const caVolume = pod.volumes.find((v: any) => v.secret);
+    expect(claimVolume.persistentVolumeClaim).to.deep.equal({ claimName: 'mlmd-data-mlmd-0' });
+    expect(backup.volumeMounts.map((m: any) => m.name)).to.include(claimVolume.name).and.not.include(caVolume.name);
+    expect(upload.volumeMounts.map((m: any) => m.name)).to.include(caVolume.name).and.not.include(claimVolume.name);
+    expect(pod.nodeName).to.equal('node-a');
   });
 
   it('without a chain there is no CA volume and no RCLONE_CA_CERT', () => {

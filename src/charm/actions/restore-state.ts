@@ -9,6 +9,7 @@ import type { KubeClient } from '../../kube/client.ts';
 import type { S3Settings } from '../../store/settings.ts';
 import { readControlPlane } from '../control-plane.ts';
 import { controlPlaneRestoreStep } from '../control-plane-steps.ts';
+import { ControlPlaneError } from '../../controlplane/engine.ts';
 
 function volumeStep(kube: KubeClient, s3: S3Settings, ctx: ActionContext<'restore-state'>): RestoreVolumeStep | undefined {
   // The mover Jobs need an endpoint they can reach from inside the cluster; AWS itself has none in the settings.
@@ -64,7 +65,7 @@ export async function run(ctx: ActionContext<'restore-state'>): Promise<void> {
     }
     if (error instanceof RestoreInputError || error instanceof RestoreStoppedError) ctx.fail(error.message);
     // A database or bucket copy that failed: its own sentence says which and why.
-    if (error instanceof Error && error.name === 'ControlPlaneError') ctx.fail(`${error.message} Profiles and namespaced objects were not restored; fix it and rerun.`);
+    if (ControlPlaneError.isInstance(error)) ctx.fail(`${error.message} Profiles and namespaced objects were not restored; fix it and rerun.`);
     throw error;
   }
   for (const warning of outcome.warnings) await ctx.log('WARNING', warning);

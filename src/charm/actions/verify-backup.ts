@@ -1,5 +1,5 @@
 // The verify-backup action: downloads a backup and re-checks every checksum; each problem is reported.
-import type { ActionContext } from '../action-context.ts';
+import { ActionFailure, type ActionContext } from '../action-context.ts';
 
 export async function run(ctx: ActionContext<'verify-backup'>): Promise<void> {
   const s3 = await ctx.s3();
@@ -23,7 +23,7 @@ export async function run(ctx: ActionContext<'verify-backup'>): Promise<void> {
     });
     if (report.status === 'corrupt') ctx.fail(`Backup ${id} is corrupt (${report.problems.length} problem(s), listed in the results); do not restore from it.`);
   } catch (error) {
-    if (error instanceof Error && error.name === 'ActionFailure') throw error;
+    if (ActionFailure.isInstance(error)) throw error;
     ctx.fail(`Backup ${id} could not be verified: ${error instanceof Error ? error.message.replace(/\.$/, '') : String(error)}.`);
   }
 }

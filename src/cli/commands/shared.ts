@@ -6,6 +6,7 @@ import { UsageError } from '../usage.ts';
 import { s3SettingsFrom } from '../s3-options.ts';
 import { TLS_CODES, errorCodes, isNetworkCode } from '../../errors/codes.ts';
 import { cliProblemSentence } from '../s3-wording.ts';
+import { describe } from '../../errors/index.ts';
 
 export const outputOptions: OptionTable = {
   json: { type: 'boolean', description: 'print the result as one JSON document on stdout (progress stays on stderr)' },
@@ -52,6 +53,6 @@ export async function describeFailure(error: unknown, settings?: S3Settings): Pr
     const { classifyS3Error } = await import('../../store/s3-client.ts');
     return cliProblemSentence(classifyS3Error(error, settings));
   }
-  const message = (error instanceof Error ? error.message : String(error)).split('\n')[0]!.trim();
+  const message = describe(error);
   return /[.!?]$/.test(message) ? message : `${message}.`;
 }

@@ -45,7 +45,21 @@ function quote(value: string): string {
   return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 }
 
-export async function startMariaDb(): Promise<MariaDbHandle> {
+export interface MariaDbOptions {
+  /**
+   * Run as mysql-k8s runs MySQL where it matters to a dump and its load (canonical/mysql-k8s-operator
+   * lib/charms/mysql/v0/mysql.py `render_mysqld_configuration`: group replication, so the binary log is on, row-based,
+   * with gtid_mode=ON and enforce_gtid_consistency=ON; log_bin_trust_function_creators and max_allowed_packet are not
+   * set, so MySQL 8's defaults hold: OFF and 64 MiB). MariaDB's equivalents: --log-bin with a server id, ROW format,
+   * GTIDs (MariaDB writes them whenever the binary log is on; it has no enforce_gtid_consistency, whose refusals —
+   * CREATE TABLE … SELECT, temporary tables inside transactions — a mysqldump file never contains),
+   * log_bin_trust_function_creators OFF (also MariaDB's default, set explicitly) and a 64 MiB max_allowed_packet
+   * (MariaDB's own default is 16 MiB).
+   */
+  mysqlK8s?: boolean;
+}
+
+export async function startMariaDb(options: MariaDbOptions = {}): Promise<MariaDbHandle> {
   const directory = mkdtempSync(join(tmpdir(), 'mariadb-'));
   const dataDir = join(directory, 'data');
   const socket = join(directory, 'mysqld.sock');
@@ -65,6 +79,9 @@ export async function startMariaDb(): Promise<MariaDbHandle> {
     `--pid-file=${join(directory, 'mysqld.pid')}`, '--skip-name-resolve', '--innodb-buffer-pool-size=32M',
     '--innodb-log-file-size=16M', '--character-set-server=utf8mb4', '--collation-server=utf8mb4_unicode_ci',
     `--log-error=${join(directory, 'error.log')}`, ...user,
+    ...(options.mysqlK8s
+      ? [`--log-bin=${join(directory, 'binlog')}`, '--server-id=1', '--binlog-format=ROW', '--log-bin-trust-function-creators=OFF', '--max-allowed-packet=64M']
+      : []),
   ], { stdio: 'ignore' });
   let exited = false;
   child.once('exit', () => { exited = true; });

@@ -28,6 +28,8 @@ export interface S3ServerOptions {
   tlsCertFile?: string;
   /** more access key ids s3rver accepts (it checks the id only, never the secret) */
   accessKeys?: string[];
+  /** a key pair the server accepts besides S3RVER/S3RVER, and the one the handle reports */
+  credentials?: { accessKeyId: string; secretAccessKey: string };
   /** keep the data folder after stop (default: removed) */
   keepDirectory?: boolean;
 }
@@ -38,8 +40,9 @@ export async function startS3Server(options: S3ServerOptions = {}): Promise<S3Se
   const directory = mkdtempSync(join(tmpdir(), 's3rver-'));
   const args = ['--import', 'tsx', join(here, 'server-main.ts'), '--dir', directory];
   for (const bucket of options.buckets ?? []) args.push('--bucket', bucket);
-  for (const id of options.accessKeys ?? []) args.push('--access-key', id);
+  for (const id of options.accessKeys ?? []) args.push('--key-pair', `${id}:${id}`);
   if (options.tlsKeyFile && options.tlsCertFile) args.push('--tls-key', options.tlsKeyFile, '--tls-cert', options.tlsCertFile);
+  if (options.credentials) args.push('--key-pair', `${options.credentials.accessKeyId}:${options.credentials.secretAccessKey}`);
   const child: ChildProcess = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   const stop = stopOnExit('s3rver', async () => {
     if (child.exitCode === null && child.signalCode === null) {
@@ -62,8 +65,8 @@ export async function startS3Server(options: S3ServerOptions = {}): Promise<S3Se
     ...ready,
     pid: child.pid!,
     directory,
-    accessKeyId: S3RVER_ACCESS_KEY,
-    secretAccessKey: S3RVER_SECRET_KEY,
+    accessKeyId: options.credentials?.accessKeyId ?? S3RVER_ACCESS_KEY,
+    secretAccessKey: options.credentials?.secretAccessKey ?? S3RVER_SECRET_KEY,
     stop,
   };
 }
