@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import type { ApiResource } from '../../src/kube/types.ts';
+import { backupDecision } from '../../src/kubeflow/backup-selection.ts';
 import { notStateReason, stateResources } from '../../src/kubeflow/kinds.ts';
+import { parseResourceFilter } from '../../src/kubeflow/resource-filters.ts';
 import { runtimeKinds } from '../../src/kubeflow/runtime-kinds.ts';
 
 const served = (group: string, resource: string, kind: string, namespaced = true, verbs = ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch']): ApiResource =>
@@ -35,5 +37,15 @@ describe('state kinds, discovered', () => {
   it('gives every runtime kind a reason of its own', () => {
     for (const kind of runtimeKinds) expect(kind.why, kind.kind).to.match(/\w+ \w+/);
     expect(new Set(runtimeKinds.map((k) => `${k.group}/${k.kind}`)).size).to.equal(runtimeKinds.length);
+  });
+
+  it('keeps a discovered kind nobody named, and include-resources / exclude-resources still apply to it', () => {
+    const policy = { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name: 'deny', namespace: 'alice' }, spec: { podSelector: {} } };
+    const namespaces = new Set(['alice']);
+    expect(backupDecision(policy, { namespaces }, 'networkpolicies')).to.deep.equal({ keep: true, reason: 'state: NetworkPolicy in profile namespace alice' });
+    expect(backupDecision(policy, { namespaces, filter: parseResourceFilter('', 'networkpolicies.networking.k8s.io') }, 'networkpolicies'))
+      .to.deep.equal({ keep: false, reason: 'excluded by exclude-resources (networkpolicies.networking.k8s.io)' });
+    expect(backupDecision(policy, { namespaces, filter: parseResourceFilter('notebooks.kubeflow.org', '') }, 'networkpolicies'))
+      .to.deep.equal({ keep: false, reason: 'not in include-resources (notebooks.kubeflow.org)' });
   });
 });
