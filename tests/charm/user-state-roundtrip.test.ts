@@ -190,6 +190,12 @@ describe('user state round trip through ./dispatch: discovered kinds, merged Ser
     expect(pod.metadata.annotations).to.have.property(`${podDefaultAnnotationPrefix}access-ml-pipeline`);
   });
 
+  it('a rerun into the restored target writes nothing: the merged ServiceAccount and the token Secret count as unchanged', async () => {
+    const rerun = await dispatch(target, 'restore-state', { 'backup-id': backupId, 'storage-class-map': 'microk8s-hostpath=ceph-rbd' });
+    expect(rerun.state.actionFailure, rerun.stderr).to.equal(undefined);
+    expect(rerun.state.actionResults).to.include({ created: '0', updated: '0', failed: '0' });
+  });
+
   it('when a late PodDefault never comes, warns naming it, restores the rest and does not fail', async () => {
     const outcome = await dispatch(stalled, 'restore-state', { 'backup-id': backupId, 'storage-class-map': 'microk8s-hostpath=ceph-rbd' }, 2);
     expect(outcome.state.actionFailure, outcome.stderr).to.equal(undefined);
