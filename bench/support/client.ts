@@ -13,7 +13,7 @@ import { runBackup } from '../../src/backup/engine.ts';
 import { KubeClient } from '../../src/kube/client.ts';
 import { resourcePath } from '../../src/kube/paths.ts';
 import type { ApiResource, KubeObject } from '../../src/kube/types.ts';
-import { stateKinds } from '../../src/kubeflow/kinds.ts';
+import { stateResources } from '../../src/kubeflow/kinds.ts';
 import { ObjectStore } from '../../src/store/objects.ts';
 
 export interface S3Target {
@@ -57,11 +57,7 @@ async function backup(kube: KubeClient, s3: S3Target): Promise<Omit<ClientResult
 
 /** The limit: every page of every kind the backup lists, requested, read and parsed; nothing else. */
 async function rawList(kube: KubeClient, kubeconfig: string): Promise<Omit<ClientResult, 'mode' | 'ms' | 'peakRssMiB'>> {
-  const resources: ApiResource[] = [];
-  for (const kind of stateKinds) {
-    const resource = await kube.findByResource(kind.group, kind.resource);
-    if (resource) resources.push(resource);
-  }
+  const resources: ApiResource[] = stateResources(await kube.discover());
   const config = new KubeConfig();
   config.loadFromFile(kubeconfig);
   const options: https.RequestOptions = {};

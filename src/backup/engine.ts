@@ -1,4 +1,4 @@
-// The backup engine: lists every state kind the cluster serves, page by page, keeps what is user state in the chosen
+// The backup engine: lists every state kind the cluster serves (discovered: src/kubeflow/kinds.ts), page by page, keeps what is user state in the chosen
 // Profiles and namespaces, and streams it into the archive. Nothing here knows about Juju or where S3 settings came
 // from; the charm and the CLI hand in a KubeClient and an ObjectStore.
 import type { KubeClient } from '../kube/client.ts';
@@ -8,8 +8,9 @@ import { DATA_FILES_INDEX, indexDataFiles } from '../archive/data-files.ts';
 import type { Manifest, VolumeEntry } from '../archive/manifest.ts';
 import type { ObjectStore } from '../store/objects.ts';
 import { backupDecision } from '../kubeflow/backup-selection.ts';
-import { stateKinds, type StateKind } from '../kubeflow/kinds.ts';
+import { isProfileResource, stateResources } from '../kubeflow/kinds.ts';
 import { isContributorObject } from '../kubeflow/contributors.ts';
+import { controllerPodDefaultsExtra, isControllerMadePodDefault } from '../kubeflow/late-pod-defaults.ts';
 import { parseResourceFilter } from '../kubeflow/resource-filters.ts';
 import { resolveScope } from './scope.ts';
 import { crdSnapshot, modelInventory } from './inventory.ts';
@@ -94,10 +95,16 @@ function reasonClass(reason: string): string {
   return (colon === -1 ? reason : reason.slice(0, colon)).trim();
 }
 
-function kindsFor(kind: BackupKind): readonly StateKind[] {
-  if (kind === 'backup-state') return stateKinds;
-  // snapshot-profiles: Profiles and the two halves of each KFAM contributor, nothing else.
-  return stateKinds.filter((k) => k.kind === 'Profile' || k.kind === 'RoleBinding' || k.kind === 'AuthorizationPolicy');
+/** snapshot-profiles: Profiles and the two halves of each KFAM contributor, nothing else */
+const snapshotResources = ['profiles.kubeflow.org', 'rolebindings.rbac.authorization.k8s.io', 'authorizationpolicies.security.istio.io'];
+
+function resourcesFor(kind: BackupKind, discovered: readonly ApiResource[]): { resources: ApiResource[]; missing: string[] } {
+  const state = stateResources(discovered);
+  const spelled = (r: { group: string; resource: string }) => (r.group ? `${r.resource}.${r.group}` : r.resource);
+  const wanted = kind === 'backup-state' ? ['profiles.kubeflow.org'] : snapshotResources;
+  const resources = kind === 'backup-state' ? state : state.filter((r) => snapshotResources.includes(spelled(r)));
+  const served = new Set(resources.map(spelled));
+  return { resources, missing: wanted.filter((name) => !served.has(name)) };
 }
 
 export async function runBackup(kube: KubeClient, store: ObjectStore, request: BackupRequest): Promise<BackupOutcome> {
@@ -124,15 +131,16 @@ export async function runBackup(kube: KubeClient, store: ObjectStore, request: B
   // Each is awaited below; until then a failure must not count as unhandled.
   scoping.catch(() => undefined);
   starting.catch(() => undefined);
-  const resources: ApiResource[] = [];
-  const missingKinds: string[] = [];
-  for (const kind of kindsFor(request.kind)) {
-    const resource = await kube.findByResource(kind.group, kind.resource).catch(() => undefined);
-    if (resource) resources.push(resource);
-    else missingKinds.push(kind.group ? `${kind.resource}.${kind.group}` : kind.resource);
+  let discovered: ApiResource[];
+  try {
+    discovered = await kube.discover();
+  } catch (error) {
+    await Promise.allSettled([scoping, starting.then((writer) => writer.abort())]);
+    throw error;
   }
+  const { resources, missing: missingKinds } = resourcesFor(request.kind, discovered);
   // Profiles come from the scope's own LIST, at the end, so that the first LISTs need not wait for the scope.
-  const profileResource = resources.find((r) => r.group === 'kubeflow.org' && r.resource === 'profiles');
+  const profileResource = resources.find(isProfileResource);
   const listed = resources.filter((r) => r !== profileResource);
   // Without a choice of namespaces or Profiles the backup covers every profile namespace: whole-cluster LISTs,
   // known before the scope is.
@@ -198,12 +206,14 @@ export async function runBackup(kube: KubeClient, store: ObjectStore, request: B
     const keepPvcs = request.kind === 'backup-state' && request.includeVolumes && request.volumes !== undefined;
     let contributors = 0;
     let profiles = 0;
+    /** namespace → the PodDefaults controllers made there, for the restore to wait for (src/kubeflow/late-pod-defaults.ts) */
+    const controllerPodDefaults: Record<string, string[]> = {};
     for (let step = await firstPage; !step.done; step = await pageSource.next()) {
       const { resource, kindIndex, page } = step.value;
       // kept objects go to the archive a page at a time: one await per page, not one per object
       const kept: KubeObject[] = [];
       for (const object of page) {
-        const decision = backupDecision(object, { namespaces: scope.namespaces, ...(scope.profileNames ? { profiles: scope.profileNames } : {}), filter });
+        const decision = backupDecision(object, { namespaces: scope.namespaces, ...(scope.profileNames ? { profiles: scope.profileNames } : {}), filter }, resource.resource);
         const inScope = !resource.namespaced || scope.namespaces.has(object.metadata.namespace ?? '');
         let keep = decision.keep;
         let reason = decision.reason;
@@ -212,6 +222,9 @@ export async function runBackup(kube: KubeClient, store: ObjectStore, request: B
           reason = 'not a contributor: snapshot-profiles keeps Profiles and KFAM contributors only';
         }
         if (!keep) {
+          if (inScope && resource.resource === 'poddefaults' && isControllerMadePodDefault(object)) {
+            (controllerPodDefaults[object.metadata.namespace!] ??= []).push(object.metadata.name!);
+          }
           // Objects of other namespaces are not "skipped": they were never part of this backup.
           if (inScope) skippedBy[reasonClass(reason)] = (skippedBy[reasonClass(reason)] ?? 0) + 1;
           continue;
@@ -264,6 +277,7 @@ export async function runBackup(kube: KubeClient, store: ObjectStore, request: B
       };
     }
     writer.setExtra('skipped', skippedBy);
+    writer.setExtra(controllerPodDefaultsExtra, controllerPodDefaults);
     writer.setExtra('leftOutNamespaces', scope.leftOut);
     // What the movers left in the bucket, as the server describes it: the manifest's checksum of this index (and with
     // a key, its HMAC) is what ties the volume and control-plane files to the backup.

@@ -1,6 +1,8 @@
 // The restore order as data, like Velero's restore priorities: Profiles first (phase 1, then wait for each
 // namespace), then namespaced objects by priority (phase 2): identities and credentials before what uses them,
-// storage before workloads, RBAC and policies before the workloads users reach through them.
+// storage before workloads, RBAC and policies before the workloads users reach through them. Kinds not listed here
+// (users' Deployments, CronJobs, Argo templates, whatever a cluster serves) come after every listed one, in a stable
+// order, as Velero does; they too are workloads that must find the namespace's PodDefaults and limits in place.
 export interface RestoreStep {
   phase: 1 | 2;
   group: string;
@@ -15,10 +17,14 @@ export const restoreOrder: readonly RestoreStep[] = [
   step(2, '', 'serviceaccounts', 'ServiceAccount'),
   step(2, '', 'secrets', 'Secret'),
   step(2, '', 'configmaps', 'ConfigMap'),
+  // defaults and limits the API server applies only when a Pod or PVC is created (as Velero orders limitranges)
+  step(2, '', 'limitranges', 'LimitRange'),
+  step(2, '', 'resourcequotas', 'ResourceQuota'),
   step(2, '', 'persistentvolumeclaims', 'PersistentVolumeClaim'),
   step(2, 'rbac.authorization.k8s.io', 'roles', 'Role'),
   step(2, 'rbac.authorization.k8s.io', 'rolebindings', 'RoleBinding'),
   step(2, 'security.istio.io', 'authorizationpolicies', 'AuthorizationPolicy'),
+  step(2, 'networking.k8s.io', 'networkpolicies', 'NetworkPolicy'),
   step(2, 'kubeflow.org', 'poddefaults', 'PodDefault'),
   step(2, 'serving.kserve.io', 'servingruntimes', 'ServingRuntime'),
   step(2, 'kubeflow.org', 'notebooks', 'Notebook'),
@@ -40,6 +46,17 @@ const rank = new Map(restoreOrder.map((s, index) => [`${s.resource}.${s.group}`,
 /** position in the restore order; resources not listed come after every listed one */
 export function restorePriority(group: string, resource: string): number {
   return rank.get(`${resource}.${group}`) ?? restoreOrder.length;
+}
+
+const podDefaultRank = rank.get('poddefaults.kubeflow.org')!;
+
+/**
+ * true for what makes Pods, or may: everything ordered after the PodDefaults, unknown kinds included. A PodDefault
+ * changes only Pods created after it (kubeflow/kubeflow components/admission-webhook), so these wait for the
+ * namespace's PodDefaults.
+ */
+export function isWorkloadStep(group: string, resource: string): boolean {
+  return restorePriority(group, resource) > podDefaultRank;
 }
 
 /** orders resources for restore: by priority, then (for unlisted ones) alphabetically as Velero does */

@@ -4,7 +4,7 @@ import type { KubeClient } from '../kube/client.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { backupDecision } from '../kubeflow/backup-selection.ts';
 import { groupOf } from '../kubeflow/identity.ts';
-import { stateKinds } from '../kubeflow/kinds.ts';
+import { stateResources } from '../kubeflow/kinds.ts';
 import { findProfileNamespaces } from '../kubeflow/profile-namespaces.ts';
 import { restorable } from './normalize.ts';
 
@@ -80,11 +80,9 @@ export async function collectUserState(kube: KubeClient, options: { profileNames
   const namespaces = namespacesResource ? (await kube.listAll(namespacesResource)).items : [];
   const profileNamespaces = new Set(findProfileNamespaces(namespaces, profiles, options.profileNamespaceSelector).keys());
   const out: KubeObject[] = [];
-  for (const kind of stateKinds) {
-    const resource = await kube.findByResource(kind.group, kind.resource);
-    if (!resource) continue;
+  for (const resource of stateResources(await kube.discover())) {
     for (const object of (await kube.listAll(resource)).items) {
-      if (backupDecision(object, { namespaces: profileNamespaces }).keep) out.push(object);
+      if (backupDecision(object, { namespaces: profileNamespaces }, resource.resource).keep) out.push(object);
     }
   }
   return out;

@@ -14,6 +14,12 @@ import type { ObjectStore } from '../store/objects.ts';
 import { describeObject } from '../kubeflow/identity.ts';
 import { parseResourceFilter, type ResourceFilter } from '../kubeflow/resource-filters.ts';
 import { suspendedForStatus } from '../kubeflow/status-kinds.ts';
+import { recordedPodDefaults } from '../kubeflow/late-pod-defaults.ts';
+import { isWorkloadStep } from '../kubeflow/restore-order.ts';
+import { isControllerServiceAccount, serviceAccountMerge } from '../kubeflow/service-accounts.ts';
+import { PodDefaultWait } from './pod-default-wait.ts';
+import { isPvc, parseStorageClassMap, withMappedStorageClass } from '../kubeflow/storage-classes.ts';
+import { reviewStorageClasses } from './storage-classes.ts';
 import type { ProgressSink } from '../backup/progress.ts';
 import type { Manifest } from '../archive/manifest.ts';
 import { unmetFields } from './compare.ts';
@@ -58,6 +64,8 @@ export interface RestoreRequest {
   /** `include-resources` / `exclude-resources` (comma lists, as for backup): what they leave out is skipped */
   includeResources?: readonly string[];
   excludeResources?: readonly string[];
+  /** `old=new,old2=new2`: the storage class restored PVCs ask for instead (src/kubeflow/storage-classes.ts) */
+  storageClassMap?: string;
   volumes?: RestoreVolumeStep;
   controlPlane?: RestoreControlPlaneStep;
   progress?: ProgressSink;
@@ -80,6 +88,10 @@ export interface RestoreOutcome {
   warnings: string[];
   /** what the HMAC check found, as a sentence fragment for results */
   authentication: string;
+  /** `namespace/pvc: old → new` for each PVC storage-class-map moves (on dry-run too) */
+  storageClasses: string[];
+  /** `namespace/name` of each KFP recurring run in the backup: never written, to be recreated through KFP */
+  recurringRuns: string[];
   objectsChecked: number;
   volumes: { restored: number; note?: string };
   controlPlane: { restored: number; note?: string };
@@ -100,8 +112,10 @@ export async function runRestore(kube: KubeClient, store: ObjectStore, request: 
   };
   try {
     let filter: ResourceFilter;
+    let storageClassMap: Map<string, string>;
     try {
       filter = parseResourceFilter(request.includeResources?.join(','), request.excludeResources?.join(','));
+      storageClassMap = parseStorageClassMap(request.storageClassMap);
     } catch (error) {
       throw new RestoreInputError(`${(error as Error).message} Nothing was restored.`);
     }
@@ -118,18 +132,20 @@ export async function runRestore(kube: KubeClient, store: ObjectStore, request: 
       progress: (m) => say(m),
     });
     try {
+      const storage = await reviewStorageClasses(kube, preflight, storageClassMap);
+      const recurringRuns = preflight.skipped.flatMap((s) => (s.recurringRun ? [s.recurringRun] : [])).sort();
       const total = preflight.profiles.length + preflight.steps.reduce((n, s) => n + s.count, 0);
       await say(`backup ${preflight.backupId} verified (${preflight.objectsChecked} objects checked): restoring ${preflight.profiles.length} Profile(s) and ${total - preflight.profiles.length} namespaced objects`);
       const policy = request.conflictPolicy ?? 'skip';
       if (policy === 'fail' && !request.dryRun) {
         // conflict-policy=fail stops before the first write when the target already holds a differing object.
-        const plan = await new RestoreRun(kube, preflight, request, true, (m) => { status = m; }, (m) => { status = m; }).execute();
+        const plan = await new RestoreRun(kube, preflight, request, true, storageClassMap, (m) => { status = m; }, (m) => { status = m; }).execute();
         const conflicts = plan.conflicts;
         if (conflicts.length > 0) {
           throw new RestoreStoppedError(`conflict-policy=fail: ${conflicts.length} object(s) exist and differ from backup ${preflight.backupId} (${listOf(conflicts, 10)}); nothing was restored — rerun with conflict-policy=skip or update.`);
         }
       }
-      const run = new RestoreRun(kube, preflight, request, request.dryRun === true, say, (m) => { status = m; });
+      const run = new RestoreRun(kube, preflight, request, request.dryRun === true, storageClassMap, say, (m) => { status = m; });
       await run.execute();
       const report = run.report;
       return {
@@ -143,9 +159,13 @@ export async function runRestore(kube: KubeClient, store: ObjectStore, request: 
         authentication: preflight.authentication.note,
         warnings: [
           ...preflight.warnings,
+          ...storage.warnings,
+          ...(recurringRuns.length ? [`${recurringRuns.length} KFP recurring run(s) were not restored (${listOf(recurringRuns, 10)}): only KFP can make one, so recreate each through KFP (docs/upgrades.md, "KFP recurring runs")`] : []),
           ...(preflight.refused.length ? [`skip-refused: ${preflight.refused.length} archived item(s) the allow-list refuses were left out and not written (listed under refused)`] : []),
           ...run.warnings,
         ],
+        storageClasses: storage.changes,
+        recurringRuns,
         objectsChecked: preflight.objectsChecked,
         volumes: run.volumes,
         controlPlane: run.controlPlane,
@@ -208,12 +228,15 @@ class RestoreRun {
   /** the first error that stops the restore; every loop checks it before starting more work */
   private failure: unknown;
   private namespacesDone = 0;
+  /** set by execute(): the wait for late PodDefaults before each namespace's first workload */
+  private podDefaults: PodDefaultWait | undefined;
 
   constructor(
     private readonly kube: KubeClient,
     private readonly preflight: Preflight,
     private readonly request: RestoreRequest,
     private readonly dry: boolean,
+    private readonly storageClassMap: ReadonlyMap<string, string>,
     private readonly say: (message: string) => void | Promise<void>,
     /** the heartbeat's line, updated often without sending anything */
     private readonly status: (message: string) => void = () => undefined,
@@ -224,6 +247,21 @@ class RestoreRun {
   }
 
   async execute(): Promise<this> {
+    const { preflight } = this;
+    if (!this.dry) {
+      const expected = recordedPodDefaults(preflight.manifest?.extras);
+      const resource = expected.size ? await this.kube.findByResource('kubeflow.org', 'poddefaults') : undefined;
+      this.podDefaults = new PodDefaultWait(this.kube, resource, expected, this.request.waitTimeoutMs ?? 300_000);
+    }
+    try {
+      return await this.executeSteps();
+    } finally {
+      const late = this.podDefaults?.finish();
+      if (late) this.warnings.push(late);
+    }
+  }
+
+  private async executeSteps(): Promise<this> {
     const { preflight } = this;
     await this.restoreControlPlane();
     for (const item of preflight.skipped) this.report.record(item.key, item.kind, item.namespace, 'skip', `${item.kind}/${item.namespace}: ${item.reason}`);
@@ -334,21 +372,45 @@ class RestoreRun {
     const inFlight = new Set<Promise<void>>();
     // enough namespaces at once to keep every slot busy although each step of one namespace holds few objects
     const width = this.limit * 2;
+    // namespaces whose workloads wait for their late PodDefaults, parked outside the width so others go on meanwhile
+    const parked = new Set<Promise<void>>();
+    const park = (namespace: string, rest: readonly SpooledStep[]) => {
+      const task = this.podDefaults!.forNamespace(namespace)
+        .then(() => this.restoreNamespace(namespace, rest, newPvcs))
+        .catch((error: unknown) => { this.failure ??= error; })
+        .finally(() => { parked.delete(task); });
+      parked.add(task);
+    };
     for await (const namespace of namespaces) {
       if (this.failure) break;
-      const task = this.restoreNamespace(namespace, steps, newPvcs)
+      const task = this.restoreNamespace(namespace, steps, newPvcs, park)
         .catch((error: unknown) => { this.failure ??= error; })
         .finally(() => { inFlight.delete(task); });
       inFlight.add(task);
       if (inFlight.size >= width) await Promise.race(inFlight);
     }
     await Promise.all(inFlight);
+    while (parked.size > 0) await Promise.all([...parked]);
     if (this.failure) throw this.failure;
   }
 
-  private async restoreNamespace(namespace: string, steps: readonly SpooledStep[], newPvcs: Array<{ namespace: string; name: string }>): Promise<void> {
-    for (const step of steps) {
+  /**
+   * One namespace's steps in order. At its first workload step, a namespace whose late PodDefaults do not exist yet
+   * is handed to `park` with the steps left, and this call returns.
+   */
+  private async restoreNamespace(
+    namespace: string, steps: readonly SpooledStep[], newPvcs: Array<{ namespace: string; name: string }>,
+    park?: (namespace: string, rest: readonly SpooledStep[]) => void,
+  ): Promise<void> {
+    for (const [index, step] of steps.entries()) {
       if (this.failure) return;
+      if (this.podDefaults && isWorkloadStep(step.group, step.resource) && !this.podDefaults.isReady(namespace)) {
+        if (park) {
+          park(namespace, steps.slice(index));
+          return;
+        }
+        await this.podDefaults.forNamespace(namespace);
+      }
       const items = await this.preflight.spool.readNamespace(spoolKey(step), namespace);
       const results = await Promise.allSettled(items.map((item) => this.slots(() => this.applyOne(step.key, step.target, item, NO_LIVE_OBJECTS))));
       for (const [i, result] of results.entries()) {
@@ -365,6 +427,10 @@ class RestoreRun {
     if (namespaces.size === 0) return;
     for (const step of steps) {
       if (this.failure) return;
+      if (isWorkloadStep(step.group, step.resource) && this.podDefaults) {
+        const wait = this.podDefaults;
+        await Promise.all([...namespaces].map((namespace) => this.slots(() => wait.forNamespace(namespace))));
+      }
       const existing = await this.liveObjects(step.target, namespaces);
       const created = await this.applyAll(step.key, step.target, this.preflight.spool.read(spoolKey(step), namespaces), existing);
       if (isPvcStep(step)) newPvcs.push(...created);
@@ -433,9 +499,11 @@ class RestoreRun {
     let wanted: KubeObject;
     try {
       wanted = this.relink(this.preflight.opener ? this.preflight.opener.open(archived) : archived);
+      if (this.storageClassMap.size && isPvc(wanted)) wanted = withMappedStorageClass(wanted, this.storageClassMap);
     } catch (error) {
       return record('fail', `${name}: ${(error as Error).message}`);
     }
+    if (isControllerServiceAccount(archived)) return this.mergeServiceAccount(resource, wanted, live.get(`${namespace}/${archived.metadata.name}`), record, name);
     let existing = live.get(`${namespace}/${archived.metadata.name}`);
     if (!existing) {
       if (this.dry) return record('create');
@@ -493,6 +561,59 @@ class RestoreRun {
         if (!fresh) return record('fail', `${name}: it was deleted while being updated`);
         existing = fresh;
       }
+    }
+  }
+
+  /**
+   * A ServiceAccount a controller makes (src/kubeflow/service-accounts.ts): the archived imagePullSecrets and
+   * annotations are merged into the one the controller made, never written over it. On a fresh namespace it may not
+   * exist yet: it is read again until restore-wait-timeout, and only when it never comes is it created as archived.
+   */
+  private async mergeServiceAccount(
+    resource: ApiResource, wanted: KubeObject, known: KubeObject | undefined,
+    record: (verdict: Verdict, reason?: string) => Verdict, name: string,
+  ): Promise<Verdict> {
+    const saName = wanted.metadata.name!;
+    const namespace = wanted.metadata.namespace!;
+    let existing = known ?? (this.dry ? undefined : await this.awaitObject(resource, saName, namespace));
+    if (!existing) {
+      if (this.dry) return record('update', `${name}: the backup's imagePullSecrets and annotations would be merged into the ServiceAccount its controller makes`);
+      try {
+        await this.kube.create(resource, wanted, { safeToRetry: true, fieldManager: FIELD_MANAGER });
+        this.warnings.push(`${name} was not made by its controller within restore-wait-timeout, so it was created as the backup holds it`);
+        return record('create');
+      } catch (error) {
+        if (!isAlreadyExists(error)) return record('fail', `${name}: ${describeError(error)}`);
+        existing = await this.kube.tryGet(resource, saName, namespace);
+        if (!existing) return record('fail', `${name}: it was reported to exist and then was not found`);
+      }
+    }
+    for (let attempt = 0; ; attempt++) {
+      const merge = serviceAccountMerge(existing, wanted);
+      if (!merge) return record('unchanged');
+      const what = `${name}: merged ${listOf(Object.keys(merge).flatMap((k) => (k === 'metadata' ? Object.keys(merge.metadata as object) : [k])))} from the backup into the ServiceAccount its controller made`;
+      if (this.dry) return record('update', what.replace('merged', 'would merge'));
+      try {
+        // the resourceVersion makes the merge fail, rather than drop a change, when the object moved meanwhile
+        const patch = { ...merge, metadata: { ...(merge.metadata as object | undefined), resourceVersion: existing.metadata.resourceVersion } };
+        await this.kube.patch(resource, saName, namespace, patch, 'merge', { fieldManager: FIELD_MANAGER });
+        return record('update', what);
+      } catch (error) {
+        if (!isConflict(error) || attempt >= 3) return record('fail', `${name}: ${describeError(error)}`);
+        const fresh = await this.kube.tryGet(resource, saName, namespace);
+        if (!fresh) return record('fail', `${name}: it was deleted while being merged`);
+        existing = fresh;
+      }
+    }
+  }
+
+  /** reads an object until it exists or restore-wait-timeout passes */
+  private async awaitObject(resource: ApiResource, name: string, namespace: string): Promise<KubeObject | undefined> {
+    const deadline = Date.now() + (this.request.waitTimeoutMs ?? 300_000);
+    for (let pause = 50; ; pause = Math.min(2000, pause * 2)) {
+      const found = await this.kube.tryGet(resource, name, namespace);
+      if (found || Date.now() >= deadline) return found;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(pause, Math.max(0, deadline - Date.now()))));
     }
   }
 
@@ -581,7 +702,7 @@ function isPvcStep(step: SpooledStep): boolean {
 
 /** true for a step that may use a PVC: everything but the core kinds ordered up to and including PVCs */
 function isAfterPvcs(step: SpooledStep): boolean {
-  return !['serviceaccounts', 'secrets', 'configmaps', 'persistentvolumeclaims'].includes(step.resource) || step.group !== '';
+  return !['serviceaccounts', 'secrets', 'configmaps', 'limitranges', 'resourcequotas', 'persistentvolumeclaims'].includes(step.resource) || step.group !== '';
 }
 
 function describeError(error: unknown): string {

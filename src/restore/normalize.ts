@@ -1,12 +1,24 @@
 // What a restore writes for an archived object: server fields stripped (src/kubeflow/strip.ts), plus the fields that
 // only meant something in the source cluster. A PVC's binding names a PersistentVolume of the source cluster; written
 // into another cluster it would wait forever for a volume that is not there, and in the same cluster the live PVC
-// keeps its own binding, so both are left to the target.
+// keeps its own binding, so both are left to the target. A service-account-token Secret goes without its data and
+// without the uid of the ServiceAccount it was made for: the token controller deletes a token Secret whose
+// `kubernetes.io/service-account.uid` names no live ServiceAccount, and fills the data of one that has none
+// (kubernetes pkg/controller/serviceaccount/tokens_controller.go, syncSecret; Velero's restore does the same,
+// vmware-tanzu/velero pkg/restore/actions/secret_action.go). A token signed by the source cluster's key is worthless on
+// another one anyway.
 import type { KubeObject } from '../kube/types.ts';
 import { groupOf } from '../kubeflow/identity.ts';
 import { reconcileRequestAnnotation } from '../kubeflow/profile-namespaces.ts';
 import { pvcBindingAnnotations } from '../kubeflow/pvc-binding.ts';
 import { stripServerMetadata } from '../kubeflow/strip.ts';
+
+export const serviceAccountTokenType = 'kubernetes.io/service-account-token';
+const serviceAccountUidAnnotation = 'kubernetes.io/service-account.uid';
+
+function isServiceAccountToken(object: KubeObject): boolean {
+  return object.kind === 'Secret' && groupOf(object.apiVersion) === '' && object.type === serviceAccountTokenType;
+}
 
 /** a copy of `object` fit to be written into another cluster (owner references still carry the source uids) */
 export function restorable(object: KubeObject): KubeObject {
@@ -28,6 +40,14 @@ export function restorableView(object: KubeObject): KubeObject {
     if (Object.keys(stripped.annotations).length === 0) delete stripped.annotations;
   }
   const view = { ...body, metadata: stripped } as KubeObject;
+  if (isServiceAccountToken(view)) {
+    delete view.data;
+    delete view.stringData;
+    if (stripped.annotations) {
+      delete stripped.annotations[serviceAccountUidAnnotation];
+      if (Object.keys(stripped.annotations).length === 0) delete stripped.annotations;
+    }
+  }
   if (view.kind === 'PersistentVolumeClaim' && groupOf(view.apiVersion) === '') {
     if (view.spec && typeof view.spec === 'object') {
       const spec = { ...(view.spec as Record<string, unknown>) };

@@ -14,6 +14,7 @@ import { resourceFolder } from '../archive/paths.ts';
 import type { ObjectStore } from '../store/objects.ts';
 import { restoreRefusal } from '../kubeflow/allow-list.ts';
 import { generatedReason } from '../kubeflow/generated.ts';
+import { isRecurringRun, recurringRunReason } from '../kubeflow/recurring-runs.ts';
 import { describeObject, groupOf } from '../kubeflow/identity.ts';
 import { noProfileReason, reservedProfileReason } from '../kubeflow/profile-namespaces.ts';
 import { filteredOutReason, type ResourceFilter } from '../kubeflow/resource-filters.ts';
@@ -55,6 +56,8 @@ export interface SkippedItem {
   namespace: string;
   kind: string;
   reason: string;
+  /** set for the KFP recurring runs, which the results list by name */
+  recurringRun?: string;
 }
 
 export interface Preflight {
@@ -227,6 +230,10 @@ export async function runPreflight(kube: KubeClient, store: ObjectStore, request
         skipped.push({ key, namespace, kind: object.kind, reason: generated });
         continue;
       }
+      if (isRecurringRun(object)) {
+        skipped.push({ key, namespace, kind: object.kind, reason: recurringRunReason, recurringRun: `${namespace}/${object.metadata.name ?? ''}` });
+        continue;
+      }
       if (isSealed(object)) {
         const open = openerFor();
         if (open) {
@@ -320,7 +327,7 @@ export async function runPreflight(kube: KubeClient, store: ObjectStore, request
     }
     if (missing.length > 0) {
       throw new RestoreRefusedError(
-        `The target cluster does not serve ${listOf(missing)}, which backup ${backupId} needs; install the matching Kubeflow charms (or CRDs) first. Nothing was restored.`,
+        `The target cluster does not serve ${listOf(missing)}, which backup ${backupId} needs; install the matching Kubeflow charms (or CRDs) first, or leave those kinds out with exclude-resources. Nothing was restored.`,
         missing.map((m) => `${m}: not served by the target`),
       );
     }

@@ -167,6 +167,13 @@ describe('kubeflow-upgrader commands against the embedded cluster and s3rver', f
     expect(b.running.api.list({ group: 'kubeflow.org', resource: 'profiles' })).to.have.length(0);
   });
 
+  it('restore --storage-class-map it cannot read is bad input: exit 2, one sentence, nothing written', async () => {
+    const run = await runCli(['restore', backupId, ...location(), '--kubeconfig', b.running.kubeconfigPath, '--encryption-key-file', keyFile, '--storage-class-map', 'standard'], env);
+    expect(run.exitCode).to.equal(2);
+    expect(run.stderr).to.include('restore: storage-class-map: "standard" is not old=new with two storage class names (write e.g. microk8s-hostpath=ceph-rbd,standard=fast). Nothing was restored');
+    expect(b.running.api.list({ group: 'kubeflow.org', resource: 'profiles' })).to.have.length(0);
+  });
+
   it('restore into the fresh cluster brings back the same user state and the volume files', async () => {
     const run = await runCli(['restore', 'latest', ...location(), '--kubeconfig', b.running.kubeconfigPath, '--encryption-key-file', keyFile, '--json'], env);
     expect(run.exitCode, run.stderr).to.equal(0);

@@ -3,7 +3,8 @@
 import { expect } from 'chai';
 import type { KubeObject } from '../../src/kube/types.ts';
 import { backupDecision } from '../../src/kubeflow/backup-selection.ts';
-import { stateKinds } from '../../src/kubeflow/kinds.ts';
+import { restoreOrder } from '../../src/kubeflow/restore-order.ts';
+import { runtimeKindOfObject } from '../../src/kubeflow/runtime-kinds.ts';
 import { findProfileNamespaces } from '../../src/kubeflow/profile-namespaces.ts';
 import { restoreRefusal } from '../../src/kubeflow/allow-list.ts';
 import { kubeflowControllers } from '../support/cluster/kubeflow/controllers.ts';
@@ -32,8 +33,8 @@ describe('backup selection against the simulated cluster and the generated datas
     stops = kubeflowControllers().map((controller) => controller.start(api));
     const refOf = (o: KubeObject): ResourceRef => {
       const group = o.apiVersion.includes('/') ? o.apiVersion.split('/')[0]! : '';
-      const kind = stateKinds.find((k) => k.group === group && k.kind === o.kind);
-      if (!kind) throw new Error(`the dataset holds ${o.kind}, which is not a state kind`);
+      const kind = restoreOrder.find((k) => k.group === group && k.kind === o.kind);
+      if (!kind) throw new Error(`the dataset holds ${o.kind}, which the restore order does not name`);
       return { group, resource: kind.resource };
     };
     for (const { profile } of dataset.profiles) api.create(refs.profiles, profile);
@@ -51,7 +52,7 @@ describe('backup selection against the simulated cluster and the generated datas
       seen.add(key);
       everything.push(...api.list(ref));
     }
-    for (const kind of stateKinds) if (!seen.has(`${kind.group}/${kind.resource}`)) everything.push(...api.list(kind));
+    for (const kind of restoreOrder) if (!seen.has(`${kind.group}/${kind.resource}`)) everything.push(...api.list(kind));
   });
   after(() => stops.forEach((stop) => stop()));
 
@@ -74,7 +75,7 @@ describe('backup selection against the simulated cluster and the generated datas
     expect(generatedLeftOut.length).to.be.at.least(15 * dataset.profiles.length);
     for (const id of generatedLeftOut) expect(datasetIds.has(id), id).to.equal(false);
     const leftOutOfStateKinds = everything.filter((o) => !datasetIds.has(identity(o)) && o.metadata.namespace && namespaces.has(o.metadata.namespace)
-      && stateKinds.some((k) => o.apiVersion.startsWith(k.group ? `${k.group}/` : 'v1') && k.kind === o.kind));
+      && !runtimeKindOfObject(o));
     for (const object of leftOutOfStateKinds) expect(backupDecision(object, scope).reason, identity(object)).to.match(/^generated: /);
   });
 

@@ -8,7 +8,7 @@ import { findProfileNamespaces, judgeProfileNamespaces } from '../../src/kubeflo
 import { backupDecision } from '../../src/kubeflow/backup-selection.ts';
 import { restoresStatus, statusKinds, suspendedForStatus } from '../../src/kubeflow/status-kinds.ts';
 import { filteredOutReason, parseResourceFilter } from '../../src/kubeflow/resource-filters.ts';
-import { compareForRestore, restoreOrder, restorePriority } from '../../src/kubeflow/restore-order.ts';
+import { compareForRestore, isWorkloadStep, restoreOrder, restorePriority } from '../../src/kubeflow/restore-order.ts';
 import { stripServerFields, stripServerMetadata } from '../../src/kubeflow/strip.ts';
 
 const obj = (apiVersion: string, kind: string, name: string, namespace?: string, extra: Record<string, unknown> = {}): KubeObject =>
@@ -51,12 +51,18 @@ describe('kubeflow knowledge', () => {
     const owned = obj('apps/v1', 'StatefulSet', 'nb', 'alice');
     owned.metadata.ownerReferences = [{ apiVersion: 'kubeflow.org/v1', kind: 'Notebook', name: 'nb', uid: 'u', controller: true }];
     expect(generatedReason(owned)).to.equal('generated: controller ownerReference to Notebook/nb');
-    expect(generatedReason(obj('rbac.authorization.k8s.io/v1', 'RoleBinding', 'namespaceAdmin', 'a'))).to.match(/profile controller/);
-    expect(generatedReason(obj('kubeflow.org/v1alpha1', 'PodDefault', 'access-ml-pipeline', 'a'))).to.match(/KFP profile controller/);
+    // the profile controller and metacontroller set a controller reference on what they make: no name rule for them
+    expect(generatedReason(obj('rbac.authorization.k8s.io/v1', 'RoleBinding', 'namespaceAdmin', 'a'))).to.equal(undefined);
+    expect(generatedReason(obj('v1', 'ConfigMap', 'kfp-launcher', 'a', { data: { defaultPipelineRoot: 's3://mine' } }))).to.equal(undefined);
     expect(generatedReason(obj('v1', 'ConfigMap', 'kube-root-ca.crt', 'a'))).to.match(/Kubernetes/);
-    expect(generatedReason(obj('v1', 'Pod', 'p', 'a'))).to.match(/always made by a controller/);
-    expect(generatedReason(obj('v1', 'Secret', 't', 'a', { type: 'kubernetes.io/service-account-token' }))).to.match(/service-account-token/);
+    expect(generatedReason(obj('v1', 'Pod', 'p', 'a'))).to.match(/Pods are made by the workload/);
+    // since Kubernetes 1.24 no token Secret is made without being asked for: users made each one
+    expect(generatedReason(obj('v1', 'Secret', 't', 'a', { type: 'kubernetes.io/service-account-token' }))).to.equal(undefined);
     expect(generatedReason(obj('v1', 'Secret', 't', 'a', { type: 'Opaque' }))).to.equal(undefined);
+    // a name rule applies only to an object with no ownerReference at all
+    const ownedRootCa = obj('v1', 'ConfigMap', 'kube-root-ca.crt', 'a');
+    ownedRootCa.metadata.ownerReferences = [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'x', uid: 'u' }];
+    expect(generatedReason(ownedRootCa)).to.equal(undefined);
     const nonController = obj('v1', 'ConfigMap', 'c', 'a');
     nonController.metadata.ownerReferences = [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'x', uid: 'u' }];
     expect(generatedReason(nonController)).to.equal(undefined);
@@ -140,6 +146,11 @@ describe('kubeflow knowledge', () => {
     expect(resources.sort(compareForRestore).map((r) => r.resource))
       .to.deep.equal(['profiles', 'secrets', 'persistentvolumeclaims', 'rolebindings', 'notebooks', 'gadgets', 'widgets']);
     expect(restorePriority('kubeflow.org', 'poddefaults')).to.be.lessThan(restorePriority('kubeflow.org', 'notebooks'));
+    // what makes Pods waits for the PodDefaults: the Kubeflow workloads and every kind the order does not know
+    expect(isWorkloadStep('kubeflow.org', 'notebooks')).to.equal(true);
+    expect(isWorkloadStep('apps', 'deployments')).to.equal(true);
+    expect(isWorkloadStep('kubeflow.org', 'poddefaults')).to.equal(false);
+    expect(isWorkloadStep('', 'limitranges')).to.equal(false);
   });
 
   it('refuses what a restore must never write, with reasons', () => {

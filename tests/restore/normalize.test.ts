@@ -23,8 +23,14 @@ const pvc: KubeObject = {
   status: { phase: 'Bound' },
 };
 
+const token: KubeObject = {
+  apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/service-account-token',
+  metadata: { name: 'ci-token', namespace: 'alice', uid: 'u3', annotations: { 'kubernetes.io/service-account.name': 'ci', 'kubernetes.io/service-account.uid': 'sa-uid-of-the-source' } },
+  data: { token: 'ZXlK', 'ca.crt': 'LS0t', namespace: 'YWxpY2U=' },
+};
+
 describe('restorable objects', () => {
-  for (const object of [notebook, pvc]) {
+  for (const object of [notebook, pvc, token]) {
     it(`restorableView of a ${object.kind} holds what restorable holds, and leaves the archived object untouched`, () => {
       const before = structuredClone(object);
       const view = restorableView(object);
@@ -32,6 +38,13 @@ describe('restorable objects', () => {
       expect(object).to.deep.equal(before);
     });
   }
+
+  it('writes a token Secret without its data and without the source ServiceAccount\'s uid, for the token controller to fill', () => {
+    expect(restorable(token)).to.deep.equal({
+      apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/service-account-token',
+      metadata: { name: 'ci-token', namespace: 'alice', annotations: { 'kubernetes.io/service-account.name': 'ci' } },
+    });
+  });
 
   it('strips server fields, status, controller owners and a PVC binding', () => {
     expect(restorable(notebook).metadata).to.deep.equal({

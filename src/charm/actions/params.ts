@@ -35,6 +35,7 @@ export const ActionParams = {
     'include-control-plane': z.boolean().default(false),
     'skip-refused': z.boolean().default(false),
     'allow-unauthenticated': z.boolean().default(false),
+    'storage-class-map': z.string().max(4096).default(''),
   }),
   'snapshot-profiles': z.strictObject({ profiles: nameList }),
   'list-backups': z.strictObject({ limit: z.number().int().min(1).max(1000).default(20) }),

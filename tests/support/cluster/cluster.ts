@@ -51,6 +51,8 @@ export class Cluster implements InProcessApi {
   private readonly dependents = new Map<string, Set<string>>();
   private readonly random: () => number;
   private nextClusterIp = 10;
+  /** mutating admission on CREATE, per resource (what a MutatingWebhookConfiguration with operations [CREATE] does) */
+  private readonly createMutators = new Map<string, Array<(object: KubeObject) => void>>();
 
   constructor(options: { random?: () => number; store?: ObjectStore } = {}) {
     this.random = options.random ?? Math.random;
@@ -132,10 +134,19 @@ export class Cluster implements InProcessApi {
 
   // ---- writes ------------------------------------------------------------------------------------------------
 
+  /** registers a mutating webhook called for every CREATE of `ref` (not on UPDATE), before validation */
+  addCreateMutator(ref: ResourceRef, mutate: (object: KubeObject) => void): () => void {
+    const list = this.createMutators.get(refKey(ref)) ?? [];
+    list.push(mutate);
+    this.createMutators.set(refKey(ref), list);
+    return () => { list.splice(list.indexOf(mutate), 1); };
+  }
+
   create(ref: ResourceRef, object: KubeObject, options: WriteOptions = {}): KubeObject {
     const d = this.def(ref);
     const obj = clone(object);
     obj.metadata ??= {};
+    for (const mutate of this.createMutators.get(refKey(ref)) ?? []) mutate(obj);
     const meta = obj.metadata;
     if (!meta.name && meta.generateName) meta.name = meta.generateName + generatedSuffix(this.random);
     const name = meta.name ?? '';

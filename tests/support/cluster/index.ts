@@ -35,6 +35,8 @@ export interface ClusterOptions {
   kubeflowCrds?: boolean;
   /** extra CRDs to install at start (tests) */
   crds?: KubeObject[];
+  /** how the simulated controllers behave where a real deployment's settings differ */
+  kubeflow?: import('./kubeflow/controllers.ts').KubeflowControllerOptions;
 }
 
 export interface RunningCluster {
@@ -61,8 +63,11 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Runnin
   for (const crd of crds) cluster.create(CRD_REF, crd);
 
   const stops: (() => void)[] = [startBackgroundControllers(cluster)];
-  if (options.controllers !== false && options.kubeflowCrds !== false)
-    for (const c of await loadKubeflowControllers()) stops.push(c.start(cluster));
+  if (options.controllers !== false && options.kubeflowCrds !== false) {
+    for (const c of await loadKubeflowControllers(options.kubeflow)) stops.push(c.start(cluster));
+    const { installPodDefaultWebhook } = await import('./kubeflow/poddefault-webhook.ts');
+    stops.push(installPodDefaultWebhook(cluster));
+  }
 
   const stopControllers = stopOnExit('the embedded cluster\'s controllers', () => { for (const s of stops) s(); });
   const token = randomBytes(24).toString('base64url');
@@ -122,7 +127,7 @@ async function loadKubeflowCrds(): Promise<KubeObject[]> {
   return kubeflowCrds();
 }
 
-async function loadKubeflowControllers(): Promise<Controller[]> {
+async function loadKubeflowControllers(options: import('./kubeflow/controllers.ts').KubeflowControllerOptions = {}): Promise<Controller[]> {
   const { kubeflowControllers } = await import('./kubeflow/controllers.ts');
-  return kubeflowControllers();
+  return kubeflowControllers(options);
 }

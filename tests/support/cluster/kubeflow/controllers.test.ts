@@ -127,7 +127,9 @@ describe('simulated Kubeflow controllers', () => {
     await eventually(() => api.get(refs.secrets, 'mlpipeline-minio-artifact', 'carol'), 'kfp secret');
     await eventually(() => api.get(refs.configMaps, 'istio-ca-root-cert', 'carol'), 'istio CA');
     const namespace = api.get(refs.namespaces, 'carol')!;
-    for (const [ref, name] of [[refs.configMaps, 'kfp-launcher'], [refs.deployments, 'ml-pipeline-ui-artifact'], [refs.podDefaults, 'access-ml-pipeline'], [refs.authorizationPolicies, 'ns-owner-access-istio-charmed']] as const) {
+    // kfp-launcher only with the charm's default_pipeline_root, which is unset by default (sync.py)
+    expect(api.get(refs.configMaps, 'kfp-launcher', 'carol')).to.equal(undefined);
+    for (const [ref, name] of [[refs.configMaps, 'metadata-grpc-configmap'], [refs.deployments, 'ml-pipeline-ui-artifact'], [refs.podDefaults, 'access-ml-pipeline'], [refs.authorizationPolicies, 'ns-owner-access-istio-charmed']] as const) {
       const object = await eventually(() => api.get(ref, name, 'carol'), name);
       expect(object.metadata.ownerReferences?.[0]).to.include({ kind: 'Namespace', uid: namespace.metadata.uid, controller: true });
     }

@@ -1,19 +1,25 @@
 // Every simulated Kubeflow controller the embedded cluster runs from the start.
 import type { Controller } from '../contract.ts';
-import { kfpProfileController } from './kfp-profile-controller.ts';
+import { kfpProfileController, type KfpProfileControllerOptions } from './kfp-profile-controller.ts';
 import { katibController } from './katib-controller.ts';
 import { kserveController } from './kserve-controller.ts';
 import { modelWorkloadsController } from './model-workloads.ts';
 import { namespaceDefaultsController } from './namespace-defaults.ts';
 import { notebookController } from './notebook-controller.ts';
 import { profileController } from './profile-controller.ts';
+import { tokenController } from './token-controller.ts';
 import { trainingController } from './training-controller.ts';
 
-export function kubeflowControllers(): Controller[] {
+export interface KubeflowControllerOptions {
+  kfpProfileController?: KfpProfileControllerOptions;
+}
+
+export function kubeflowControllers(options: KubeflowControllerOptions = {}): Controller[] {
   return [
     namespaceDefaultsController(),
+    tokenController(),
     profileController(),
-    kfpProfileController(),
+    kfpProfileController(options.kfpProfileController),
     notebookController(),
     kserveController(),
     katibController(),

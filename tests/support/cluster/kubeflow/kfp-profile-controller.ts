@@ -1,7 +1,12 @@
 // The KFP profile controller (a metacontroller decorator over namespaces labelled pipelines.kubeflow.org/enabled=true),
-// simulated: per namespace the launcher and metadata ConfigMaps, the visualization server and UI artifact
-// Deployments and Services, the access-ml-pipeline PodDefault, two AuthorizationPolicies and the MinIO Secret,
-// each controlled by the Namespace as metacontroller sets it.
+// simulated after canonical/kfp-operators track/2.5 charms/kfp-profile-controller/files/upstream/sync.py: per
+// namespace the metadata ConfigMap, the visualization server and UI artifact Deployments and Services, the
+// access-ml-pipeline PodDefault, two AuthorizationPolicies and the MinIO Secret, and the kfp-launcher ConfigMap only
+// when the charm's default_pipeline_root is set (empty by default: users make their own kfp-launcher, as KFP's docs
+// tell them). Each child is controlled by the Namespace, as metacontroller sets it (metacontroller
+// pkg/controller/common/manage_children.go), and metacontroller never adopts an object that exists already: a user's
+// kfp-launcher stays the user's. The children come on metacontroller's next sync of the namespace, not with it
+// (resyncPeriodSeconds in the charm's CompositeController): `delayMs` models that wait.
 import type { KubeObject } from '../../../../src/kube/types.ts';
 import type { InProcessApi, ResourceRef } from '../contract.ts';
 import { refs } from './refs.ts';
@@ -23,12 +28,22 @@ function deployment(namespace: string, name: string, image: string, port: number
   }];
 }
 
-function desiredObjects(namespace: string): Array<[ResourceRef, KubeObject]> {
+export interface KfpProfileControllerOptions {
+  /** the charm's default_pipeline_root; unset (the charm's default) makes no kfp-launcher */
+  defaultPipelineRoot?: string;
+  /** how long after a namespace appears its children do (metacontroller's sync); default 10 ms */
+  delayMs?: number;
+}
+
+function desiredObjects(namespace: string, options: KfpProfileControllerOptions): Array<[ResourceRef, KubeObject]> {
   const [vizDeployment, vizService] = deployment(namespace, 'ml-pipeline-visualizationserver', 'charmedkubeflow/visualization-server:2.5.0', 8888);
   const [uiDeployment, uiService] = deployment(namespace, 'ml-pipeline-ui-artifact', 'charmedkubeflow/frontend:2.5.0', 3000);
   const meta = (name: string) => ({ name, namespace });
+  const launcher: Array<[ResourceRef, KubeObject]> = options.defaultPipelineRoot
+    ? [[refs.configMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: meta('kfp-launcher'), data: { defaultPipelineRoot: options.defaultPipelineRoot } }]]
+    : [];
   return [
-    [refs.configMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: meta('kfp-launcher'), data: { defaultPipelineRoot: 'minio://mlpipeline/v2/artifacts' } }],
+    ...launcher,
     [refs.configMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: meta('metadata-grpc-configmap'), data: { METADATA_GRPC_SERVICE_HOST: 'mlmd.kubeflow', METADATA_GRPC_SERVICE_PORT: '8080' } }],
     [refs.deployments, vizDeployment], [refs.services, vizService],
     [refs.deployments, uiDeployment], [refs.services, uiService],
@@ -57,28 +72,31 @@ function desiredObjects(namespace: string): Array<[ResourceRef, KubeObject]> {
   ];
 }
 
-function reconcileNamespace(api: InProcessApi, name: string): void {
+function reconcileNamespace(api: InProcessApi, name: string, options: KfpProfileControllerOptions): void {
   const namespace = api.get(refs.namespaces, name);
   if (!namespace || namespace.metadata.deletionTimestamp) return;
   if (namespace.metadata.labels?.[kfpEnabledLabel] !== 'true') return;
   const owner = [controllerReference(namespace)];
-  for (const [ref, desired] of desiredObjects(name)) {
+  for (const [ref, desired] of desiredObjects(name, options)) {
+    const existing = api.get(ref, desired.metadata.name!, name);
+    // not adopted: an object of that name the namespace does not control is left as it is
+    if (existing && !existing.metadata.ownerReferences?.some((r) => r.controller && r.uid === namespace.metadata.uid)) continue;
     desired.metadata.ownerReferences = owner;
     ensure(api, ref, desired, desired.kind === 'ConfigMap' || desired.kind === 'Secret' ? ['data'] : ['spec']);
   }
 }
 
-export function kfpProfileController() {
+export function kfpProfileController(options: KfpProfileControllerOptions = {}) {
   const ownedByNamespace = (o: KubeObject, type: string) =>
     type === 'DELETED' && o.metadata.ownerReferences?.some((r) => r.controller && r.kind === 'Namespace') ? [o.metadata.namespace!] : [];
   return reconciler({
     name: 'kfp-profile-controller',
-    delayMs: 10,
+    delayMs: options.delayMs ?? 10,
     watches: [
       { ref: refs.namespaces, keys: (o, type) => (type === 'DELETED' ? [] : [o.metadata.name!]) },
       ...[refs.configMaps, refs.deployments, refs.services, refs.podDefaults, refs.authorizationPolicies, refs.secrets]
         .map((ref) => ({ ref, keys: ownedByNamespace })),
     ],
-    reconcile: reconcileNamespace,
+    reconcile: (api, key) => reconcileNamespace(api, key, options),
   });
 }

@@ -1,6 +1,8 @@
 // The notebook controller, simulated: a Notebook becomes a StatefulSet (one replica, none when stopped), a Service,
 // an Istio VirtualService under /notebook/<ns>/<name>/, and the StatefulSet's pod, as the StatefulSet controller
-// would make it. The Notebook's status follows the pod.
+// would make it. The Notebook's status follows the pod. As upstream's generateStatefulSet does (kubeflow/kubeflow
+// components/notebook-controller/controllers/notebook_controller.go), the pod carries every label of the Notebook,
+// which is how the PodDefaults the user ticked (label access-ml-pipeline: "true", say) select it.
 import type { KubeObject } from '../../../../src/kube/types.ts';
 import type { InProcessApi } from '../contract.ts';
 import { refs } from './refs.ts';
@@ -15,7 +17,7 @@ function reconcileNotebook(api: InProcessApi, key: string): void {
   const ns = namespace!;
   const template = ((notebook.spec as { template?: { spec?: Record<string, unknown> } } | undefined)?.template ?? {}) as { spec?: Record<string, unknown> };
   const podSpec = structuredClone(template.spec ?? { containers: [] });
-  const labels = { statefulset: name, 'notebook-name': name };
+  const labels = { statefulset: name, 'notebook-name': name, ...notebook.metadata.labels };
   const replicas = notebook.metadata.annotations?.[stoppedAnnotation] ? 0 : 1;
   const owner = [controllerReference(notebook)];
   const statefulSet = ensure(api, refs.statefulSets, {

@@ -1,0 +1,41 @@
+// The restore's look at storage classes before it writes: which archived PVCs storage-class-map moves to another
+// class (shown on every run, dry-run included), and one warning per PVC whose class the target does not have and the
+// map does not change — such a PVC would stay Pending, and so would whatever mounts it.
+import type { KubeClient } from '../kube/client.ts';
+import { storageClassOf } from '../kubeflow/storage-classes.ts';
+import { spoolKey, type Preflight } from './preflight.ts';
+
+export interface StorageClassReview {
+  /** `namespace/pvc: old → new`, one per PVC the map changes */
+  changes: string[];
+  warnings: string[];
+}
+
+export async function reviewStorageClasses(kube: KubeClient, preflight: Preflight, map: ReadonlyMap<string, string>): Promise<StorageClassReview> {
+  const changes: string[] = [];
+  const warnings: string[] = [];
+  const pvcSteps = preflight.steps.filter((s) => s.group === '' && s.resource === 'persistentvolumeclaims');
+  if (pvcSteps.length === 0) return { changes, warnings };
+  const asked: Array<{ where: string; from: string }> = [];
+  for (const step of pvcSteps) {
+    for await (const item of preflight.spool.read(spoolKey(step), preflight.namespaces)) {
+      const from = storageClassOf(item.object);
+      if (from !== undefined) asked.push({ where: `${item.object.metadata.namespace}/${item.object.metadata.name}`, from });
+    }
+  }
+  // PVCs that name no class get the target's default, as they got the source's: nothing to look up then
+  if (asked.length === 0 && map.size === 0) return { changes, warnings };
+  const resource = await kube.findByResource('storage.k8s.io', 'storageclasses');
+  const existing = resource ? new Set((await kube.listAll(resource)).items.map((c) => c.metadata.name!)) : undefined;
+  for (const target of new Set(map.values())) {
+    if (existing && !existing.has(target)) warnings.push(`storage-class-map maps to storage class ${target}, which this cluster does not have: the PVCs mapped to it will stay Pending.`);
+  }
+  for (const { where, from } of asked) {
+    const to = map.get(from);
+    if (to !== undefined) changes.push(`${where}: ${from} → ${to}`);
+    else if (existing && !existing.has(from)) {
+      warnings.push(`PVC ${where} asks for storage class ${from}, which this cluster does not have and storage-class-map does not map: it will stay Pending (map it, e.g. storage-class-map=${from}=<a class of this cluster>).`);
+    }
+  }
+  return { changes, warnings };
+}
