@@ -7,7 +7,7 @@ import type { MoverResource, VolumeKube } from './kube-port.ts';
 function apiResource(r: MoverResource): ApiResource {
   return {
     group: r.group, version: r.version, resource: r.resource, kind: r.kind, namespaced: true,
-    verbs: ['get', 'list', 'watch', 'create', 'delete'], preferredVersion: r.version, versions: [r.version],
+    verbs: ['get', 'list', 'watch', 'create', 'delete', 'patch'], preferredVersion: r.version, versions: [r.version],
   };
 }
 
@@ -27,6 +27,7 @@ export function volumeKubeFromClient(client: KubeClient): VolumeKube {
     list: async (r, namespace, labelSelector) =>
       (await client.listAll(apiResource(r), { namespace, ...(labelSelector ? { labelSelector } : {}) })).items,
     create: (r, object) => client.create(apiResource(r), object),
+    mergePatch: (r, namespace, name, patch) => client.patch(apiResource(r), name, namespace, patch, 'merge'),
     delete: async (r, namespace, name) => {
       try {
         await client.delete(apiResource(r), name, namespace, { propagationPolicy: 'Background' });

@@ -2,6 +2,8 @@
 // The credentials Secrets of the run are deleted in every case.
 import pLimit from 'p-limit';
 import { backupKeys } from '../store/layout.ts';
+import type { KubeObject } from '../kube/types.ts';
+import { FILL_MARK_REMOVAL, hasFillMark } from './fill-mark.ts';
 import { buildCredentialsSecret, buildMoverJob } from './job.ts';
 import { JOBS, PODS, PVCS, SECRETS, type VolumeKube } from './kube-port.ts';
 import { moverJobName, moverSecretName, moverSelector, type MoveOperation } from './labels.ts';
@@ -126,7 +128,7 @@ async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: 
     let pending = secrets.get(namespace);
     if (!pending) {
       const name = moverSecretName(operation, options.backupId);
-      pending = kube.create(SECRETS, buildCredentialsSecret({ name, namespace, backupId: options.backupId, operation, s3: options.s3 }))
+      pending = createOrReplace(kube, SECRETS, buildCredentialsSecret({ name, namespace, backupId: options.backupId, operation, s3: options.s3 }))
         .then(() => name);
       secrets.set(namespace, pending);
     }
@@ -160,6 +162,39 @@ async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: 
   if (failures.length > 0) throw new VolumeMoveError(operation, failures, results);
   if (options.signal?.aborted) throw new Error(`The volume ${operation} was cancelled.`);
   return results;
+}
+
+function isTaken(error: unknown): boolean {
+  return (error as { status?: unknown } | undefined)?.status === 409;
+}
+
+/** A crashed run of the same backup id left its Secret under the same name: the new one (fresh keys) takes its place. */
+async function createOrReplace(kube: VolumeKube, resource: typeof SECRETS, object: KubeObject): Promise<void> {
+  try {
+    await kube.create(resource, object);
+  } catch (error) {
+    if (!isTaken(error)) throw error;
+    await kube.delete(resource, object.metadata.namespace ?? '', object.metadata.name ?? '');
+    await kube.create(resource, object);
+  }
+}
+
+/**
+ * The mover Job of this PVC, created or adopted: one that a previous run left running goes on and is waited for (a
+ * second copy into the same volume would only race it); one that finished or is being deleted is removed first, so
+ * the copy runs again with this run's settings.
+ */
+async function startOrAdopt(kube: VolumeKube, job: KubeObject, signal: AbortSignal | undefined): Promise<'created' | 'adopted'> {
+  const namespace = job.metadata.namespace ?? '';
+  const name = job.metadata.name ?? '';
+  const found = await kube.get(JOBS, namespace, name);
+  if (found && !found.metadata.deletionTimestamp && !jobFinished(found)) return 'adopted';
+  if (found) {
+    await kube.delete(JOBS, namespace, name);
+    await kube.waitFor(JOBS, namespace, name, (o) => o === undefined, { timeoutMs: 120_000, signal });
+  }
+  await kube.create(JOBS, job);
+  return 'created';
 }
 
 async function deleteSecrets(kube: VolumeKube, secrets: Map<string, Promise<string>>): Promise<void> {
@@ -215,7 +250,7 @@ async function moveOne(
     ttlSecondsAfterFinished: options.ttlSecondsAfterFinished ?? DEFAULT_JOB_TTL_SECONDS,
   });
   const jobName = job.metadata.name ?? '';
-  await kube.create(JOBS, job);
+  await startOrAdopt(kube, job, options.signal);
   // The Job's own deadline ends it; the extra minute lets its controller write the Failed condition we then read.
   let finished;
   try {
@@ -239,6 +274,8 @@ async function moveOne(
   const moved = parseMovedTree(message);
   if (!moved) throw new Error(`mover Job ${jobName} completed without reporting what it copied`);
   await kube.delete(JOBS, pvcRef.namespace, jobName);
+  // Only now is the volume complete: the mark that makes a rerun fill it again comes off.
+  if (operation === 'restore' && hasFillMark(pvc)) await kube.mergePatch(PVCS, pvcRef.namespace, pvcRef.name, FILL_MARK_REMOVAL);
   return { ...base, ...moved, durationMs: Date.now() - started, ...(placement.nodeName ? { node: placement.nodeName } : {}) };
 }
 

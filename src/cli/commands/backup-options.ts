@@ -1,5 +1,7 @@
 // Flags of backup and snapshot-profiles that choose what is state, matching the charm's config options.
-import type { OptionTable } from '../usage.ts';
+import type { MoverConfig } from '../../volumes/steps.ts';
+import type { OptionTable, Values } from '../usage.ts';
+import { positiveInteger, stringValue } from '../usage.ts';
 
 export const selectionOptions: OptionTable = {
   'profile-namespace-selector': {
@@ -22,3 +24,11 @@ export const moverOptions: OptionTable = {
 export const DEFAULT_PROTECTED_GROUPS = 'kubeflow.org,tensorboard.kubeflow.org,serving.kserve.io';
 export const DEFAULT_SELECTOR = 'app.kubernetes.io/part-of=kubeflow-profile';
 export const DEFAULT_MOVER_IMAGE = 'docker.io/rclone/rclone:1.68.2';
+
+/** The --mover-* flags as the shared volume steps take them (src/volumes/steps.ts). */
+export function moverConfigFrom(values: Values): MoverConfig {
+  return {
+    image: stringValue(values, 'mover-image') ?? DEFAULT_MOVER_IMAGE,
+    concurrency: positiveInteger(values, 'mover-concurrency', 2, 64),
+  };
+}
