@@ -169,6 +169,8 @@ export interface RunContext {
   emptyDirFolder: (volumeName: string) => string;
   /** how read-only claim mounts are made: a read-only bind mount where possible (default), or a private copy */
   readOnlyViews?: 'copy' | 'bind-mount';
+  /** the nodes' route to the internet, see SimulatedKubeletOptions.egress */
+  egress?: { proxyUrl: string; caFile: string } | undefined;
   /** called once the process runs, with a function that kills it */
   onStarted?: (kill: () => void) => void;
 }
@@ -349,6 +351,8 @@ export async function runContainer(ctx: RunContext): Promise<ContainerRun> {
     const processEnv: Record<string, string> = { PATH: await pathFor(container.image, process.env.PATH ?? '/usr/bin:/bin'), HOME: home };
     for (const [k, v] of Object.entries(env)) processEnv[k] = resolveServiceNames(rewritePaths(v, mapping), api);
     delete processEnv.AWS_CA_BUNDLE;
+    // Cluster Services are on this machine and go direct; anything else leaves through the egress proxy.
+    if (ctx.egress) Object.assign(processEnv, { HTTPS_PROXY: ctx.egress.proxyUrl, NO_PROXY: '127.0.0.1,localhost', SSL_CERT_FILE: ctx.egress.caFile });
     const argv = [...(container.command ?? entrypointFor(container.image)), ...(container.args ?? [])].map((a) => rewritePaths(a, mapping));
     if (argv.length === 0) throw new ContainerConfigError('the container has no command');
     const [file, ...args] = readOnlyBinds.length === 0 ? argv

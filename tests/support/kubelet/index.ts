@@ -25,6 +25,11 @@ export interface SimulatedKubeletOptions {
    * falls back to a copy) or as a private copy of the tree
    */
   readOnlyViews?: 'copy' | 'bind-mount';
+  /**
+   * the nodes' route to the internet (tests/support/net/internet.ts): its proxy and the CA file of its stand-in
+   * servers, given to every container as HTTPS_PROXY and SSL_CERT_FILE; without it, only this machine is reachable
+   */
+  egress?: { proxyUrl: string; caFile: string };
 }
 
 export interface KubeletStats {
@@ -231,7 +236,7 @@ export function simulatedKubelet(options: SimulatedKubeletOptions): SimulatedKub
           stats.maxRunning = Math.max(stats.maxRunning, stats.running);
           report(running(container));
           return await runContainer({
-            api, pod, container, readOnlyViews: options.readOnlyViews,
+            api, pod, container, readOnlyViews: options.readOnlyViews, egress: options.egress,
             claimFolder: (claim) => claimFolder(namespace, claim),
             emptyDirFolder,
             onStarted: (kill) => kills.push(kill),
