@@ -7,7 +7,12 @@ import { CHARM_VERSION } from './version.ts';
 
 /** How the charm's config shapes the mover Jobs, for the volume steps of src/volumes/steps.ts. */
 export function moverConfig(config: CharmConfig): MoverConfig {
-  return { image: config['volume-mover-image'], concurrency: config['volume-mover-concurrency'] };
+  return {
+    image: config['volume-mover-image'],
+    concurrency: config['volume-mover-concurrency'],
+    startTimeoutSeconds: config['volume-mover-start-timeout'],
+    resources: config['volume-mover-resources'],
+  };
 }
 
 export function backupRequest(

@@ -2,6 +2,7 @@
 import type { KubeObject } from '../kube/types.ts';
 import { ANNOTATION_PVC, moverLabels, type MoveOperation } from './labels.ts';
 import { CA_KEY, REMOTE_NAME, rcloneBehaviourEnv, rcloneRemoteEnv } from './rclone-env.ts';
+import { containerResources, type ResourceList } from './resources.ts';
 import type { MoverS3Settings } from './settings.ts';
 
 export const MOVER_CONTAINER = 'mover';
@@ -65,6 +66,8 @@ export interface MoverJobInput {
   nodeName?: string;
   activeDeadlineSeconds: number;
   ttlSecondsAfterFinished: number;
+  /** requests and limits of the container (`volume-mover-resources`); undefined sets neither */
+  resources?: ResourceList | undefined;
 }
 
 export function buildMoverJob(input: MoverJobInput): KubeObject {
@@ -110,7 +113,7 @@ export function buildMoverJob(input: MoverJobInput): KubeObject {
         terminationMessagePath: TERMINATION_LOG,
         terminationMessagePolicy: 'FallbackToLogsOnError',
         securityContext: { allowPrivilegeEscalation: false },
-        resources: { requests: { cpu: '100m', memory: '128Mi' } },
+        resources: containerResources(input.resources),
       },
     ],
   };

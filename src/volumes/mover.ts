@@ -9,8 +9,10 @@ import { JOBS, PODS, PVCS, SECRETS, type VolumeKube } from './kube-port.ts';
 import { moverJobName, moverSecretName, moverSelector, type MoveOperation } from './labels.ts';
 import { failureReason, jobFailedCondition, jobFinished, jobSucceeded, parseMovedTree, terminationMessage } from './outcome.ts';
 import { placementFor } from './placement.ts';
+import { DEFAULT_MOVER_RESOURCES, parseMoverResources, type ResourceList } from './resources.ts';
+import { StartObserver } from './start-watch.ts';
 import {
-  DEFAULT_JOB_DEADLINE_SECONDS, DEFAULT_JOB_TTL_SECONDS, DEFAULT_MOVER_CONCURRENCY, DEFAULT_MOVER_IMAGE,
+  DEFAULT_JOB_DEADLINE_SECONDS, DEFAULT_JOB_TTL_SECONDS, DEFAULT_MOVER_CONCURRENCY, DEFAULT_MOVER_IMAGE, DEFAULT_START_TIMEOUT_SECONDS,
   remotePath, type MoverS3Settings,
 } from './settings.ts';
 
@@ -59,6 +61,10 @@ export interface MoveVolumesOptions {
   concurrency?: number;
   activeDeadlineSeconds?: number;
   ttlSecondsAfterFinished?: number;
+  /** `volume-mover-start-timeout`: seconds a mover's Pod may take to start running */
+  startTimeoutSeconds?: number;
+  /** `volume-mover-resources`, e.g. `cpu=1,memory=1Gi` (requests = limits); '' sets none */
+  resources?: string;
   onProgress?: (progress: VolumeProgress) => void;
   signal?: AbortSignal;
 }
@@ -67,9 +73,13 @@ export interface MoveVolumesOptions {
 export class VolumeMoveError extends Error {
   readonly failures: VolumeFailure[];
   readonly results: VolumeResult[];
-  constructor(operation: MoveOperation, failures: VolumeFailure[], results: VolumeResult[]) {
+  /** movers stopped because another failed */
+  readonly stopped: number;
+  constructor(operation: MoveOperation, failures: VolumeFailure[], results: VolumeResult[], stopped = 0) {
     const list = failures.map((f) => `${f.namespace}/${f.pvc} (${f.reason})`).join('; ');
-    super(`The volume ${operation} failed for ${failures.length === 1 ? 'PVC' : 'PVCs'} ${list}.`);
+    const others = stopped > 0 ? `; ${stopped} other mover${stopped === 1 ? ' was' : 's were'} stopped` : '';
+    super(`The volume ${operation} failed for ${failures.length === 1 ? 'PVC' : 'PVCs'} ${list}${others}.`);
+    this.stopped = stopped;
     this.name = 'VolumeMoveError';
     this.failures = failures;
     this.results = results;
@@ -114,6 +124,16 @@ async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: 
   if (!Number.isInteger(concurrency) || concurrency < 1) {
     throw new Error(`volume-mover-concurrency must be a whole number of at least 1, not ${concurrency}.`);
   }
+  const startTimeout = options.startTimeoutSeconds ?? DEFAULT_START_TIMEOUT_SECONDS;
+  if (!Number.isInteger(startTimeout) || startTimeout < 1) {
+    throw new Error(`volume-mover-start-timeout must be a whole number of seconds of at least 1, not ${startTimeout}.`);
+  }
+  let resources: ResourceList | undefined;
+  try {
+    resources = parseMoverResources(options.resources ?? DEFAULT_MOVER_RESOURCES);
+  } catch (error) {
+    throw new Error(`volume-mover-resources must be a list like ${DEFAULT_MOVER_RESOURCES}: ${(error as Error).message}.`);
+  }
   const keys = backupKeys(options.backupId);
   const seen = new Set<string>();
   for (const pvc of options.pvcs) {
@@ -139,18 +159,26 @@ async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: 
   const results: VolumeResult[] = [];
   const failures: VolumeFailure[] = [];
   let done = 0;
-  // After the first failure the run is lost anyway: PVCs not yet started are not copied.
-  let stop = false;
+  let stopped = 0;
+  // After the first failure the run is lost anyway: PVCs not yet started are not copied, and the movers still running
+  // are stopped (a restore's PVCs keep their fill mark, so a rerun fills them).
+  const stopAll = new AbortController();
+  const signal = options.signal ? AbortSignal.any([options.signal, stopAll.signal]) : stopAll.signal;
+  const settings: MoverSettings = { ...options, startTimeoutSeconds: startTimeout, resources, signal };
 
   try {
     await Promise.all(options.pvcs.map((pvc) => limit(async () => {
-      if (stop || options.signal?.aborted) return;
+      if (signal.aborted) return;
       try {
-        const result = await moveOne(kube, operation, options, pvc, secretFor);
+        const result = await moveOne(kube, operation, settings, pvc, secretFor);
         results.push(result);
         options.onProgress?.({ done: ++done, total: options.pvcs.length, result });
       } catch (error) {
-        stop = true;
+        if (stopAll.signal.aborted) {
+          stopped++;
+          return;
+        }
+        stopAll.abort();
         const failure = { namespace: pvc.namespace, pvc: pvc.name, reason: describeError(error) };
         failures.push(failure);
         options.onProgress?.({ done: ++done, total: options.pvcs.length, failure });
@@ -159,7 +187,7 @@ async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: 
   } finally {
     await deleteSecrets(kube, secrets);
   }
-  if (failures.length > 0) throw new VolumeMoveError(operation, failures, results);
+  if (failures.length > 0) throw new VolumeMoveError(operation, failures, results, stopped);
   if (options.signal?.aborted) throw new Error(`The volume ${operation} was cancelled.`);
   return results;
 }
@@ -209,10 +237,35 @@ async function deleteSecrets(kube: VolumeKube, secrets: Map<string, Promise<stri
   }
 }
 
+/** The run's options once checked: the parsed resources, and the signal that also stops every mover on a failure. */
+interface MoverSettings extends Omit<MoveVolumesOptions, 'resources'> {
+  startTimeoutSeconds: number;
+  resources: ResourceList | undefined;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Resolves once the Job's Pod runs (or the Job finished); throws one sentence naming why it has not started after
+ * `timeoutSeconds`. Looks every two seconds: the reasons live on Pods and Events, which the Job's own watch does not see.
+ */
+async function waitUntilStarted(kube: VolumeKube, namespace: string, jobName: string, timeoutSeconds: number, finishing: Promise<unknown>): Promise<void> {
+  const observer = new StartObserver(kube, namespace, jobName);
+  const giveUpAt = Date.now() + timeoutSeconds * 1000;
+  let settled = false;
+  const ended = finishing.then(() => { settled = true; }, () => { settled = true; });
+  while (!settled) {
+    if (await observer.look()) return;
+    const left = giveUpAt - Date.now();
+    if (left <= 0) throw new Error(`its mover Job ${jobName} did not start within ${timeoutSeconds} seconds: ${await observer.reason()}`);
+    await Promise.race([sleep(Math.min(2000, left)), ended]);
+  }
+}
+
 async function moveOne(
   kube: VolumeKube,
   operation: MoveOperation,
-  options: MoveVolumesOptions,
+  options: MoverSettings,
   pvcRef: PvcRef,
   secretFor: (namespace: string) => Promise<string>,
 ): Promise<VolumeResult> {
@@ -248,16 +301,23 @@ async function moveOne(
     nodeName: placement.nodeName,
     activeDeadlineSeconds: deadline,
     ttlSecondsAfterFinished: options.ttlSecondsAfterFinished ?? DEFAULT_JOB_TTL_SECONDS,
+    resources: options.resources,
   });
   const jobName = job.metadata.name ?? '';
   await startOrAdopt(kube, job, options.signal);
   // The Job's own deadline ends it; the extra minute lets its controller write the Failed condition we then read.
   let finished;
+  const stopWatching = new AbortController();
+  const finishing = kube.waitFor(JOBS, pvcRef.namespace, jobName, jobFinished, {
+    timeoutMs: (deadline + 60) * 1000,
+    signal: options.signal ? AbortSignal.any([options.signal, stopWatching.signal]) : stopWatching.signal,
+  });
+  finishing.catch(() => undefined); // judged below; meanwhile a rejection is not unhandled
   try {
-    finished = await kube.waitFor(JOBS, pvcRef.namespace, jobName, jobFinished, {
-      timeoutMs: (deadline + 60) * 1000, signal: options.signal,
-    });
+    await waitUntilStarted(kube, pvcRef.namespace, jobName, options.startTimeoutSeconds, finishing);
+    finished = await finishing;
   } catch (error) {
+    stopWatching.abort();
     // Nobody will read this Job's outcome: stop it rather than let it copy on unobserved.
     await kube.delete(JOBS, pvcRef.namespace, jobName).catch(() => undefined);
     throw error;

@@ -15,6 +15,10 @@ const mover = () => Promise.all([import('./mover.ts'), import('./kube-client-por
 export interface MoverConfig {
   image: string;
   concurrency: number;
+  /** seconds a mover's Pod may take to start running */
+  startTimeoutSeconds: number;
+  /** requests = limits of each mover, e.g. `cpu=1,memory=1Gi`; '' sets none */
+  resources: string;
 }
 
 function describe(verb: string, p: VolumeProgress): string {
@@ -34,6 +38,8 @@ export function volumeBackupStep(kube: KubeClient, s3: S3Settings, config: Mover
       s3: moverS3Settings(s3),
       image: config.image,
       concurrency: config.concurrency,
+      startTimeoutSeconds: config.startTimeoutSeconds,
+      resources: config.resources,
       onProgress: (p) => void progress(describe('copied the data of', p)),
     });
     const keys = backupKeys(backupId);
@@ -54,6 +60,8 @@ export function volumeRestoreStep(kube: KubeClient, s3: S3Settings, config: Move
       s3: moverS3Settings(s3),
       image: config.image,
       concurrency: config.concurrency,
+      startTimeoutSeconds: config.startTimeoutSeconds,
+      resources: config.resources,
       onProgress: (p) => void progress(describe('filled', p)),
     });
     return { restored: results.length, bytes: results.reduce((sum, r) => sum + r.bytes, 0) };

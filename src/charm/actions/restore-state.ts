@@ -44,6 +44,8 @@ export async function run(ctx: ActionContext<'restore-state'>): Promise<void> {
     }
     if (error instanceof RestoreInputError || error instanceof RestoreStoppedError) ctx.fail(error.message);
     // A database or bucket copy that failed: its own sentence says which and why.
+    // A PVC that could not be filled keeps its fill mark: the rerun fills it, and only it.
+    if (error instanceof Error && error.name === 'VolumeMoveError') ctx.fail(`${error.message.replace(/\.$/, '')}; fix that and rerun restore-state, which fills every PVC still waiting for its data.`);
     if (error instanceof Error && error.name === 'ControlPlaneError') ctx.fail(`${error.message} Profiles and namespaced objects were not restored; fix it and rerun.`);
     throw error;
   }

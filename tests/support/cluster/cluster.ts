@@ -5,6 +5,7 @@ import type { KubeObject } from '../../../src/kube/types.ts';
 import { apiVersionOf } from '../../../src/kube/types.ts';
 import type { DeleteOptions, InProcessApi, ListOptions, ResourceRef } from './contract.ts';
 import { admit, type Operation } from './admission.ts';
+import { quotaRefusal } from './quota.ts';
 import { crdToDef, CRD_CLEANUP_FINALIZER, settledStatus, validateCrd, validateStoredVersions } from './crd.ts';
 import { alreadyExists, ApiError, conflict, forbidden, invalid, invalidValue, notFound, required, type FieldError } from './errors.ts';
 import { recordUpdate, serverSideApply } from './managed-fields.ts';
@@ -32,6 +33,7 @@ export interface FullDeleteOptions extends DeleteOptions, WriteOptions {
 const CONTROLLER_USER: UserInfo = { username: 'system:serviceaccount:kubeflow:simulated-controllers', groups: ['system:serviceaccounts', 'system:authenticated'] };
 const CRD_REF: ResourceRef = { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions' };
 const NS_REF: ResourceRef = { group: '', resource: 'namespaces' };
+const QUOTA_REF: ResourceRef = { group: '', resource: 'resourcequotas' };
 const VAP_REF: ResourceRef = { group: 'admissionregistration.k8s.io', resource: 'validatingadmissionpolicies' };
 const VAPB_REF: ResourceRef = { group: 'admissionregistration.k8s.io', resource: 'validatingadmissionpolicybindings' };
 /** Kinds whose create sets a status instead of dropping it (the real strategies' PrepareForCreate). */
@@ -166,6 +168,7 @@ export class Cluster implements InProcessApi {
       meta.finalizers = [...new Set([...(meta.finalizers ?? []), CRD_CLEANUP_FINALIZER])];
     }
     this.admit('CREATE', d, obj, null, options);
+    if (d.group === '' && d.resource === 'pods') this.admitQuota(d, obj);
     if (options.fieldManager && !options.dryRun && !Array.isArray(meta.managedFields)) recordUpdate(undefined, obj, options.fieldManager, meta.creationTimestamp);
     if (options.dryRun) return obj;
     const stored = this.write(d, key, obj, 'ADDED');
@@ -453,6 +456,15 @@ export class Cluster implements InProcessApi {
         spec.clusterIPs = [spec.clusterIP];
       }
     }
+  }
+
+  /** ResourceQuota admission of a new Pod (quota.ts): a 403 naming the quota, as the API server answers. */
+  private admitQuota(d: ResourceDef, pod: KubeObject): void {
+    const namespace = pod.metadata.namespace ?? '';
+    const quotas = this.store.scan(QUOTA_REF, namespace).map((s) => s.obj);
+    if (quotas.length === 0) return;
+    const why = quotaRefusal(pod, quotas, this.store.scan(d, namespace).map((s) => s.obj));
+    if (why) throw forbidden(d, pod.metadata.name ?? '', why);
   }
 
   private admit(op: Operation, d: ResourceDef, obj: KubeObject | null, old: KubeObject | null, options: WriteOptions, subResource = ''): void {
