@@ -257,7 +257,7 @@ async function waitUntilStarted(kube: VolumeKube, namespace: string, jobName: st
   while (!settled) {
     if (await observer.look()) return;
     const left = giveUpAt - Date.now();
-    if (left <= 0) throw new Error(`its mover Job ${jobName} did not start within ${timeoutSeconds} seconds: ${await observer.reason()}`);
+    if (left <= 0) throw new Error(`its mover Job ${jobName} did not start within ${timeoutSeconds} second${timeoutSeconds === 1 ? '' : 's'}: ${await observer.reason()}`);
     await Promise.race([sleep(Math.min(2000, left)), ended]);
   }
 }
