@@ -28,6 +28,7 @@ export function volumeKubeFromClient(client: KubeClient): VolumeKube {
       (await client.listAll(apiResource(r), { namespace, ...(labelSelector ? { labelSelector } : {}) })).items,
     create: (r, object) => client.create(apiResource(r), object),
     mergePatch: (r, namespace, name, patch) => client.patch(apiResource(r), name, namespace, patch, 'merge'),
+    podLog: (namespace, pod, container, tailLines) => client.podLog(namespace, pod, { container, tailLines }),
     delete: async (r, namespace, name) => {
       try {
         await client.delete(apiResource(r), name, namespace, { propagationPolicy: 'Background' });

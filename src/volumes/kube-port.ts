@@ -32,6 +32,8 @@ export interface VolumeKube {
   create(resource: MoverResource, object: KubeObject): Promise<KubeObject>;
   /** a JSON merge patch (RFC 7386: null removes a key) */
   mergePatch(resource: MoverResource, namespace: string, name: string, patch: unknown): Promise<KubeObject>;
+  /** the last `tailLines` lines a container of a Pod has logged */
+  podLog(namespace: string, pod: string, container: string, tailLines: number): Promise<string>;
   /** succeeds when the object is already gone; Background propagation so a Job takes its Pods along */
   delete(resource: MoverResource, namespace: string, name: string): Promise<void>;
   /**

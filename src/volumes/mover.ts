@@ -4,15 +4,16 @@ import pLimit from 'p-limit';
 import { backupKeys } from '../store/layout.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { FILL_MARK_REMOVAL, hasFillMark } from './fill-mark.ts';
-import { buildCredentialsSecret, buildMoverJob } from './job.ts';
+import { buildCredentialsSecret, buildMoverJob, MOVER_CONTAINER, statsPeriodSeconds } from './job.ts';
 import { JOBS, PODS, PVCS, SECRETS, type VolumeKube } from './kube-port.ts';
 import { moverJobName, moverSecretName, moverSelector, type MoveOperation } from './labels.ts';
-import { failureReason, jobFailedCondition, jobFinished, jobSucceeded, parseMovedTree, terminationMessage } from './outcome.ts';
+import { failureReason, jobFailedCondition, jobFinished, jobSucceeded, parseCopyProgress, parseMovedTree, terminationMessage, type CopyProgress } from './outcome.ts';
 import { placementFor } from './placement.ts';
 import { DEFAULT_MOVER_RESOURCES, parseMoverResources, type ResourceList } from './resources.ts';
 import { StartObserver } from './start-watch.ts';
 import {
-  DEFAULT_JOB_DEADLINE_SECONDS, DEFAULT_JOB_TTL_SECONDS, DEFAULT_MOVER_CONCURRENCY, DEFAULT_MOVER_IMAGE, DEFAULT_START_TIMEOUT_SECONDS,
+  DEFAULT_JOB_DEADLINE_SECONDS, DEFAULT_JOB_TTL_SECONDS, DEFAULT_MOVER_CONCURRENCY, DEFAULT_MOVER_IMAGE, DEFAULT_PROGRESS_INTERVAL_MS,
+  DEFAULT_START_TIMEOUT_SECONDS,
   remotePath, type MoverS3Settings,
 } from './settings.ts';
 
@@ -49,6 +50,8 @@ export interface VolumeProgress {
   total: number;
   result?: VolumeResult;
   failure?: VolumeFailure;
+  /** a running mover's latest rclone stats */
+  copying?: CopyProgress & { namespace: string; pvc: string };
 }
 
 export interface MoveVolumesOptions {
@@ -66,6 +69,8 @@ export interface MoveVolumesOptions {
   /** `volume-mover-resources`, e.g. `cpu=1,memory=1Gi` (requests = limits); '' sets none */
   resources?: string;
   onProgress?: (progress: VolumeProgress) => void;
+  /** how often a running mover's stats are read and, when they changed, reported (default 30 s) */
+  progressIntervalMs?: number;
   signal?: AbortSignal;
 }
 
@@ -164,7 +169,15 @@ async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: 
   // are stopped (a restore's PVCs keep their fill mark, so a rerun fills them).
   const stopAll = new AbortController();
   const signal = options.signal ? AbortSignal.any([options.signal, stopAll.signal]) : stopAll.signal;
-  const settings: MoverSettings = { ...options, startTimeoutSeconds: startTimeout, resources, signal };
+  // One gate for every mover of the run: at most one stats line per interval, whichever mover it is about.
+  const interval = options.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS;
+  let lastStatsAt = -Infinity;
+  const onCopying = (copying: NonNullable<VolumeProgress['copying']>) => {
+    if (Date.now() - lastStatsAt < interval) return;
+    lastStatsAt = Date.now();
+    options.onProgress?.({ done, total: options.pvcs.length, copying });
+  };
+  const settings: MoverSettings = { ...options, startTimeoutSeconds: startTimeout, resources, signal, progressIntervalMs: interval, onCopying };
 
   try {
     await Promise.all(options.pvcs.map((pvc) => limit(async () => {
@@ -241,6 +254,8 @@ async function deleteSecrets(kube: VolumeKube, secrets: Map<string, Promise<stri
 interface MoverSettings extends Omit<MoveVolumesOptions, 'resources'> {
   startTimeoutSeconds: number;
   resources: ResourceList | undefined;
+  progressIntervalMs: number;
+  onCopying: (copying: NonNullable<VolumeProgress['copying']>) => void;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -260,6 +275,34 @@ async function waitUntilStarted(kube: VolumeKube, namespace: string, jobName: st
     if (left <= 0) throw new Error(`its mover Job ${jobName} did not start within ${timeoutSeconds} second${timeoutSeconds === 1 ? '' : 's'}: ${await observer.reason()}`);
     await Promise.race([sleep(Math.min(2000, left)), ended]);
   }
+}
+
+/**
+ * Waits for the Job to finish, reading its Pod's log every `intervalMs` meanwhile: each time rclone's latest stats
+ * differ from the ones reported before, they are reported. A log that cannot be read is only a missed line.
+ */
+async function followUntilFinished(kube: VolumeKube, pvcRef: PvcRef, jobName: string, finishing: Promise<KubeObject | undefined>, options: MoverSettings): Promise<KubeObject | undefined> {
+  let settled = false;
+  const ended = finishing.then(() => { settled = true; }, () => { settled = true; });
+  let last = '';
+  while (!settled) {
+    await Promise.race([sleep(options.progressIntervalMs), ended]);
+    if (settled) break;
+    const stats = await latestStats(kube, pvcRef.namespace, jobName).catch(() => undefined);
+    if (!stats) continue;
+    const key = `${stats.files}/${stats.bytes}`;
+    if (key === last) continue;
+    last = key;
+    options.onCopying({ namespace: pvcRef.namespace, pvc: pvcRef.name, ...stats });
+  }
+  return finishing;
+}
+
+async function latestStats(kube: VolumeKube, namespace: string, jobName: string): Promise<CopyProgress | undefined> {
+  const pods = await kube.list(PODS, namespace, `job-name=${jobName}`);
+  const running = pods.find((p) => (p.status as { phase?: string } | undefined)?.phase === 'Running');
+  if (!running) return undefined;
+  return parseCopyProgress(await kube.podLog(namespace, running.metadata.name ?? '', MOVER_CONTAINER, 20));
 }
 
 async function moveOne(
@@ -302,6 +345,7 @@ async function moveOne(
     activeDeadlineSeconds: deadline,
     ttlSecondsAfterFinished: options.ttlSecondsAfterFinished ?? DEFAULT_JOB_TTL_SECONDS,
     resources: options.resources,
+    statsPeriodSeconds: statsPeriodSeconds(options.progressIntervalMs),
   });
   const jobName = job.metadata.name ?? '';
   await startOrAdopt(kube, job, options.signal);
@@ -315,7 +359,7 @@ async function moveOne(
   finishing.catch(() => undefined); // judged below; meanwhile a rejection is not unhandled
   try {
     await waitUntilStarted(kube, pvcRef.namespace, jobName, options.startTimeoutSeconds, finishing);
-    finished = await finishing;
+    finished = await followUntilFinished(kube, pvcRef, jobName, finishing, options);
   } catch (error) {
     stopWatching.abort();
     // Nobody will read this Job's outcome: stop it rather than let it copy on unobserved.

@@ -7,6 +7,7 @@ import { backupKeys } from '../store/layout.ts';
 import type { S3Settings } from '../store/settings.ts';
 import type { VolumeProgress } from './mover.ts';
 import { moverS3Settings } from './settings.ts';
+import { formatBytes } from '../format-bytes.ts';
 
 // The mover and its port load when a step runs, not when an action or command that may never copy a volume starts.
 const mover = () => Promise.all([import('./mover.ts'), import('./kube-client-port.ts')]);
@@ -22,6 +23,10 @@ export interface MoverConfig {
 }
 
 function describe(verb: string, p: VolumeProgress): string {
+  if (p.copying) {
+    const c = p.copying;
+    return `${verb} ${p.done}/${p.total} PVC(s); ${c.namespace}/${c.pvc}: ${c.files}/${c.totalFiles} files, ${formatBytes(c.bytes)} of ${formatBytes(c.totalBytes)} so far`;
+  }
   const what = p.result
     ? ` (${p.result.namespace}/${p.result.pvc}: ${p.result.skipped ? p.result.skipped : `${p.result.files} files`})`
     : p.failure ? ` (${p.failure.namespace}/${p.failure.pvc} failed)` : '';

@@ -56,6 +56,10 @@ export class LocalJobKube implements VolumeKube {
     return object;
   }
 
+  async podLog() {
+    return ''; // these Jobs have finished by the time anyone could read a log
+  }
+
   async delete(resource: MoverResource, namespace: string, name: string) {
     this.objects.delete(this.key(resource, namespace, name));
     if (resource.resource === 'jobs') this.objects.delete(this.key({ ...resource, resource: 'pods' }, namespace, `${name}-pod`));

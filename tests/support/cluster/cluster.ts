@@ -3,11 +3,11 @@
 import { randomUUID } from 'node:crypto';
 import type { KubeObject } from '../../../src/kube/types.ts';
 import { apiVersionOf } from '../../../src/kube/types.ts';
-import type { DeleteOptions, InProcessApi, ListOptions, ResourceRef } from './contract.ts';
+import type { DeleteOptions, InProcessApi, ListOptions, PodLogSource, ResourceRef } from './contract.ts';
 import { admit, type Operation } from './admission.ts';
 import { quotaRefusal } from './quota.ts';
 import { crdToDef, CRD_CLEANUP_FINALIZER, settledStatus, validateCrd, validateStoredVersions } from './crd.ts';
-import { alreadyExists, ApiError, conflict, forbidden, invalid, invalidValue, notFound, required, type FieldError } from './errors.ts';
+import { alreadyExists, ApiError, badRequest, conflict, forbidden, invalid, invalidValue, notFound, required, type FieldError } from './errors.ts';
 import { recordUpdate, serverSideApply } from './managed-fields.ts';
 import { generatedSuffix, labelKeyProblem, labelValueProblem, nameProblem } from './names.ts';
 import { clone, mergePatch } from './patch.ts';
@@ -107,6 +107,34 @@ export class Cluster implements InProcessApi {
       .scan(d, d.namespaced ? options.namespace : undefined)
       .filter((s) => byLabel(s.obj) && byField(s.obj))
       .map((s) => clone(s.obj));
+  }
+
+  private logSource: PodLogSource | undefined;
+
+  serveLogs(source: PodLogSource): () => void {
+    this.logSource = source;
+    return () => { if (this.logSource === source) this.logSource = undefined; };
+  }
+
+  /**
+   * A container's log as the API server relays it from the kubelet (pods/log): the Pod must exist, the container must
+   * be one of its own (the only one may be left unnamed), and one that has not started answers 400 "is waiting to
+   * start" (kubernetes pkg/registry/core/pod/strategy.go, LogLocation). tailLines keeps the last lines.
+   */
+  podLog(namespace: string, name: string, container: string | undefined, tailLines: number | undefined): string {
+    const ref: ResourceRef = { group: '', resource: 'pods' };
+    const pod = this.get(ref, name, namespace);
+    if (!pod) throw notFound({ group: '', resource: 'pods' }, name);
+    const names = (((pod.spec as { containers?: { name: string }[] } | undefined)?.containers) ?? []).map((c) => c.name);
+    const chosen = container ?? (names.length === 1 ? names[0]! : undefined);
+    if (!chosen) throw badRequest(`a container name must be specified for pod ${name}, choose one of: [${names.join(' ')}]`);
+    if (!names.includes(chosen)) throw badRequest(`container ${chosen} is not valid for pod ${name}`);
+    const log = this.logSource?.(namespace, name, chosen);
+    if (log === undefined) throw badRequest(`container "${chosen}" in pod "${name}" is waiting to start: ContainerCreating`);
+    if (tailLines === undefined) return log;
+    const lines = log.split('\n');
+    if (lines.at(-1) === '') lines.pop();
+    return lines.slice(-tailLines).map((l) => `${l}\n`).join('');
   }
 
   subscribe(listener: Parameters<InProcessApi['subscribe']>[0]): () => void {

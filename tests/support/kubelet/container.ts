@@ -171,6 +171,8 @@ export interface RunContext {
   readOnlyViews?: 'copy' | 'bind-mount';
   /** the nodes' route to the internet, see SimulatedKubeletOptions.egress */
   egress?: { proxyUrl: string; caFile: string } | undefined;
+  /** each piece of the container's output as it comes, for its log */
+  onOutput?: (chunk: string) => void;
   /** called once the process runs, with a function that kills it */
   onStarted?: (kill: () => void) => void;
 }
@@ -364,7 +366,11 @@ export async function runContainer(ctx: RunContext): Promise<ContainerRun> {
     const { exitCode, logs } = await new Promise<{ exitCode: number; logs: string }>((resolve) => {
       const child = spawn(file, args, { env: processEnv, cwd: container.workingDir ? rewritePaths(container.workingDir, mapping) : home, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
       let log = '';
-      const collect = (d: Buffer) => { log = (log + d.toString('utf8')).slice(-MAX_LOG); };
+      const collect = (d: Buffer) => {
+        const chunk = d.toString('utf8');
+        log = (log + chunk).slice(-MAX_LOG);
+        ctx.onOutput?.(chunk);
+      };
       child.stdout.on('data', collect);
       child.stderr.on('data', collect);
       // The container is its own process group, so a kill takes its children (sleep, rclone under sh) along.

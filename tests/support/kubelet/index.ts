@@ -294,6 +294,10 @@ export function simulatedKubelet(options: SimulatedKubeletOptions): SimulatedKub
           report(running(container));
           return await runContainer({
             api, pod, container, readOnlyViews: options.readOnlyViews, egress: options.egress,
+            onOutput: (chunk) => {
+              const podKey = key(namespace, pod.metadata.name);
+              logs.set(podKey, ((logs.get(podKey) ?? '') + chunk).slice(-1024 * 1024));
+            },
             claimFolder: (claim) => claimFolder(namespace, claim),
             emptyDirFolder,
             onStarted: (kill) => kills.push(kill),
@@ -487,6 +491,8 @@ export function simulatedKubelet(options: SimulatedKubeletOptions): SimulatedKub
     }
 
     const unsubscribe = api.subscribe(onEvent);
+    // The API server relays `pods/<name>/log` to this kubelet, which holds every container's output as it is written.
+    const unserveLogs = api.serveLogs?.((namespace, pod) => logs.get(key(namespace, pod)));
     // Objects that existed before the kubelet started are picked up as a restarted kubelet would.
     for (const pvc of api.list(PVCS)) onEvent({ type: 'ADDED', ref: PVCS, object: pvc });
     for (const job of api.list(JOBS)) onEvent({ type: 'ADDED', ref: JOBS, object: job });
@@ -495,6 +501,7 @@ export function simulatedKubelet(options: SimulatedKubeletOptions): SimulatedKub
     return () => {
       stopped = true;
       unsubscribe();
+      unserveLogs?.();
       for (const kill of kills.values()) kill();
       for (const t of timers) clearTimeout(t);
       for (const t of deadlines.values()) clearTimeout(t);
