@@ -234,7 +234,13 @@ async function startOrAdopt(kube: VolumeKube, job: KubeObject, signal: AbortSign
     await kube.delete(JOBS, namespace, name);
     await kube.waitFor(JOBS, namespace, name, (o) => o === undefined, { timeoutMs: 120_000, signal });
   }
-  await kube.create(JOBS, job);
+  try {
+    await kube.create(JOBS, job);
+  } catch (error) {
+    // A create resent after a lost answer finds the Job it made: the same name is only ever this PVC's mover.
+    if (isTaken(error)) return 'adopted';
+    throw error;
+  }
   return 'created';
 }
 
