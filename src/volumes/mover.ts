@@ -2,15 +2,15 @@
 // The credentials Secrets of the run are deleted in every case.
 import pLimit from 'p-limit';
 import { backupKeys } from '../store/layout.ts';
-import type { KubeObject } from '../kube/types.ts';
 import { FILL_MARK_REMOVAL, hasFillMark } from './fill-mark.ts';
-import { buildCredentialsSecret, buildMoverJob, MOVER_CONTAINER, statsPeriodSeconds } from './job.ts';
+import { createOrReplace, startOrAdopt } from './adopt.ts';
+import { buildCredentialsSecret, buildMoverJob, statsPeriodSeconds } from './job.ts';
+import { followUntilFinished, waitUntilStarted } from './job-watch.ts';
 import { JOBS, PODS, PVCS, SECRETS, type VolumeKube } from './kube-port.ts';
 import { moverJobName, moverSecretName, moverSelector, type MoveOperation } from './labels.ts';
-import { failureReason, jobFailedCondition, jobFinished, jobSucceeded, parseCopyProgress, parseMovedTree, terminationMessage, type CopyProgress } from './outcome.ts';
+import { failureReason, jobFailedCondition, jobFinished, jobSucceeded, parseMovedTree, terminationMessage, type CopyProgress } from './outcome.ts';
 import { placementFor } from './placement.ts';
 import { DEFAULT_MOVER_RESOURCES, parseMoverResources, type ResourceList } from './resources.ts';
-import { StartObserver } from './start-watch.ts';
 import {
   DEFAULT_JOB_DEADLINE_SECONDS, DEFAULT_JOB_TTL_SECONDS, DEFAULT_MOVER_CONCURRENCY, DEFAULT_MOVER_IMAGE, DEFAULT_PROGRESS_INTERVAL_MS,
   DEFAULT_START_TIMEOUT_SECONDS,
@@ -205,45 +205,6 @@ async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: 
   return results;
 }
 
-function isTaken(error: unknown): boolean {
-  return (error as { status?: unknown } | undefined)?.status === 409;
-}
-
-/** A crashed run of the same backup id left its Secret under the same name: the new one (fresh keys) takes its place. */
-async function createOrReplace(kube: VolumeKube, resource: typeof SECRETS, object: KubeObject): Promise<void> {
-  try {
-    await kube.create(resource, object);
-  } catch (error) {
-    if (!isTaken(error)) throw error;
-    await kube.delete(resource, object.metadata.namespace ?? '', object.metadata.name ?? '');
-    await kube.create(resource, object);
-  }
-}
-
-/**
- * The mover Job of this PVC, created or adopted: one that a previous run left running goes on and is waited for (a
- * second copy into the same volume would only race it); one that finished or is being deleted is removed first, so
- * the copy runs again with this run's settings.
- */
-async function startOrAdopt(kube: VolumeKube, job: KubeObject, signal: AbortSignal | undefined): Promise<'created' | 'adopted'> {
-  const namespace = job.metadata.namespace ?? '';
-  const name = job.metadata.name ?? '';
-  const found = await kube.get(JOBS, namespace, name);
-  if (found && !found.metadata.deletionTimestamp && !jobFinished(found)) return 'adopted';
-  if (found) {
-    await kube.delete(JOBS, namespace, name);
-    await kube.waitFor(JOBS, namespace, name, (o) => o === undefined, { timeoutMs: 120_000, signal });
-  }
-  try {
-    await kube.create(JOBS, job);
-  } catch (error) {
-    // A create resent after a lost answer finds the Job it made: the same name is only ever this PVC's mover.
-    if (isTaken(error)) return 'adopted';
-    throw error;
-  }
-  return 'created';
-}
-
 async function deleteSecrets(kube: VolumeKube, secrets: Map<string, Promise<string>>): Promise<void> {
   const problems: string[] = [];
   for (const [namespace, pending] of secrets) {
@@ -262,53 +223,6 @@ interface MoverSettings extends Omit<MoveVolumesOptions, 'resources'> {
   resources: ResourceList | undefined;
   progressIntervalMs: number;
   onCopying: (copying: NonNullable<VolumeProgress['copying']>) => void;
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/**
- * Resolves once the Job's Pod runs (or the Job finished); throws one sentence naming why it has not started after
- * `timeoutSeconds`. Looks every two seconds: the reasons live on Pods and Events, which the Job's own watch does not see.
- */
-async function waitUntilStarted(kube: VolumeKube, namespace: string, jobName: string, timeoutSeconds: number, finishing: Promise<unknown>): Promise<void> {
-  const observer = new StartObserver(kube, namespace, jobName);
-  const giveUpAt = Date.now() + timeoutSeconds * 1000;
-  let settled = false;
-  const ended = finishing.then(() => { settled = true; }, () => { settled = true; });
-  while (!settled) {
-    if (await observer.look()) return;
-    const left = giveUpAt - Date.now();
-    if (left <= 0) throw new Error(`its mover Job ${jobName} did not start within ${timeoutSeconds} second${timeoutSeconds === 1 ? '' : 's'}: ${await observer.reason()}`);
-    await Promise.race([sleep(Math.min(2000, left)), ended]);
-  }
-}
-
-/**
- * Waits for the Job to finish, reading its Pod's log every `intervalMs` meanwhile: each time rclone's latest stats
- * differ from the ones reported before, they are reported. A log that cannot be read is only a missed line.
- */
-async function followUntilFinished(kube: VolumeKube, pvcRef: PvcRef, jobName: string, finishing: Promise<KubeObject | undefined>, options: MoverSettings): Promise<KubeObject | undefined> {
-  let settled = false;
-  const ended = finishing.then(() => { settled = true; }, () => { settled = true; });
-  let last = '';
-  while (!settled) {
-    await Promise.race([sleep(options.progressIntervalMs), ended]);
-    if (settled) break;
-    const stats = await latestStats(kube, pvcRef.namespace, jobName).catch(() => undefined);
-    if (!stats) continue;
-    const key = `${stats.files}/${stats.bytes}`;
-    if (key === last) continue;
-    last = key;
-    options.onCopying({ namespace: pvcRef.namespace, pvc: pvcRef.name, ...stats });
-  }
-  return finishing;
-}
-
-async function latestStats(kube: VolumeKube, namespace: string, jobName: string): Promise<CopyProgress | undefined> {
-  const pods = await kube.list(PODS, namespace, `job-name=${jobName}`);
-  const running = pods.find((p) => (p.status as { phase?: string } | undefined)?.phase === 'Running');
-  if (!running) return undefined;
-  return parseCopyProgress(await kube.podLog(namespace, running.metadata.name ?? '', MOVER_CONTAINER, 20));
 }
 
 async function moveOne(
@@ -365,7 +279,7 @@ async function moveOne(
   finishing.catch(() => undefined); // judged below; meanwhile a rejection is not unhandled
   try {
     await waitUntilStarted(kube, pvcRef.namespace, jobName, options.startTimeoutSeconds, finishing);
-    finished = await followUntilFinished(kube, pvcRef, jobName, finishing, options);
+    finished = await followUntilFinished(kube, pvcRef, jobName, finishing, options.progressIntervalMs, options.onCopying);
   } catch (error) {
     stopWatching.abort();
     // Nobody will read this Job's outcome: stop it rather than let it copy on unobserved.
