@@ -19,10 +19,10 @@ export interface VolumeCluster {
   stop(): Promise<void>;
 }
 
-export async function startVolumeCluster(options: { bindingMode?: 'Immediate' | 'WaitForFirstConsumer'; namespaces?: string[]; readOnlyViews?: 'copy' | 'bind-mount' } = {}): Promise<VolumeCluster> {
+export async function startVolumeCluster(options: { bindingMode?: 'Immediate' | 'WaitForFirstConsumer'; namespaces?: string[]; readOnlyViews?: 'copy' | 'bind-mount'; registries?: string[] } = {}): Promise<VolumeCluster> {
   const cluster = await startCluster({ kubeflowCrds: false, controllers: false });
   const dataDir = mkdtempSync(join(tmpdir(), 'kubelet-data-'));
-  const kubelet = simulatedKubelet({ dataDir, configRetryMs: 2000, readOnlyViews: options.readOnlyViews });
+  const kubelet = simulatedKubelet({ dataDir, configRetryMs: 2000, readOnlyViews: options.readOnlyViews, ...(options.registries ? { registries: options.registries } : {}) });
   const stopKubelet = kubelet.start(cluster.api);
   cluster.api.create({ group: 'storage.k8s.io', resource: 'storageclasses' },
     storageClass('standard', { volumeBindingMode: options.bindingMode ?? 'Immediate', isDefault: true }));

@@ -10,6 +10,7 @@ import { volumeKubeFromClient } from '../../src/volumes/kube-client-port.ts';
 import { JOBS, SECRETS } from '../../src/volumes/kube-port.ts';
 import { moverSelector } from '../../src/volumes/labels.ts';
 import { backupVolumes, restoreVolumes, VolumeMoveError } from '../../src/volumes/mover.ts';
+import { DEFAULT_MOVER_IMAGE } from '../../src/volumes/settings.ts';
 import { startCluster } from '../support/cluster/index.ts';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
 import { FaultProxy } from '../support/s3/fault-proxy.ts';
@@ -99,6 +100,20 @@ describe('volumes: movers that do not start', function () {
     } finally {
       client.close();
       await bare.stop();
+    }
+  });
+
+  it('in an air-gapped cluster, names the default image and that its registry cannot be reached', async function () {
+    const airGapped = await startVolumeCluster({ registries: ['registry.internal:5000'] });
+    try {
+      await createBoundPvc(airGapped, 'alice', 'ws');
+      const error = await failure(backupVolumes(airGapped.kube, { backupId: newBackupId(), s3: s3For(s3, 'kf-backups'), startTimeoutSeconds: 3, pvcs: [{ namespace: 'alice', name: 'ws' }] }));
+      expect(error.message).to.include(`did not start within 3 seconds: its image ${DEFAULT_MOVER_IMAGE} could not be pulled (ErrImagePull: failed to do request: Head "https://registry-1.docker.io/v2/rclone/rclone/manifests/1.68.2": dial tcp: lookup registry-1.docker.io: no such host); make the image reachable from the nodes or set volume-mover-image to a copy in a registry they can reach`);
+      // the same copy from the cluster's own registry mirror starts
+      const [copied] = await backupVolumes(airGapped.kube, { backupId: newBackupId(), s3: s3For(s3, 'kf-backups'), image: 'registry.internal:5000/rclone/rclone:1.68.2', pvcs: [{ namespace: 'alice', name: 'ws' }] });
+      expect(copied).to.deep.include({ checksumVerified: true });
+    } finally {
+      await airGapped.stop();
     }
   });
 });

@@ -422,7 +422,9 @@ export function simulatedKubelet(options: SimulatedKubeletOptions): SimulatedKub
       for (const c of [...(spec.initContainers ?? []), ...(spec.containers ?? [])]) {
         const ref = normalizedImage(c.image);
         if (!registryReachable(ref.registry)) {
-          return { image: c.image, message: `failed to pull and unpack image "${ref.full}": failed to resolve reference "${ref.full}": failed to do request: Head "https://${ref.registry}/v2/${ref.repository}/manifests/${ref.tag}": dial tcp: lookup ${ref.registry}: no such host` };
+          // containerd asks Docker Hub at registry-1.docker.io for docker.io images
+          const host = ref.registry === 'docker.io' ? 'registry-1.docker.io' : ref.registry;
+          return { image: c.image, message: `failed to pull and unpack image "${ref.full}": failed to resolve reference "${ref.full}": failed to do request: Head "https://${host}/v2/${ref.repository}/manifests/${ref.tag}": dial tcp: lookup ${host}: no such host` };
         }
         if (ownedByJob && !isRunnableImage(c.image)) {
           return { image: c.image, message: `failed to pull and unpack image "${ref.full}": failed to resolve reference "${ref.full}": ${ref.full}: not found` };
