@@ -67,8 +67,12 @@ export class StartObserver {
       if (scheduled) return `the scheduler cannot place its Pod (${scheduled.reason ?? 'Unschedulable'}: ${oneLine(scheduled.message ?? 'no reason given')})`;
     }
     if (pods.length > 0) {
-      const phase = ((pods[0]!.status ?? {}) as PodStatus).phase ?? 'Pending';
-      return `its Pod ${pods[0]!.metadata.name} is still ${phase}`;
+      const status = (pods[0]!.status ?? {}) as PodStatus;
+      // e.g. CreateContainerConfigError when a Secret it needs is missing
+      const waiting = [...(status.initContainerStatuses ?? []), ...(status.containerStatuses ?? [])]
+        .map((c) => c.state?.waiting).find((w) => w?.reason && !['ContainerCreating', 'PodInitializing'].includes(w.reason));
+      const why = waiting ? ` (${waiting.reason}${waiting.message ? `: ${oneLine(waiting.message)}` : ''})` : '';
+      return `its Pod ${pods[0]!.metadata.name} is still ${status.phase ?? 'Pending'}${why}`;
     }
     const refusal = await this.failedCreate();
     if (refusal) return describeRefusal(refusal);

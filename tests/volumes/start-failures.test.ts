@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { KubeClient } from '../../src/kube/client.ts';
 import { newBackupId } from '../../src/store/layout.ts';
 import { volumeKubeFromClient } from '../../src/volumes/kube-client-port.ts';
-import { JOBS, SECRETS } from '../../src/volumes/kube-port.ts';
+import { JOBS, SECRETS, type VolumeKube } from '../../src/volumes/kube-port.ts';
 import { moverSelector } from '../../src/volumes/labels.ts';
 import { backupVolumes, restoreVolumes, VolumeMoveError } from '../../src/volumes/mover.ts';
 import { DEFAULT_MOVER_IMAGE } from '../../src/volumes/settings.ts';
@@ -115,5 +115,15 @@ describe('volumes: movers that do not start', function () {
     } finally {
       await airGapped.stop();
     }
+  });
+
+  it('names the container\'s waiting reason when its Pod is placed but cannot start (a Secret it needs is missing)', async function () {
+    // The credentials Secret never arrives: the kubelet keeps the container waiting with CreateContainerConfigError.
+    const noSecrets: VolumeKube = { ...vc.kube, create: async (r, object) => (r.resource === 'secrets' ? object : vc.kube.create(r, object)) };
+    const backupId = newBackupId();
+    const error = await failure(backupVolumes(noSecrets, { backupId, s3: s3For(s3, 'kf-backups'), startTimeoutSeconds: 1, pvcs: [{ namespace: 'alice', name: 'free' }] }));
+    expect(error.message, error.message).to.match(/did not start within 1 second: its Pod kfu-backup-[0-9a-f]{16}-[a-z0-9]+ is still Pending \(CreateContainerConfigError: secret "kfu-backup-creds-[0-9a-f]{12}" not found\)\)\.$/);
+    expect(await leftovers(backupId)).to.deep.equal([]);
+    await vc.kubelet.idle();
   });
 });

@@ -218,7 +218,10 @@ export function resolveEnv(api: InProcessApi, pod: KubeObject, container: Contai
     const ref = secretKeyRef ?? configMapKeyRef;
     if (ref) {
       const kind = secretKeyRef ? 'secret' : 'configmap';
-      const value = source(api, namespace, kind, ref.name)?.[ref.key];
+      const values = source(api, namespace, kind, ref.name);
+      // as the kubelet's makeEnvironmentVariables: a missing object and a missing key are told apart
+      if (!values && !ref.optional) throw new ContainerConfigError(`${kind} "${ref.name}" not found`);
+      const value = values?.[ref.key];
       if (value === undefined) {
         if (ref.optional) continue;
         throw new ContainerConfigError(`couldn't find key ${ref.key} in ${kind === 'secret' ? 'Secret' : 'ConfigMap'} ${namespace}/${ref.name}`);

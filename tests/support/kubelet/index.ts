@@ -291,7 +291,6 @@ export function simulatedKubelet(options: SimulatedKubeletOptions): SimulatedKub
           stats.containersStarted++;
           stats.running++;
           stats.maxRunning = Math.max(stats.maxRunning, stats.running);
-          report(running(container));
           return await runContainer({
             api, pod, container, readOnlyViews: options.readOnlyViews, egress: options.egress,
             onOutput: (chunk) => {
@@ -300,7 +299,11 @@ export function simulatedKubelet(options: SimulatedKubeletOptions): SimulatedKub
             },
             claimFolder: (claim) => claimFolder(namespace, claim),
             emptyDirFolder,
-            onStarted: (kill) => kills.push(kill),
+            // running only once the process is: a container whose configuration cannot be resolved never was
+            onStarted: (kill) => {
+              kills.push(kill);
+              report(running(container));
+            },
           });
         } catch (error) {
           if (!(error instanceof ContainerConfigError)) {
@@ -362,7 +365,9 @@ export function simulatedKubelet(options: SimulatedKubeletOptions): SimulatedKub
         if (succeeded) {
           const runs = await Promise.all(mains.map((container, i) => runOne(pod, container, emptyDirFolder, podKills, (status) => {
             mainStatuses[i] = status;
-            publish('Running', { conditions: [{ type: 'PodScheduled', status: 'True' }, { type: 'Ready', status: 'True' }] });
+            // Running once a container runs; until then (CreateContainerConfigError, say) the Pod is still Pending
+            const anyRunning = mainStatuses.some((c) => c.state.running !== undefined);
+            publish(anyRunning ? 'Running' : 'Pending', { conditions: [{ type: 'PodScheduled', status: 'True' }, { type: 'Ready', status: anyRunning ? 'True' : 'False' }] });
           })));
           if (stopped || runs.some((run) => !run)) return;
           for (const [i, run] of runs.entries()) {
