@@ -219,7 +219,8 @@ export function resolveEnv(api: InProcessApi, pod: KubeObject, container: Contai
     if (ref) {
       const kind = secretKeyRef ? 'secret' : 'configmap';
       const values = source(api, namespace, kind, ref.name);
-      // as the kubelet's makeEnvironmentVariables: a missing object and a missing key are told apart
+      // as the kubelet's makeEnvironmentVariables (kubernetes pkg/kubelet/kubelet_pods.go): a missing object and a missing
+      // key are told apart
       if (!values && !ref.optional) throw new ContainerConfigError(`${kind} "${ref.name}" not found`);
       const value = values?.[ref.key];
       if (value === undefined) {
