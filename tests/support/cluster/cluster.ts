@@ -118,8 +118,9 @@ export class Cluster implements InProcessApi {
 
   /**
    * A container's log as the API server relays it from the kubelet (pods/log): the Pod must exist, the container must
-   * be one of its own (the only one may be left unnamed), and one that has not started answers 400 "is waiting to
-   * start" (kubernetes pkg/registry/core/pod/strategy.go, LogLocation). tailLines keeps the last lines.
+   * be one of its own (the only one may be left unnamed), and one that has not started answers 400 "container … is
+   * waiting to start: ContainerCreating" (the kubelet's validateContainerLogStatus, kubernetes
+   * pkg/kubelet/kubelet_pods.go). tailLines keeps the last lines.
    */
   podLog(namespace: string, name: string, container: string | undefined, tailLines: number | undefined): string {
     const ref: ResourceRef = { group: '', resource: 'pods' };
