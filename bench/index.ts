@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { Bench, BenchOptions, BenchRow } from './types.ts';
+import { requireSystemTools } from '../scripts/system-tools.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
@@ -28,6 +29,7 @@ try {
 } catch (error) {
   usage(error instanceof Error ? error.message : String(error));
 }
+requireSystemTools('bench');
 const profiles = Number(parsed.profiles);
 if (!Number.isInteger(profiles) || profiles < 1) usage(`--profiles must be a positive whole number, not "${parsed.profiles}".`);
 

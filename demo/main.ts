@@ -2,6 +2,7 @@
 // server; the PACKED charm's real dispatch backs up cluster A and restores into the fresh cluster B; then the two
 // clusters' user state and volume files are compared. Exits 0 only when they are the same, 2 on a wrong flag.
 import { parseArgs } from 'node:util';
+import { requireSystemTools } from '../scripts/system-tools.ts';
 
 function usage(message: string): never {
   process.stderr.write(`demo: ${message}; usage: npm run demo -- [--quick] [--keep] [--profiles N]\n`);
@@ -29,7 +30,7 @@ if (args.help) {
 const quick = args.quick === true;
 const profiles = args.profiles === undefined ? (quick ? 2 : 4) : Number(args.profiles);
 if (!Number.isInteger(profiles) || profiles < 1 || profiles > 50) usage(`--profiles must be a whole number from 1 to 50, not "${args.profiles}"`);
-
+requireSystemTools('demo');
 
 const { runDemo } = await import('./story.ts');
 process.exit(await runDemo({ quick, keep: args.keep === true, profiles }));

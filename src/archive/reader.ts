@@ -115,7 +115,10 @@ export async function readMarker(store: ObjectStore, id: string): Promise<Marker
 export interface ReadItemsOptions {
   /** the manifest to check entries against; null for a foreign archive (nothing to check against) */
   manifest: Manifest | null;
-  /** which copies to yield: the unversioned ones (default, what restore uses), the preferred-version ones, or both */
+  /**
+   * which copies to yield: the unversioned ones (default, what restore uses), the preferred-version ones, or every
+   * copy (preferred, unversioned and those in other version folders)
+   */
   copies?: 'unversioned' | 'preferred' | 'all';
   /**
    * Collects problems and carries on past them. Without it the first problem throws an ArchiveError, which is
@@ -296,7 +299,9 @@ export async function* readItems(
             continue;
           }
           const item = parsed.item;
-          const wanted = copies === 'all' || (copies === 'preferred') === (item.preferredVersion !== undefined);
+          // Copies in other version folders are checked like the rest, and yielded only to a caller that asks for all.
+          const copy = item.preferredVersion !== undefined ? 'preferred' : item.otherVersion !== undefined ? 'other' : 'unversioned';
+          const wanted = copies === 'all' || copies === copy;
           if (!wanted) continue;
           let object: KubeObject;
           try {

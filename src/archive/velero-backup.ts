@@ -11,9 +11,6 @@ export interface MarkerInput {
   id: string;
   started: Date;
   completed: Date;
-  /** Go duration string, Velero's default is 720h */
-  ttl: string;
-  expiration: Date;
   namespaces: string[];
   items: number;
   errors: number;
@@ -23,7 +20,12 @@ export interface MarkerInput {
   manifestSha256?: string;
 }
 
-/** The Backup object as Velero 1.x writes it for a completed backup. */
+/**
+ * The Backup object as Velero 1.x writes it for a completed backup, without a TTL or an expiration: Velero's garbage
+ * collection deletes a synced backup (volumes, control-plane copies and all) once `status.expiration` has passed, and
+ * passes over one that has none (vmware-tanzu/velero pkg/controller/gc_controller.go). `prune-backups` decides how
+ * long our backups live.
+ */
 export function veleroBackupObject(input: MarkerInput) {
   return {
     apiVersion: 'velero.io/v1',
@@ -36,12 +38,11 @@ export function veleroBackupObject(input: MarkerInput) {
         'kubeflow-upgrader.io/tool-version': input.toolVersion,
         ...(input.manifestSha256 ? { [MANIFEST_SHA256_ANNOTATION]: input.manifestSha256 } : {}),
       },
-      creationTimestamp: input.started.toISOString(),
+      creationTimestamp: rfc3339(input.started),
     },
     spec: {
       includedNamespaces: input.namespaces.length ? input.namespaces : ['*'],
       storageLocation: input.storageLocation,
-      ttl: input.ttl,
       snapshotVolumes: false,
       defaultVolumesToFsBackup: false,
     },
@@ -49,14 +50,18 @@ export function veleroBackupObject(input: MarkerInput) {
       version: 1,
       formatVersion: VELERO_FORMAT_VERSION,
       phase: input.errors > 0 ? 'PartiallyFailed' : 'Completed',
-      startTimestamp: input.started.toISOString(),
-      completionTimestamp: input.completed.toISOString(),
-      expiration: input.expiration.toISOString(),
+      startTimestamp: rfc3339(input.started),
+      completionTimestamp: rfc3339(input.completed),
       progress: { totalItems: input.items, itemsBackedUp: input.items },
       errors: input.errors,
       warnings: input.warnings,
     },
   };
+}
+
+/** A time as Kubernetes writes one (apimachinery's metav1.Time): RFC 3339 in UTC, whole seconds. */
+function rfc3339(time: Date): string {
+  return time.toISOString().replace(/\.\d+Z$/, 'Z');
 }
 
 /** Only what we need from any marker, ours or Velero's; everything else is passed through. */
@@ -76,15 +81,27 @@ export const MarkerSchema = z.looseObject({
 });
 export type Marker = z.infer<typeof MarkerSchema>;
 
-/** Parses a Go duration like `720h0m0s` or `24h` into milliseconds; undefined when it is not one. */
-export function parseGoDuration(text: string): number | undefined {
-  const units: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1000, ms: 1 };
-  const re = /(\d+(?:\.\d+)?)(ms|h|m|s)/gy;
-  let total = 0;
-  let matched = 0;
-  for (const m of text.matchAll(re)) {
-    total += Number(m[1]) * units[m[2]!]!;
-    matched += m[0].length;
+/** The phases of a whole backup (vmware-tanzu/velero pkg/apis/velero/v1/backup_types.go). */
+const WHOLE_PHASES: readonly string[] = ['Completed', 'PartiallyFailed'];
+
+/**
+ * Whether a backup may be restored or verified, by the phase its marker records. Since v1.11 Velero uploads
+ * velero-backup.json while a backup is still WaitingForPluginOperations or Finalizing, and when it Failed
+ * (vmware-tanzu/velero pkg/controller/backup_controller.go): the marker's presence alone does not make it whole.
+ * `reason` is a clause for "Backup <id> cannot be …: <reason>."; `warning` a sentence of its own.
+ */
+export type PhaseVerdict = { whole: true; warning: string | undefined } | { whole: false; reason: string };
+
+export function judgePhase(id: string, phase: string | undefined): PhaseVerdict {
+  if (phase === 'Completed') return { whole: true, warning: undefined };
+  if (phase === 'PartiallyFailed') {
+    return { whole: true, warning: `Backup ${id} is PartiallyFailed: errors were logged while it was made (see ${id}-results.gz), so some objects may be missing from it.` };
   }
-  return matched === text.length && matched > 0 ? total : undefined;
+  const said = phase ? `phase ${phase}` : 'no phase';
+  return { whole: false, reason: `its velero-backup.json says ${said}, and only a ${WHOLE_PHASES.join(' or ')} backup is whole` };
+}
+
+/** A backup whose marker's phase says it is unfinished or failed; the message is the clause of `judgePhase`. */
+export class BackupPhaseError extends Error {
+  override name = 'BackupPhaseError';
 }

@@ -5,6 +5,7 @@ import { backupKeys, backupNameOfFolder, BACKUPS_FOLDER } from '../store/layout.
 import type { ObjectStore } from '../store/objects.ts';
 import type { BackupScope } from './manifest.ts';
 import { readItems, readManifest, readMarker, type Problem } from './reader.ts';
+import { BackupPhaseError, judgePhase } from './velero-backup.ts';
 
 export type VerifyStatus = 'ok' | 'corrupt' | 'not-verifiable';
 
@@ -18,13 +19,18 @@ export interface VerifyReport {
 
 /**
  * Downloads the whole backup and re-checks every checksum. Corrupt bytes are findings, never exceptions; only
- * a store failure (unreachable, denied) throws. A foreign Velero backup without our manifest is read through
- * and reported as not verifiable unless it is unreadable.
+ * a store failure (unreachable, denied) throws, and a BackupPhaseError when the marker says the backup is unfinished
+ * or failed (there is nothing whole to check). A foreign Velero backup without our manifest is read through and
+ * reported as not verifiable unless it is unreadable.
  */
 export async function verifyBackup(store: ObjectStore, id: string): Promise<VerifyReport> {
   const keys = backupKeys(id);
   const problems: Problem[] = [];
   const marker = await readMarker(store, id);
+  if (marker.state === 'present') {
+    const verdict = judgePhase(id, marker.marker.status.phase);
+    if (!verdict.whole) throw new BackupPhaseError(verdict.reason);
+  }
   if (marker.state === 'absent') {
     problems.push({ kind: 'missing-marker', path: keys.marker, message: `Backup ${id} has no velero-backup.json, so it never completed.` });
   } else if (marker.state === 'invalid') {
@@ -40,7 +46,7 @@ export async function verifyBackup(store: ObjectStore, id: string): Promise<Veri
   const manifest = read.state === 'present' ? read.manifest : null;
   let objectsChecked = 0;
   for await (const item of readItems(store, id, { manifest, copies: 'all', onProblem: (p) => problems.push(p) })) {
-    if (item.preferredVersion === undefined) objectsChecked++;
+    if (item.preferredVersion === undefined && item.otherVersion === undefined) objectsChecked++;
   }
   if (manifest) {
     for (const [file, expected] of Object.entries(manifest.checksums.files)) {
@@ -71,6 +77,8 @@ export interface BackupListing {
   /** ISO time the backup started */
   created: string;
   completed: string | undefined;
+  /** the phase velero-backup.json records (Velero writes the marker of unfinished and failed backups too) */
+  phase: string | undefined;
   /** 'kubeflow-upgrader' when our manifest is present, 'velero' for a foreign backup */
   format: 'kubeflow-upgrader' | 'velero';
   scope: BackupScope | undefined;
@@ -82,7 +90,7 @@ export interface BackupListing {
   problem: string | undefined;
 }
 
-/** Complete backups only (their marker exists), newest first, described from their manifests. */
+/** Backups with their marker, whatever its phase, newest first, described from their manifests. */
 export async function listBackups(store: ObjectStore, options: { limit?: number } = {}): Promise<BackupListing[]> {
   const ids: string[] = [];
   for await (const folder of store.listFolders(BACKUPS_FOLDER)) {
@@ -102,6 +110,7 @@ async function describe(store: ObjectStore, id: string): Promise<BackupListing |
   const status = marker.marker.status;
   const fromMarker = {
     id,
+    phase: status.phase,
     created: normaliseTime(status.startTimestamp) ?? new Date(0).toISOString(),
     completed: normaliseTime(status.completionTimestamp),
     scope: undefined,
@@ -115,9 +124,24 @@ async function describe(store: ObjectStore, id: string): Promise<BackupListing |
   if (read.state === 'invalid') return { ...fromMarker, format: 'kubeflow-upgrader', problem: `manifest unusable: ${read.reason}` };
   const m = read.manifest;
   return {
-    id, created: m.created, completed: m.completed, format: 'kubeflow-upgrader', scope: m.scope, description: m.description,
+    id, phase: status.phase, created: m.created, completed: m.completed, format: 'kubeflow-upgrader', scope: m.scope, description: m.description,
     objects: m.objects, bytes: m.bytes, encrypted: m.encryption !== null, problem: undefined,
   };
+}
+
+export interface LatestBackup {
+  listing: BackupListing;
+  /** set when the backup is PartiallyFailed */
+  warning: string | undefined;
+}
+
+/** What `latest` means: the newest backup whose marker says Completed or PartiallyFailed. */
+export async function latestWholeBackup(store: ObjectStore): Promise<LatestBackup | undefined> {
+  for (const listing of await listBackups(store)) {
+    const verdict = judgePhase(listing.id, listing.phase);
+    if (verdict.whole) return { listing, warning: verdict.warning };
+  }
+  return undefined;
 }
 
 function normaliseTime(text: string | undefined): string | undefined {

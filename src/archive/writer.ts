@@ -18,10 +18,11 @@ import {
   type Manifest,
   type VolumeEntry,
 } from './manifest.ts';
-import { itemPaths, METADATA_VERSION_PATH, PREFERRED_VERSION_SUFFIX, resourceFolder, VELERO_FORMAT_VERSION } from './paths.ts';
+import { itemPaths, METADATA_VERSION_PATH, PREFERRED_VERSION_SUFFIX, RESOURCES_ROOT, resourceFolder, SEALED_ROOT, VELERO_FORMAT_VERSION } from './paths.ts';
+import { isPvc, withoutVolumeBinding } from '../kubeflow/pvc-binding.ts';
 import { SecretSealer } from './seal.ts';
 import { TarEncoder } from './tar.ts';
-import { parseGoDuration, veleroBackupObject } from './velero-backup.ts';
+import { veleroBackupObject } from './velero-backup.ts';
 
 export interface BackupWriterOptions {
   store: ObjectStore;
@@ -33,8 +34,6 @@ export interface BackupWriterOptions {
   source?: BackupSource;
   /** the user's encryption-key; when set, every Secret is sealed */
   encryptionKey?: string | Buffer;
-  /** Velero TTL as a Go duration; default 720h0m0s like Velero */
-  ttl?: string;
   storageLocation?: string;
   now?: () => Date;
 }
@@ -73,6 +72,13 @@ export class Digest extends Transform {
  * stays small beside the upload's parts.
  */
 const CHUNK_BYTES = 256 * 1024;
+
+/**
+ * Every tar entry's mode, as Velero writes its own (vmware-tanzu/velero pkg/backup/item_backupper.go and backup.go).
+ * Velero's restore creates each entry's parent folders with the entry's mode (pkg/archive/extractor.go) and runs as
+ * a non-root user: with 0644 it could not enter the folders it had just made and would restore nothing.
+ */
+export const ENTRY_MODE = 0o755;
 
 /** One digest per item (both tar paths hold the same bytes), kept raw: 32 bytes each instead of two hex strings. */
 class DigestList {
@@ -172,9 +178,6 @@ export class BackupWriter {
     for await (const existing of options.store.list(keys.folder)) {
       throw new Error(`Backup ${id} already exists at ${options.store.url(existing.key)}; choose another id.`);
     }
-    if (options.ttl !== undefined && parseGoDuration(options.ttl) === undefined) {
-      throw new Error(`"${options.ttl}" is not a duration such as 720h or 24h0m0s.`);
-    }
     const writer = new BackupWriter(options, id, now);
     const version = Buffer.from(`${VELERO_FORMAT_VERSION}\n`);
     writer.plainEntries.push([METADATA_VERSION_PATH, sha256(version)]);
@@ -197,7 +200,7 @@ export class BackupWriter {
   }
 
   private writeEntry(name: string, content: Buffer): void {
-    this.tar.add({ name, mode: 0o644, mtimeSeconds: Math.floor(this.started.getTime() / 1000) }, content);
+    this.tar.add({ name, mode: ENTRY_MODE, mtimeSeconds: Math.floor(this.started.getTime() / 1000) }, content);
   }
 
   /** Resolves once gzip can take more (the backpressure of the whole chain down to the upload), or fails. */
@@ -244,19 +247,15 @@ export class BackupWriter {
 
   private writeItem(resource: ApiResource, object: KubeObject): void {
     this.assertOpen();
-    const paths = itemPaths(resource, object);
+    const sealed = object.kind === 'Secret' && object.apiVersion === 'v1' && this.sealer !== undefined;
+    const paths = itemPaths(resource, object, sealed ? SEALED_ROOT : RESOURCES_ROOT);
     if (this.itemPaths.has(paths.unversioned)) {
       throw new Error(`${resource.kind} ${paths.unversioned} was added twice to backup ${this.id}.`);
     }
-    let stored = object;
-    let sealed = false;
-    if (object.kind === 'Secret' && object.apiVersion === 'v1' && this.sealer) {
-      stored = this.sealer.seal(object);
-      sealed = true;
-    }
+    const stored = sealed ? this.sealer!.seal(object) : archivedForm(object);
     // Both paths hold the same bytes, encoded once and hashed once.
     const mtimeSeconds = Math.floor(this.started.getTime() / 1000);
-    const digest = this.tar.addText([{ name: paths.unversioned, mode: 0o644, mtimeSeconds }, { name: paths.preferred, mode: 0o644, mtimeSeconds }], JSON.stringify(stored));
+    const digest = this.tar.addText([{ name: paths.unversioned, mode: ENTRY_MODE, mtimeSeconds }, { name: paths.preferred, mode: ENTRY_MODE, mtimeSeconds }], JSON.stringify(stored));
     if (object.kind === 'Secret' && object.apiVersion === 'v1') {
       if (sealed) this.sealedSecrets++;
       else this.clearSecrets++;
@@ -286,8 +285,8 @@ export class BackupWriter {
     for (const unversioned of this.itemPaths) {
       const record = this.itemRecords[i]!;
       const resource = this.resources[record.resource]!;
-      // resources/<folder>/<where>: the folder has no '/', and <where> is cluster/<n>.json or namespaces/<ns>/<n>.json
-      const slash = unversioned.indexOf('/', 'resources/'.length);
+      // <root>/<folder>/<where>: neither root nor folder has a '/', and <where> is cluster/<n>.json or namespaces/<ns>/<n>.json
+      const slash = unversioned.indexOf('/', unversioned.indexOf('/') + 1);
       const where = unversioned.slice(slash + 1);
       const file = where.startsWith('cluster/') ? where.slice('cluster/'.length) : where.slice('namespaces/'.length);
       yield {
@@ -461,13 +460,10 @@ export class BackupWriter {
       });
       const failed = (await Promise.allSettled(puts)).find((r) => r.status === 'rejected');
       if (failed) throw failed.reason;
-      const ttl = this.options.ttl ?? '720h0m0s';
       const marker = veleroBackupObject({
         id: this.id,
         started: this.started,
         completed,
-        ttl,
-        expiration: new Date(completed.getTime() + parseGoDuration(ttl)!),
         namespaces: this.options.scope.namespaces ?? [],
         items: this.objects,
         errors: this.errorCount,
@@ -502,6 +498,15 @@ export class BackupWriter {
     this.gzip.destroy();
     await this.options.store.deleteFolder(this.keys.folder);
   }
+}
+
+/**
+ * An object as the archive keeps it. A PVC loses its binding to the source cluster's volume: Velero's restore keeps a
+ * PVC's volumeName unless the backup also holds that PV (vmware-tanzu/velero pkg/restore/restore.go), and ours never
+ * does, so the PVC would wait for a volume that does not exist. Our restore drops the binding anyway.
+ */
+function archivedForm(object: KubeObject): KubeObject {
+  return isPvc(object) ? withoutVolumeBinding(object) : object;
 }
 
 function file(problems: Problems, message: string, namespace: string | undefined): void {

@@ -34,6 +34,8 @@ export interface ControlPlaneOutcome {
   copied: Array<{ name: string; key: string; bytes: number; sha256?: string }>;
   /** one sentence per part not covered, e.g. "control plane not covered: relate kfp-db …" */
   notCovered: string[];
+  /** the sentences among notCovered for related databases found without tables */
+  empty?: string[];
 }
 
 export interface BackupRequest {
@@ -67,6 +69,8 @@ export interface BackupOutcome {
   bytes: number;
   /** objects of the covered namespaces left out, and why (reason class → count) */
   skipped: number;
+  /** namespaces that look like profile namespaces but were left out (a restore could not recreate them), with why */
+  leftOutNamespaces: Array<{ namespace: string; reason: string }>;
   skippedBy: Record<string, number>;
   /** per kind: `notebooks.kubeflow.org` → count */
   counts: Record<string, number>;
@@ -74,7 +78,8 @@ export interface BackupOutcome {
   profiles: number;
   contributors: number;
   volumes: { copied: number; bytes: number; note?: string };
-  controlPlane: { copied: number; bytes: number; notCovered: string[]; note?: string };
+  /** `names`: what was copied (`kfp-db`, `minio/<bucket>`); `empty`: related databases found without tables */
+  controlPlane: { copied: number; bytes: number; notCovered: string[]; names: string[]; empty: string[]; note?: string };
   sealedSecrets: number;
   clearSecrets: number;
   missingKinds: string[];
@@ -184,6 +189,7 @@ export async function runBackup(kube: KubeClient, store: ObjectStore, request: B
 
   try {
     for (const kind of missingKinds) writer.log(`${kind} is not served by this cluster; nothing of that kind to back up`);
+    for (const { namespace, reason } of scope.leftOut) writer.warn(`namespace ${namespace} was left out: ${reason}`);
     const skippedBy: Record<string, number> = {};
     const pvcs: PvcRef[] = [];
     let pvcCount = 0;
@@ -241,7 +247,7 @@ export async function runBackup(kube: KubeClient, store: ObjectStore, request: B
       if (unbound > 0) volumes.note = `${unbound} PVC(s) were never bound: recorded as unbound, with no data`;
     }
 
-    let controlPlane: BackupOutcome['controlPlane'] = { copied: 0, bytes: 0, notCovered: [] };
+    let controlPlane: BackupOutcome['controlPlane'] = { copied: 0, bytes: 0, notCovered: [], names: [], empty: [] };
     if (request.kind === 'snapshot-profiles') controlPlane.note = 'snapshot-profiles copies no control-plane data';
     else if (!request.includeControlPlane) controlPlane.note = 'include-control-plane=false: no control-plane data was copied';
     else if (!request.controlPlane) controlPlane.note = 'control-plane data was not copied: no control-plane mover is configured';
@@ -254,9 +260,12 @@ export async function runBackup(kube: KubeClient, store: ObjectStore, request: B
         copied: outcome.copied.length,
         bytes: outcome.copied.reduce((sum, c) => sum + c.bytes, 0),
         notCovered: outcome.notCovered,
+        names: outcome.copied.map((c) => c.name),
+        empty: outcome.empty ?? [],
       };
     }
     writer.setExtra('skipped', skippedBy);
+    writer.setExtra('leftOutNamespaces', scope.leftOut);
     const summary = await writer.commit();
     const skipped = Object.values(skippedBy).reduce((a, b) => a + b, 0);
     return {
@@ -266,6 +275,7 @@ export async function runBackup(kube: KubeClient, store: ObjectStore, request: B
       bytes: summary.bytes,
       skipped,
       skippedBy,
+      leftOutNamespaces: scope.leftOut,
       counts: summary.manifest.counts,
       namespaces: scope.namespaces.size,
       profiles,

@@ -2,7 +2,7 @@
 // is written: an unknown name is refused with the list of names that do exist.
 import type { KubeClient } from '../kube/client.ts';
 import type { KubeObject } from '../kube/types.ts';
-import { findProfileNamespaces } from '../kubeflow/profile-namespaces.ts';
+import { judgeProfileNamespaces, type LeftOutNamespace } from '../kubeflow/profile-namespaces.ts';
 
 /** A problem with what the user asked for: the message is the one sentence the user sees. */
 export class BackupInputError extends Error {
@@ -21,6 +21,8 @@ export interface ResolvedScope {
   profiles: KubeObject[];
   /** every profile namespace of the cluster, with the reason it counts */
   profileNamespaces: Map<string, string>;
+  /** namespaces that look like profile namespaces but no backup takes (the restore could not recreate them), with why */
+  leftOut: LeftOutNamespace[];
   /** the namespaces this backup covers */
   namespaces: Set<string>;
   /** the Profiles this backup covers (undefined: all) */
@@ -42,7 +44,7 @@ export async function resolveScope(kube: KubeClient, request: ScopeRequest): Pro
     profileResource ? kube.listAll(profileResource).then((l) => l.items) : [],
     kube.listAll(namespaceResource).then((l) => l.items),
   ]);
-  const profileNamespaces = findProfileNamespaces(namespaces, profiles, request.profileNamespaceSelector);
+  const { taken: profileNamespaces, leftOut } = judgeProfileNamespaces(namespaces, profiles, request.profileNamespaceSelector);
 
   let profileNames: Set<string> | undefined;
   let covered = new Set(profileNamespaces.keys());
@@ -57,6 +59,10 @@ export async function resolveScope(kube: KubeClient, request: ScopeRequest): Pro
   }
   if (request.namespaces.length > 0) {
     const unknown = request.namespaces.filter((ns) => !profileNamespaces.has(ns));
+    const explained = leftOut.find((entry) => unknown.includes(entry.namespace));
+    if (unknown.length === 1 && explained) {
+      throw new BackupInputError(`Namespace ${explained.namespace} cannot be backed up: ${explained.reason}.`);
+    }
     if (unknown.length > 0) {
       throw new BackupInputError(
         `${unknown.length === 1 ? 'Namespace' : 'Namespaces'} ${listOf(unknown)} ${unknown.length === 1 ? 'is not a profile namespace' : 'are not profile namespaces'}; the profile namespaces are: ${listOf(profileNamespaces.keys())}.`,
@@ -66,5 +72,7 @@ export async function resolveScope(kube: KubeClient, request: ScopeRequest): Pro
     // Backing up a namespace without its Profile would make it unrestorable: the Profile comes along.
     profileNames ??= new Set(request.namespaces.filter((ns) => profiles.some((p) => p.metadata.name === ns)));
   }
-  return { profiles, profileNamespaces, namespaces: covered, profileNames };
+  // Left-out namespaces are reported for the namespaces this backup covers: all of them when none were named.
+  const reported = request.namespaces.length > 0 || request.profiles.length > 0 ? [] : leftOut;
+  return { profiles, profileNamespaces, leftOut: reported, namespaces: covered, profileNames };
 }

@@ -6,10 +6,13 @@ import { flattenResults } from './results.ts';
 import type { ActionName, ParamsOf } from './actions/params.ts';
 import { KubeUnavailableError, type CharmRuntime } from './runtime.ts';
 import { readS3Readiness } from './s3.ts';
+import { KfuError, describeInline } from '../errors/index.ts';
 
 /** Thrown by ctx.fail(): the action ends with this sentence through action-fail and a non-zero exit. */
-export class ActionFailure extends Error {
-  override name = 'ActionFailure';
+export class ActionFailure extends KfuError {
+  constructor(sentence: string) {
+    super(sentence, { kind: 'failed' });
+  }
 }
 
 export interface ActionContext<A extends ActionName = ActionName> {
@@ -118,7 +121,7 @@ export function createActionContext<A extends ActionName>(
       try {
         return await charm.encryptionKey();
       } catch (error) {
-        return fail(`The encryption-key cannot be read: ${error instanceof Error ? error.message.split('\n')[0] : 'unknown error'}.`);
+        return fail(`The encryption-key cannot be read: ${describeInline(error)}.`);
       }
     },
     progress: (message) => progress.progress(message),

@@ -56,6 +56,7 @@ export const ConfigSchema = z.object({
   // Each database copy is one Pod of two official images sharing an emptyDir: MySQL dumps or loads, rclone moves.
   'control-plane-mysql-image': z.string().trim().min(1, 'must name an image with mysqldump and mysql').default('docker.io/library/mysql:8.4'),
   'control-plane-rclone-image': z.string().trim().min(1, 'must name an image with rclone').default('docker.io/rclone/rclone:1.68.2'),
+  'control-plane-sqlite-image': z.string().trim().min(1, "must name an image with Python's sqlite3 module").default('docker.io/library/python:3.12-slim'),
   'object-storage-buckets': commaList
     .default(['mlpipeline'])
     .refine((buckets) => buckets.every((b) => /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(b)), 'must be a comma-separated list of bucket names'),

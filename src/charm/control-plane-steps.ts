@@ -10,22 +10,37 @@ import type { S3Settings } from '../store/settings.ts';
 import type { CharmConfig } from './config.ts';
 import type { ControlPlaneView } from './control-plane.ts';
 import { notCoveredSentences } from '../controlplane/relations.ts';
+import type { ControlPlaneTargets } from '../controlplane/engine.ts';
+import type { VolumeKube } from '../volumes/kube-port.ts';
 
 const Entry = z.union([
-  z.object({ part: z.enum(['kfp-db', 'katib-db']), database: z.string(), key: z.string(), bytes: z.number(), sha256: z.string(), tool: z.string(), rclone: z.string() }),
+  z.object({ part: z.enum(['kfp-db', 'katib-db', 'mlmd']), database: z.string(), key: z.string(), bytes: z.number(), sha256: z.string(), tool: z.string(), rclone: z.string() }),
   z.object({ part: z.literal('minio'), bucket: z.string(), keyPrefix: z.string(), objects: z.number(), bytes: z.number(), listingSha256: z.string(), tool: z.string() }),
 ]);
 const Recorded = z.object({ entries: z.array(Entry).default([]) });
 
+function images(config: CharmConfig) {
+  return { mysql: config['control-plane-mysql-image'], rclone: config['control-plane-rclone-image'], sqlite: config['control-plane-sqlite-image'] };
+}
+
+/** The relations' targets plus ML Metadata's storage when it is found, else the sentence saying why not. */
+async function withMlmd(kube: VolumeKube, view: ControlPlaneView, namespace: string): Promise<{ targets: ControlPlaneTargets; notCovered: string[] }> {
+  const { findMlmdStorage, mlmdNotCoveredSentence } = await import('../controlplane/mlmd.ts');
+  const mlmd = await findMlmdStorage(kube, namespace);
+  return mlmd.found ? { targets: { ...view.targets, mlmd: mlmd.target }, notCovered: [] } : { targets: view.targets, notCovered: [mlmdNotCoveredSentence(mlmd.reason)] };
+}
+
 export function controlPlaneBackupStep(kube: KubeClient, s3: S3Settings, config: CharmConfig, view: ControlPlaneView, namespace: string): ControlPlaneStep {
   return async (backupId, progress) => {
     const [{ backupControlPlane }, { volumeKubeFromClient }] = await Promise.all([import('../controlplane/engine.ts'), import('../volumes/index.ts')]);
-    const result = await backupControlPlane(volumeKubeFromClient(kube), {
+    const volumeKube = volumeKubeFromClient(kube);
+    const mlmd = await withMlmd(volumeKube, view, namespace);
+    const result = await backupControlPlane(volumeKube, {
       backupId,
       namespace,
-      targets: view.targets,
+      targets: mlmd.targets,
       s3,
-      images: { mysql: config['control-plane-mysql-image'], rclone: config['control-plane-rclone-image'] },
+      images: images(config),
       onProgress: (message) => void progress(message),
     });
     return {
@@ -35,7 +50,8 @@ export function controlPlaneBackupStep(kube: KubeClient, s3: S3Settings, config:
           : { name: entry.part, key: entry.key, bytes: entry.bytes, sha256: entry.sha256 }),
       // The parts not related, then those related but not usable yet: the engine knows only what it was given, and
       // "relate kfp-db" would misdescribe a relation that exists but cannot be used.
-      notCovered: [...notCoveredSentences(view.related), ...view.unusable],
+      notCovered: [...notCoveredSentences(view.related), ...view.unusable, ...mlmd.notCovered, ...result.empty],
+      empty: result.empty,
       entries: result.entries,
     };
   };
@@ -50,14 +66,16 @@ export function controlPlaneRestoreStep(kube: KubeClient, store: ObjectStore, s3
     const recorded = manifest.state === 'present' ? Recorded.safeParse(manifest.manifest.extras['controlPlane'] ?? {}) : undefined;
     const entries = recorded?.success ? recorded.data.entries : [];
     if (entries.length === 0) return { restored: 0, notes: [`backup ${backupId} holds no control-plane data`] };
-    const result = await restoreControlPlane(volumeKubeFromClient(kube), {
+    const volumeKube = volumeKubeFromClient(kube);
+    const mlmd = await withMlmd(volumeKube, view, namespace);
+    const result = await restoreControlPlane(volumeKube, {
       include: true,
       entries,
       backupId,
       namespace,
-      targets: view.targets,
+      targets: mlmd.targets,
       s3,
-      images: { mysql: config['control-plane-mysql-image'], rclone: config['control-plane-rclone-image'] },
+      images: images(config),
       onProgress: (message) => void progress(message),
     });
     return { restored: result.restored.length, notes: [...view.unusable, ...result.skipped] };

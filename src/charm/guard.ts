@@ -1,10 +1,12 @@
-// The CRD guard as the charm runs it: the leader converges the cluster on the config in install, config-changed,
-// upgrade-charm, leader-elected and update-status, lifts it on remove; every unit reports its state in the status.
+// The CRD guard as the charm runs it: the hooks that own it (install, config-changed, upgrade-charm, leader-elected,
+// update-status and the s3-credentials relation hooks) converge it on the leader, remove lifts it; every unit reports
+// its state in the status, and the status only looks (it never writes the guard).
 // Nothing here throws: a guard that cannot be installed is a status, never a failed hook.
 import type { GuardOptions } from '../guard/policy.ts';
 import type { CharmConfig } from './config.ts';
 import { KubeUnavailableError, type CharmRuntime } from './runtime.ts';
 import type { StatusNote } from './status.ts';
+import { describeInline as describe } from '../errors/index.ts';
 
 /** What this dispatch found out about the guard. */
 export type GuardFact =
@@ -12,9 +14,6 @@ export type GuardFact =
   | { state: 'unsupported' | 'failed'; summary: string }
   /** no Kubernetes API in this dispatch (only outside a real model): nothing to say */
   | { state: 'unknown' };
-
-// The fact of this dispatch, kept beside the runtime so that the status contributor reuses what the hook learnt.
-const factsOfDispatch = new WeakMap<CharmRuntime, GuardFact>();
 
 export async function guardOptionsOf(config: CharmConfig): Promise<GuardOptions> {
   const { guardOptionsFromConfig } = await import('../guard/policy.ts');
@@ -25,9 +24,6 @@ export async function guardOptionsOf(config: CharmConfig): Promise<GuardOptions>
   });
 }
 
-function describe(error: unknown): string {
-  return (error instanceof Error ? error.message.split('\n')[0]! : String(error)).trim().replace(/\.$/, '');
-}
 
 /** A failure of the API as the status says it: the two causes an operator can fix get their own sentence. */
 function factOfFailure(error: unknown): GuardFact {
@@ -66,7 +62,16 @@ async function kubeOrUnknown(charm: CharmRuntime) {
  * The leader makes the cluster hold what the config asks for (the guard, or no guard); other units only look.
  * Returns, and remembers for the status, what is true afterwards.
  */
-export async function convergeGuard(charm: CharmRuntime): Promise<GuardFact> {
+export function convergeGuard(charm: CharmRuntime): Promise<GuardFact> {
+  return learnGuard(charm, 'converge');
+}
+
+/** What the guard is, without changing it: for the status of a dispatch whose hook does not own the guard. */
+export function inspectGuard(charm: CharmRuntime): Promise<GuardFact> {
+  return learnGuard(charm, 'inspect');
+}
+
+async function learnGuard(charm: CharmRuntime, mode: 'converge' | 'inspect'): Promise<GuardFact> {
   const fact = await (async (): Promise<GuardFact> => {
     const config = await charm.config();
     // A bad config blocks the unit on its own; the guard stays as it was until the config is fixed.
@@ -81,7 +86,7 @@ export async function convergeGuard(charm: CharmRuntime): Promise<GuardFact> {
       const kube = await kubeOrUnknown(charm);
       if (!kube) return { state: 'unknown' };
       const { ensureGuard, guardState } = await import('../guard/install.ts');
-      if (await charm.isLeader()) {
+      if (mode === 'converge' && (await charm.isLeader())) {
         const result = await ensureGuard(kube, options);
         const changed = [...result.created, ...result.updated, ...result.removed];
         if (changed.length > 0) await charm.log('INFO', `CRD guard converged: created ${result.created.length}, updated ${result.updated.length}, removed ${result.removed.length} (${changed.join(', ')})`);
@@ -96,7 +101,7 @@ export async function convergeGuard(charm: CharmRuntime): Promise<GuardFact> {
       return factOfFailure(error);
     }
   })();
-  factsOfDispatch.set(charm, fact);
+  charm.facts.guard = fact;
   return fact;
 }
 
@@ -116,7 +121,7 @@ export async function liftGuard(charm: CharmRuntime): Promise<void> {
 
 /** The status note of the guard: blocked when it should be there and cannot be; otherwise its state. */
 export async function guardNotes(charm: CharmRuntime): Promise<StatusNote[]> {
-  const fact = factsOfDispatch.get(charm) ?? (await convergeGuard(charm));
+  const fact = charm.facts.guard ?? (await inspectGuard(charm));
   switch (fact.state) {
     case 'unknown':
       return [];

@@ -1,4 +1,5 @@
-// Hook handlers. Each one converges the unit on what the facts say (the s3 request, the status); none keeps state.
+// Hook handlers. Each one converges the unit on what the facts say (the s3 request, the control-plane requests, the
+// guard); the status is collected once after it. None keeps state between dispatches.
 import type { Handler } from '../juju/router.ts';
 import { S3_ENDPOINT } from '../store/settings.ts';
 import { CHARM_VERSION } from './version.ts';
@@ -7,11 +8,12 @@ import { decideStatus, type S3Fact, type StatusFacts, type StatusNote } from './
 import type { CharmRuntime } from './runtime.ts';
 import { statusNotes } from './status-notes.ts';
 import { convergeGuard, liftGuard } from './guard.ts';
-import { convergeControlPlane } from './control-plane.ts';
+import { convergeControlPlane, type ControlPlaneConvergence } from './control-plane.ts';
 import { CONTROL_PLANE_ENDPOINTS } from '../controlplane/relations.ts';
+import { charmProblemSentence } from './s3-wording.ts';
 
 async function s3Fact(charm: CharmRuntime): Promise<S3Fact> {
-  // One signed HeadBucket, without the AWS SDK (most of the bundle, and ~250 ms of CPU to load): the probe loads while
+  // One signed HeadBucket, without the AWS SDK (most of the bundle, and most of a hook's CPU to load): the probe loads while
   // the hook tools that read the relation run, and only in a dispatch with an S3 relation.
   let probe: Promise<typeof import('../store/bucket-probe.ts')> | undefined;
   const loadProbe = () => (probe ??= import('../store/bucket-probe.ts'));
@@ -20,72 +22,90 @@ async function s3Fact(charm: CharmRuntime): Promise<S3Fact> {
   const { probeBucket } = await loadProbe();
   const check = await probeBucket(readiness.settings);
   if (!check.ok) {
-    await charm.log('WARNING', `S3 check failed: ${check.problem.message}`);
+    await charm.log('WARNING', `S3 check failed: ${charmProblemSentence(check.problem)}`);
     return { state: 'unusable', problem: check.problem };
   }
   return { state: 'ready', bucket: readiness.settings.bucket, path: readiness.settings.path };
 }
 
-/** Gathers the facts of this dispatch and sets the unit's status from them. */
-export async function updateStatus(charm: CharmRuntime): Promise<void> {
+/**
+ * The unit's status, collected once per dispatch after the hook's own work (ops' collect-status): from the facts the
+ * handlers left on the runtime and from read-only contributors. No handler sets the status itself, so none can forget
+ * to, or do it before the work that changes it.
+ */
+async function collectStatus(charm: CharmRuntime): Promise<void> {
   // Every fact is independent of the others: gather them at once, so update-status costs the slowest, not the sum.
   const [config, s3, noteLists] = await Promise.all([
     charm.config(),
     s3Fact(charm),
     Promise.all(statusNotes.map((contribute) => contribute(charm))),
   ]);
-  const notes: StatusNote[] = noteLists.flat();
+  const notes: StatusNote[] = [...charm.facts.notes, ...noteLists.flat()];
   const facts: StatusFacts = { s3, notes, ...(config.ok ? {} : { configProblem: config.problem }) };
   const status = decideStatus(facts);
   await charm.tools.statusSet(status.status, status.message);
 }
 
-async function converge(charm: CharmRuntime): Promise<void> {
-  await ensureS3Request(charm);
-  await convergeControlPlane(charm);
-  // Before the status, which reports what the guard is once this hook has converged it.
-  await convergeGuard(charm);
-  await updateStatus(charm);
+/** Exit code of a hook: 1 while a control-plane request is still owed, so Juju retries it. */
+function exitFor(controlPlane: ControlPlaneConvergence): number {
+  return controlPlane.owed ? 1 : 0;
 }
 
-/** created/joined/changed/broken of object-storage, kfp-db and katib-db: answer, then refresh the status. */
-function controlPlaneRelationHooks(charm: CharmRuntime): Record<string, Handler> {
-  const hooks: Record<string, Handler> = {};
-  for (const endpoint of CONTROL_PLANE_ENDPOINTS) {
-    for (const event of ['created', 'joined', 'changed']) {
-      hooks[`${endpoint}-relation-${event}`] = async () => {
-        await convergeControlPlane(charm);
-        await updateStatus(charm);
-      };
-    }
-    hooks[`${endpoint}-relation-broken`] = () => updateStatus(charm);
-  }
-  return hooks;
+/** Answers the control-plane relations; what is still owed goes into the status. */
+async function answerControlPlane(charm: CharmRuntime): Promise<number> {
+  const controlPlane = await convergeControlPlane(charm);
+  charm.facts.notes.push(...controlPlane.notes);
+  return exitFor(controlPlane);
+}
+
+async function converge(charm: CharmRuntime): Promise<number> {
+  // First, and independent of the S3 side: MinIO serves none of its consumers while our versions are missing.
+  const exitCode = await answerControlPlane(charm);
+  await ensureS3Request(charm);
+  await convergeGuard(charm);
+  return exitCode;
+}
+
+/** A hook's own work, then the status, whatever the work returned. */
+function withStatus(charm: CharmRuntime, work: () => Promise<number | void>): Handler {
+  return async () => {
+    const exitCode = await work();
+    await collectStatus(charm);
+    return exitCode;
+  };
 }
 
 export function hookHandlers(charm: CharmRuntime): Record<string, Handler> {
-  const convergeHook: Handler = () => converge(charm);
-  return {
+  const nothing = async () => undefined;
+  const work: Record<string, () => Promise<number | void>> = {
     install: async () => {
       await charm.tools.applicationVersionSet(CHARM_VERSION);
-      await converge(charm);
+      return converge(charm);
     },
-    'config-changed': convergeHook,
+    'config-changed': () => converge(charm),
     'upgrade-charm': async () => {
       await charm.tools.applicationVersionSet(CHARM_VERSION);
-      await converge(charm);
+      return converge(charm);
     },
-    'leader-elected': convergeHook,
-    'update-status': () => updateStatus(charm),
-    'secret-changed': () => updateStatus(charm),
-    [`${S3_ENDPOINT}-relation-created`]: convergeHook,
-    [`${S3_ENDPOINT}-relation-joined`]: convergeHook,
-    [`${S3_ENDPOINT}-relation-changed`]: convergeHook,
-    [`${S3_ENDPOINT}-relation-broken`]: () => updateStatus(charm),
-    ...controlPlaneRelationHooks(charm),
-    remove: async () => {
-      await charm.tools.statusSet('maintenance', 'removing');
-      await liftGuard(charm);
-    },
+    'leader-elected': () => converge(charm),
+    // The guard is re-converged every few minutes, so a policy someone deleted comes back.
+    'update-status': async () => void (await convergeGuard(charm)),
+    'secret-changed': nothing,
+    [`${S3_ENDPOINT}-relation-created`]: () => converge(charm),
+    [`${S3_ENDPOINT}-relation-joined`]: () => converge(charm),
+    [`${S3_ENDPOINT}-relation-changed`]: () => converge(charm),
+    [`${S3_ENDPOINT}-relation-broken`]: nothing,
   };
+  for (const endpoint of CONTROL_PLANE_ENDPOINTS) {
+    for (const event of ['created', 'joined', 'changed']) work[`${endpoint}-relation-${event}`] = () => answerControlPlane(charm);
+    work[`${endpoint}-relation-broken`] = nothing;
+  }
+  const hooks: Record<string, Handler> = {};
+  for (const [event, run] of Object.entries(work)) hooks[event] = withStatus(charm, run);
+  // The unit is going away: it says so, and no status is collected after.
+  hooks.remove = async () => {
+    await charm.tools.statusSet('maintenance', 'removing');
+    await liftGuard(charm);
+  };
+  return hooks;
 }

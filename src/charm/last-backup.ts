@@ -7,6 +7,7 @@ import type { StatusNote } from './status.ts';
 import { readS3Readiness } from './s3.ts';
 import type { S3Settings } from '../store/settings.ts';
 import { BACKUPS_FOLDER, normalizePrefix } from '../store/layout.ts';
+import { describe } from '../errors/index.ts';
 
 export const LAST_BACKUP_KEY = 'last-backup';
 
@@ -29,14 +30,14 @@ async function remembered(charm: CharmRuntime): Promise<LastBackup | undefined> 
   }
 }
 
-/** The newest backup with its commit marker in the store. */
+/** The newest whole backup in the store: its marker says Completed or PartiallyFailed. */
 export async function newestInStore(settings: S3Settings): Promise<LastBackup | undefined> {
   // No key under backups/ means no backup: one signed request tells, without loading the AWS SDK into the hook.
   const { anyObjectUnder } = await import('../store/bucket-probe.ts');
   const prefix = normalizePrefix(settings.path);
   if ((await anyObjectUnder(settings, prefix ? `${prefix}/${BACKUPS_FOLDER}` : BACKUPS_FOLDER)) === false) return undefined;
-  const [{ listBackups }, { openObjectStore }] = await Promise.all([import('../archive/verify.ts'), import('../store/open.ts')]);
-  const newest = (await listBackups(openObjectStore(settings), { limit: 1 }))[0];
+  const [{ latestWholeBackup }, { openObjectStore }] = await Promise.all([import('../archive/verify.ts'), import('../store/open.ts')]);
+  const newest = (await latestWholeBackup(openObjectStore(settings)))?.listing;
   if (!newest) return undefined;
   return { id: newest.id, completed: newest.completed ?? newest.created };
 }
@@ -65,7 +66,7 @@ export async function lastBackupNotes(charm: CharmRuntime): Promise<StatusNote[]
     const age = now.getTime() - Date.parse(newest.completed);
     return [{ level: 'active', text: `last backup ${formatAge(age)} ago${age > maxAgeMs ? ' (older than max-backup-age)' : ''}` }];
   } catch (error) {
-    await charm.log('WARNING', `the newest backup could not be found: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+    await charm.log('WARNING', `the newest backup could not be found: ${describe(error)}`);
     return [{ level: 'active', text: 'last backup unknown (S3 listing failed)' }];
   }
 }

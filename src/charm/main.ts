@@ -1,6 +1,6 @@
 // The charm's program: one dispatch of one hook or action. Returns the exit code for Juju.
 import { DispatchContextError, parseDispatchContext, type DispatchContext } from '../juju/context.ts';
-import { HookTools, processRunner } from '../juju/hook-tools.ts';
+import { HookTools, processRunner, type ToolRunner } from '../juju/hook-tools.ts';
 import { Redactor } from '../juju/redact.ts';
 import { dispatch } from '../juju/router.ts';
 import { hookHandlers } from './hooks.ts';
@@ -13,7 +13,8 @@ import { config as zodConfig } from 'zod';
 // work no compile cache keeps, and more than a parse this small costs.
 zodConfig({ jitless: true });
 
-export async function main(env: NodeJS.ProcessEnv): Promise<number> {
+/** `runner` runs the hook tools: child processes under Juju; tests pass one that answers in process (runEvent). */
+export async function main(env: NodeJS.ProcessEnv, runner: ToolRunner = processRunner): Promise<number> {
   let context: DispatchContext;
   try {
     context = parseDispatchContext(env);
@@ -22,7 +23,7 @@ export async function main(env: NodeJS.ProcessEnv): Promise<number> {
     return 1;
   }
   const redactor = new Redactor();
-  const charm = new CharmRuntime(context, new HookTools(processRunner, redactor), redactor);
+  const charm = new CharmRuntime(context, new HookTools(runner, redactor), redactor);
   try {
     return await dispatch(context, {
       hooks: hookHandlers(charm),

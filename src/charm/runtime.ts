@@ -5,6 +5,22 @@ import type { Redactor } from '../juju/redact.ts';
 import { parseConfig, type ConfigResult } from './config.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { existsSync } from 'node:fs';
+import type { S3Readiness } from '../store/settings.ts';
+import type { GuardFact } from './guard.ts';
+import type { StatusNote } from './status.ts';
+
+/**
+ * What the handlers of this dispatch found out, for the status collected once after them (collectStatus in
+ * hooks.ts, as ops' collect-status): kept on the runtime, which lives exactly as long as the dispatch.
+ */
+export interface DispatchFacts {
+  /** the guard as this dispatch converged or inspected it */
+  guard?: GuardFact;
+  /** the s3-credentials relation read once: the status and its contributors all ask */
+  s3?: Promise<S3Readiness>;
+  /** notes a handler adds to the status (e.g. a control-plane request not written) */
+  notes: StatusNote[];
+}
 
 const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
 
@@ -14,6 +30,8 @@ export class KubeUnavailableError extends Error {
 }
 
 export class CharmRuntime {
+  readonly facts: DispatchFacts = { notes: [] };
+  private rawConfig?: Promise<Record<string, unknown>>;
   private configResult?: Promise<ConfigResult>;
   private leader?: Promise<boolean>;
   private kubeClient?: Promise<KubeClient>;
@@ -24,8 +42,14 @@ export class CharmRuntime {
     readonly redactor: Redactor,
   ) {}
 
+  /** The options as config-get gives them, for the few places that must act on one option whatever the others say. */
+  configValues(): Promise<Record<string, unknown>> {
+    this.rawConfig ??= this.tools.configGet();
+    return this.rawConfig;
+  }
+
   config(): Promise<ConfigResult> {
-    this.configResult ??= this.tools.configGet().then(parseConfig);
+    this.configResult ??= this.configValues().then(parseConfig);
     return this.configResult;
   }
 

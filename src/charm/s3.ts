@@ -1,7 +1,8 @@
 // Reads the s3-credentials relation into S3Readiness: which relation, whose databag, which secret.
 import { HookToolError } from '../juju/hook-tools.ts';
-import { S3_ENDPOINT, requirerRequest, settingsFromProvider, type S3Readiness } from '../store/settings.ts';
+import { S3_ENDPOINT, credentialsFix, requirerRequest, settingsFromProvider, trackOf, type S3Readiness } from '../store/settings.ts';
 import type { CharmRuntime } from './runtime.ts';
+import type { StatusNote } from './status.ts';
 
 /** The relation id of s3-credentials, unless it is the one being broken in this hook. */
 export async function s3RelationId(charm: CharmRuntime): Promise<string | undefined> {
@@ -10,26 +11,14 @@ export async function s3RelationId(charm: CharmRuntime): Promise<string | undefi
   return ids.find((id) => id !== broken);
 }
 
-/** Secret ids come as `secret:ID`, `secret://model/ID` or plain ID; they name the same secret when the ID matches. */
-export function sameSecret(a: string, b: string): boolean {
-  const id = (uri: string) => uri.split('/').pop()!.replace(/^secret:/, '');
-  return id(a) === id(b);
-}
-
-// One reading per dispatch: the status and its contributors (e.g. the last backup's age) all ask.
-const readings = new WeakMap<CharmRuntime, Promise<S3Readiness>>();
-
 /**
  * The S3 readiness of this dispatch, read once. `onRelation` runs as soon as a relation is known (on the first read
  * only): the caller can warm up what it will need next.
  */
 export function readS3Readiness(charm: CharmRuntime, onRelation?: () => void): Promise<S3Readiness> {
-  let reading = readings.get(charm);
-  if (!reading) {
-    reading = readS3ReadinessOnce(charm, onRelation);
-    readings.set(charm, reading);
-  }
-  return reading;
+  // One reading per dispatch: the status and its contributors (e.g. the last backup's age) all ask.
+  charm.facts.s3 ??= readS3ReadinessOnce(charm, onRelation);
+  return charm.facts.s3;
 }
 
 async function readS3ReadinessOnce(charm: CharmRuntime, onRelation?: () => void): Promise<S3Readiness> {
@@ -37,7 +26,7 @@ async function readS3ReadinessOnce(charm: CharmRuntime, onRelation?: () => void)
   if (!relationId) return { state: 'no-relation' };
   onRelation?.();
   const wanted = { bucket: config.ok ? config.config['s3-bucket'] : '', path: config.ok ? config.config['s3-path'] : '' };
-  const defaults = requirerRequest(relationId, wanted);
+  const defaults = requirerRequest(wanted);
 
   const here = charm.context.relation?.id === relationId ? charm.context.relation : undefined;
   const remoteApp = here?.remoteApp ?? (await charm.tools.relationRemoteApp(relationId));
@@ -48,13 +37,15 @@ async function readS3ReadinessOnce(charm: CharmRuntime, onRelation?: () => void)
   let secret: Record<string, string> | undefined;
   const secretUri = databag['secret-extra'];
   if (secretUri) {
-    const rotated = charm.context.event === 'secret-changed' && charm.context.secret !== undefined && sameSecret(charm.context.secret.id, secretUri);
     try {
-      secret = await charm.tools.secretGet(secretUri, rotated ? { refresh: true } : {});
+      // Always --refresh, as the official library reads it (data_interfaces.py `get_content(refresh=True)`): without
+      // it Juju hands out the revision this unit last tracked, so the old keys would stay in use after a rotation
+      // until a secret-changed hook happens to run.
+      secret = await charm.tools.secretGet(secretUri, { refresh: true });
     } catch (error) {
       const detail = error instanceof HookToolError ? error.stderr.split('\n')[0]!.trim() : 'unknown error';
       await charm.log('WARNING', `secret-get of the s3-integrator secret failed: ${detail}`);
-      return { state: 'invalid', problem: "cannot read s3-integrator's credentials secret; check that s3-integrator granted it to this application" };
+      return { state: 'invalid', problem: `cannot read s3-integrator's credentials secret; check that s3-integrator granted it to this application, or ${credentialsFix(trackOf(databag))}` };
     }
   }
   return settingsFromProvider({ databag, ...(secret ? { secret } : {}) }, { bucket: defaults.bucket!, path: defaults.path! });
@@ -67,8 +58,19 @@ export async function ensureS3Request(charm: CharmRuntime): Promise<void> {
   if (!relationId) return;
   const config = await charm.config();
   if (!config.ok) return;
-  const wanted = requirerRequest(relationId, { bucket: config.config['s3-bucket'], path: config.config['s3-path'] });
+  const wanted = requirerRequest({ bucket: config.config['s3-bucket'], path: config.config['s3-path'] });
   const current = await charm.tools.relationGet(relationId, charm.context.appName, { app: true });
   const changed = Object.entries(wanted).some(([key, value]) => current[key] !== value);
   if (changed) await charm.tools.relationSet(relationId, wanted, { app: true });
+}
+
+/**
+ * A bucket set here that s3-integrator does not use: its own `bucket` option wins on both tracks, and on track 1 so
+ * does the first bucket any consumer asked for (s3-integrator src/charm.py), which no later change of ours moves.
+ */
+export async function s3BucketNotes(charm: CharmRuntime): Promise<StatusNote[]> {
+  const [readiness, config] = await Promise.all([readS3Readiness(charm), charm.config()]);
+  const wanted = config.ok ? config.config['s3-bucket'] : '';
+  if (readiness.state !== 'ready' || !wanted || readiness.settings.bucket === wanted) return [];
+  return [{ level: 'active', text: `s3-bucket "${wanted}" is not used: s3-integrator sends "${readiness.settings.bucket}" (set bucket on s3-integrator)` }];
 }

@@ -1,10 +1,12 @@
 // Facts other parts of the charm add to the status (the guard's state, the last backup's age, uncovered control
-// plane). Each contributor is cheap and must not throw: a failure to find out becomes a note, not a failed hook.
+// plane), collected once per dispatch after the hook's work. Each contributor only looks (it changes nothing in the
+// cluster or the relations), is cheap, and must not throw: a failure to find out becomes a note, not a failed hook.
 import type { CharmRuntime } from './runtime.ts';
 import type { StatusNote } from './status.ts';
 import { guardNotes } from './guard.ts';
 import { lastBackupNotes } from './last-backup.ts';
 import { controlPlaneNotes } from './control-plane.ts';
+import { s3BucketNotes } from './s3.ts';
 
 export type StatusContributor = (charm: CharmRuntime) => Promise<StatusNote[]>;
 
@@ -15,4 +17,4 @@ async function secretsInClear(charm: CharmRuntime): Promise<StatusNote[]> {
 }
 
 /** In the order they appear in the status message. */
-export const statusNotes: StatusContributor[] = [guardNotes, lastBackupNotes, secretsInClear, controlPlaneNotes];
+export const statusNotes: StatusContributor[] = [s3BucketNotes, guardNotes, lastBackupNotes, secretsInClear, controlPlaneNotes];

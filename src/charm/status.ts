@@ -1,6 +1,7 @@
 // The unit's status as a pure function of what the charm found out in this dispatch. Other parts of the charm add
 // facts (the guard's state, the last backup's age, "Secrets are stored in clear", "control plane not covered") as notes.
 import type { BucketProblem } from '../store/bucket-problem.ts';
+import { charmProblemSentence } from './s3-wording.ts';
 
 export type S3Fact =
   | { state: 'no-relation' }
@@ -35,7 +36,7 @@ export function decideStatus(facts: StatusFacts): UnitStatus {
   const s3 = facts.s3;
   if (s3.state === 'no-relation') return { status: 'blocked', message: 'relate to s3-integrator: juju integrate kubeflow-upgrader s3-integrator' };
   if (s3.state === 'invalid') return { status: 'blocked', message: oneLine(s3.problem) };
-  if (s3.state === 'unusable') return { status: 'blocked', message: oneLine(s3.problem.message) };
+  if (s3.state === 'unusable') return { status: 'blocked', message: oneLine(charmProblemSentence(s3.problem)) };
   const blocked = notes.find((note) => note.level === 'blocked');
   if (blocked) return { status: 'blocked', message: oneLine(blocked.text) };
   if (s3.state === 'waiting') return { status: 'waiting', message: oneLine(s3.message) };

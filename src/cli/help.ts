@@ -70,7 +70,7 @@ export function programHelp(commands: readonly Command[]): string {
     '',
     'Common settings:',
     '  Kubernetes   --kubeconfig, --context, KUBECONFIG (as kubectl)',
-    '  S3           --s3-url s3://<bucket>/<prefix>, --endpoint, --region, --path-style, --ca-file;',
+    '  S3           --s3-url s3://<bucket>/<prefix>, --endpoint, --region, --uri-style, --ca-file;',
     '               credentials only from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY;',
     '               AWS_REGION, AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, KFU_S3_URL',
     '  Secrets      --encryption-key-file <path> or KFU_ENCRYPTION_KEY',

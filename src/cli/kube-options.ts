@@ -3,6 +3,7 @@
 import type { KubeClient } from '../kube/client.ts';
 import type { OptionTable, Values } from './usage.ts';
 import { positiveInteger, stringValue, UsageError } from './usage.ts';
+import { describe } from '../errors/index.ts';
 
 export const kubeOptions: OptionTable = {
   kubeconfig: { type: 'string', placeholder: '<path>', description: 'kubeconfig file to use', default: '$KUBECONFIG, else ~/.kube/config, else the pod\'s service account', env: ['KUBECONFIG'] },
@@ -19,7 +20,7 @@ export async function kubeClientFrom(values: Values): Promise<KubeClient> {
     const { KubeClient } = await import('../kube/client.ts');
     return await KubeClient.load({ ...(kubeconfig ? { kubeconfig } : {}), ...(context ? { context } : {}), concurrency });
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = describe(error);
     // Not finding or not parsing the kubeconfig is the caller's input, not a failed operation.
     throw new UsageError(/[.!]$/.test(message) ? message : `${message}.`);
   }

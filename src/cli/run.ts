@@ -10,6 +10,7 @@ import { verifyCommand } from './commands/verify.ts';
 import { commandHelp, EXIT_CODES, programHelp, usageLine } from './help.ts';
 import { Output } from './output.ts';
 import { optionsOf, UsageError, type Command, type Values } from './usage.ts';
+import { describe } from '../errors/index.ts';
 
 export const commands: readonly Command[] = [backupCommand, restoreCommand, listCommand, verifyCommand, checkCommand, snapshotProfilesCommand];
 
@@ -88,8 +89,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       out.error(`${command.name}: ${error.message.replace(/\.$/, '')}; ${usageLine(command)}`);
       return EXIT_CODES.usage;
     }
-    const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
-    out.error(`${command.name} failed: ${message}`);
+    out.error(`${command.name} failed: ${describe(error)}`);
     return EXIT_CODES.failed;
   }
 }

@@ -2,6 +2,7 @@
 // AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL / AWS_REGION, and credentials only from AWS_ACCESS_KEY_ID and
 // AWS_SECRET_ACCESS_KEY — never from a flag, so they stay out of shell history and `ps`.
 import { readFileSync } from 'node:fs';
+import { parseUriStyle, resolveAddressing, URI_STYLE_VALUES } from '../store/addressing.ts';
 import { parseCaChain } from '../store/settings.ts';
 import type { S3Settings } from '../store/settings.ts';
 import type { OptionTable, Values } from './usage.ts';
@@ -11,7 +12,8 @@ export const s3Options: OptionTable = {
   's3-url': { type: 'string', placeholder: 's3://<bucket>[/<prefix>]', description: 'where backups live: the bucket and an optional key prefix (required)', env: ['KFU_S3_URL'] },
   endpoint: { type: 'string', placeholder: '<url>', description: 'S3 endpoint for MinIO, Ceph RGW and other S3-compatible stores', default: 'AWS S3 of the region', env: ['AWS_ENDPOINT_URL_S3', 'AWS_ENDPOINT_URL'] },
   region: { type: 'string', placeholder: '<region>', description: 'S3 region', default: 'us-east-1', env: ['AWS_REGION', 'AWS_DEFAULT_REGION'] },
-  'path-style': { type: 'boolean', description: 'address buckets as <endpoint>/<bucket> (MinIO, most S3-compatible stores) instead of <bucket>.<endpoint>' },
+  'uri-style': { type: 'string', placeholder: '<style>', description: 'path (<endpoint>/<bucket>), host or virtual (<bucket>.<endpoint>), or auto: host for AWS, path for any other endpoint', default: 'auto' },
+  'path-style': { type: 'boolean', description: 'the same as --uri-style path' },
   'ca-file': { type: 'string', placeholder: '<path>', description: 'PEM file of CA certificates to trust for the endpoint, besides the system ones', env: ['AWS_CA_BUNDLE'] },
 };
 
@@ -46,27 +48,28 @@ export function s3SettingsFrom(values: Values, env: NodeJS.ProcessEnv): S3Settin
     const missing = [!accessKey && 'AWS_ACCESS_KEY_ID', !secretKey && 'AWS_SECRET_ACCESS_KEY'].filter(Boolean).join(' and ');
     throw new UsageError(`S3 credentials come from the environment: set ${missing}.`);
   }
-  const settings: S3Settings = {
-    accessKey,
-    secretKey,
-    bucket,
-    path,
-    region: stringValue(values, 'region') ?? fromEnv(env, s3Options.region!.env) ?? 'us-east-1',
-    uriStyle: values['path-style'] === true ? 'path' : 'host',
-  };
-  if (!/^[A-Za-z0-9-]{1,64}$/.test(settings.region)) throw new UsageError(`"${settings.region}" is not an S3 region name.`);
-  const endpoint = stringValue(values, 'endpoint') ?? fromEnv(env, s3Options.endpoint!.env);
-  if (endpoint !== undefined) {
+  const region = stringValue(values, 'region') ?? fromEnv(env, s3Options.region!.env) ?? 'us-east-1';
+  if (!/^[A-Za-z0-9-]{1,64}$/.test(region)) throw new UsageError(`"${region}" is not an S3 region name.`);
+  const styleText = values['path-style'] === true ? 'path' : stringValue(values, 'uri-style');
+  const style = parseUriStyle(styleText);
+  if (!style) throw new UsageError(`--uri-style must be one of ${URI_STYLE_VALUES}, not "${styleText}".`);
+  const endpointText = stringValue(values, 'endpoint') ?? fromEnv(env, s3Options.endpoint!.env);
+  let endpoint: string | undefined;
+  if (endpointText !== undefined) {
     let parsed: URL | undefined;
     try {
-      parsed = new URL(endpoint);
+      parsed = new URL(endpointText);
     } catch {
       parsed = undefined;
     }
-    if (!parsed || !['http:', 'https:'].includes(parsed.protocol)) throw new UsageError(`The S3 endpoint "${endpoint.replace(/\/\/[^@/]*@/, '//')}" is not an http(s) URL.`);
+    if (!parsed || !['http:', 'https:'].includes(parsed.protocol)) throw new UsageError(`The S3 endpoint "${endpointText.replace(/\/\/[^@/]*@/, '//')}" is not an http(s) URL.`);
     if (parsed.username || parsed.password) throw new UsageError('The S3 endpoint must not carry credentials; set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY instead.');
-    settings.endpoint = parsed.toString().replace(/\/$/, '');
+    endpoint = parsed.toString().replace(/\/$/, '');
   }
+  // The charm's rule (store/addressing.ts), so the CLI reads the bucket the charm wrote the same way.
+  const addressing = resolveAddressing({ endpoint, region, style });
+  const settings: S3Settings = { accessKey, secretKey, bucket, path, region, uriStyle: addressing.uriStyle };
+  if (addressing.endpoint) settings.endpoint = addressing.endpoint;
   const caFile = stringValue(values, 'ca-file') ?? fromEnv(env, s3Options['ca-file']!.env);
   if (caFile !== undefined) settings.tlsCaChain = readCaFile(caFile);
   return settings;

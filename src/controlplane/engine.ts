@@ -6,10 +6,12 @@ import { backupKeys, normalizePrefix } from '../store/layout.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { JOBS, PODS, SECRETS, type VolumeKube } from '../volumes/kube-port.ts';
 import { jobFinished, jobSucceeded } from '../volumes/outcome.ts';
-import { buildCopyJob, DEFAULT_MYSQL_IMAGE, DEFAULT_RCLONE_IMAGE, type CopyImages, type CopySpec } from './jobs.ts';
+import { buildCopyJob, DEFAULT_MYSQL_IMAGE, DEFAULT_RCLONE_IMAGE, DEFAULT_SQLITE_IMAGE, type CopyImages, type CopySpec, type SqliteOnClaim } from './jobs.ts';
 import { MinioCopySuccess, MysqlCopySuccess, parseCopyOutcome, type CopyOutcome } from './outcome.ts';
 import { notCoveredSentences, type MinioEndpoint, type MysqlEndpoint } from './relations.ts';
+import { busyWriters, notQuietSentence, type QuietPart } from './quiet.ts';
 import type { z } from 'zod';
+import { KfuError } from '../errors/index.ts';
 
 export type DatabasePart = 'kfp-db' | 'katib-db';
 
@@ -18,6 +20,8 @@ export interface ControlPlaneTargets {
   'kfp-db'?: MysqlEndpoint;
   'katib-db'?: MysqlEndpoint;
   'object-storage'?: { minio: MinioEndpoint; buckets: string[] };
+  /** ML Metadata's SQLite file on the mlmd storage (found by src/controlplane/mlmd.ts); undefined when not found */
+  mlmd?: SqliteOnClaim;
 }
 
 export interface ControlPlaneOptions {
@@ -28,7 +32,7 @@ export interface ControlPlaneOptions {
   s3: S3Settings;
   /** key prefix inside the bucket; defaults to s3.path */
   prefix?: string;
-  /** the official images the copies run: rclone (every copy) and MySQL (mysqldump / mysql, database copies only) */
+  /** the official images the copies run: rclone (every copy), MySQL (database copies), Python (the MLMD copy) */
   images?: Partial<CopyImages>;
   /** per copy; default 6 hours */
   timeoutMs?: number;
@@ -37,19 +41,28 @@ export interface ControlPlaneOptions {
 
 /** One copied thing, as the manifest records it. */
 export type ControlPlaneEntry =
-  | { part: DatabasePart; database: string; key: string; bytes: number; sha256: string; tool: string; rclone: string }
+  | { part: DatabasePart | 'mlmd'; database: string; key: string; bytes: number; sha256: string; tool: string; rclone: string }
   | { part: 'minio'; bucket: string; keyPrefix: string; objects: number; bytes: number; listingSha256: string; tool: string };
 
 export interface ControlPlaneResult {
   entries: ControlPlaneEntry[];
   /** "control plane not covered: relate kfp-db …" sentences */
   notCovered: string[];
+  /** one sentence per related database that holds no tables: dumped, but not covered and not in `entries` */
+  empty: string[];
 }
 
-export class ControlPlaneError extends Error {
+const WHOSE: Record<DatabasePart, string> = { 'kfp-db': "Kubeflow Pipelines'", 'katib-db': "Katib's" };
+
+/** mysql-k8s makes an empty database for any name it is asked for: one without tables is not the app's. */
+export function emptyDatabaseSentence(part: DatabasePart, database: string): string {
+  return `control plane not covered: ${part}'s database ${database} holds no tables, so it is not ${WHOSE[part]} (mysql-k8s creates an empty database for a name it is asked; set ${part} to the database the application uses).`;
+}
+
+/** A copy Job of the control plane failed; `detail` is its log tail, for juju-log only. */
+export class ControlPlaneError extends KfuError {
   constructor(message: string, readonly detail: string) {
-    super(message);
-    this.name = 'ControlPlaneError';
+    super(message, { kind: 'failed' });
   }
 }
 
@@ -72,7 +85,9 @@ function copyTerminationMessage(pods: KubeObject[]): string | undefined {
 }
 
 async function runCopy<T>(kube: VolumeKube, spec: CopySpec, part: string, options: ControlPlaneOptions, success: z.ZodType<T>): Promise<CopyOutcome<T>> {
-  const images = { rclone: options.images?.rclone || DEFAULT_RCLONE_IMAGE, mysql: options.images?.mysql || DEFAULT_MYSQL_IMAGE };
+  const images = {
+    rclone: options.images?.rclone || DEFAULT_RCLONE_IMAGE, mysql: options.images?.mysql || DEFAULT_MYSQL_IMAGE, sqlite: options.images?.sqlite || DEFAULT_SQLITE_IMAGE,
+  };
   const { job, secret } = buildCopyJob(spec, { namespace: options.namespace, backupId: options.backupId, part, images });
   const name = job.metadata.name!;
   // A crashed earlier attempt of the same backup leaves a Job of the same name: start clean.
@@ -110,6 +125,7 @@ function keysFor(options: ControlPlaneOptions) {
   const full = (key: string) => (prefix ? `${prefix}/${key}` : key);
   return {
     dump: (database: string) => full(keys.controlPlane('mysql', `${database}.sql.gz`)),
+    sqlite: (file: string) => full(keys.controlPlane('sqlite', `${file}.gz`)),
     bucket: (bucket: string) => full(keys.controlPlane('minio', bucket)) + '/',
   };
 }
@@ -120,6 +136,7 @@ const DATABASE_PARTS: DatabasePart[] = ['kfp-db', 'katib-db'];
 export async function backupControlPlane(kube: VolumeKube, options: ControlPlaneOptions): Promise<ControlPlaneResult> {
   const keys = keysFor(options);
   const entries: ControlPlaneEntry[] = [];
+  const empty: string[] = [];
   for (const part of DATABASE_PARTS) {
     const db = options.targets[part];
     if (!db) continue;
@@ -128,8 +145,23 @@ export async function backupControlPlane(kube: VolumeKube, options: ControlPlane
     const outcome = await runCopy(kube, { kind: 'mysql-backup', db, store: options.s3, key }, part, options, MysqlCopySuccess);
     if (!outcome.ok) throw new ControlPlaneError(`Backup of ${part} failed: ${outcome.error}.`, outcome.detail);
     const value = outcome.value;
+    if (value.tables === 0) {
+      empty.push(emptyDatabaseSentence(part, db.database));
+      options.onProgress?.(`dumped ${part}: database ${db.database} holds no tables, not counted as covered`);
+      continue;
+    }
     entries.push({ part, database: db.database, key, bytes: value.bytes, sha256: value.sha256 ?? '', tool: value.tool, rclone: value.rclone });
     options.onProgress?.(`dumped ${part}: ${value.bytes} bytes compressed`);
+  }
+  const mlmd = options.targets.mlmd;
+  if (mlmd) {
+    options.onProgress?.(`copying ML Metadata (${mlmd.file} on ${mlmd.claim}) with SQLite's online backup`);
+    const key = keys.sqlite(mlmd.file);
+    const outcome = await runCopy(kube, { kind: 'sqlite-backup', sqlite: mlmd, store: options.s3, key }, 'mlmd', options, MysqlCopySuccess);
+    if (!outcome.ok) throw new ControlPlaneError(`Backup of ML Metadata failed: ${outcome.error}.`, outcome.detail);
+    const value = outcome.value;
+    entries.push({ part: 'mlmd', database: mlmd.file, key, bytes: value.bytes, sha256: value.sha256 ?? '', tool: value.tool, rclone: value.rclone });
+    options.onProgress?.(`copied ML Metadata: ${value.bytes} bytes compressed`);
   }
   const storage = options.targets['object-storage'];
   for (const bucket of storage?.buckets ?? []) {
@@ -142,7 +174,7 @@ export async function backupControlPlane(kube: VolumeKube, options: ControlPlane
     entries.push({ part: 'minio', bucket, keyPrefix, objects: value.objects, bytes: value.bytes, listingSha256: value.listingSha256 ?? '', tool: value.tool });
     options.onProgress?.(`copied MinIO bucket ${bucket}: ${value.objects} objects, ${value.bytes} bytes`);
   }
-  return { entries, notCovered: notCoveredSentences(present(options.targets)) };
+  return { entries, notCovered: [...notCoveredSentences(present(options.targets)), ...empty], empty };
 }
 
 export interface RestoreControlPlaneOptions extends ControlPlaneOptions {
@@ -171,6 +203,12 @@ export async function restoreControlPlane(kube: VolumeKube, options: RestoreCont
       ],
     };
   }
+  // Before any write: the workloads that write what is about to be loaded must be stopped.
+  const parts = options.entries
+    .map((entry) => (entry.part === 'minio' ? (options.targets['object-storage'] ? 'minio' : undefined) : (options.targets[entry.part] ? entry.part : undefined)))
+    .filter((part): part is QuietPart => part !== undefined);
+  const busy = await busyWriters(kube, options.namespace, parts);
+  if (busy.length > 0) throw new ControlPlaneError(notQuietSentence(busy), '');
   const restored: ControlPlaneEntry[] = [];
   const skipped: string[] = [];
   for (const entry of options.entries) {
@@ -187,6 +225,19 @@ export async function restoreControlPlane(kube: VolumeKube, options: RestoreCont
       };
       const outcome = await runCopy(kube, spec, `minio-${entry.bucket}`, options, MinioCopySuccess);
       if (!outcome.ok) throw new ControlPlaneError(`Restore of MinIO bucket ${entry.bucket} failed: ${outcome.error}.`, outcome.detail);
+      restored.push(entry);
+      continue;
+    }
+    if (entry.part === 'mlmd') {
+      const mlmd = options.targets.mlmd;
+      if (!mlmd) {
+        skipped.push('control plane not restored: ML Metadata is in the backup but no mlmd storage was found; deploy mlmd and run the restore again.');
+        continue;
+      }
+      options.onProgress?.(`restoring ML Metadata (${mlmd.file} on ${mlmd.claim})`);
+      const spec: CopySpec = { kind: 'sqlite-restore', sqlite: mlmd, store: options.s3, key: entry.key, ...(entry.sha256 ? { expectedSha256: entry.sha256 } : {}) };
+      const outcome = await runCopy(kube, spec, 'mlmd', options, MysqlCopySuccess);
+      if (!outcome.ok) throw new ControlPlaneError(`Restore of ML Metadata failed: ${outcome.error}.`, outcome.detail);
       restored.push(entry);
       continue;
     }

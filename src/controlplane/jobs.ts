@@ -3,23 +3,28 @@
 import { createHash } from 'node:crypto';
 import type { KubeObject } from '../kube/types.ts';
 import type { S3Settings } from '../store/settings.ts';
+import { effectiveEndpoint } from '../store/addressing.ts';
 import type { MinioEndpoint, MysqlEndpoint } from './relations.ts';
 import {
   ENV, MINIO_BACKUP_SCRIPT, MINIO_RESTORE_SCRIPT, MYSQL_DOWNLOAD_SCRIPT, MYSQL_DUMP_SCRIPT, MYSQL_LOAD_SCRIPT, MYSQL_UPLOAD_SCRIPT,
+  SQLITE_BACKUP_SCRIPT, SQLITE_RESTORE_SCRIPT,
 } from './scripts.ts';
 
 /** Official images, pinned by tag: rclone (Alpine, busybox) and MySQL (Oracle Linux; mysqldump and mysql 8.4). */
 export const DEFAULT_RCLONE_IMAGE = 'docker.io/rclone/rclone:1.68.2';
 export const DEFAULT_MYSQL_IMAGE = 'docker.io/library/mysql:8.4';
+/** Official Python image (Debian slim): Python's sqlite3 module for SQLite's online backup, sh, gzip, coreutils. */
+export const DEFAULT_SQLITE_IMAGE = 'docker.io/library/python:3.12-slim';
 
 export interface CopyImages {
   rclone: string;
   mysql: string;
+  sqlite: string;
 }
 
-export type CopyKind = 'mysql-backup' | 'mysql-restore' | 'minio-backup' | 'minio-restore';
+export type CopyKind = 'mysql-backup' | 'mysql-restore' | 'minio-backup' | 'minio-restore' | 'sqlite-backup' | 'sqlite-restore';
 
-type Tool = 'rclone' | 'mysql';
+type Tool = 'rclone' | 'mysql' | 'sqlite';
 interface Step { name: string; tool: Tool; script: string }
 
 /**
@@ -31,6 +36,9 @@ const STEPS: Record<CopyKind, Step[]> = {
   'mysql-restore': [{ name: 'download', tool: 'rclone', script: MYSQL_DOWNLOAD_SCRIPT }, { name: 'load', tool: 'mysql', script: MYSQL_LOAD_SCRIPT }],
   'minio-backup': [{ name: 'copy', tool: 'rclone', script: MINIO_BACKUP_SCRIPT }],
   'minio-restore': [{ name: 'copy', tool: 'rclone', script: MINIO_RESTORE_SCRIPT }],
+  // The upload and download halves are the database copies' own: the SQLite step leaves the same files behind.
+  'sqlite-backup': [{ name: 'backup', tool: 'sqlite', script: SQLITE_BACKUP_SCRIPT }, { name: 'upload', tool: 'rclone', script: MYSQL_UPLOAD_SCRIPT }],
+  'sqlite-restore': [{ name: 'download', tool: 'rclone', script: MYSQL_DOWNLOAD_SCRIPT }, { name: 'restore', tool: 'sqlite', script: SQLITE_RESTORE_SCRIPT }],
 };
 
 export function stepsOf(kind: CopyKind): readonly Step[] {
@@ -81,10 +89,15 @@ function rcloneRemote(name: 'STORE' | 'MINIO', s3: { accessKey: string; secretKe
 }
 
 function storeRemote(store: S3Settings) {
-  return rcloneRemote('STORE', store, {
+  // The same endpoint and addressing as every other client (store/addressing.ts): AWS's regional endpoint when
+  // s3-integrator named AWS, path or host style as resolved there.
+  return rcloneRemote('STORE', { ...store, endpoint: effectiveEndpoint(store) }, {
     RCLONE_CONFIG_STORE_FORCE_PATH_STYLE: String(store.uriStyle !== 'host'),
     // The bucket exists (s3-integrator names it); checking would need CreateBucket rights.
     RCLONE_CONFIG_STORE_NO_CHECK_BUCKET: 'true',
+    // rclone's s3 option storage_class (--s3-storage-class): the dumps and mirrored objects get the class our own
+    // uploads get.
+    ...(store.storageClass ? { RCLONE_CONFIG_STORE_STORAGE_CLASS: store.storageClass } : {}),
   });
 }
 
@@ -96,6 +109,7 @@ function storePath(store: S3Settings, key: string): string {
 /** One copy: what it moves, between which ends, with which credentials. `key` is the full object key (prefix included). */
 export type CopySpec =
   | { kind: 'mysql-backup' | 'mysql-restore'; db: MysqlEndpoint; store: S3Settings; key: string; expectedSha256?: string }
+  | { kind: 'sqlite-backup' | 'sqlite-restore'; sqlite: SqliteOnClaim; store: S3Settings; key: string; expectedSha256?: string }
   | { kind: 'minio-backup' | 'minio-restore'; minio: MinioEndpoint; bucket: string; store: S3Settings; keyPrefix: string; expectedSha256?: string };
 
 export interface CopyEnvironment {
@@ -105,9 +119,30 @@ export interface CopyEnvironment {
   plain: Record<string, string>;
 }
 
+/** An SQLite file on a PVC: the Job mounts the claim at SQLITE_MOUNT (on the node of the Pod using it, if any). */
+export interface SqliteOnClaim {
+  claim: string;
+  /** path of the file inside the claim */
+  file: string;
+  /** the node of a running Pod that mounts the claim: a ReadWriteOnce volume attaches to one node at a time */
+  nodeName?: string;
+}
+
+const SQLITE_VOLUME = 'sqlite-data';
+const SQLITE_MOUNT = '/sqlite-data';
+
 export function copyEnvironment(spec: CopySpec): CopyEnvironment {
   const store = storeRemote(spec.store);
   const expected: Record<string, string> = spec.expectedSha256 ? { [ENV.expectedSha256]: spec.expectedSha256 } : {};
+  if ('sqlite' in spec) {
+    return {
+      secret: store.secret,
+      plain: {
+        ...store.plain, [ENV.dbName]: spec.sqlite.file, [ENV.storePath]: storePath(spec.store, spec.key),
+        [ENV.sqliteFile]: `${SQLITE_MOUNT}/${spec.sqlite.file}`, ...expected,
+      },
+    };
+  }
   if ('db' in spec) {
     return {
       secret: { ...store.secret, [ENV.dbClientOptions]: clientOptionsFile(spec.db) },
@@ -145,6 +180,10 @@ export interface CopyJobOptions {
 }
 
 const LABEL_APP = 'app.kubernetes.io/managed-by';
+/** Key of the per-run Secret holding the store's PEM CA chain; mounted as a file because rclone wants a path. */
+export const STORE_CA_KEY = 'store-ca.crt';
+const CA_VOLUME = 'store-ca';
+const CA_MOUNT_PATH = '/etc/kubeflow-upgrader/store-ca';
 const TRANSFER_VOLUME = 'transfer';
 const TRANSFER_PATH = '/transfer';
 
@@ -164,12 +203,15 @@ export function buildCopyJob(spec: CopySpec, options: CopyJobOptions): CopyJob {
     ...options.labels,
   };
   const environment = copyEnvironment(spec);
+  // The store's private CA reaches rclone as the volume movers give it (volumes/job.ts): a file from the Secret, named
+  // by RCLONE_CA_CERT (rclone's global --ca-cert). It is kept out of `environment.secret`, which becomes env vars.
+  const caChain = spec.store.tlsCaChain?.length ? spec.store.tlsCaChain.join('\n') : undefined;
   const secret: KubeObject = {
     apiVersion: 'v1',
     kind: 'Secret',
     metadata: { name, namespace: options.namespace, labels },
     type: 'Opaque',
-    stringData: environment.secret,
+    stringData: { ...environment.secret, ...(caChain ? { [STORE_CA_KEY]: caChain } : {}) },
   };
   // Each container gets only what its tool needs: rclone the bucket credentials, the MySQL client the database's.
   const mine = (tool: Tool, key: string) => (tool === 'rclone') === (key.startsWith('RCLONE_') || key === ENV.storePath || key === ENV.storeDir || key === ENV.minioBucket);
@@ -183,8 +225,17 @@ export function buildCopyJob(spec: CopySpec, options: CopyJobOptions): CopyJob {
       ...Object.entries(environment.plain).filter(([key]) => mine(step.tool, key) || key === ENV.storePath || key === ENV.dbName).map(([envName, value]) => ({ name: envName, value })),
       ...(shared ? [{ name: ENV.transferDir, value: TRANSFER_PATH }] : []),
       ...Object.keys(environment.secret).filter((key) => mine(step.tool, key)).map((key) => ({ name: key, valueFrom: { secretKeyRef: { name, key } } })),
+      ...(caChain && step.tool === 'rclone' ? [{ name: 'RCLONE_CA_CERT', value: `${CA_MOUNT_PATH}/${STORE_CA_KEY}` }] : []),
     ],
-    ...(shared ? { volumeMounts: [{ name: TRANSFER_VOLUME, mountPath: TRANSFER_PATH }] } : {}),
+    ...(shared || (caChain && step.tool === 'rclone')
+      ? {
+        volumeMounts: [
+          ...(shared ? [{ name: TRANSFER_VOLUME, mountPath: TRANSFER_PATH }] : []),
+          ...(caChain && step.tool === 'rclone' ? [{ name: CA_VOLUME, mountPath: CA_MOUNT_PATH, readOnly: true }] : []),
+          ...('sqlite' in spec && step.tool === 'sqlite' ? [{ name: SQLITE_VOLUME, mountPath: SQLITE_MOUNT }] : []),
+        ],
+      }
+      : {}),
     terminationMessagePath: '/dev/termination-log',
     terminationMessagePolicy: 'File',
     securityContext: { allowPrivilegeEscalation: false },
@@ -202,7 +253,17 @@ export function buildCopyJob(spec: CopySpec, options: CopyJobOptions): CopyJob {
         spec: {
           restartPolicy: 'Never',
           securityContext: { seccompProfile: { type: 'RuntimeDefault' } },
-          ...(shared ? { initContainers: containers.slice(0, -1), volumes: [{ name: TRANSFER_VOLUME, emptyDir: {} }] } : {}),
+          ...(shared ? { initContainers: containers.slice(0, -1) } : {}),
+          ...(shared || caChain
+            ? {
+              volumes: [
+                ...(shared ? [{ name: TRANSFER_VOLUME, emptyDir: {} }] : []),
+                ...(caChain ? [{ name: CA_VOLUME, secret: { secretName: name, items: [{ key: STORE_CA_KEY, path: STORE_CA_KEY }] } }] : []),
+                ...('sqlite' in spec ? [{ name: SQLITE_VOLUME, persistentVolumeClaim: { claimName: spec.sqlite.claim } }] : []),
+              ],
+            }
+            : {}),
+          ...('sqlite' in spec && spec.sqlite.nodeName ? { nodeName: spec.sqlite.nodeName } : {}),
           containers: containers.slice(-1),
         },
       },

@@ -9,6 +9,8 @@ export const MysqlCopySuccess = z.object({
   path: z.string(),
   bytes: z.number().int().nonnegative(),
   sha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+  /** tables and views in the dumped database (backups only) */
+  tables: z.number().int().nonnegative().optional(),
   tool: z.string(),
   rclone: z.string(),
 });

@@ -9,7 +9,7 @@
 // `requested-secrets`; the provider answers `endpoints` ("host:port,…"), `read-only-endpoints`, `version`,
 // `database`, and the credentials either in plain `username`/`password` or in a Juju secret named by `secret-user`
 // (keys username, password).
-import { parse as parseYaml } from 'yaml';
+import { parsePythonYaml } from '../juju/python-yaml.ts';
 import { z } from 'zod';
 
 export type Databag = Record<string, string>;
@@ -55,7 +55,8 @@ export function parseObjectStorage(databag: Databag, modelNamespace: string): Pa
   if (raw === undefined || raw === '') return { ready: false, reason: 'MinIO has not published its connection data yet' };
   let document: unknown;
   try {
-    document = parseYaml(raw);
+    // Written by PyYAML (SDI's safe_dump): YAML 1.1 as PyYAML reads it, so a key like `1e3` stays a string.
+    document = parsePythonYaml(raw);
   } catch {
     return { ready: false, reason: 'MinIO published connection data that is not valid YAML' };
   }

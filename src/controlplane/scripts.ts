@@ -17,6 +17,8 @@ export const ENV = {
   minioBucket: 'MINIO_BUCKET',
   /** the emptyDir both containers of a database copy share */
   transferDir: 'TRANSFER_DIR',
+  /** the ML Metadata SQLite file, on the mlmd storage mounted into the Job */
+  sqliteFile: 'SQLITE_FILE',
 } as const;
 
 // The tools every script relies on exist in both official images: busybox in rclone's Alpine image; coreutils, grep,
@@ -46,8 +48,10 @@ const TRANSFER = String.raw`X="\${TRANSFER_DIR:-}"
 // A failing mysql client says why in its first words; turn that into the sentence the user reads.
 const DB_ERROR_SENTENCE = String.raw`db_error() {
   if grep -q 'Access denied' "$2" 2>/dev/null; then fail "$1: the database refused the credentials (access denied)" "$2"
+  elif grep -q -e 'max_allowed_packet' -e 'Lost connection to server during query when dumping table' "$2" 2>/dev/null; then fail "$1: a row or statement is larger than a max_allowed_packet allows (a dump loses its connection on a row over the client's limit; mysql-k8s leaves MySQL's 64 MiB server default)" "$2"
   elif grep -q -e "Can't connect" -e 'Unknown server host' -e 'Lost connection' -e 'timed out' "$2" 2>/dev/null; then fail "$1: the database server is unreachable" "$2"
   elif grep -q 'Unknown database' "$2" 2>/dev/null; then fail "$1: the database $DB_NAME does not exist" "$2"
+  elif grep -q 'insufficient privileges to SHOW CREATE' "$2" 2>/dev/null; then fail "$1: the relation user may not read a stored routine another user defined (that needs SHOW_ROUTINE or global SELECT)" "$2"
   else fail "$1" "$2"; fi
 }
 `;
@@ -71,13 +75,19 @@ HELP=$("$DUMP" --help 2>/dev/null)
 ONLY_MYSQL=""
 case "$HELP" in *--set-gtid-purged*) ONLY_MYSQL="--set-gtid-purged=OFF" ;; esac
 case "$HELP" in *--column-statistics*) ONLY_MYSQL="$ONLY_MYSQL --column-statistics=0" ;; esac
+# --max-allowed-packet: the largest row the dump may read (mysqldump's default is 24 MiB, the mysql client's 16 MiB;
+# 1 GiB is both tools' ceiling, so what the server stores the dump reads and the load can send).
 { "$DUMP" --defaults-extra-file="$W/client.cnf" --single-transaction --quick --routines --triggers --hex-blob \
-    --no-tablespaces --default-character-set=utf8mb4 $ONLY_MYSQL "$DB_NAME" 2> "$W/dump.err"; echo $? > "$W/dump.rc"; } \
+    --max-allowed-packet=1G --no-tablespaces --default-character-set=utf8mb4 $ONLY_MYSQL "$DB_NAME" 2> "$W/dump.err"; echo $? > "$W/dump.rc"; } \
   | gzip -c > "$X/dump.sql.gz"
 GZIP_RC=$?
 if [ "$(cat "$W/dump.rc")" != 0 ]; then rm -f "$X/dump.sql.gz"; db_error "the dump of database $DB_NAME failed" "$W/dump.err"; fi
 if [ "$GZIP_RC" != 0 ]; then rm -f "$X/dump.sql.gz"; fail "compressing the dump failed (is the Job's transfer volume full?)"; fi
 sha256sum < "$X/dump.sql.gz" | cut -d ' ' -f 1 > "$X/dump.sql.gz.sha256"
+# How many tables the database holds, read in the dump's own container: a database with none is not KFP's or Katib's
+# (mysql-k8s creates an empty one for any name it is asked), and the engine must not call it covered.
+"$CLIENT" --defaults-extra-file="$W/client.cnf" --batch --skip-column-names "$DB_NAME" > "$X/dump.tables" 2> "$W/client.err" \
+  -e "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE()" || db_error "counting the tables of database $DB_NAME failed" "$W/client.err"
 "$DUMP" --version 2>/dev/null | head -n 1 > "$X/dump.tool"
 `;
 
@@ -93,8 +103,10 @@ if ! rclone copyto "$X/dump.sql.gz" "store:$STORE_PATH" 2> "$W/rclone.err"; then
 fi
 BYTES=$(wc -c < "$X/dump.sql.gz" | tr -d ' ')
 TOOL=$(cat "$X/dump.tool" 2>/dev/null)
-printf '{"ok":true,"database":"%s","path":"%s","bytes":%s,"sha256":"%s","tool":"%s","rclone":"%s"}' \
-  "$(json "$DB_NAME")" "$(json "$STORE_PATH")" "$BYTES" "$SHA" "$(json "$TOOL")" "$(json "$RCLONE_VERSION")" > "$TERMINATION_LOG"
+TABLES=$(tr -cd '0-9' < "$X/dump.tables" 2>/dev/null)
+[ -n "$TABLES" ] || TABLES=0
+printf '{"ok":true,"database":"%s","path":"%s","bytes":%s,"sha256":"%s","tables":%s,"tool":"%s","rclone":"%s"}' \
+  "$(json "$DB_NAME")" "$(json "$STORE_PATH")" "$BYTES" "$SHA" "$TABLES" "$(json "$TOOL")" "$(json "$RCLONE_VERSION")" > "$TERMINATION_LOG"
 `;
 
 /** Restore, first container (rclone image, an init container): downloads the dump into the transfer volume. */
@@ -119,13 +131,26 @@ SELECT CONCAT('DROP ', IF(table_type = 'VIEW', 'VIEW', 'TABLE'), ' IF EXISTS ', 
               REPLACE(table_name, CHAR(96), CONCAT(CHAR(96), CHAR(96))), CHAR(96), ';')
 FROM information_schema.tables WHERE table_schema = DATABASE() ORDER BY table_type = 'VIEW' DESC;
 SQL
+# With the binary log on (mysql-k8s: always, for group replication) and log_bin_trust_function_creators OFF (its
+# default), only a SUPER user may create stored functions and triggers (ERROR 1419; MySQL's "Stored Program Binary
+# Logging"). The relation user has no SUPER, so when the dump holds either, try a harmless function first and stop
+# before the database is emptied rather than half-way through the load. Procedures are not subject to this.
+if gunzip -c "$X/dump.sql.gz" | grep -q -E '^/\*!50003 CREATE\*/.* TRIGGER |^CREATE .*FUNCTION '; then
+  "$CLIENT" --defaults-extra-file="$W/client.cnf" "$DB_NAME" > /dev/null 2> "$W/client.err" <<'SQL' || {
+CREATE FUNCTION kubeflow_upgrader_probe() RETURNS INT DETERMINISTIC NO SQL RETURN 1;
+DROP FUNCTION kubeflow_upgrader_probe;
+SQL
+    grep -q -e '1419' -e '1418' "$W/client.err" && fail "the dump holds triggers or stored functions, which this server (binary log on, log_bin_trust_function_creators OFF) lets only a SUPER user create; as the database's admin run SET GLOBAL log_bin_trust_function_creators = ON on its primary for the restore, then rerun (nothing was changed)" "$W/client.err"
+    db_error "checking that database $DB_NAME accepts stored functions failed" "$W/client.err"
+  }
+fi
 { echo 'SET FOREIGN_KEY_CHECKS=0;'; cat "$W/drop.sql"; } \
   | "$CLIENT" --defaults-extra-file="$W/client.cnf" "$DB_NAME" 2> "$W/client.err" || db_error "emptying database $DB_NAME failed" "$W/client.err"
 # The relation user of the target database is rarely the one that created the views, triggers and routines:
 # definers become the restoring user, on the dump's own header lines only (row data is one INSERT per line).
 gunzip -c "$X/dump.sql.gz" \
   | sed -e '/^\/\*!50/s/DEFINER=[^ *]*@[^ *]*/DEFINER=CURRENT_USER/g' -e '/^CREATE /s/DEFINER=[^ *]*@[^ *]*/DEFINER=CURRENT_USER/g' \
-  | "$CLIENT" --defaults-extra-file="$W/client.cnf" --default-character-set=utf8mb4 "$DB_NAME" 2> "$W/client.err" || db_error "loading the dump into database $DB_NAME failed" "$W/client.err"
+  | "$CLIENT" --defaults-extra-file="$W/client.cnf" --default-character-set=utf8mb4 --max-allowed-packet=1G "$DB_NAME" 2> "$W/client.err" || db_error "loading the dump into database $DB_NAME failed" "$W/client.err"
 BYTES=$(wc -c < "$X/dump.sql.gz" | tr -d ' ')
 TOOL=$("$CLIENT" --version 2>/dev/null | head -n 1)
 RCLONE_VERSION=$(cat "$X/rclone.version" 2>/dev/null)
@@ -161,4 +186,69 @@ rclone sync "store:$STORE_DIR" "minio:$MINIO_BUCKET" 2> "$W/rclone.err" || fail 
 rclone check "store:$STORE_DIR" "minio:$MINIO_BUCKET" 2> "$W/rclone.err" || fail "MinIO bucket $MINIO_BUCKET differs from the backup after the copy" "$W/rclone.err"
 printf '{"ok":true,"bucket":"%s","path":"%s","objects":%s,"bytes":%s,"tool":"%s"}' \
   "$(json "$MINIO_BUCKET")" "$(json "$STORE_DIR")" "\${OBJECTS:-0}" "\${BYTES:-0}" "$(json "$RCLONE_VERSION")" > "$TERMINATION_LOG"
+`.replaceAll('\\${', '${');
+
+// ML Metadata (canonical/mlmd-operator: `file:/data/mlmd.db` on the storage `mlmd-data`) is one SQLite file. A copy of
+// the file while mlmd writes could be torn; SQLite's online backup API copies a consistent snapshot page by page
+// (sqlite.org "Using the SQLite Online Backup API"). Python's sqlite3 module exposes it as Connection.backup, and the
+// official python image has Python, sh, gzip and coreutils; it has no rclone, which its partner container brings.
+const SQLITE_PYTHON = String.raw`PY=$(command -v python3) || fail "the SQLite image has no python3"
+`;
+
+/**
+ * MLMD backup, first container (python image, an init container): an online backup of $SQLITE_FILE, checked with
+ * PRAGMA integrity_check, gzipped into the transfer volume under the names the upload container reads.
+ */
+export const SQLITE_BACKUP_SCRIPT = PRELUDE + TRANSFER + SQLITE_PYTHON + String.raw`
+[ -f "$SQLITE_FILE" ] || fail "there is no ML Metadata database at $SQLITE_FILE on the mlmd storage"
+"$PY" - "$SQLITE_FILE" "$W/mlmd.db" > "$X/dump.tables" 2> "$W/py.err" <<'PYTHON' || fail "the online backup of $SQLITE_FILE failed" "$W/py.err"
+import sqlite3, sys
+source = sqlite3.connect(sys.argv[1])
+copy = sqlite3.connect(sys.argv[2])
+source.backup(copy)
+source.close()
+verdict = copy.execute("PRAGMA integrity_check").fetchone()[0]
+tables = copy.execute("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'").fetchone()[0]
+copy.close()
+if verdict != "ok":
+    sys.exit("the copy failed its integrity check: " + verdict)
+print(tables)
+PYTHON
+gzip -c "$W/mlmd.db" > "$X/dump.sql.gz" || fail "compressing the copy failed (is the Job's transfer volume full?)"
+sha256sum < "$X/dump.sql.gz" | cut -d ' ' -f 1 > "$X/dump.sql.gz.sha256"
+"$PY" -c 'import sqlite3, sys; print("python " + sys.version.split()[0] + ", sqlite " + sqlite3.sqlite_version)' > "$X/dump.tool" 2>/dev/null
+`;
+
+/**
+ * MLMD restore, second container (python image): checks the download against the manifest, unpacks it beside the
+ * live file, checks its integrity, then swaps it in with one rename (keeping the old file's owner and mode, and
+ * removing the old journal files, which belong to the replaced database).
+ */
+export const SQLITE_RESTORE_SCRIPT = PRELUDE + TRANSFER + SQLITE_PYTHON + String.raw`
+[ -f "$X/dump.sql.gz" ] || fail "the download container left no copy"
+if [ -n "\${EXPECTED_SHA256:-}" ]; then
+  ACTUAL=$(sha256sum < "$X/dump.sql.gz" | cut -d ' ' -f 1)
+  [ "$ACTUAL" = "$EXPECTED_SHA256" ] || fail "the copy's sha256 does not match the manifest; the backup is corrupt"
+fi
+DIR=$(dirname "$SQLITE_FILE")
+[ -d "$DIR" ] || fail "the mlmd storage is not mounted at $DIR"
+NEXT="$DIR/.mlmd-restore-$$"
+gunzip -c "$X/dump.sql.gz" > "$NEXT" 2> "$W/gzip.err" || { rm -f "$NEXT"; fail "the copy could not be unpacked onto the mlmd storage" "$W/gzip.err"; }
+"$PY" - "$NEXT" 2> "$W/py.err" <<'PYTHON' || { rm -f "$NEXT"; fail "the copy failed its integrity check; nothing was replaced" "$W/py.err"; }
+import sqlite3, sys
+verdict = sqlite3.connect(sys.argv[1]).execute("PRAGMA integrity_check").fetchone()[0]
+if verdict != "ok":
+    sys.exit(verdict)
+PYTHON
+if [ -f "$SQLITE_FILE" ]; then
+  chown "$(stat -c %u:%g "$SQLITE_FILE")" "$NEXT" 2>/dev/null
+  chmod "$(stat -c %a "$SQLITE_FILE")" "$NEXT" 2>/dev/null
+fi
+rm -f "$SQLITE_FILE-journal" "$SQLITE_FILE-wal" "$SQLITE_FILE-shm"
+mv -f "$NEXT" "$SQLITE_FILE" || { rm -f "$NEXT"; fail "the restored copy could not replace $SQLITE_FILE"; }
+BYTES=$(wc -c < "$X/dump.sql.gz" | tr -d ' ')
+TOOL=$("$PY" -c 'import sqlite3, sys; print("python " + sys.version.split()[0] + ", sqlite " + sqlite3.sqlite_version)' 2>/dev/null)
+RCLONE_VERSION=$(cat "$X/rclone.version" 2>/dev/null)
+printf '{"ok":true,"database":"%s","path":"%s","bytes":%s,"tool":"%s","rclone":"%s"}' \
+  "$(json "$DB_NAME")" "$(json "$STORE_PATH")" "$BYTES" "$(json "$TOOL")" "$(json "$RCLONE_VERSION")" > "$TERMINATION_LOG"
 `.replaceAll('\\${', '${');

@@ -7,6 +7,7 @@ import { CRDS, NAMESPACES, PROFILES, isApiFailure } from './kube-port.ts';
 import type { GuardKube } from './kube-port.ts';
 import { storageVersionOf, storedVersionsOf } from './migrate.ts';
 import type { GuardOptions } from './policy.ts';
+import { describeInline as describeError } from '../errors/index.ts';
 
 export interface NewestBackup {
   id: string;
@@ -74,9 +75,6 @@ function isEstablished(crd: KubeObject): boolean {
   return conditions.some((condition) => condition.type === 'Established' && condition.status === 'True');
 }
 
-function describeError(error: unknown): string {
-  return (error instanceof Error ? error.message : String(error)).replace(/\.$/, '');
-}
 
 async function checkGuard(inputs: PreflightInputs): Promise<string[]> {
   if (!inputs.guard.protectCrds) return ['The CRD guard is off (protect-crds=false): set protect-crds=true before refreshing.'];

@@ -1,4 +1,4 @@
-// The one place that knows the command-line forms of Juju's hook tools (juju.md). Everything else calls these methods;
+// The one place that knows the command-line forms of Juju's hook tools (docs/juju.md). Everything else calls these methods;
 // tests replace the executables on PATH, never this module.
 import { spawn } from 'node:child_process';
 import type { Redactor } from './redact.ts';
@@ -18,8 +18,8 @@ export class HookToolError extends Error {
 }
 
 /**
- * Runs a hook tool as a child process (node:child_process: execa and its dependencies would cost every hook ~25 ms
- * of loading for what is one spawn). Resolves with stdout; a non-zero exit, or a tool that cannot be started,
+ * Runs a hook tool as a child process (node:child_process: loading execa and its dependencies would cost every hook
+ * more than the one spawn it does). Resolves with stdout; a non-zero exit, or a tool that cannot be started,
  * rejects with a HookToolError carrying the exit code and stderr.
  */
 export const processRunner: ToolRunner = (tool, args, input) =>
@@ -148,7 +148,7 @@ export class HookTools {
    * `peek` reads the newest without tracking it. Values are registered with the redactor.
    */
   async secretGet(uri: string, options: { refresh?: boolean; peek?: boolean } = {}): Promise<Databag> {
-    const args = ['--format=json', uri, ...(options.refresh ? ['--refresh'] : []), ...(options.peek ? ['--peek'] : [])];
+    const args = ['--format=json', ...(options.refresh ? ['--refresh'] : []), ...(options.peek ? ['--peek'] : []), uri];
     const content = (await this.json<Databag | null>('secret-get', args)) ?? {};
     for (const value of Object.values(content)) this.redactor?.add(String(value));
     return content;

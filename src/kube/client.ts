@@ -11,6 +11,7 @@ import { Transport } from './transport.ts';
 import { parseRetryAfter } from '../retry/retry-after.ts';
 import { apiVersionOf, type ApiResource, type KubeObject } from './types.ts';
 import { startWatch, waitFor, type WaitOptions, type WatchEvent, type WatchOptions } from './watch.ts';
+import { describe } from '../errors/index.ts';
 
 export interface KubeClientOptions {
   kubeconfig?: string;
@@ -165,7 +166,7 @@ export class KubeClient {
           return [{ ...gv, resources: list.resources ?? [] }];
         } catch (error) {
           // An aggregated API that is down (metrics.k8s.io, typically) must not hide every other resource.
-          problems.push(error instanceof Error ? error.message : String(error));
+          problems.push(describe(error));
           return [];
         }
       }),

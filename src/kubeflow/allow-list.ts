@@ -1,10 +1,17 @@
 // What a restore may write, whatever the archive says (ours or a foreign one): nothing cluster-scoped but Profiles,
-// nothing outside profile namespaces, no admission configuration, and no RoleBinding that grants more than
-// Kubeflow's own cluster roles. Each rule answers with the reason it refuses, or undefined.
+// nothing outside profile namespaces, no admission configuration, and no RoleBinding that grants more than a profile
+// owner already holds. Each rule answers with the reason it refuses, or undefined. The backup applies the same rules,
+// so that it never writes what its own restore would refuse.
 import type { KubeObject } from '../kube/types.ts';
 import { describeObject, groupOf } from './identity.ts';
 
-export const bindableClusterRoles: readonly string[] = ['kubeflow-admin', 'kubeflow-edit', 'kubeflow-view'];
+/**
+ * ClusterRoles a RoleBinding in a profile namespace may name. The profile controller binds the owner to
+ * kubeflow-admin (kubeflow/kubeflow v1.10.0 components/profile-controller/controllers/profile_controller.go,
+ * RoleBinding namespaceAdmin), and kubeflow-admin aggregates Kubernetes' own `admin`, which in turn aggregates `edit`
+ * and `view`: an owner may bind anyone in their namespace to any of these, so such bindings are ordinary user state.
+ */
+export const bindableClusterRoles: readonly string[] = ['admin', 'edit', 'view', 'kubeflow-admin', 'kubeflow-edit', 'kubeflow-view'];
 
 const admissionGroups = new Set(['admissionregistration.k8s.io']);
 const admissionKinds = new Set([
@@ -34,6 +41,7 @@ export function namespaceRefusal(object: KubeObject, profileNamespaces: Readonly
 export function roleBindingRefusal(object: KubeObject): string | undefined {
   if (object.kind !== 'RoleBinding' || groupOf(object.apiVersion) !== 'rbac.authorization.k8s.io') return undefined;
   const roleRef = object.roleRef as { kind?: string; name?: string } | undefined;
+  // A RoleBinding's Role is always one of its own namespace: it grants nothing beyond that namespace.
   if (roleRef?.kind === 'Role') return undefined;
   if (roleRef?.kind === 'ClusterRole' && roleRef.name && bindableClusterRoles.includes(roleRef.name)) return undefined;
   return `refused: ${describeObject(object)} binds ${roleRef?.kind ?? 'an unknown role kind'} ${roleRef?.name ?? ''}`.trimEnd()

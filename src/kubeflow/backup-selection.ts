@@ -1,8 +1,10 @@
 // The backup's decision for one object, with its reason: kept as user state, or left out and why.
 import type { KubeObject } from '../kube/types.ts';
+import { roleBindingRefusal } from './allow-list.ts';
 import { generatedReason } from './generated.ts';
 import { groupOf } from './identity.ts';
 import { stateKindOfObject } from './kinds.ts';
+import { reservedProfileReason } from './profile-namespaces.ts';
 import { filteredOutReason, type ResourceFilter } from './resource-filters.ts';
 
 export type BackupDecision = { keep: true; reason: string } | { keep: false; reason: string };
@@ -18,15 +20,23 @@ export interface BackupScope {
 export function backupDecision(object: KubeObject, scope: BackupScope): BackupDecision {
   const kind = stateKindOfObject(object);
   if (!kind) return { keep: false, reason: `not state: ${object.kind} (${object.apiVersion}) is not a Kubeflow state kind` };
-  const filtered = scope.filter && filteredOutReason(scope.filter, { group: groupOf(object.apiVersion), resource: kind.resource, kind: kind.kind });
+  const isProfile = !kind.namespaced;
+  // Profiles are never filtered out: their namespaces (and so everything in them) exist only through them, and an
+  // archive of namespaces without their Profiles is one no restore can use.
+  const filtered = !isProfile && scope.filter && filteredOutReason(scope.filter, { group: groupOf(object.apiVersion), resource: kind.resource, kind: kind.kind });
   if (filtered) return { keep: false, reason: filtered };
   const namespace = object.metadata.namespace;
-  if (!kind.namespaced && scope.profiles && !scope.profiles.has(object.metadata.name!)) {
+  if (isProfile && scope.profiles && !scope.profiles.has(object.metadata.name!)) {
     return { keep: false, reason: `out of scope: Profile ${object.metadata.name} was not asked for` };
   }
   if (kind.namespaced && (!namespace || !scope.namespaces.has(namespace))) {
     return { keep: false, reason: `out of scope: namespace ${namespace ?? '(none)'} is not a profile namespace being backed up` };
   }
+  // What the restore's allow-list refuses, the backup leaves out: a backup must always be restorable.
+  const reserved = isProfile ? reservedProfileReason(object.metadata.name!) : undefined;
+  if (reserved) return { keep: false, reason: `refused: ${reserved}` };
+  const refused = roleBindingRefusal(object);
+  if (refused) return { keep: false, reason: refused };
   const generated = generatedReason(object);
   if (generated) return { keep: false, reason: generated };
   return { keep: true, reason: kind.namespaced ? `state: ${kind.kind} in profile namespace ${namespace}` : `state: ${kind.kind}` };

@@ -5,9 +5,20 @@ import { groupOf } from './identity.ts';
 
 export type ContributorRole = 'edit' | 'view';
 
-/** `alice@example.com`, `edit` → `user-alice-example-com-clusterrole-edit` */
-export function contributorBindingName(email: string, role: ContributorRole): string {
-  return `User-${email.replace(/[^a-zA-Z0-9]+/g, '-')}-ClusterRole-${role}`.toLowerCase();
+/** a run of anything but ASCII letters and digits: KFAM's `[^a-zA-Z0-9]+` (kubeflow/kubeflow kfam/bindings.go) */
+const notAlphanumeric = /[^a-zA-Z0-9]+/g;
+
+/**
+ * The name KFAM gives a contributor's RoleBinding and AuthorizationPolicy, by getBindingName in kubeflow/kubeflow
+ * v1.10.0 components/access-management/kfam/bindings.go: the user's name with every run of non-alphanumerics turned
+ * into `-`, joined with `-` to the subject kind, the roleRef kind and the role, lower-cased, and then every run of
+ * non-alphanumerics turned into one `-` again. The second pass is why `-bob-@x.io` gives `user-bob-x-io-…` and not
+ * `user--bob-x-io-…`. (The URL escaping between the two passes never changes a name made only of [a-zA-Z0-9-].)
+ * JavaScript matches UTF-16 code units where Go matches runes; both only ever replace whole runs, so they agree.
+ */
+export function contributorBindingName(email: string, role: ContributorRole, subjectKind = 'User'): string {
+  const raw = [subjectKind, email.replace(notAlphanumeric, '-'), 'ClusterRole', role].join('-').toLowerCase();
+  return raw.replace(notAlphanumeric, '-');
 }
 
 /** a RoleBinding or AuthorizationPolicy that KFAM made for a contributor */

@@ -16,6 +16,7 @@ export const restoreOrder: readonly RestoreStep[] = [
   step(2, '', 'secrets', 'Secret'),
   step(2, '', 'configmaps', 'ConfigMap'),
   step(2, '', 'persistentvolumeclaims', 'PersistentVolumeClaim'),
+  step(2, 'rbac.authorization.k8s.io', 'roles', 'Role'),
   step(2, 'rbac.authorization.k8s.io', 'rolebindings', 'RoleBinding'),
   step(2, 'security.istio.io', 'authorizationpolicies', 'AuthorizationPolicy'),
   step(2, 'kubeflow.org', 'poddefaults', 'PodDefault'),

@@ -1,4 +1,4 @@
-// The restore engine (architecture.md "Restore phases"): preflight before any write; Profiles, then the wait for
+// The restore engine (docs/architecture.md, "restore-state (the restore phases)"): preflight before any write; Profiles, then the wait for
 // their namespaces; then, in each namespace, its objects step by step in restore order. Namespaces do not wait for
 // each other: each starts as soon as the profile controller has made it, and many run at once, bounded by the
 // client's concurrency (global step barriers across 1000 namespaces left the client idle at every step's tail).
@@ -12,13 +12,16 @@ import { isAlreadyExists, isConflict, KubeApiError } from '../kube/errors.ts';
 import type { ApiResource, KubeObject, OwnerReference } from '../kube/types.ts';
 import type { ObjectStore } from '../store/objects.ts';
 import { describeObject } from '../kubeflow/identity.ts';
+import { parseResourceFilter, type ResourceFilter } from '../kubeflow/resource-filters.ts';
+import { suspendedForStatus } from '../kubeflow/status-kinds.ts';
 import type { ProgressSink } from '../backup/progress.ts';
 import { unmetFields } from './compare.ts';
-import { RestoreStoppedError, listOf } from './errors.ts';
+import { RestoreInputError, RestoreStoppedError, listOf } from './errors.ts';
 import { restorable } from './normalize.ts';
 import { runPreflight, spoolKey, type Preflight, type SpooledStep } from './preflight.ts';
 import { RestoreReport, type KindTally, type PlanEntry, type Verdict } from './report.ts';
 import type { SpooledItem } from './spool.ts';
+import { nudgeProfiles } from './nudge.ts';
 import { watchProfileNamespaces } from './wait.ts';
 import { FILL_SELECTOR, withFillMark } from '../volumes/fill-mark.ts';
 
@@ -43,6 +46,11 @@ export interface RestoreRequest {
   waitTimeoutMs?: number;
   /** namespaces no archived Profile may claim (the charm's model), on top of the system ones */
   protectedNamespaces?: readonly string[];
+  /** restore everything the allow-list accepts and list the rest in `refused`, instead of refusing the whole backup */
+  skipRefused?: boolean;
+  /** `include-resources` / `exclude-resources` (comma lists, as for backup): what they leave out is skipped */
+  includeResources?: readonly string[];
+  excludeResources?: readonly string[];
   volumes?: RestoreVolumeStep;
   controlPlane?: RestoreControlPlaneStep;
   progress?: ProgressSink;
@@ -60,6 +68,8 @@ export interface RestoreOutcome {
   plan: PlanEntry[];
   /** one sentence per failed object (at most 50) */
   failures: string[];
+  /** with skipRefused: every archived item the allow-list refused, with its reason; none of them was written */
+  refused: string[];
   warnings: string[];
   objectsChecked: number;
   volumes: { restored: number; note?: string };
@@ -89,12 +99,20 @@ export async function runRestore(kube: KubeClient, store: ObjectStore, request: 
     await sink?.(message);
   };
   try {
+    let filter: ResourceFilter;
+    try {
+      filter = parseResourceFilter(request.includeResources?.join(','), request.excludeResources?.join(','));
+    } catch (error) {
+      throw new RestoreInputError(`${(error as Error).message} Nothing was restored.`);
+    }
     const preflight = await runPreflight(kube, store, {
       backupId: request.backupId,
       profiles: request.profiles ?? [],
       namespaces: request.namespaces ?? [],
       encryptionKey: request.encryptionKey,
       ...(request.protectedNamespaces ? { protectedNamespaces: request.protectedNamespaces } : {}),
+      ...(request.skipRefused ? { skipRefused: true } : {}),
+      filter,
       progress: (m) => say(m),
     });
     try {
@@ -119,7 +137,12 @@ export async function runRestore(kube: KubeClient, store: ObjectStore, request: 
         byKind: report.byKind,
         plan: report.planEntries(),
         failures: report.failures,
-        warnings: [...preflight.warnings, ...run.warnings],
+        refused: preflight.refused,
+        warnings: [
+          ...preflight.warnings,
+          ...(preflight.refused.length ? [`skip-refused: ${preflight.refused.length} archived item(s) the allow-list refuses were left out and not written (listed under refused)`] : []),
+          ...run.warnings,
+        ],
         objectsChecked: preflight.objectsChecked,
         volumes: run.volumes,
         controlPlane: run.controlPlane,
@@ -258,11 +281,20 @@ class RestoreRun {
     const existing = new Set<string>();
     try {
       const profiles = preflight.profileResource!;
-      await this.applyAll('profiles.kubeflow.org', profiles, this.profileItems(), await this.liveObjects(profiles, undefined), (item, verdict) => {
+      const liveProfiles = await this.liveObjects(profiles, undefined);
+      await this.applyAll('profiles.kubeflow.org', profiles, this.profileItems(), liveProfiles, (item, verdict) => {
         const name = item.object.metadata.name!;
         created.set(name, verdict === 'create');
         offer(name);
       });
+      // A Profile this run did not create is not written again when it is unchanged: if its namespace is missing or
+      // not its own (the conflict of an earlier run, fixed since), the controller must be told to look again.
+      const kept = preflight.profiles.filter((p) => created.get(p.metadata.name!) !== true)
+        .map((p) => liveProfiles.get(`/${p.metadata.name}`)).filter((p): p is KubeObject => p !== undefined);
+      const nudged = await nudgeProfiles(this.kube, profiles, kept, { fieldManager: FIELD_MANAGER });
+      if (nudged.length > 0) {
+        await this.say(`asked the profile controller to reconcile ${nudged.length} existing Profile(s) whose namespace is missing or not theirs: ${listOf(nudged, 10)}`);
+      }
       await this.say(`${preflight.profiles.length} Profile(s) applied; waiting for the profile controller to make their namespaces (${ready.size} ready so far)`);
       timedOut = await watch.settle(request.waitTimeoutMs ?? 300_000);
       for (const name of ready) if (created.get(name) !== true) existing.add(name);
@@ -429,8 +461,14 @@ class RestoreRun {
     if (!existing) {
       if (this.dry) return record('create');
       try {
-        const made = await this.kube.create(resource, this.withMarkIfFilled(resource, wanted), { safeToRetry: true, fieldManager: FIELD_MANAGER });
+        const guard = item.status !== undefined ? suspendedForStatus(wanted) : undefined;
+        const made = await this.kube.create(resource, this.withMarkIfFilled(resource, guard?.create ?? wanted), { safeToRetry: true, fieldManager: FIELD_MANAGER });
         this.remember(item.uid, made);
+        if (item.status !== undefined) {
+          const problem = await this.restoreStatus(resource, made, item.status);
+          if (problem) return record('fail', `${name} was created, but its status was not restored (${problem}), so its controller may run it again — delete it and rerun the restore`);
+          if (guard) await this.kube.patch(resource, made.metadata.name!, made.metadata.namespace, guard.resume, 'merge', { fieldManager: FIELD_MANAGER });
+        }
         return record('create');
       } catch (error) {
         if (!isAlreadyExists(error)) return record('fail', `${name}: ${describeError(error)}`);
@@ -475,6 +513,27 @@ class RestoreRun {
         const fresh = await this.kube.tryGet(resource, archived.metadata.name!, archived.metadata.namespace);
         if (!fresh) return record('fail', `${name}: it was deleted while being updated`);
         existing = fresh;
+      }
+    }
+  }
+
+  /**
+   * Writes the archived status of an object just created (src/kubeflow/status-kinds.ts), through the status
+   * subresource. Its controller may have written a first status meanwhile (Katib marks a new Experiment Created):
+   * that write, or ours, then meets a 409, and ours is retried on the fresh object, so the archived status wins.
+   * Returns why it could not be written, or undefined.
+   */
+  private async restoreStatus(resource: ApiResource, made: KubeObject, status: unknown): Promise<string | undefined> {
+    let current = made;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.kube.replaceStatus(resource, { ...current, status }, { fieldManager: FIELD_MANAGER });
+        return undefined;
+      } catch (error) {
+        if (!isConflict(error) || attempt >= 3) return describeError(error);
+        const fresh = await this.kube.tryGet(resource, made.metadata.name!, made.metadata.namespace);
+        if (!fresh) return 'it was deleted meanwhile';
+        current = fresh;
       }
     }
   }

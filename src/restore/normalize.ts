@@ -4,15 +4,9 @@
 // keeps its own binding, so both are left to the target.
 import type { KubeObject } from '../kube/types.ts';
 import { groupOf } from '../kubeflow/identity.ts';
+import { reconcileRequestAnnotation } from '../kubeflow/profile-namespaces.ts';
+import { pvcBindingAnnotations } from '../kubeflow/pvc-binding.ts';
 import { stripServerMetadata } from '../kubeflow/strip.ts';
-
-const pvcBindingAnnotations = [
-  'pv.kubernetes.io/bind-completed',
-  'pv.kubernetes.io/bound-by-controller',
-  'volume.kubernetes.io/selected-node',
-  'volume.beta.kubernetes.io/storage-provisioner',
-  'volume.kubernetes.io/storage-provisioner',
-];
 
 /** a copy of `object` fit to be written into another cluster (owner references still carry the source uids) */
 export function restorable(object: KubeObject): KubeObject {
@@ -28,6 +22,11 @@ export function restorableView(object: KubeObject): KubeObject {
   const { status: _status, metadata, ...body } = object;
   const stripped = stripServerMetadata(metadata);
   delete stripped.generateName;
+  if (stripped.annotations && reconcileRequestAnnotation in stripped.annotations) {
+    // our own nudge from an earlier restore: meaningless in another run, and a difference that is not the user's
+    delete stripped.annotations[reconcileRequestAnnotation];
+    if (Object.keys(stripped.annotations).length === 0) delete stripped.annotations;
+  }
   const view = { ...body, metadata: stripped } as KubeObject;
   if (view.kind === 'PersistentVolumeClaim' && groupOf(view.apiVersion) === '') {
     if (view.spec && typeof view.spec === 'object') {

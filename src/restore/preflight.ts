@@ -2,21 +2,22 @@
 // verified, every item goes through the allow-list, sealed Secrets are opened (and dropped again) to prove the key,
 // and items are spooled per restore step and namespace. Then the target is asked whether it serves every kind and
 // version needed.
-// Any offender refuses the whole restore, and the refusal lists every one of them.
+// Any offender refuses the whole restore, and the refusal lists every one of them — unless skip-refused is set: then
+// what the allow-list refuses is left out and listed, and everything else is restored. An archive that fails its
+// checksums is refused whatever skip-refused says.
 import type { KubeClient } from '../kube/client.ts';
 import type { ApiResource, KubeObject } from '../kube/types.ts';
-import { listBackups, readItems, readManifest, readMarker, SecretOpener, isSealed, type Manifest, type Problem } from '../archive/index.ts';
+import { judgePhase, latestWholeBackup, readItems, readManifest, readMarker, SecretOpener, isSealed, type Manifest, type Problem } from '../archive/index.ts';
 import { resourceFolder } from '../archive/paths.ts';
 import type { ObjectStore } from '../store/objects.ts';
 import { restoreRefusal } from '../kubeflow/allow-list.ts';
 import { generatedReason } from '../kubeflow/generated.ts';
 import { describeObject, groupOf } from '../kubeflow/identity.ts';
+import { noProfileReason, reservedProfileReason } from '../kubeflow/profile-namespaces.ts';
+import { filteredOutReason, type ResourceFilter } from '../kubeflow/resource-filters.ts';
 import { compareForRestore } from '../kubeflow/restore-order.ts';
 import { RestoreInputError, RestoreRefusedError, listOf } from './errors.ts';
 import { Spool } from './spool.ts';
-
-/** Namespaces no Profile may claim: restoring a Profile of that name would hand a system namespace to a user. */
-const reservedNamespaces = new Set(['default', 'kube-system', 'kube-public', 'kube-node-lease', 'kubeflow', 'istio-system', 'knative-serving', 'cert-manager']);
 
 export interface PreflightRequest {
   backupId: string;
@@ -26,6 +27,10 @@ export interface PreflightRequest {
   encryptionKey?: string | undefined;
   /** a namespace the restore must never write to (the charm's own model), on top of the built-in ones */
   protectedNamespaces?: readonly string[];
+  /** leave out what the allow-list refuses (and list it) instead of refusing the whole restore */
+  skipRefused?: boolean;
+  /** `include-resources` / `exclude-resources`: objects filtered out are skipped, never written */
+  filter?: ResourceFilter;
   progress?: (message: string) => void | Promise<void>;
 }
 
@@ -57,8 +62,10 @@ export interface Preflight {
   namespaces: Set<string>;
   /** namespaced steps in restore order */
   steps: SpooledStep[];
-  /** archived objects that are never written (controller-made), with the reason */
+  /** archived objects that are never written (controller-made, filtered out, or refused with skip-refused), with the reason */
   skipped: SkippedItem[];
+  /** with skip-refused: every item the allow-list refused, described with its reason (empty otherwise) */
+  refused: string[];
   opener: SecretOpener | undefined;
   spool: Spool;
   objectsChecked: number;
@@ -66,16 +73,23 @@ export interface Preflight {
   ownerUids: Set<string>;
 }
 
-/** `latest` → the newest complete backup; any other id must have its commit marker. */
-export async function resolveBackupId(store: ObjectStore, id: string): Promise<string> {
+/**
+ * `latest` → the newest whole backup (Completed, or PartiallyFailed with a warning); any other id must have its
+ * commit marker, and the phase there must say the backup is whole.
+ */
+export async function resolveBackupId(store: ObjectStore, id: string, warnings: string[] = []): Promise<string> {
   if (id === 'latest') {
-    const [newest] = await listBackups(store, { limit: 1 });
+    const newest = await latestWholeBackup(store);
     if (!newest) throw new RestoreInputError(`There is no complete backup in ${store.url('backups/')} to restore; run backup-state first.`);
-    return newest.id;
+    if (newest.warning) warnings.push(newest.warning);
+    return newest.listing.id;
   }
   const marker = await readMarker(store, id);
   if (marker.state === 'absent') throw new RestoreInputError(`There is no complete backup ${id} in ${store.url('backups/')}; list-backups shows the ones that exist.`);
   if (marker.state === 'invalid') throw new RestoreInputError(`Backup ${id} cannot be restored: its velero-backup.json is unusable (${marker.reason}).`);
+  const verdict = judgePhase(id, marker.marker.status.phase);
+  if (!verdict.whole) throw new RestoreInputError(`Backup ${id} cannot be restored: ${verdict.reason}.`);
+  if (verdict.warning) warnings.push(verdict.warning);
   return id;
 }
 
@@ -92,8 +106,8 @@ export async function runPreflight(kube: KubeClient, store: ObjectStore, request
   // The target's discovery is needed only at the end, and costs 0.1-0.2 s of round trips: it runs while the archive
   // is read. A failure is not reported here; the lookups at the end ask again and report it.
   void kube.discover().catch(() => undefined);
-  const backupId = await resolveBackupId(store, request.backupId);
   const warnings: string[] = [];
+  const backupId = await resolveBackupId(store, request.backupId, warnings);
   const read = await readManifest(store, backupId);
   if (read.state === 'invalid') throw new RestoreRefusedError(`Backup ${backupId} cannot be restored: its manifest is unusable (${read.reason}).`, [`manifest: ${read.reason}`]);
   if (read.state === 'present' && read.changed) {
@@ -120,7 +134,10 @@ export async function runPreflight(kube: KubeClient, store: ObjectStore, request
 
   const offenders: string[] = [];
   const problems: Problem[] = [];
-  const protectedNamespaces = new Set([...reservedNamespaces, ...(request.protectedNamespaces ?? [])]);
+  const protectedNamespaces = new Set(request.protectedNamespaces ?? []);
+  /** items the allow-list refuses: offenders, or with skip-refused skipped items */
+  const refused: string[] = [];
+  const refusedItems: SkippedItem[] = [];
   const spool = await Spool.create();
   const profiles = new Map<string, KubeObject>();
   // every archived uid would be a map entry per restored object (~10 MiB at P=5000); only owners are ever looked up
@@ -156,19 +173,28 @@ export async function runPreflight(kube: KubeClient, store: ObjectStore, request
       // Profiles are judged against the profile namespaces once all are known; everything else against the rules now.
       const refusal = restoreRefusal(object, new Set(namespace ? [namespace] : []));
       if (refusal) {
-        offenders.push(`${describeItem(object, item.path)}: ${refusal.replace(/^refused: /, '')}`);
+        refused.push(`${describeItem(object, item.path)}: ${refusal.replace(/^refused: /, '')}`);
+        refusedItems.push({ key, namespace: namespace ?? '', kind: object.kind, reason: refusal });
         continue;
       }
       if (!namespace) {
         const name = object.metadata.name ?? '';
-        if (protectedNamespaces.has(name) || name.startsWith('kube-')) {
-          offenders.push(`${describeItem(object, item.path)}: a Profile named ${name} would claim a system namespace`);
+        const reserved = reservedProfileReason(name, protectedNamespaces);
+        if (reserved) {
+          refused.push(`${describeItem(object, item.path)}: ${reserved}`);
+          refusedItems.push({ key, namespace: '', kind: object.kind, reason: `refused: ${reserved}` });
           continue;
         }
         profiles.set(name, object);
         continue;
       }
       track(itemsByNamespace, namespace, object, item.path);
+      // Profiles are never filtered: a namespace exists only through its Profile (as on the backup side).
+      const filtered = request.filter && filteredOutReason(request.filter, { group, resource: item.resource, kind: object.kind });
+      if (filtered) {
+        skipped.push({ key, namespace, kind: object.kind, reason: filtered });
+        continue;
+      }
       const generated = generatedReason(object);
       if (generated) {
         skipped.push({ key, namespace, kind: object.kind, reason: generated });
@@ -206,10 +232,23 @@ export async function runPreflight(kube: KubeClient, store: ObjectStore, request
     const profileNamespaces = new Set(profiles.keys());
     for (const [namespace, items] of itemsByNamespace) {
       if (profileNamespaces.has(namespace)) continue;
-      for (const d of items.named) offenders.push(`${d}: namespace ${namespace} is not a profile namespace of this backup (no Profile ${namespace} in it)`);
+      const reason = noProfileReason(namespace, ' in this backup');
+      for (const d of items.named) refused.push(`${d}: ${reason}`);
       const rest = items.count - items.named.length;
-      if (rest > 0) offenders.push(`${rest} more object${rest === 1 ? '' : 's'} in namespace ${namespace}, which is not a profile namespace of this backup either`);
+      if (rest > 0) refused.push(`${rest} more object${rest === 1 ? '' : 's'} in namespace ${namespace}, which has no Profile in this backup either`);
+      // With skip-refused each of them is reported as skipped: read back from the spool (the ones it holds are those a
+      // restore would have written), which costs nothing when every namespace has its Profile.
+      if (request.skipRefused) {
+        for (const step of pending.values()) {
+          for (const version of step.versions.keys()) {
+            for (const spooled of await spool.readNamespace(`${step.key}@${version}`, namespace)) {
+              refusedItems.push({ key: step.key, namespace, kind: spooled.object.kind, reason: `refused: ${reason}` });
+            }
+          }
+        }
+      }
     }
+    if (!request.skipRefused) offenders.push(...refused);
     if (offenders.length > 0) {
       throw new RestoreRefusedError(
         `Backup ${backupId} was refused and nothing was restored: ${offenders.length} ${offenders.length === 1 ? 'item breaks' : 'items break'} the restore rules (${listOf(offenders, 50)}).`,
@@ -224,6 +263,10 @@ export async function runPreflight(kube: KubeClient, store: ObjectStore, request
       throw new RestoreInputError(`Backup ${backupId} has no Profile or profile namespace ${listOf(unknown)}; it holds ${listOf([...profileNamespaces].sort())}.`);
     }
     const selected = chosen.size > 0 ? chosen : profileNamespaces;
+    if (request.skipRefused) {
+      // Refused items of a namespace (or Profile) not chosen are not part of this restore: not reported either.
+      for (const item of refusedItems) if (chosen.size === 0 || chosen.has(item.namespace)) skipped.push(item);
+    }
 
     // The target must serve every kind and version the chosen objects need.
     const missing: string[] = [];
@@ -259,7 +302,9 @@ export async function runPreflight(kube: KubeClient, store: ObjectStore, request
     }
     return {
       backupId, manifest, warnings, profiles: chosenProfiles, profileResource, namespaces: selected, steps,
-      skipped: skipped.filter((s) => selected.has(s.namespace)), opener, spool, objectsChecked, ownerUids,
+      skipped: skipped.filter((s) => selected.has(s.namespace) || (request.skipRefused === true && s.reason.startsWith('refused: ') && (chosen.size === 0 || chosen.has(s.namespace)))),
+      refused: request.skipRefused ? refused : [],
+      opener, spool, objectsChecked, ownerUids,
     };
   } catch (error) {
     await spool.remove();

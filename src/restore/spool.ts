@@ -12,12 +12,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import type { KubeObject } from '../kube/types.ts';
+import { restoresStatus } from '../kubeflow/status-kinds.ts';
 import { restorableView } from './normalize.ts';
 
 /** One spooled object as the restore writes it, and the uid it had in the source cluster (to relink its dependents). */
 export interface SpooledItem {
   uid: string | undefined;
   object: KubeObject;
+  /** the archived status, for the kinds whose status the restore writes back (src/kubeflow/status-kinds.ts) */
+  status?: unknown;
 }
 
 /** Lines are written a batch at a time: one write per line cost more than the line's own bytes. */
@@ -96,9 +99,9 @@ export class Spool {
   async readNamespace(step: string, namespace: string): Promise<SpooledItem[]> {
     const ranges = this.index.get(step)?.get(namespace);
     if (!ranges) return [];
-    // Positioned reads of a file this process has just written, so from the page cache: a few microseconds each
-    // when synchronous. FileHandle.read costs ~7× the CPU per call through the thread pool, and under a loaded
-    // machine the P=1000 profile showed the restore's event loop held in it for seconds.
+    // Positioned reads of a file this process has just written, so from the page cache: cheap when synchronous.
+    // FileHandle.read goes through the thread pool at several times the CPU per call, and on a loaded machine it held
+    // the restore's event loop for seconds (docs/performance.md).
     this.reader ??= openSync(this.path, 'r');
     const items: SpooledItem[] = [];
     for (let i = 0; i < ranges.length; i += 2) {
@@ -108,7 +111,8 @@ export class Spool {
       for (const line of buffer.toString('utf8').split('\n')) {
         if (!line) continue;
         const archived = JSON.parse(line) as KubeObject;
-        items.push({ uid: archived.metadata.uid, object: restorableView(archived) });
+        const status = archived.status !== undefined && restoresStatus(archived) ? { status: archived.status } : {};
+        items.push({ uid: archived.metadata.uid, object: restorableView(archived), ...status });
       }
     }
     return items;

@@ -1,7 +1,9 @@
 // Phase 1's second half: wait until the profile controller has made each Profile's namespace, it is Active, and it
 // carries the owner annotation of its Profile. One watch over namespaces serves every Profile (a restore of 1000
-// Profiles does not open 1000 watches). On timeout, the Profiles' own status says why (e.g. the controller refused
-// a namespace that existed before with another owner).
+// Profiles does not open 1000 watches). On timeout, the namespaces' own state says why. Not the Profiles' status: the
+// controller records its refusal with a plain Update, which the Profile CRD's status subresource drops (kubeflow/
+// kubeflow v1.10.0 components/profile-controller/controllers/profile_controller.go, appendErrorConditionAndReturn),
+// so a real Profile never shows it.
 import type { KubeClient } from '../kube/client.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { ownerAnnotation, profileOwner } from '../kubeflow/profile-namespaces.ts';
@@ -17,15 +19,10 @@ function namespaceState(namespace: KubeObject | undefined, owner: string | undef
   const phase = (namespace.status as { phase?: string } | undefined)?.phase;
   if (phase && phase !== 'Active') return `the namespace is ${phase}`;
   const annotated = namespace.metadata.annotations?.[ownerAnnotation];
-  if (annotated !== owner) return `the namespace's owner annotation is ${annotated === undefined ? 'missing' : `"${annotated}"`}, not "${owner ?? ''}"`;
+  if (annotated !== owner) {
+    return `the namespace exists with owner annotation ${annotated === undefined ? 'missing' : `"${annotated}"`}, not "${owner ?? ''}", and the profile controller never takes over a namespace the Profile's owner does not own`;
+  }
   return undefined;
-}
-
-/** what the Profile's status conditions say, e.g. the controller's refusal */
-function profileSays(profile: KubeObject | undefined): string | undefined {
-  const conditions = (profile?.status as { conditions?: Array<{ type?: string; status?: string; message?: string; reason?: string }> } | undefined)?.conditions ?? [];
-  const said = conditions.map((c) => c.message || c.reason).filter((m): m is string => Boolean(m));
-  return said.length ? said.join('; ') : undefined;
 }
 
 /** Resolves once every Profile's namespace is ready; throws one sentence naming the namespaces that are not. */
@@ -103,14 +100,8 @@ export async function watchProfileNamespaces(
     }
     if (failed) throw failed;
     if (waiting.size === 0) return undefined;
-    const profileResource = await kube.findByResource('kubeflow.org', 'profiles');
-    const reasons: string[] = [];
-    for (const [name, state] of [...waiting].sort(([a], [b]) => a.localeCompare(b))) {
-      const profile = profileResource ? await kube.tryGet(profileResource, name) : undefined;
-      const said = profileSays(profile);
-      reasons.push(`${name} (${said ? `Profile says: ${said}` : state})`);
-    }
-    return `After ${Math.round(timeoutMs / 1000)}s the profile controller had not made ${waiting.size === 1 ? 'namespace' : 'namespaces'} ${listOf(reasons)}; nothing was restored into ${waiting.size === 1 ? 'it' : 'them'} — fix or delete the conflicting namespace and rerun the restore (or raise restore-wait-timeout).`;
+    const reasons = [...waiting].sort(([a], [b]) => a.localeCompare(b)).map(([name, state]) => `${name} (${state})`);
+    return `After ${Math.round(timeoutMs / 1000)}s the profile controller had not made ${waiting.size === 1 ? 'namespace' : 'namespaces'} ${listOf(reasons)}; nothing was restored into ${waiting.size === 1 ? 'it' : 'them'} — fix or delete the conflicting namespace and rerun the restore, which asks the profile controller to look at the Profile again (or raise restore-wait-timeout).`;
   };
   return { settle, stop: () => stop?.() };
 }

@@ -1,4 +1,5 @@
 // What a failed outbound call means for a retry: the one vocabulary shared by the Kubernetes and S3 sides.
+import { CONNECTION_REFUSED_CODES, CONNECTION_RESET_CODES, TIMEOUT_CODES, errorCodes } from '../errors/codes.ts';
 
 export type FailureKind =
   | 'throttled' // 429, S3 SlowDown: the server refused before acting
@@ -25,20 +26,19 @@ export interface Classification {
 
 export type Classifier = (error: unknown) => Classification;
 
-const refusedCodes = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
-const resetCodes = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'UND_ERR_SOCKET', 'ERR_STREAM_PREMATURE_CLOSE']);
-const timeoutCodes = new Set(['ETIMEDOUT', 'ESOCKETTIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'TimeoutError', 'RequestTimeout']);
-
 /** Classifies a low-level network error (Node's `code`, or the SDK's error name); undefined when it is not one. */
 export function classifyNetworkError(error: unknown): Classification | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
-  const code = String((error as { code?: unknown }).code ?? (error as { name?: unknown }).name ?? '');
+  const codes = errorCodes(error);
   const message = String((error as { message?: unknown }).message ?? '');
-  if (refusedCodes.has(code)) return { kind: 'connection-refused', retryable: true, notActedOn: true, reason: code };
-  if (resetCodes.has(code) || /socket hang up/i.test(message)) {
-    return { kind: 'connection-reset', retryable: true, notActedOn: false, reason: code || 'socket hang up' };
+  const refused = codes.find((c) => CONNECTION_REFUSED_CODES.has(c));
+  if (refused) return { kind: 'connection-refused', retryable: true, notActedOn: true, reason: refused };
+  const reset = codes.find((c) => CONNECTION_RESET_CODES.has(c));
+  if (reset || /socket hang up/i.test(message)) {
+    return { kind: 'connection-reset', retryable: true, notActedOn: false, reason: reset ?? 'socket hang up' };
   }
-  if (timeoutCodes.has(code)) return { kind: 'timeout', retryable: true, notActedOn: false, reason: code };
+  const timeout = codes.find((c) => TIMEOUT_CODES.has(c));
+  if (timeout) return { kind: 'timeout', retryable: true, notActedOn: false, reason: timeout };
   return undefined;
 }
 

@@ -6,13 +6,13 @@
 // (bucket-problem.ts). Backups and restores keep the SDK client (s3-client.ts).
 import type { IncomingHttpHeaders, RequestOptions } from 'node:http';
 import { createRequire } from 'node:module';
-import { isIP } from 'node:net';
 import { Sha256 } from '@smithy/core/checksum';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { RetryPolicy, type RetrySettings } from '../retry/policy.ts';
 import { classifyS3Error as classifyForRetry } from '../retry/s3.ts';
 import { classifyS3Error, precheckBucket, type BucketCheck } from './bucket-problem.ts';
 import type { S3Settings } from './settings.ts';
+import { bucketInHost, effectiveEndpoint } from './addressing.ts';
 
 const nodeRequire = createRequire(import.meta.url);
 
@@ -25,16 +25,11 @@ export interface BucketProbeOptions {
   requestTimeoutMs?: number;
 }
 
-/**
- * Where HeadBucket goes, as the SDK would send it: the bucket as the first host label in host style, else in the
- * path. An IP endpoint, or a dotted bucket name over TLS (a certificate's wildcard covers one label), stays in path
- * style whatever the setting.
- */
+/** Where HeadBucket goes, as the SDK would send it: the bucket as the first host label in host style, else in the path. */
 export function bucketUrl(settings: Pick<S3Settings, 'bucket' | 'endpoint' | 'region' | 'uriStyle'>): URL {
-  const url = new URL(settings.endpoint ?? `https://s3.${settings.region}.amazonaws.com`);
+  const url = new URL(effectiveEndpoint(settings));
   const prefix = url.pathname.replace(/\/+$/, '');
-  const hostStyle = settings.uriStyle === 'host' && isIP(url.hostname.replace(/^\[|\]$/g, '')) === 0 && !(url.protocol === 'https:' && settings.bucket.includes('.'));
-  if (hostStyle) {
+  if (bucketInHost(settings)) {
     url.hostname = `${settings.bucket}.${url.hostname}`;
     url.pathname = `${prefix}/`;
   } else {

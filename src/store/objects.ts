@@ -7,11 +7,13 @@ import {
   HeadObjectCommand,
   ListObjectsCommand,
   PutObjectCommand,
+  type StorageClass,
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { Readable } from 'node:stream';
 import { normalizePrefix } from './layout.ts';
+import { TIMEOUT_CODES, TLS_CODES, errorCodes, isNetworkCode } from '../errors/codes.ts';
 
 export type StoreErrorKind =
   | 'not-found'
@@ -36,26 +38,15 @@ export class StoreError extends Error {
   }
 }
 
-const TLS_CODES = new Set([
-  'SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'CERT_HAS_EXPIRED', 'ERR_TLS_CERT_ALTNAME_INVALID', 'EPROTO',
-  'ERR_SSL_WRONG_VERSION_NUMBER',
-]);
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE']);
-
-function errorCodes(error: unknown): { name: string; code: string; status: number | undefined } {
-  let e: unknown = error;
-  let code = '';
-  // Network and TLS failures arrive wrapped; the useful code sits on the innermost cause.
-  for (let depth = 0; depth < 5 && e && typeof e === 'object'; depth++) {
-    const c = (e as { code?: unknown }).code;
-    if (typeof c === 'string' && !code) code = c;
-    e = (e as { cause?: unknown }).cause;
-  }
+/** The S3 error name (`Code` or `name`), the innermost low-level code, and the HTTP status of an SDK error. */
+function describeCodes(error: unknown): { name: string; code: string; status: number | undefined } {
+  const codes = errorCodes(error);
   const obj = (error && typeof error === 'object' ? error : {}) as {
     name?: unknown; Code?: unknown; $metadata?: { httpStatusCode?: number };
   };
   const name = typeof obj.Code === 'string' ? obj.Code : typeof obj.name === 'string' ? obj.name : '';
+  // Network and TLS failures arrive wrapped; the useful code sits on a cause.
+  const code = codes.find((c) => isNetworkCode(c) || TLS_CODES.has(c) || c === 'ABORT_ERR') ?? codes.find((c) => /^[A-Z][A-Z_]+$/.test(c)) ?? '';
   return { name, code, status: obj.$metadata?.httpStatusCode };
 }
 
@@ -65,7 +56,7 @@ function errorCodes(error: unknown): { name: string; code: string; status: numbe
  */
 export function classifyStoreError(error: unknown, doing: string, where: string, key?: string): StoreError {
   if (error instanceof StoreError) return error;
-  const { name, code, status } = errorCodes(error);
+  const { name, code, status } = describeCodes(error);
   const say = (kind: StoreErrorKind, why: string) => new StoreError(kind, `Could not ${doing} ${where}: ${why}.`, key);
   if (name === 'AbortError' || code === 'ABORT_ERR') return say('aborted', 'the operation was cancelled');
   if (name === 'NoSuchBucket') return say('no-bucket', 'the bucket does not exist');
@@ -77,8 +68,8 @@ export function classifyStoreError(error: unknown, doing: string, where: string,
   if (TLS_CODES.has(code) || /CERT|SSL|TLS/.test(code)) {
     return say('tls', `the TLS certificate of the endpoint could not be verified (${code}); check the CA chain`);
   }
-  if (NETWORK_CODES.has(code)) return say('unreachable', `the endpoint is unreachable (${code})`);
-  if (name === 'TimeoutError' || code === 'ETIMEDOUT' || name === 'RequestTimeout') return say('timeout', 'the request timed out');
+  if (name === 'TimeoutError' || TIMEOUT_CODES.has(code) || name === 'RequestTimeout') return say('timeout', 'the request timed out');
+  if (isNetworkCode(code)) return say('unreachable', `the endpoint is unreachable (${code})`);
   const detail = name || code || (status ? `HTTP ${status}` : 'unknown error');
   return say('other', `the object store answered ${detail}`);
 }
@@ -91,6 +82,8 @@ export interface ObjectStoreOptions {
   /** multipart part size; S3 needs at least 5 MiB. Memory held by one upload is about partSize × queueSize. */
   partSizeBytes?: number;
   queueSize?: number;
+  /** storage class every upload asks for (s3-integrator's storage-class); absent: the bucket's default */
+  storageClass?: string;
 }
 
 export interface ObjectInfo {
@@ -115,15 +108,18 @@ export class ObjectStore {
   readonly prefix: string;
   private readonly partSize: number;
   private readonly queueSize: number;
+  /** sent as x-amz-storage-class on every PUT and multipart upload */
+  private readonly storageClass: { StorageClass?: StorageClass };
 
   constructor(options: ObjectStoreOptions) {
     this.client = options.client;
     this.bucket = options.bucket;
     this.prefix = normalizePrefix(options.prefix);
     this.partSize = Math.max(MIN_PART, options.partSizeBytes ?? MIN_PART);
-    // 4 parts in flight, as the SDK's own default: with 2 the archive's upload reached 0.72–0.76 of a raw multipart
-    // PUT of the same bytes (bench/archive-upload), with 4 0.88–0.97, for at most 10 MiB more while a part waits.
+    // 4 parts in flight, as the SDK's own default: fewer left the upload well short of a raw multipart PUT of the same
+    // bytes (bench/archive-upload, docs/performance.md), for one part size more memory per extra part in flight.
     this.queueSize = Math.max(1, options.queueSize ?? 4);
+    this.storageClass = options.storageClass ? { StorageClass: options.storageClass as StorageClass } : {};
   }
 
   /** The full bucket key for a key relative to the prefix. */
@@ -148,7 +144,7 @@ export class ObjectStore {
   startUpload(key: string, body: Readable | Uint8Array | string, contentType?: string): UploadHandle {
     const upload = new Upload({
       client: this.client,
-      params: { Bucket: this.bucket, Key: this.fullKey(key), Body: body, ContentType: contentType },
+      params: { Bucket: this.bucket, Key: this.fullKey(key), Body: body, ContentType: contentType, ...this.storageClass },
       partSize: this.partSize,
       queueSize: this.queueSize,
       leavePartsOnError: false,
@@ -176,7 +172,7 @@ export class ObjectStore {
   async put(key: string, body: Readable | Uint8Array | string, contentType?: string): Promise<void> {
     if (body instanceof Readable) return this.startUpload(key, body, contentType).done();
     try {
-      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key), Body: body, ContentType: contentType }));
+      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key), Body: body, ContentType: contentType, ...this.storageClass }));
     } catch (error) {
       throw this.fail(error, 'upload', key);
     }

@@ -4,5 +4,10 @@ import { ObjectStore } from './objects.ts';
 import type { S3Settings } from './settings.ts';
 
 export function openObjectStore(settings: S3Settings, options: S3ClientOptions = {}): ObjectStore {
-  return new ObjectStore({ client: createS3Client(settings, options), bucket: settings.bucket, prefix: settings.path });
+  return new ObjectStore({
+    client: createS3Client(settings, options),
+    bucket: settings.bucket,
+    prefix: settings.path,
+    ...(settings.storageClass ? { storageClass: settings.storageClass } : {}),
+  });
 }

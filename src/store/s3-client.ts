@@ -29,6 +29,10 @@ export function createS3Client(settings: S3Settings, options: S3ClientOptions = 
     ...(settings.endpoint ? { endpoint: settings.endpoint } : {}),
     region: settings.region,
     forcePathStyle: settings.uriStyle === 'path',
+    // A 301 (or a HeadBucket 400) carrying x-amz-bucket-region is retried once, signed for that region; without an
+    // endpoint (AWS) the retry also goes to that region's endpoint (@aws-sdk/middleware-sdk-s3 region-redirect
+    // middleware). The status still reports a mismatch (bucket-probe.ts): rclone in the Jobs uses the region as given.
+    followRegionRedirects: true,
     credentials: { accessKeyId: settings.accessKey, secretAccessKey: settings.secretKey },
     // Our policy (below) is the only one retrying: the SDK's own attempts would multiply with it.
     ...s3ClientRetrySettings,

@@ -1,6 +1,7 @@
 // Runs one mover Job per PVC, at most `concurrency` at once, and turns each into a VolumeResult or a named failure.
 // The credentials Secrets of the run are deleted in every case.
 import pLimit from 'p-limit';
+import { KfuError } from '../errors/index.ts';
 import { backupKeys } from '../store/layout.ts';
 import { FILL_MARK_REMOVAL, hasFillMark } from './fill-mark.ts';
 import { createOrReplace, startOrAdopt } from './adopt.ts';
@@ -75,7 +76,7 @@ export interface MoveVolumesOptions {
 }
 
 /** One or more PVCs could not be moved; `message` names each with its reason. */
-export class VolumeMoveError extends Error {
+export class VolumeMoveError extends KfuError {
   readonly failures: VolumeFailure[];
   readonly results: VolumeResult[];
   /** movers stopped because another failed */
@@ -83,9 +84,8 @@ export class VolumeMoveError extends Error {
   constructor(operation: MoveOperation, failures: VolumeFailure[], results: VolumeResult[], stopped = 0) {
     const list = failures.map((f) => `${f.namespace}/${f.pvc} (${f.reason})`).join('; ');
     const others = stopped > 0 ? `; ${stopped} other mover${stopped === 1 ? ' was' : 's were'} stopped` : '';
-    super(`The volume ${operation} failed for ${failures.length === 1 ? 'PVC' : 'PVCs'} ${list}${others}.`);
+    super(`The volume ${operation} failed for ${failures.length === 1 ? 'PVC' : 'PVCs'} ${list}${others}.`, { kind: 'failed' });
     this.stopped = stopped;
-    this.name = 'VolumeMoveError';
     this.failures = failures;
     this.results = results;
   }

@@ -22,6 +22,8 @@ export function rcloneRemoteEnv(s3: MoverS3Settings): Record<string, string> {
     [`${PREFIX}NO_CHECK_BUCKET`]: 'true',
   };
   if (s3.region) env[`${PREFIX}REGION`] = s3.region;
+  // rclone's s3 backend option storage_class (--s3-storage-class): the class of every object it uploads.
+  if (s3.storageClass) env[`${PREFIX}STORAGE_CLASS`] = s3.storageClass;
   return env;
 }
 

@@ -2,6 +2,7 @@
 // relation (src/store/settings.ts), so an S3Settings value can be passed as it is.
 import { normalizePrefix } from '../store/layout.ts';
 import type { S3Settings } from '../store/settings.ts';
+import { effectiveEndpoint } from '../store/addressing.ts';
 
 export interface MoverS3Settings {
   endpoint: string;
@@ -15,6 +16,8 @@ export interface MoverS3Settings {
   uriStyle?: string;
   /** PEM CA chain for the endpoint's TLS certificate */
   tlsCaChain?: string;
+  /** storage class of the objects rclone uploads (s3-integrator's storage-class) */
+  storageClass?: string;
 }
 
 /**
@@ -23,7 +26,7 @@ export interface MoverS3Settings {
  */
 export function moverS3Settings(settings: S3Settings): MoverS3Settings {
   return {
-    endpoint: settings.endpoint ?? `https://s3.${settings.region}.amazonaws.com`,
+    endpoint: effectiveEndpoint(settings),
     bucket: settings.bucket,
     path: settings.path,
     region: settings.region,
@@ -31,6 +34,7 @@ export function moverS3Settings(settings: S3Settings): MoverS3Settings {
     secretKey: settings.secretKey,
     uriStyle: settings.uriStyle,
     ...(settings.tlsCaChain?.length ? { tlsCaChain: settings.tlsCaChain.join('\n') } : {}),
+    ...(settings.storageClass ? { storageClass: settings.storageClass } : {}),
   };
 }
 

@@ -49,7 +49,7 @@ async function extracted(bytes: Buffer): Promise<Array<{ name: string; mode: num
 }
 
 const mtimeSeconds = 1_790_000_000;
-const file = (name: string, body: string | Buffer): [TarEntry, Buffer] => [{ name, mode: 0o644, mtimeSeconds }, Buffer.isBuffer(body) ? body : Buffer.from(body)];
+const file = (name: string, body: string | Buffer): [TarEntry, Buffer] => [{ name, mode: 0o755, mtimeSeconds }, Buffer.isBuffer(body) ? body : Buffer.from(body)];
 
 describe('archive/tar: TarEncoder', () => {
   it('writes the same bytes as tar-stream for the archive entries: short, prefix-split and pax names, every body size class', async () => {
@@ -85,7 +85,7 @@ describe('archive/tar: TarEncoder', () => {
           expect(back.map((e) => e.name)).to.deep.equal(entries.map(([e]) => e.name));
           back.forEach((e, i) => {
             expect(e.body.equals(entries[i]![1])).to.equal(true);
-            expect(e.mode).to.equal(0o644);
+            expect(e.mode).to.equal(0o755);
             expect(e.mtime).to.equal(mtimeSeconds);
           });
         },

@@ -7,6 +7,9 @@ import { s3Relation, track1Data } from '../support/juju/scenarios.ts';
 import { emptyState, type FakeJujuState } from '../support/juju/state.ts';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
 import { startCluster, type RunningCluster } from '../support/cluster/index.ts';
+import { putVeleroBackup } from '../support/velero/archive.ts';
+import { s3ClientFor, veleroProfileNamespace } from '../archive/fixtures.ts';
+import { ObjectStore } from '../../src/store/objects.ts';
 
 const BUCKET = 'kubeflow-backups';
 
@@ -44,11 +47,24 @@ describe('backup actions through the real dispatch', function () {
     expect(backup.state.actionLogs.length).to.be.greaterThan(0);
 
     const listed = await action('list-backups', {});
-    expect(listed.state.actionResults).to.include({ count: '1', 'backups.0.id': results['backup-id'], 'backups.0.description': 'nightly' });
+    expect(listed.state.actionResults).to.include({ count: '1', 'backups.0.id': results['backup-id'], 'backups.0.phase': 'Completed', 'backups.0.description': 'nightly' });
     expect(listed.state.actionResults['backups.0.scope']).to.match(/^backup-state: 4 namespace\(s\), 4 Profile\(s\)$/);
 
     const verified = await action('verify-backup', { 'backup-id': 'latest' });
     expect(verified.state.actionResults).to.include({ 'backup-id': results['backup-id'], status: 'ok', 'objects-checked': results.objects });
+  });
+
+  it('backup-state names every namespace it leaves out, with the reason, in its results', async () => {
+    // a namespace that looks like a profile namespace but has no Profile: no restore could make it again
+    cluster.api.create({ group: '', resource: 'namespaces' }, {
+      apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'orphaned-team', labels: { 'app.kubernetes.io/part-of': 'kubeflow-profile' }, annotations: { owner: 'gone@example.com' } },
+    });
+    const backup = await action('backup-state', { 'include-volumes': false, 'include-control-plane': false });
+    expect(backup.state.actionFailure, backup.stderr).to.equal(undefined);
+    expect(backup.state.actionResults['left-out.0']).to.equal(
+      'orphaned-team: namespace orphaned-team has no Profile orphaned-team; only the profile controller makes profile namespaces, from their Profile, so a restore could not recreate it');
+    expect(backup.state.actionResults['left-out.1']).to.equal(undefined);
+    cluster.api.delete({ group: '', resource: 'namespaces' }, 'orphaned-team');
   });
 
   it('snapshot-profiles reports Profiles and contributors', async () => {
@@ -78,5 +94,22 @@ describe('backup actions through the real dispatch', function () {
     expect(after.actionFailure).to.match(/credentials|rejected|S3/i);
     expect(after.actionFailure).not.to.include('NOT-THE-KEY-ID');
     expect(after.actionFailure!.split('. ').length).to.be.lessThan(3);
+  });
+
+  it('verify-backup and restore-state of a Velero backup whose marker says Failed fail in one sentence naming the phase', async () => {
+    // the location the charm's track-1 relation points at: prefix "backups"
+    const store = new ObjectStore({ client: s3ClientFor(s3), bucket: BUCKET, prefix: 'backups' });
+    await putVeleroBackup(store, { name: 'velero-failed', items: veleroProfileNamespace('velero-dave'), phase: 'Failed' });
+    const reason = 'its velero-backup.json says phase Failed, and only a Completed or PartiallyFailed backup is whole.';
+    const verified = await action('verify-backup', { 'backup-id': 'velero-failed' });
+    expect(verified.exitCode).to.not.equal(0);
+    expect(verified.state.actionFailure).to.equal(`Backup velero-failed could not be verified: ${reason}`);
+    const restored = await action('restore-state', { 'backup-id': 'velero-failed' });
+    expect(restored.exitCode).to.not.equal(0);
+    expect(restored.state.actionFailure).to.equal(`Backup velero-failed cannot be restored: ${reason}`);
+    const listed = (await action('list-backups', {})).state.actionResults;
+    const at = Object.entries(listed).find(([, v]) => v === 'velero-failed')![0].replace(/\.id$/, '');
+    expect(listed[`${at}.phase`]).to.equal('Failed');
+    await store.deleteFolder('backups/velero-failed/');
   });
 });

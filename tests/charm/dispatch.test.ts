@@ -49,12 +49,15 @@ describe('charm dispatch (real ./dispatch, fake hook tools)', function () {
     const { exitCode, state } = await run(emptyState({ relations: [s3Relation()] }), { event: 's3-credentials-relation-joined', relation: S3_RELATION_ID });
     expect(exitCode).to.equal(0);
     expect(state.relations[0]!.localAppData).to.deep.equal({
-      bucket: 'relation-7',
+      bucket: 'kubeflow-backups',
       path: 'kubeflow-upgrader',
       'lib-version': '1.0',
       'requested-secrets': '["access-key","secret-key"]',
     });
-    expect(unitStatus(state)).to.deep.equal({ status: 'waiting', message: 'waiting for s3-integrator to send credentials' });
+    expect(unitStatus(state)).to.deep.equal({
+      status: 'waiting',
+      message: 'waiting for s3-integrator: it needs credentials and a bucket it can find or create ("kubeflow-backups" asked); set s3-bucket here or bucket on s3-integrator',
+    });
   });
 
   it('relation-joined on a follower writes nothing', async () => {
@@ -82,22 +85,26 @@ describe('charm dispatch (real ./dispatch, fake hook tools)', function () {
   it('relation-changed with track-2 secret-extra reads the secret and turns active', async () => {
     const { exitCode, state } = await run(track2(emptyState(), s3, BUCKET), changed);
     expect(exitCode).to.equal(0);
-    expect(state.calls.filter((c) => c.tool === 'secret-get').map((c) => c.args)).to.deep.equal([['--format=json', TRACK2_SECRET]]);
+    expect(state.calls.filter((c) => c.tool === 'secret-get').map((c) => c.args)).to.deep.equal([['--format=json', '--refresh', TRACK2_SECRET]]);
     expect(unitStatus(state)?.status).to.equal('active');
   });
 
-  it('secret-changed with rotated keys refreshes the secret and uses the new keys', async () => {
+  it('rotated track-2 keys are used at once, in any hook: secret-get always asks for --refresh', async () => {
     const start = track2(emptyState(), s3, BUCKET);
     const secret = start.secrets[TRACK2_SECRET]!;
-    // The unit tracks revision 1; revision 2 holds keys s3rver refuses, so "denied" proves they were used.
+    // The unit tracks revision 1; revision 2 holds keys s3rver refuses, so "denied" proves they were used. Juju hands
+    // out the tracked revision unless --refresh is given, so without it update-status would still see revision 1.
     secret.tracked = 1;
     secret.revisions.push({ 'access-key': 'ROTATEDKEY', 'secret-key': 'rotated-secret-key-value' });
-    const before = await run(start, { event: 'update-status' });
-    expect(unitStatus(before.state)?.status).to.equal('active');
-    const { exitCode, state } = await run(before.state, { event: 'secret-changed', secret: { id: TRACK2_SECRET, revision: 2 } });
+    const { exitCode, state } = await run(start, { event: 'update-status' });
     expect(exitCode).to.equal(0);
     expect(state.secrets[TRACK2_SECRET]!.tracked).to.equal(2);
-    expect(unitStatus(state)?.message).to.match(/denied access to bucket "kubeflow-backups"/);
+    expect(unitStatus(state)?.message).to.match(/denied access to bucket "kubeflow-backups"; check the keys in s3-integrator's credentials secret/);
+    // Rotated back (a third revision with the good keys): the secret-changed hook picks it up too.
+    state.secrets[TRACK2_SECRET]!.revisions.push({ 'access-key': s3.accessKeyId, 'secret-key': s3.secretAccessKey });
+    const after = await run(state, { event: 'secret-changed', secret: { id: TRACK2_SECRET, revision: 3 } });
+    expect(after.state.secrets[TRACK2_SECRET]!.tracked).to.equal(3);
+    expect(unitStatus(after.state)?.status).to.equal('active');
   });
 
   it('relation-broken blocks asking for the relation again', async () => {
@@ -119,7 +126,7 @@ describe('charm dispatch (real ./dispatch, fake hook tools)', function () {
     });
 
     const cases: [string, () => Record<string, string>, RegExp][] = [
-      ['missing secret-key', () => { const d = track1Data(s3, BUCKET); delete d['secret-key']; return d; }, /^s3-integrator has no secret-key; set it with the sync-s3-credentials action/],
+      ['missing secret-key', () => { const d = track1Data(s3, BUCKET); delete d['secret-key']; return d; }, /^s3-integrator has no secret-key; set the keys with the sync-s3-credentials action/],
       ['endpoint not a URL', () => track1Data(s3, BUCKET, { endpoint: 'minio.kubeflow:9000' }), /^the S3 endpoint "minio.kubeflow:9000" is not an http\(s\) URL/],
       ['bucket missing', () => track1Data(s3, 'no-such-bucket'), /^bucket "no-such-bucket" does not exist at http:\/\/127\.0\.0\.1:\d+/],
       ['access denied', () => track1Data({ ...s3, accessKeyId: 'WRONGKEY' }, BUCKET), /^S3 at http:\/\/127\.0\.0\.1:\d+ denied access to bucket "kubeflow-backups"/],
@@ -151,7 +158,7 @@ describe('charm dispatch (real ./dispatch, fake hook tools)', function () {
       ['tls-ca-chain a list of non-certificates', { 'tls-ca-chain': '["hello"]' }, /holds an entry that is not a PEM certificate/],
       ['empty access-key', { 'access-key': '' }, /^s3-integrator has no access-key/],
       ['empty keys', { 'access-key': '', 'secret-key': '' }, /has no access-key and secret-key/],
-      ['garbage uri style', { 's3-uri-style': '{"a": [1, 2]}' }, /^s3-uri-style from s3-integrator is not a plain value$/],
+      ['garbage uri style', { 's3-uri-style': '{"a": [1, 2]}' }, /^s3-uri-style "\{"a": \[1, 2\]\}" is not one of "path", "host", "virtual" or "auto"; fix it on s3-integrator$/],
       ['garbage bucket', { bucket: '../../etc' }, /is not a valid S3 bucket name/],
       ['garbage region', { region: 'us east 1; rm -rf' }, /is not a region name/],
     ];
@@ -179,7 +186,7 @@ describe('charm dispatch (real ./dispatch, fake hook tools)', function () {
     start.secrets[TRACK2_SECRET]!.denied = true;
     const { exitCode, state } = await run(start, changed);
     expect(exitCode).to.equal(0);
-    expect(unitStatus(state)?.message).to.equal("cannot read s3-integrator's credentials secret; check that s3-integrator granted it to this application");
+    expect(unitStatus(state)?.message).to.equal("cannot read s3-integrator's credentials secret; check that s3-integrator granted it to this application, or put the keys in a Juju secret, juju grant-secret it to s3-integrator and juju config s3-integrator credentials=<secret-uri>");
   });
 
   it('a bad config value blocks naming the option', async () => {

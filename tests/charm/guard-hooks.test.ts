@@ -70,6 +70,21 @@ describe('CRD guard and upgrade actions through the real dispatch', function () 
     expect(unitStatus(follower.state)?.message).to.include('CRD guard off');
   });
 
+  it('only the hooks that own the guard write it: the status of other hooks reports a missing guard, update-status puts it back', async () => {
+    await dispatch('install', state());
+    await client.delete(POLICIES, CRD_GUARD_NAME);
+    for (const event of ['secret-changed', 's3-credentials-relation-broken', 'kfp-db-relation-broken']) {
+      const looked = await dispatch(event, state());
+      expect(looked.exitCode, `${event}: ${looked.stderr}`).to.equal(0);
+      expect(await policy(), event).to.equal(undefined);
+      expect(unitStatus(looked.state)?.message, event).to.match(/CRD guard (absent|drifted)|is missing/);
+    }
+    const updated = await dispatch('update-status', state());
+    expect(updated.exitCode, updated.stderr).to.equal(0);
+    expect(await policy()).to.not.equal(undefined);
+    expect(unitStatus(updated.state)?.message).to.include('CRDs guarded');
+  });
+
   it('protect-crds=false lifts the guard, true puts it back, and the remove hook lifts it', async () => {
     const off = await dispatch('config-changed', state({ config: { 'protect-crds': false } }));
     expect(off.exitCode, off.stderr).to.equal(0);

@@ -12,6 +12,7 @@ import { KubeClient } from '../../src/kube/client.ts';
 import { ObjectStore } from '../../src/store/objects.ts';
 import { runBackup } from '../../src/backup/engine.ts';
 import { collectUserState, compareStates } from '../../src/restore/compare.ts';
+import { putForeignArchive } from '../restore/fixtures.ts';
 
 const BUCKET = 'kubeflow-backups';
 
@@ -22,11 +23,12 @@ describe('restore-state action (real ./dispatch)', function () {
   let a: RunningCluster;
   let b: RunningCluster;
   let objects: number;
+  let store: ObjectStore;
 
   before(async () => {
     [charmDir, s3, a, b] = await Promise.all([ensureCharmBuilt(), startS3Server({ buckets: [BUCKET] }), startCluster({ profiles: 4, seed: 9 }), startCluster({ seed: 9 })]);
     const kube = await KubeClient.load({ kubeconfig: a.kubeconfigPath });
-    const store = new ObjectStore({
+    store = new ObjectStore({
       client: new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } }),
       bucket: BUCKET, prefix: 'backups',
     });
@@ -39,8 +41,8 @@ describe('restore-state action (real ./dispatch)', function () {
   });
   after(async () => Promise.all([s3?.stop(), a?.stop(), b?.stop()]));
 
-  const restore = (params: Record<string, unknown>): Promise<DispatchOutcome> =>
-    runDispatch(charmDir, emptyState({ config: { 'restore-wait-timeout': 30 }, relations: [s3Relation(track1Data(s3, BUCKET))], actionParams: params }), {
+  const restore = (params: Record<string, unknown>, config: Record<string, unknown> = {}): Promise<DispatchOutcome> =>
+    runDispatch(charmDir, emptyState({ config: { 'restore-wait-timeout': 30, ...config }, relations: [s3Relation(track1Data(s3, BUCKET))], actionParams: params }), {
       event: 'actions/restore-state',
       env: { KUBECONFIG: b.kubeconfigPath },
     });
@@ -72,5 +74,48 @@ describe('restore-state action (real ./dispatch)', function () {
     expect(exitCode).to.not.equal(0);
     expect(state.actionFailure).to.match(/^There is no complete backup kf-20200101-000000-abcdef in s3:\/\/.*list-backups/);
     expect(state.actionFailure).not.to.include('\n');
+  });
+
+  describe('an archive with a binding the allow-list refuses', () => {
+    const namespace = 'shared-team';
+    before(async () => {
+      const binding = (name: string, role: string) => ({
+        path: `resources/rolebindings.rbac.authorization.k8s.io/namespaces/${namespace}/${name}.json`,
+        object: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name, namespace }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role }, subjects: [{ kind: 'User', name: 'pat@example.com' }] },
+      });
+      await putForeignArchive(store, 'with-escalation', [
+        { path: `resources/profiles.kubeflow.org/cluster/${namespace}.json`, object: { apiVersion: 'kubeflow.org/v1', kind: 'Profile', metadata: { name: namespace }, spec: { owner: { kind: 'User', name: 'lead@example.com' } } } },
+        binding('pat-edit', 'edit'),
+        binding('pat-root', 'cluster-admin'),
+        { path: `resources/configmaps/namespaces/${namespace}/notes.json`, object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'notes', namespace }, data: { a: 'b' } } },
+      ]);
+    });
+
+    it('is refused by default, naming the offender in the results', async () => {
+      const { exitCode, state } = await restore({ 'backup-id': 'with-escalation' });
+      expect(exitCode).to.not.equal(0);
+      expect(state.actionFailure).to.match(/^Backup with-escalation was refused and nothing was restored: 1 item breaks the restore rules/);
+      expect(state.actionResults['offenders.0']).to.include('cluster-admin');
+    });
+
+    it('with skip-refused restores the rest and lists the refused binding; exclude-resources from config applies too', async () => {
+      const { exitCode, state, stderr } = await restore({ 'backup-id': 'with-escalation', 'skip-refused': true }, { 'exclude-resources': 'configmaps' });
+      expect(state.actionFailure, stderr).to.equal(undefined);
+      expect(exitCode).to.equal(0);
+      expect(state.actionResults['refused.0']).to.match(/^RoleBinding\/shared-team\/pat-root .*binds ClusterRole cluster-admin/);
+      expect(state.actionResults['refused.1']).to.equal(undefined);
+      // the Profile and the edit binding
+      expect(state.actionResults).to.include({ created: '2', failed: '0' });
+      const kube = await KubeClient.load({ kubeconfig: b.kubeconfigPath });
+      try {
+        const bindings = await kube.findByResource('rbac.authorization.k8s.io', 'rolebindings');
+        const names = (await kube.listAll(bindings!, { namespace })).items.map((o) => o.metadata.name);
+        expect(names).to.include('pat-edit').and.not.to.include('pat-root');
+        const configmaps = await kube.findByResource('', 'configmaps');
+        expect((await kube.listAll(configmaps!, { namespace })).items.map((o) => o.metadata.name)).not.to.include('notes');
+      } finally {
+        kube.close();
+      }
+    });
   });
 });

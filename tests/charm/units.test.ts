@@ -1,22 +1,11 @@
-// The small pure parts of the charm: status decision, result flattening, progress rate limit, unexpected errors.
+// The small pure parts of the charm: result flattening, progress rate limit, unexpected errors (the status decision
+// has its table in status.test.ts, the params theirs in actions/params.test.ts).
 import { expect } from 'chai';
 import { rateLimitedProgress } from '../../src/charm/action-context.ts';
 import { flattenResults } from '../../src/charm/results.ts';
-import { decideStatus } from '../../src/charm/status.ts';
 import { describeUnexpected } from '../../src/charm/unexpected.ts';
 
-describe('charm: status, results, progress', () => {
-  it('decides the status from facts, blocking problems first', () => {
-    const ready = { state: 'ready', bucket: 'b', path: 'p' } as const;
-    expect(decideStatus({ s3: { state: 'no-relation' } })).to.deep.equal({ status: 'blocked', message: 'relate to s3-integrator: juju integrate kubeflow-upgrader s3-integrator' });
-    expect(decideStatus({ s3: { state: 'waiting', message: 'waiting for x' } })).to.deep.equal({ status: 'waiting', message: 'waiting for x' });
-    expect(decideStatus({ s3: { state: 'unusable', problem: { kind: 'tls', message: 'TLS failed\n  at x.js:1' } } })).to.deep.equal({ status: 'blocked', message: 'TLS failed' });
-    expect(decideStatus({ configProblem: 'config option x is bad', s3: ready }).message).to.equal('config option x is bad');
-    expect(decideStatus({ s3: ready, notes: [{ level: 'active', text: 'guard active' }, { level: 'active', text: 'last backup 2h ago' }] })).to.deep.equal({ status: 'active', message: 'backups to s3://b/p; guard active; last backup 2h ago' });
-    expect(decideStatus({ s3: ready, notes: [{ level: 'blocked', text: 'guard missing' }] })).to.deep.equal({ status: 'blocked', message: 'guard missing' });
-    expect(decideStatus({ s3: ready, removing: true }).status).to.equal('maintenance');
-  });
-
+describe('charm: results, progress', () => {
   it('flattens results into Juju keys', () => {
     expect(flattenResults({ backupId: 'kf-1', backups: [{ id: 'a', bytes: 3 }], ok: true, none: undefined, perKind: { 'Notebook.kubeflow.org': 2 } })).to.deep.equal({
       'backup-id': 'kf-1',

@@ -10,6 +10,11 @@ import { startCluster, type RunningCluster } from '../support/cluster/index.ts';
 import { simulatedKubelet, storageClass, type SimulatedKubelet } from '../support/kubelet/index.ts';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
 import { runCli, type CliRun } from './run-cli.ts';
+import { S3Client } from '@aws-sdk/client-s3';
+import { putForeignArchive } from '../restore/fixtures.ts';
+import { putVeleroBackup } from '../support/velero/archive.ts';
+import { s3ClientFor, veleroProfileNamespace } from '../archive/fixtures.ts';
+import { ObjectStore } from '../../src/store/objects.ts';
 
 const BUCKET = 'cli-backups';
 
@@ -89,11 +94,11 @@ describe('kubeflow-upgrader commands against the embedded cluster and s3rver', f
   it('list shows it as a table, and as JSON', async () => {
     const people = await runCli(['list', ...location()], env);
     expect(people.exitCode, people.stderr).to.equal(0);
-    expect(people.stdout).to.match(/^ID\s+CREATED\s+SCOPE\s+OBJECTS\s+SIZE\s+SECRETS\s+DESCRIPTION$/m);
-    expect(people.stdout).to.match(new RegExp(`^${backupId}\\s.*backup-state 2 ns 2 profiles\\s.*sealed\\s+cli test$`, 'm'));
-    const machines = JSON.parse((await runCli(['list', ...location(), '--json', '--limit', '1'], env)).stdout) as { count: number; backups: Array<{ id: string }> };
+    expect(people.stdout).to.match(/^ID\s+PHASE\s+CREATED\s+SCOPE\s+OBJECTS\s+SIZE\s+SECRETS\s+DESCRIPTION$/m);
+    expect(people.stdout).to.match(new RegExp(`^${backupId}\\s+Completed\\s.*backup-state 2 ns 2 profiles\\s.*sealed\\s+cli test$`, 'm'));
+    const machines = JSON.parse((await runCli(['list', ...location(), '--json', '--limit', '1'], env)).stdout) as { count: number; backups: Array<{ id: string; phase: string }> };
     expect(machines.count).to.equal(1);
-    expect(machines.backups[0]!.id).to.equal(backupId);
+    expect(machines.backups[0]).to.include({ id: backupId, phase: 'Completed' });
   });
 
   it('verify latest finds it intact', async () => {
@@ -108,6 +113,25 @@ describe('kubeflow-upgrader commands against the embedded cluster and s3rver', f
     const errors = run.stderr.trim().split('\n').filter((line) => line.startsWith('kubeflow-upgrader:'));
     expect(errors).to.have.length(1);
     expect(errors[0]).to.match(/^kubeflow-upgrader: Backup kf-20000101-000000-000000 could not be verified: there is no backup kf-20000101-000000-000000 in s3:\/\/cli-backups\/team\/prod\/; kubeflow-upgrader list shows the complete ones\.$/);
+  });
+
+  it('a Velero backup whose marker says InProgress is listed with that phase, and verify and restore refuse it naming it', async () => {
+    const store = new ObjectStore({ client: s3ClientFor(s3), bucket: BUCKET, prefix: 'team/prod' });
+    await putVeleroBackup(store, { name: 'velero-running', items: veleroProfileNamespace('velero-erin'), phase: 'InProgress', started: new Date(0) });
+    try {
+      const listed = await runCli(['list', ...location()], env);
+      expect(listed.stdout).to.match(/^velero-running\s+InProgress\s/m);
+      const reason = 'its velero-backup.json says phase InProgress, and only a Completed or PartiallyFailed backup is whole.';
+      const verified = await runCli(['verify', 'velero-running', ...location()], env);
+      expect(verified.exitCode).to.equal(1);
+      expect(verified.stderr).to.include(`kubeflow-upgrader: Backup velero-running could not be verified: ${reason}`);
+      const restored = await runCli(['restore', 'velero-running', ...location(), '--kubeconfig', b.running.kubeconfigPath], env);
+      // a backup that cannot be restored is bad input to restore: exit 2, nothing changed
+      expect(restored.exitCode).to.equal(2);
+      expect(restored.stderr).to.include(`Backup velero-running cannot be restored: ${reason.slice(0, -1)}`);
+    } finally {
+      await store.deleteFolder('backups/velero-running/');
+    }
   });
 
   it('restore --dry-run into the fresh cluster writes nothing and prints the plan', async () => {
@@ -164,5 +188,29 @@ describe('kubeflow-upgrader commands against the embedded cluster and s3rver', f
     expect(run.stderr.trim().split('\n')).to.have.length(1);
     expect(run.stderr).to.match(/credentials|denied|refused|rejected/i);
     expect(run.stderr).not.to.include('wrong-secret-0987');
+  });
+
+  it('restore refuses an archive with a cluster-admin binding; --skip-refused restores the rest and names what it left out', async () => {
+    const store = new ObjectStore({
+      client: new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } }),
+      bucket: BUCKET, prefix: 'team/prod',
+    });
+    const namespace = 'cli-team';
+    const binding = (name: string, role: string) => ({
+      path: `resources/rolebindings.rbac.authorization.k8s.io/namespaces/${namespace}/${name}.json`,
+      object: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name, namespace }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role }, subjects: [{ kind: 'User', name: 'sam@example.com' }] },
+    });
+    await putForeignArchive(store, 'cli-escalation', [
+      { path: `resources/profiles.kubeflow.org/cluster/${namespace}.json`, object: { apiVersion: 'kubeflow.org/v1', kind: 'Profile', metadata: { name: namespace }, spec: { owner: { kind: 'User', name: 'lead@example.com' } } } },
+      binding('sam-view', 'view'),
+      binding('sam-root', 'cluster-admin'),
+    ]);
+    const refused = await runCli(['restore', 'cli-escalation', ...location(), '--kubeconfig', b.running.kubeconfigPath], env);
+    expect(refused.exitCode).to.equal(1);
+    expect(refused.stderr).to.include('RoleBinding/cli-team/sam-root');
+    const run = await runCli(['restore', 'cli-escalation', ...location(), '--kubeconfig', b.running.kubeconfigPath, '--skip-refused'], env);
+    expect(run.exitCode, run.stderr).to.equal(0);
+    expect(run.stdout).to.match(/^refused \(not written\): RoleBinding\/cli-team\/sam-root .*cluster-admin/m);
+    expect(run.stdout).to.match(/total: 2 created, 0 updated, 0 unchanged, 1 skipped, 0 failed/);
   });
 });

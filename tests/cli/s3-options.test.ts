@@ -18,12 +18,21 @@ describe('CLI S3 options', () => {
 
   it('takes credentials and region from the environment, and flags over environment variables', () => {
     const fromEnv = s3SettingsFrom({ 's3-url': 's3://bucket-a/p' }, { ...CREDS, AWS_REGION: 'eu-west-1', AWS_ENDPOINT_URL: 'http://minio.local:9000/' });
-    expect(fromEnv).to.deep.include({ accessKey: 'AKIDEXAMPLE', secretKey: 'secret-value-1234', bucket: 'bucket-a', path: 'p', region: 'eu-west-1', endpoint: 'http://minio.local:9000', uriStyle: 'host' });
+    expect(fromEnv).to.deep.include({ accessKey: 'AKIDEXAMPLE', secretKey: 'secret-value-1234', bucket: 'bucket-a', path: 'p', region: 'eu-west-1', endpoint: 'http://minio.local:9000', uriStyle: 'path' });
     const flags = s3SettingsFrom(
       { 's3-url': 's3://bucket-a/p', region: 'us-west-2', endpoint: 'https://s3.example.com', 'path-style': true },
       { ...CREDS, AWS_REGION: 'eu-west-1', AWS_ENDPOINT_URL_S3: 'http://ignored:1', KFU_S3_URL: 's3://other/x' },
     );
     expect(flags).to.deep.include({ region: 'us-west-2', endpoint: 'https://s3.example.com', uriStyle: 'path', bucket: 'bucket-a' });
+  });
+
+  it('addresses buckets by the charm\'s rule: host for AWS (regional endpoint), path elsewhere, --uri-style over both', () => {
+    const aws = s3SettingsFrom({ 's3-url': 's3://bucket-a', endpoint: 'https://s3.amazonaws.com', region: 'us-west-2' }, CREDS);
+    expect([aws.uriStyle, aws.endpoint]).to.deep.equal(['host', undefined]);
+    expect(s3SettingsFrom({ 's3-url': 's3://bucket-a' }, CREDS).uriStyle).to.equal('host');
+    expect(s3SettingsFrom({ 's3-url': 's3://bucket-a', endpoint: 'https://minio.example.com', 'uri-style': 'virtual' }, CREDS).uriStyle).to.equal('host');
+    expect(s3SettingsFrom({ 's3-url': 's3://bucket-a', endpoint: 'https://s3.amazonaws.com', 'uri-style': 'path' }, CREDS).uriStyle).to.equal('path');
+    expect(() => s3SettingsFrom({ 's3-url': 's3://bucket-a', 'uri-style': 'sideways' }, CREDS)).to.throw(UsageError, /--uri-style must be one of "path", "host", "virtual" or "auto"/);
   });
 
   it('prefers AWS_ENDPOINT_URL_S3 over AWS_ENDPOINT_URL, and reads KFU_S3_URL when --s3-url is absent', () => {

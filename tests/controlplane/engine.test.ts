@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { startMariaDb, type MariaDbHandle } from '../support/mariadb/server.ts';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
-import { backupControlPlane, ControlPlaneError, restoreControlPlane, type ControlPlaneTargets } from '../../src/controlplane/engine.ts';
+import { backupControlPlane, ControlPlaneError, emptyDatabaseSentence, restoreControlPlane, type ControlPlaneTargets } from '../../src/controlplane/engine.ts';
 import { LocalJobKube } from './local-kube.ts';
 import { bucketDigest, emptyBucket, putObject, s3Client, seedKfp, snapshotKfp, storeSettings } from './fixtures.ts';
 
@@ -91,5 +91,52 @@ describe('control-plane engine', function () {
     expect(partial.entries).to.deep.equal([]);
     expect(partial.notCovered).to.have.length(3);
     expect(partial.notCovered[0]).to.match(/^control plane not covered: relate kfp-db /);
+  });
+
+  it('refuses a restore before any write while a writer has ready replicas, naming each and the command that stops it', async function () {
+    const kube = new LocalJobKube();
+    const options = { backupId: `${BACKUP_ID}-quiet`, namespace: 'kubeflow', targets, s3: storeSettings(store, 'backups') };
+    const backup = await backupControlPlane(kube, options);
+    await db.sql('CREATE TABLE made_after_the_backup (x int);', 'mlpipeline');
+    const secretsBefore = kube.secretsCreated.length;
+    // As Juju lays out a sidecar charm (one StatefulSet per application) and as upstream KFP ships katib-db-manager.
+    kube.objects.set('statefulsets/kubeflow/kfp-api', {
+      apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'kfp-api', namespace: 'kubeflow', labels: { 'app.kubernetes.io/managed-by': 'juju' } },
+      spec: { replicas: 1 }, status: { replicas: 1, readyReplicas: 1 },
+    });
+    kube.objects.set('deployments/kubeflow/katib-db-manager', {
+      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'katib-db-manager', namespace: 'kubeflow' }, spec: { replicas: 2 }, status: { replicas: 2, readyReplicas: 2 },
+    });
+    const refused = await restoreControlPlane(kube, { ...options, include: true, entries: backup.entries }).then(() => undefined, (e: unknown) => e);
+    expect(refused).to.be.instanceOf(ControlPlaneError);
+    expect((refused as Error).message).to.equal(
+      'Restore refused before any write: the control plane is not quiet: '
+      + 'StatefulSet kubeflow/kfp-api has 1 ready replica(s) (stop it: juju scale-application kfp-api 0); '
+      + 'Deployment kubeflow/katib-db-manager has 2 ready replica(s) (stop it: kubectl -n kubeflow scale deployment katib-db-manager --replicas=0). '
+      + 'Scale them back up after the restore.',
+    );
+    expect(kube.secretsCreated.length).to.equal(secretsBefore);
+    expect(await db.sql("SHOW TABLES LIKE 'made_after_the_backup'", 'mlpipeline')).to.equal('made_after_the_backup');
+
+    // Only the parts being restored count: without katib-db in the backup, katib-db-manager may run.
+    const kfpOnly = backup.entries.filter((entry) => entry.part !== 'katib-db');
+    kube.objects.get('statefulsets/kubeflow/kfp-api')!.status = { replicas: 0, readyReplicas: 0 };
+    const restored = await restoreControlPlane(kube, { ...options, include: true, entries: kfpOnly });
+    expect(restored.restored.map((entry) => entry.part)).to.deep.equal(['kfp-db', 'minio']);
+    expect(await db.sql("SHOW TABLES LIKE 'made_after_the_backup'", 'mlpipeline')).to.equal('');
+  });
+
+  it('dumps but never counts as covered a related database without tables', async function () {
+    await db.sql('CREATE DATABASE katib_renamed;');
+    await db.createUser('relation-12', 'renamed-pass', 'ALL PRIVILEGES ON katib_renamed.*');
+    const kube = new LocalJobKube();
+    const result = await backupControlPlane(kube, {
+      backupId: `${BACKUP_ID}-empty`, namespace: 'kubeflow', s3: storeSettings(store, 'backups'),
+      targets: { 'katib-db': { host: db.host, port: db.port, database: 'katib_renamed', username: 'relation-12', password: 'renamed-pass' } },
+    });
+    expect(result.entries).to.deep.equal([]);
+    expect(result.empty).to.deep.equal([emptyDatabaseSentence('katib-db', 'katib_renamed')]);
+    expect(result.notCovered).to.include(result.empty[0]);
+    expect(result.empty[0]).to.match(/^control plane not covered: katib-db's database katib_renamed holds no tables, so it is not Katib's /);
   });
 });

@@ -56,6 +56,34 @@ export async function snapshotKfp(db: MariaDbHandle, database: string): Promise<
   );
 }
 
+/** Bytes in the big row of seedLargeRowAndFunction: over the mysql client's default 16 MiB packet, and over
+ * mysqldump's 24 MiB once written as hex (--hex-blob doubles it), under MySQL 8's 64 MiB server default. */
+export const LARGE_ROW_BYTES = 20 * 1024 * 1024;
+
+/**
+ * What a dump must carry into a server with the binary log on: a stored function and a pipeline version whose spec is
+ * one 20 MiB row, built server-side from a random 1 KiB so the statement that makes it stays small. Root (SUPER)
+ * creates the function for `definer`, the relation user that dumps it: a user may read the body of a routine only
+ * as its definer or with SHOW_ROUTINE / global SELECT (MySQL 8 SHOW CREATE FUNCTION), which a relation user lacks.
+ */
+export async function seedLargeRowAndFunction(db: MariaDbHandle, database: string, definer: string): Promise<void> {
+  const chunk = randomBytes(1024).toString('hex');
+  await db.sql(`CREATE TABLE pipeline_versions (UUID varchar(64) PRIMARY KEY, PipelineSpec longblob) ENGINE=InnoDB;
+INSERT INTO pipeline_versions VALUES ('pv-large', REPEAT(UNHEX('${chunk}'), ${LARGE_ROW_BYTES / 1024}));
+CREATE DEFINER = '${definer}'@'%' FUNCTION runs_since(since bigint) RETURNS int READS SQL DATA
+  RETURN (SELECT COUNT(*) FROM run_details WHERE CreatedAtInSec >= since);`, database);
+}
+
+/** The big row by length and digest, the function by what it answers, and which routines exist. */
+export async function snapshotLargeRowAndFunction(db: MariaDbHandle, database: string): Promise<string> {
+  return db.sql(
+    `SELECT UUID, LENGTH(PipelineSpec), SHA2(PipelineSpec, 256) FROM pipeline_versions ORDER BY UUID;
+     SELECT 'runs_since', runs_since(1700000000), runs_since(1700000010);
+     SELECT ROUTINE_TYPE, ROUTINE_NAME FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE() ORDER BY ROUTINE_NAME;`,
+    database,
+  );
+}
+
 export function s3Client(server: S3ServerHandle): S3Client {
   return new S3Client({
     endpoint: server.endpoint,

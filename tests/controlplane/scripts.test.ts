@@ -19,7 +19,7 @@ function expectOk<T>(outcome: CopyOutcome<T>, ran: { terminationMessage: string;
 }
 
 async function run(spec: CopySpec, part: string) {
-  const { job, secret } = buildCopyJob(spec, { namespace: 'kubeflow', backupId: BACKUP_ID, part, images: { rclone: 'docker.io/rclone/rclone:1.68.2', mysql: 'docker.io/library/mysql:8.4' } });
+  const { job, secret } = buildCopyJob(spec, { namespace: 'kubeflow', backupId: BACKUP_ID, part, images: { rclone: 'docker.io/rclone/rclone:1.68.2', mysql: 'docker.io/library/mysql:8.4', sqlite: 'docker.io/library/python:3.12-slim' } });
   const result = await runJobLocally(job, [secret]);
   return { ...result, job, secret };
 }
@@ -166,7 +166,7 @@ describe('control-plane copy scripts (run locally)', function () {
   });
 
   it('splits each database copy between the official MySQL and rclone images, sharing only an emptyDir', function () {
-    const images = { rclone: 'docker.io/rclone/rclone:1.68.2', mysql: 'docker.io/library/mysql:8.4' };
+    const images = { rclone: 'docker.io/rclone/rclone:1.68.2', mysql: 'docker.io/library/mysql:8.4', sqlite: 'docker.io/library/python:3.12-slim' };
     const store = storeSettings(storeServer(), 'backups');
     type C = { name: string; image: string; command: string[]; env: { name: string }[]; volumeMounts?: { name: string }[] };
     const podOf = (spec: CopySpec) => (buildCopyJob(spec, { namespace: 'kubeflow', backupId: BACKUP_ID, part: 'kfp-db', images }).job.spec as { template: { spec: { initContainers?: C[]; containers: C[]; volumes?: unknown[] } } }).template.spec;
@@ -199,7 +199,7 @@ describe('control-plane copy scripts (run locally)', function () {
       { kind: 'minio-restore', minio: minioEndpoint, bucket: 'mlpipeline', store: { ...storeSettings(store, 'backups'), secretKey: 'store-secret-value' }, keyPrefix: 'p/' },
     ];
     for (const spec of specs) {
-      const { job, secret } = buildCopyJob(spec, { namespace: 'kubeflow', backupId: BACKUP_ID, part: 'x', images: { rclone: 'r', mysql: 'm' } });
+      const { job, secret } = buildCopyJob(spec, { namespace: 'kubeflow', backupId: BACKUP_ID, part: 'x', images: { rclone: 'r', mysql: 'm', sqlite: 's' } });
       const text = JSON.stringify(job);
       for (const value of [PASSWORD, 'store-secret-value', 'minio-secret-value']) expect(text).to.not.include(value);
       expect(JSON.stringify(secret)).to.match(/store-secret-value/);

@@ -4,7 +4,9 @@ import { restoreRefusal } from '../../src/kubeflow/allow-list.ts';
 import { contributorBindingName, isContributorObject } from '../../src/kubeflow/contributors.ts';
 import { generatedReason } from '../../src/kubeflow/generated.ts';
 import { matchesLabelSelector, parseLabelSelector } from '../../src/kubeflow/label-selector.ts';
-import { findProfileNamespaces } from '../../src/kubeflow/profile-namespaces.ts';
+import { findProfileNamespaces, judgeProfileNamespaces } from '../../src/kubeflow/profile-namespaces.ts';
+import { backupDecision } from '../../src/kubeflow/backup-selection.ts';
+import { restoresStatus, statusKinds, suspendedForStatus } from '../../src/kubeflow/status-kinds.ts';
 import { filteredOutReason, parseResourceFilter } from '../../src/kubeflow/resource-filters.ts';
 import { compareForRestore, restoreOrder, restorePriority } from '../../src/kubeflow/restore-order.ts';
 import { stripServerFields, stripServerMetadata } from '../../src/kubeflow/strip.ts';
@@ -13,9 +15,32 @@ const obj = (apiVersion: string, kind: string, name: string, namespace?: string,
   ({ apiVersion, kind, metadata: { name, ...(namespace ? { namespace } : {}) }, ...extra });
 
 describe('kubeflow knowledge', () => {
-  it('names contributors as KFAM does', () => {
-    expect(contributorBindingName('alice@example.com', 'edit')).to.equal('user-alice-example-com-clusterrole-edit');
-    expect(contributorBindingName('Jane.O_Neil+ml@Example.CO.uk', 'view')).to.equal('user-jane-o-neil-ml-example-co-uk-clusterrole-view');
+  // Vectors worked out by hand from getBindingName (kubeflow/kubeflow v1.10.0 components/access-management/kfam/
+  // bindings.go): replace runs of [^a-zA-Z0-9] in the user name with '-', join 'User', name, 'ClusterRole', role with
+  // '-', lower-case, and replace runs of [^a-zA-Z0-9] with '-' once more.
+  const kfamVectors: Array<[user: string, role: 'edit' | 'view', name: string]> = [
+    ['alice@example.com', 'edit', 'user-alice-example-com-clusterrole-edit'],
+    ['Jane.O_Neil+ml@Example.CO.uk', 'view', 'user-jane-o-neil-ml-example-co-uk-clusterrole-view'],
+    // leading and trailing punctuation: the first pass leaves '-' at the ends, the second folds it into the joins
+    ['-bob-@x.io', 'view', 'user-bob-x-io-clusterrole-view'],
+    ['.carol.', 'edit', 'user-carol-clusterrole-edit'],
+    ['__dave@x.io__', 'edit', 'user-dave-x-io-clusterrole-edit'],
+    ['a--b@x.io', 'view', 'user-a-b-x-io-clusterrole-view'],
+    // non-ASCII letters are not [a-zA-Z0-9]: each run becomes one '-'
+    ['Ünïcode@exämple.org', 'edit', 'user-n-code-ex-mple-org-clusterrole-edit'],
+    ['U\u0308ber@x.io', 'edit', 'user-u-ber-x-io-clusterrole-edit'],
+    ['😀eve😀@x.io', 'view', 'user-eve-x-io-clusterrole-view'],
+    ['李雷@example.cn', 'edit', 'user-example-cn-clusterrole-edit'],
+    ['MiXeD@Case.IO', 'view', 'user-mixed-case-io-clusterrole-view'],
+    ['', 'edit', 'user-clusterrole-edit'],
+  ];
+  for (const [user, role, name] of kfamVectors) {
+    it(`names the contributor ${JSON.stringify(user)} (${role}) ${name}, as KFAM's getBindingName does`, () => {
+      expect(contributorBindingName(user, role)).to.equal(name);
+    });
+  }
+
+  it('recognises a contributor by its KFAM name and annotations', () => {
     const binding = obj('rbac.authorization.k8s.io/v1', 'RoleBinding', 'user-bob-x-io-clusterrole-view', 'ns');
     binding.metadata.annotations = { user: 'bob@x.io', role: 'view' };
     expect(isContributorObject(binding)).to.equal(true);
@@ -45,17 +70,54 @@ describe('kubeflow knowledge', () => {
     expect(() => parseLabelSelector('bad key!=x y')).to.throw(/^The label selector "bad key!=x y" has an invalid/);
   });
 
-  it('finds profile namespaces from Profiles, the selector and the owner annotation, with reasons', () => {
-    const ns = (name: string, owner?: string, labels?: Record<string, string>) =>
-      ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, ...(owner ? { annotations: { owner } } : {}), ...(labels ? { labels } : {}) } });
+  it('takes a namespace only with its Profile, and names every look-alike it leaves out with the reason', () => {
     const profile = (name: string, owner: string) => ({ ...obj('kubeflow.org/v1', 'Profile', name), spec: { owner: { kind: 'User', name: owner } } });
-    const found = findProfileNamespaces(
-      [ns('alice', 'a@x'), ns('bob', 'mallory@x'), ns('orphan', 'o@x', { 'app.kubernetes.io/part-of': 'kubeflow-profile' }), ns('kubeflow'), ns('unlabelled', 'u@x')],
-      [profile('alice', 'a@x'), profile('bob', 'b@x')],
-    );
-    expect([...found.keys()]).to.deep.equal(['alice', 'orphan']);
-    expect(found.get('alice')).to.equal('profile namespace of Profile/alice (owner a@x)');
+    const profiles = [profile('alice', 'a@x'), profile('bob', 'b@x'), profile('carol', 'new@x'), profile('kubeflow', 'k@x')];
+    profiles.forEach((p, i) => { p.metadata.uid = `uid-${i}`; });
+    const ns = (name: string, owner?: string, labels?: Record<string, string>, controller?: KubeObject) => ({
+      apiVersion: 'v1', kind: 'Namespace',
+      metadata: {
+        name, ...(owner ? { annotations: { owner } } : {}), ...(labels ? { labels } : {}),
+        ...(controller ? { ownerReferences: [{ apiVersion: 'kubeflow.org/v1', kind: 'Profile', name: controller.metadata.name!, uid: controller.metadata.uid!, controller: true }] } : {}),
+      },
+    });
+    const { taken, leftOut } = judgeProfileNamespaces([
+      ns('alice', 'a@x'),
+      // existed before Profile bob, for someone else: the profile controller refuses it
+      ns('bob', 'mallory@x'),
+      // made by Profile carol for its first owner; spec.owner was edited since (the controller now refuses it here)
+      ns('carol', 'old@x', undefined, profiles[2]),
+      // looks like a profile namespace, but no Profile could make it again
+      ns('orphan', 'o@x', { 'app.kubernetes.io/part-of': 'kubeflow-profile' }),
+      ns('labelled', undefined, { 'app.kubernetes.io/part-of': 'kubeflow-profile' }),
+      ns('kubeflow', 'k@x'),
+      ns('default'),
+    ], profiles);
+    expect([...taken.keys()]).to.deep.equal(['alice', 'carol']);
+    expect(taken.get('alice')).to.equal('profile namespace of Profile/alice (owner a@x)');
+    expect(taken.get('carol')).to.match(/made for an earlier owner \(annotation "old@x", Profile owner "new@x"\)/);
+    expect(leftOut.map((l) => l.namespace)).to.deep.equal(['bob', 'kubeflow', 'labelled', 'orphan']);
+    expect(leftOut.find((l) => l.namespace === 'bob')!.reason).to.equal(
+      'namespace bob was not made by Profile/bob and its owner annotation "mallory@x", not "b@x": the profile controller refuses it, so it holds no state of that Profile');
+    expect(leftOut.find((l) => l.namespace === 'orphan')!.reason).to.equal(
+      'namespace orphan has no Profile orphan; only the profile controller makes profile namespaces, from their Profile, so a restore could not recreate it');
+    expect(leftOut.find((l) => l.namespace === 'kubeflow')!.reason).to.match(/a Profile named kubeflow would claim a system namespace, which a restore refuses/);
     expect(() => findProfileNamespaces([], [], 'a=(b')).to.throw(/label selector/);
+  });
+
+  it('backs up what the restore accepts: RoleBindings to admin, edit, view and Roles; not cluster-admin, nor a Profile named after a system namespace', () => {
+    const scope = { namespaces: new Set(['alice']) };
+    const binding = (name: string, kind: string, role: string) =>
+      obj('rbac.authorization.k8s.io/v1', 'RoleBinding', name, 'alice', { roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind, name: role } });
+    for (const role of ['admin', 'edit', 'view']) expect(backupDecision(binding(role, 'ClusterRole', role), scope).keep, role).to.equal(true);
+    expect(backupDecision(binding('r', 'Role', 'pod-reader'), scope).keep).to.equal(true);
+    expect(backupDecision(obj('rbac.authorization.k8s.io/v1', 'Role', 'pod-reader', 'alice'), scope).keep).to.equal(true);
+    expect(backupDecision(binding('x', 'ClusterRole', 'cluster-admin'), scope)).to.deep.include({ keep: false });
+    expect(backupDecision(binding('x', 'ClusterRole', 'cluster-admin'), scope).reason).to.match(/^refused: .*cluster-admin/);
+    expect(backupDecision(obj('kubeflow.org/v1', 'Profile', 'kube-system'), scope).reason).to.equal('refused: a Profile named kube-system would claim a system namespace');
+    // Profiles are never filtered out: the namespaces exist only through them
+    const onlyNotebooks = parseResourceFilter('notebooks', 'profiles');
+    expect(backupDecision(obj('kubeflow.org/v1', 'Profile', 'alice'), { ...scope, filter: onlyNotebooks }).keep).to.equal(true);
   });
 
   it('reads include-resources and exclude-resources; exclusion wins', () => {
@@ -87,10 +149,30 @@ describe('kubeflow knowledge', () => {
     expect(restoreRefusal(obj('v1', 'Namespace', 'alice'), profiles)).to.match(/cluster-scoped/);
     expect(restoreRefusal(obj('rbac.authorization.k8s.io/v1', 'ClusterRoleBinding', 'x'), profiles)).to.match(/cluster-scoped/);
     expect(restoreRefusal(obj('v1', 'ConfigMap', 'c', 'kube-system'), profiles)).to.equal('refused: ConfigMap/kube-system/c is in namespace kube-system, which is not a profile namespace');
-    expect(restoreRefusal(binding('cluster-admin'), profiles)).to.match(/binds ClusterRole cluster-admin; only kubeflow-admin, kubeflow-edit, kubeflow-view/);
-    expect(restoreRefusal(binding('kubeflow-edit'), profiles)).to.equal(undefined);
+    expect(restoreRefusal(binding('cluster-admin'), profiles)).to.match(/binds ClusterRole cluster-admin; only admin, edit, view, kubeflow-admin, kubeflow-edit, kubeflow-view/);
+    expect(restoreRefusal(binding('system:aggregate-to-admin'), profiles)).to.match(/binds ClusterRole system:aggregate-to-admin/);
+    // a profile owner holds kubeflow-admin, which aggregates admin (and so edit and view): binding those is user state
+    for (const role of ['admin', 'edit', 'view', 'kubeflow-admin', 'kubeflow-edit', 'kubeflow-view']) expect(restoreRefusal(binding(role), profiles), role).to.equal(undefined);
     expect(restoreRefusal(binding('my-role', 'Role'), profiles)).to.equal(undefined);
     expect(restoreRefusal(obj('admissionregistration.k8s.io/v1', 'ValidatingWebhookConfiguration', 'w'), profiles)).to.match(/admission configuration/);
+  });
+
+  it('restores the status of Katib Experiments and training jobs, and creates training jobs suspended until it is written', () => {
+    expect(statusKinds.map((k) => k.kind)).to.deep.equal(['Experiment', 'PyTorchJob', 'TFJob', 'MPIJob', 'XGBoostJob', 'PaddleJob', 'JAXJob']);
+    expect(restoresStatus(obj('kubeflow.org/v1beta1', 'Experiment', 'e', 'a'))).to.equal(true);
+    expect(restoresStatus(obj('kubeflow.org/v1', 'Notebook', 'n', 'a'))).to.equal(false);
+    expect(restoresStatus(obj('example.com/v1', 'PyTorchJob', 'p', 'a'))).to.equal(false);
+    expect(suspendedForStatus(obj('kubeflow.org/v1beta1', 'Experiment', 'e', 'a'))).to.equal(undefined);
+    const bare = obj('kubeflow.org/v1', 'TFJob', 't', 'a', { spec: { tfReplicaSpecs: {} } });
+    expect(suspendedForStatus(bare)).to.deep.equal({
+      create: { ...bare, spec: { tfReplicaSpecs: {}, runPolicy: { suspend: true } } },
+      resume: { spec: { runPolicy: null } },
+    });
+    expect(bare.spec).to.deep.equal({ tfReplicaSpecs: {} });
+    const withPolicy = obj('kubeflow.org/v1', 'PyTorchJob', 'p', 'a', { spec: { runPolicy: { cleanPodPolicy: 'None' } } });
+    expect(suspendedForStatus(withPolicy)?.resume).to.deep.equal({ spec: { runPolicy: { suspend: null } } });
+    expect(suspendedForStatus(obj('kubeflow.org/v1', 'MPIJob', 'm', 'a', { spec: { runPolicy: { suspend: false } } }))?.resume).to.deep.equal({ spec: { runPolicy: { suspend: false } } });
+    expect(suspendedForStatus(obj('kubeflow.org/v1', 'PaddleJob', 'p', 'a', { spec: { runPolicy: { suspend: true } } }))).to.equal(undefined);
   });
 
   it('strips what the server owns without touching the input', () => {

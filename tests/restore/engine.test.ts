@@ -7,14 +7,16 @@ import { ObjectStore } from '../../src/store/objects.ts';
 import { runBackup } from '../../src/backup/engine.ts';
 import { runRestore, type RestoreRequest } from '../../src/restore/engine.ts';
 import { collectUserState, compareStates, describeDifferences, identityOf } from '../../src/restore/compare.ts';
-import { RestoreRefusedError, RestoreStoppedError } from '../../src/restore/errors.ts';
+import { RestoreInputError, RestoreRefusedError, RestoreStoppedError } from '../../src/restore/errors.ts';
 import { backupKeys } from '../../src/store/layout.ts';
 import { isContributorObject } from '../../src/kubeflow/contributors.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
 import { readItems, readManifest } from '../../src/archive/index.ts';
-import { profileOwner } from '../../src/kubeflow/profile-namespaces.ts';
+import { profileOwner, reconcileRequestAnnotation } from '../../src/kubeflow/profile-namespaces.ts';
 import { restorable } from '../../src/restore/normalize.ts';
+import { restoresStatus, suspendedForStatus } from '../../src/kubeflow/status-kinds.ts';
 import { putForeignArchive } from './fixtures.ts';
+import { refs } from '../support/cluster/kubeflow/refs.ts';
 
 const SEED = 5;
 const PROFILES = 6;
@@ -39,6 +41,22 @@ describe('restore engine against the embedded cluster and s3rver', function () {
 
   const restore = (kube: KubeClient, overrides: Partial<RestoreRequest> = {}) =>
     runRestore(kube, store, { backupId, waitTimeoutMs: 20_000, ...overrides });
+
+  /**
+   * How many archived objects of the backup get their status written back (one PUT each), and how many of those are
+   * created suspended and resumed after it (one PATCH each): src/kubeflow/status-kinds.ts.
+   */
+  const archivedStatuses = async () => {
+    const read = await readManifest(store, backupId);
+    let statuses = 0;
+    let resumes = 0;
+    for await (const item of readItems(store, backupId, { manifest: read.state === 'present' ? read.manifest : null })) {
+      if (!restoresStatus(item.object) || item.object.status === undefined) continue;
+      statuses++;
+      if (suspendedForStatus(item.object)) resumes++;
+    }
+    return { statuses, resumes };
+  };
 
   before(async () => {
     [a, b, s3] = await Promise.all([startCluster({ profiles: PROFILES, seed: SEED }), startCluster({ seed: SEED }), startS3Server({ buckets: [BUCKET] })]);
@@ -70,9 +88,15 @@ describe('restore engine against the embedded cluster and s3rver', function () {
     const after = kubeB.requestCounts();
     expect(outcome.backupId).to.equal(backupId);
     expect(outcome.totals).to.deep.include({ created: archived, updated: 0, failed: 0 });
-    // one create per archived object: the controllers made everything else
+    // one create per archived object: the controllers made everything else; and one status write per Experiment and
+    // training job, so that their controllers know what is already done
     expect(after.create - before.create).to.equal(archived);
-    expect(after.update + after.patch + after.delete - before.update - before.patch - before.delete).to.equal(0);
+    const { statuses, resumes } = await archivedStatuses();
+    expect(resumes).to.be.greaterThan(0);
+    expect(statuses).to.be.greaterThan(resumes);
+    expect(after.update - before.update).to.equal(statuses);
+    expect(after.patch - before.patch).to.equal(resumes);
+    expect(after.delete - before.delete).to.equal(0);
     const differences = compareStates(await collectUserState(kubeA), await collectUserState(kubeB));
     expect(describeDifferences(differences)).to.deep.equal([]);
     const stateB = await collectUserState(kubeB);
@@ -256,14 +280,87 @@ describe('restore engine against the embedded cluster and s3rver', function () {
     const offenders = (error as RestoreRefusedError).offenders;
     const stray = offenders.filter((o) => o.includes('namespace stray'));
     expect(stray).to.deep.equal([
-      ...[0, 1, 2].map((i) => `ConfigMap/stray/cm-0${i} (resources/configmaps/namespaces/stray/cm-0${i}.json): namespace stray is not a profile namespace of this backup (no Profile stray in it)`),
-      '11 more objects in namespace stray, which is not a profile namespace of this backup either',
+      ...[0, 1, 2].map((i) => `ConfigMap/stray/cm-0${i} (resources/configmaps/namespaces/stray/cm-0${i}.json): namespace stray has no Profile stray in this backup; only the profile controller makes profile namespaces, from their Profile`),
+      '11 more objects in namespace stray, which has no Profile in this backup either',
     ]);
     expect(offenders.filter((o) => o.includes('namespace lonely'))).to.deep.equal([
-      'ConfigMap/lonely/only (resources/configmaps/namespaces/lonely/only.json): namespace lonely is not a profile namespace of this backup (no Profile lonely in it)',
+      'ConfigMap/lonely/only (resources/configmaps/namespaces/lonely/only.json): namespace lonely has no Profile lonely in this backup; only the profile controller makes profile namespaces, from their Profile',
     ]);
     expect(offenders.join('\n')).not.to.include('namespace kept');
     expect(kubeB.requestCounts().writes).to.equal(before);
+  });
+
+  it('with skip-refused, the namespaces without a Profile are left out and every object in them counted as skipped', async () => {
+    const outcome = await restore(kubeB, { backupId: 'stray-namespace', skipRefused: true });
+    expect(outcome.totals).to.deep.include({ created: 2, skipped: 15, failed: 0 });
+    expect(outcome.refused).to.have.length(5);
+    expect(outcome.refused[4]).to.equal('ConfigMap/lonely/only (resources/configmaps/namespaces/lonely/only.json): namespace lonely has no Profile lonely in this backup; only the profile controller makes profile namespaces, from their Profile');
+    expect(outcome.plan.find((p) => p.namespace === 'stray')).to.deep.include({ kind: 'ConfigMap', skip: 14, create: 0 });
+    const namespaces = await resource(kubeB, '', 'namespaces');
+    expect(await kubeB.tryGet(namespaces, 'stray')).to.equal(undefined);
+  });
+
+  describe('RoleBindings a profile owner may make, skip-refused and exclude-resources', () => {
+    const namespace = 'rbac-user';
+    const binding = (name: string, kind: string, role: string) => ({
+      path: `resources/rolebindings.rbac.authorization.k8s.io/namespaces/${namespace}/${name}.json`,
+      object: {
+        apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name, namespace },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind, name: role }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'colleague@example.com' }],
+      },
+    });
+    const entries = [
+      { path: `resources/profiles.kubeflow.org/cluster/${namespace}.json`, object: { apiVersion: 'kubeflow.org/v1', kind: 'Profile', metadata: { name: namespace }, spec: { owner: { kind: 'User', name: 'owner@example.com' } } } },
+      // an owner holds kubeflow-admin, which aggregates admin, edit and view: these are the owner's to give
+      binding('colleague-admin', 'ClusterRole', 'admin'),
+      binding('colleague-edit', 'ClusterRole', 'edit'),
+      binding('colleague-view', 'ClusterRole', 'view'),
+      binding('colleague-reader', 'Role', 'pod-reader'),
+      {
+        path: `resources/roles.rbac.authorization.k8s.io/namespaces/${namespace}/pod-reader.json`,
+        object: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'pod-reader', namespace }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] }] },
+      },
+      { path: `resources/configmaps/namespaces/${namespace}/settings.json`, object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace }, data: { a: 'b' } } },
+      binding('escalate', 'ClusterRole', 'cluster-admin'),
+    ];
+    const live = async (plural: string, group: string) =>
+      (await kubeB.listAll(await resource(kubeB, group, plural), { namespace })).items.map((o) => o.metadata.name).sort();
+
+    before(async () => {
+      await putForeignArchive(store, 'rbac-shapes', entries);
+    });
+
+    it('refuses the archive by default, naming only the cluster-admin binding, and writes nothing', async () => {
+      const before = kubeB.requestCounts().writes;
+      const error = await restore(kubeB, { backupId: 'rbac-shapes' }).then(() => undefined, (caught: unknown) => caught);
+      expect(error).to.be.instanceOf(RestoreRefusedError);
+      expect((error as RestoreRefusedError).offenders).to.have.length(1);
+      expect((error as RestoreRefusedError).offenders[0]).to.match(/^RoleBinding\/rbac-user\/escalate .*binds ClusterRole cluster-admin/);
+      expect(kubeB.requestCounts().writes).to.equal(before);
+    });
+
+    it('with skip-refused and exclude-resources: restores admin, edit, view and Role bindings, leaves out and lists the rest', async () => {
+      const outcome = await restore(kubeB, { backupId: 'rbac-shapes', skipRefused: true, excludeResources: ['configmaps'] });
+      expect(outcome.refused).to.have.length(1);
+      expect(outcome.refused[0]).to.include('RoleBinding/rbac-user/escalate');
+      expect(outcome.warnings.join(' ')).to.include('skip-refused: 1 archived item(s)');
+      expect(await live('rolebindings', 'rbac.authorization.k8s.io')).to.include.members(['colleague-admin', 'colleague-edit', 'colleague-view', 'colleague-reader']);
+      expect(await live('rolebindings', 'rbac.authorization.k8s.io')).not.to.include('escalate');
+      // exclude-resources applies to restore: the ConfigMap stays in the archive and out of the cluster
+      expect(await live('configmaps', '')).not.to.include('settings');
+      const reasons = outcome.plan.filter((p) => p.namespace === namespace).flatMap((p) => p.reasons).join('\n');
+      expect(reasons).to.include('excluded by exclude-resources (configmaps)');
+      expect(reasons).to.include('binds ClusterRole cluster-admin');
+      expect(outcome.byKind['rolebindings.rbac.authorization.k8s.io']).to.deep.include({ created: 4, skipped: 1 });
+    });
+
+    it('a bad exclude-resources entry is one sentence, before anything is read or written', async () => {
+      const before = kubeB.requestCounts().writes;
+      const error = await restore(kubeB, { backupId: 'rbac-shapes', excludeResources: ['Not A Resource'] }).then(() => undefined, (caught: unknown) => caught);
+      expect(error).to.be.instanceOf(RestoreInputError);
+      expect((error as Error).message).to.equal('exclude-resources: "Not A Resource" is not a resource name (write e.g. secrets, notebooks.kubeflow.org or *). Nothing was restored.');
+      expect(kubeB.requestCounts().writes).to.equal(before);
+    });
   });
 
   it('a foreign archive restores with a warning, skipping generated objects with the reason', async () => {
@@ -322,7 +419,10 @@ describe('restore engine against the embedded cluster and s3rver', function () {
       // one LIST of Profiles and the namespace watch's first LIST: nothing per kind or per namespace
       expect(after.list - before.list).to.be.at.most(2);
       expect(outcome.totals).to.deep.include({ created: archived - 2, unchanged: 1, skipped: 1, failed: 0 });
-      expect(after.update + after.patch + after.delete - before.update - before.patch - before.delete).to.equal(0);
+      const { statuses, resumes } = await archivedStatuses();
+      expect(after.update - before.update).to.equal(statuses);
+      expect(after.patch - before.patch).to.equal(resumes);
+      expect(after.delete - before.delete).to.equal(0);
       expect(outcome.plan.flatMap((p) => p.reasons).join(' ')).to.include(`ServiceAccount/${name}/${other.metadata.name} differs`);
       const differences = compareStates(await collectUserState(kubeA), await collectUserState(kubeF!));
       expect(differences.map((d) => d.object)).to.deep.equal([identityOf(other)]);
@@ -347,6 +447,117 @@ describe('restore engine against the embedded cluster and s3rver', function () {
       const configmaps = await resource(kubeF!, '', 'configmaps');
       const inRefused = (await kubeF!.listAll(configmaps, { namespace: refused })).items.filter((o) => archive.some((a) => a.kind === 'ConfigMap' && a.metadata.namespace === refused && a.metadata.name === o.metadata.name));
       expect(inRefused).to.deep.equal([]);
+    });
+
+    it('a rerun after the user deletes or fixes a conflicting namespace restores it: the unchanged Profiles are nudged', async () => {
+      const archive = await archivedState();
+      const [deleted, fixed] = archive.filter((o) => o.kind === 'Profile').slice(2, 4);
+      const names = [deleted!.metadata.name!, fixed!.metadata.name!];
+      const namespaces = await resource(kubeF!, '', 'namespaces');
+      const profiles = await resource(kubeF!, 'kubeflow.org', 'profiles');
+      for (const name of names) {
+        await kubeF!.create(namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name, annotations: { owner: 'someone-else@example.com' } } });
+      }
+      const first = await restore(kubeF!, { profiles: names, encryptionKey: 'restore-test-passphrase', waitTimeoutMs: 1500 }).then(() => undefined, (caught: unknown) => caught);
+      expect(first).to.be.instanceOf(RestoreStoppedError);
+      // the message comes from the namespaces, not from the Profiles: the real controller's condition never reaches them
+      expect((first as Error).message).to.include(`${names[0]} (the namespace exists with owner annotation "someone-else@example.com"`);
+      for (const name of names) expect((await kubeF!.get(profiles, name)).status).to.equal(undefined);
+
+      // the user deletes one conflicting namespace and gives the other the Profile owner's annotation
+      await kubeF!.delete(namespaces, names[0]!);
+      await kubeF!.waitFor(namespaces, names[0]!, undefined, (o) => o === undefined, { timeoutMs: 10_000 });
+      const conflicting = await kubeF!.get(namespaces, names[1]!);
+      await kubeF!.replace(namespaces, { ...conflicting, metadata: { ...conflicting.metadata, annotations: { owner: profileOwner(fixed!)! } } });
+
+      const rerun = await restore(kubeF!, { profiles: names, encryptionKey: 'restore-test-passphrase', waitTimeoutMs: 20_000 });
+      expect(rerun.totals.failed).to.equal(0);
+      expect(rerun.byKind['profiles.kubeflow.org']).to.deep.include({ unchanged: 2 });
+      for (const name of names) {
+        expect((await kubeF!.get(profiles, name)).metadata.annotations?.[reconcileRequestAnnotation]).to.be.a('string');
+        // the profile controller reconciled each again: its own objects are there
+        await kubeF!.waitFor(await resource(kubeF!, '', 'serviceaccounts'), 'default-editor', name, (o) => o !== undefined, { timeoutMs: 10_000 });
+      }
+      const inThem = (objects: KubeObject[]) => objects.filter((o) => names.includes(o.metadata.namespace ?? o.metadata.name!));
+      const differences = compareStates(inThem(await collectUserState(kubeA)), inThem(await collectUserState(kubeF!)));
+      expect(describeDifferences(differences)).to.deep.equal([]);
+    });
+  });
+
+  describe('finished work stays finished: Experiments and training jobs get their status back', () => {
+    let fresh: RunningCluster;
+    let kubeF: KubeClient;
+    let namespace: string;
+    let outcome: Awaited<ReturnType<typeof runRestore>>;
+    const experimentsRef = { group: 'kubeflow.org', resource: 'experiments' };
+    const pytorchjobsRef = { group: 'kubeflow.org', resource: 'pytorchjobs' };
+    const finished = (kind: string) => ({
+      conditions: [
+        { type: 'Created', status: 'True', reason: `${kind}Created` },
+        { type: 'Running', status: 'False', reason: `${kind}Running` },
+        { type: 'Succeeded', status: 'True', reason: kind === 'Experiment' ? 'ExperimentGoalReached' : `${kind}Succeeded` },
+      ],
+    });
+    const experiment = (name: string): KubeObject => ({
+      apiVersion: 'kubeflow.org/v1beta1', kind: 'Experiment', metadata: { name, namespace },
+      spec: { parallelTrialCount: 2, maxTrialCount: 4, algorithm: { algorithmName: 'random' }, parameters: [{ name: 'lr', feasibleSpace: { min: '0.01', max: '0.1' } }] },
+    });
+    const job = (name: string): KubeObject => ({
+      apiVersion: 'kubeflow.org/v1', kind: 'PyTorchJob', metadata: { name, namespace },
+      spec: { pytorchReplicaSpecs: { Master: { replicas: 1, template: { spec: { containers: [{ name: 'pytorch', image: 'docker.io/kubeflowkatib/pytorch-mnist:v1beta1-45c5727' }] } } } } },
+    });
+    const trialsOf = (name: string) => fresh.api.list(refs.trials, { namespace, labelSelector: `katib.kubeflow.org/experiment=${name}` });
+    const podsOf = (name: string) => fresh.api.list(refs.pods, { namespace, labelSelector: `training.kubeflow.org/job-name=${name}` });
+
+    before(async () => {
+      namespace = (await collectUserState(kubeA)).find((o) => o.kind === 'Profile')!.metadata.name!;
+      // in the source, one Experiment and one PyTorchJob ran to the end, the others are still running
+      for (const name of ['tuned', 'tuning']) a.api.create(experimentsRef, experiment(name));
+      for (const name of ['trained', 'training']) a.api.create(pytorchjobsRef, job(name));
+      const succeed = async (ref: typeof experimentsRef, name: string, kind: string, extra: object) => {
+        for (;;) {
+          const live = a.api.get(ref, name, namespace)!;
+          try {
+            a.api.updateStatus(ref, { ...live, status: { ...finished(kind), ...extra } });
+            return;
+          } catch { await new Promise((resolve) => setTimeout(resolve, 5)); } // the controller wrote meanwhile
+        }
+      };
+      await succeed(experimentsRef, 'tuned', 'Experiment', { trials: 4, trialsSucceeded: 4, currentOptimalTrial: { parameterAssignments: [{ name: 'lr', value: '0.042' }] } });
+      await succeed(pytorchjobsRef, 'trained', 'PyTorchJob', { replicaStatuses: { Master: { succeeded: 1 } } });
+      const backup = await runBackup(kubeA, store, {
+        kind: 'backup-state', includeVolumes: false, includeControlPlane: false, toolVersion: 'test', namespaces: [namespace],
+        profileNamespaceSelector: 'app.kubernetes.io/part-of=kubeflow-profile', protectedCrdGroups: ['kubeflow.org'], encryptionKey: 'restore-test-passphrase',
+      });
+      fresh = await startCluster({ seed: SEED });
+      kubeF = await KubeClient.load({ kubeconfig: fresh.kubeconfigPath, concurrency: 8 });
+      outcome = await runRestore(kubeF, store, { backupId: backup.backupId, waitTimeoutMs: 20_000, encryptionKey: 'restore-test-passphrase' });
+    });
+    after(async () => {
+      kubeF?.close();
+      await fresh?.stop();
+    });
+
+    it('a finished Experiment and PyTorchJob start nothing on the target; the unfinished ones start again', async () => {
+      expect(outcome.totals.failed).to.equal(0);
+      const until = async (what: string, ready: () => boolean) => {
+        for (const deadline = Date.now() + 10_000; !ready(); await new Promise((resolve) => setTimeout(resolve, 10))) {
+          if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+        }
+      };
+      // the same controllers start the unfinished ones: once they have, the finished ones have had their turn too
+      await until('trials of the unfinished Experiment', () => trialsOf('tuning').length === 2);
+      await until('the pod of the unfinished PyTorchJob', () => podsOf('training').length === 1);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(trialsOf('tuned')).to.deep.equal([]);
+      expect(podsOf('trained')).to.deep.equal([]);
+      const tuned = fresh.api.get(experimentsRef, 'tuned', namespace)!;
+      expect(tuned.status).to.deep.include({ trials: 4, trialsSucceeded: 4 });
+      expect((tuned.status as { conditions: Array<{ type: string; status: string }> }).conditions).to.deep.include({ type: 'Succeeded', status: 'True', reason: 'ExperimentGoalReached' });
+      const trained = fresh.api.get(pytorchjobsRef, 'trained', namespace)!;
+      expect((trained.status as { replicaStatuses: unknown }).replicaStatuses).to.deep.equal({ Master: { succeeded: 1 } });
+      // created suspended until its status was written, then given back its own spec
+      expect(trained.spec).to.deep.equal(job('trained').spec);
     });
   });
 

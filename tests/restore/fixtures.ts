@@ -25,7 +25,7 @@ export async function putForeignArchive(store: ObjectStore, id: string, entries:
   await store.put(keys.tarball, gzipSync(Buffer.concat(chunks)));
   const now = new Date();
   await store.put(keys.marker, JSON.stringify(veleroBackupObject({
-    id, started: now, completed: now, ttl: '720h0m0s', expiration: now, namespaces: [], items: entries.length,
+    id, started: now, completed: now, namespaces: [], items: entries.length,
     errors: 0, warnings: 0, storageLocation: 'default', toolVersion: 'velero',
   })));
 }

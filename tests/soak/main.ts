@@ -20,8 +20,10 @@ import { volumeBackupStep } from '../../src/volumes/steps.ts';
 import { differingVolumes, restoreKilledDuringFill, seedVolumes, SOAK_MOVERS } from './volumes.ts';
 import { collectUserState, compareStates, describeDifferences } from '../../src/restore/compare.ts';
 import { backupRequest, bucketState, entryChecksums, kubeAt, s3Settings, storeAt } from '../reliability/support.ts';
+import { requireSystemTools } from '../../scripts/system-tools.ts';
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '20' }, 'fault-rate': { type: 'string', default: '0.1' }, profiles: { type: 'string', default: '10' }, seed: { type: 'string', default: '1' } } });
+requireSystemTools('soak');
 const runs = Number(values.runs);
 const rate = Number(values['fault-rate']);
 const seed0 = Number(values.seed);

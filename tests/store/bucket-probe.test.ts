@@ -13,6 +13,9 @@ import { anyObjectUnder, bucketUrl, probeBucket } from '../../src/store/bucket-p
 import { checkBucket, createS3Client } from '../../src/store/s3-client.ts';
 import type { S3Settings } from '../../src/store/settings.ts';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
+import { RegionProxy } from '../support/s3/region-proxy.ts';
+// `<bucket>.s3.localhost` resolves to loopback in this process, as RFC 6761 wants (see the file).
+import '../support/s3/localhost-dns.cjs';
 
 /** The SigV4 signature of a request without query or body (AWS's "Signature Version 4 signing process"). */
 function sigV4(method: string, target: string, headers: IncomingHttpHeaders, secret: string, region: string): string {
@@ -73,7 +76,8 @@ describe('store/bucket-probe: probeBucket against s3rver', function () {
     expect(await probeBucket(settings(tls, { tlsCaChain: [certPem] }))).to.deep.equal({ ok: true });
     const untrusted = await probeBucket(settings(tls));
     expect(untrusted.ok === false && untrusted.problem.kind).to.equal('tls');
-    expect(untrusted.ok === false && untrusted.problem.message).to.match(/^TLS with https:\/\/127\.0\.0\.1:\d+ failed \(\w+\); give s3-integrator/);
+    expect(untrusted.ok === false && untrusted.problem).to.deep.include({ remedy: { setting: 'ca-chain' } });
+    expect(untrusted.ok === false && untrusted.problem.fact).to.match(/^TLS with https:\/\/127\.0\.0\.1:\d+ failed \(\w+\)$/);
     expect(untrusted).to.deep.equal(await checkBucket(settings(tls)));
   });
 
@@ -164,7 +168,7 @@ describe('store/bucket-probe: probeBucket against s3rver', function () {
       expect(seen).to.have.length(2);
       answers = [418];
       const teapot = await probeBucket(local());
-      expect(teapot).to.deep.equal({ ok: false, problem: { kind: 'unknown', message: `S3 at ${local().endpoint} answered HTTP 418 for bucket "kf-backups"` } });
+      expect(teapot).to.deep.equal({ ok: false, problem: { kind: 'unknown', fact: `S3 at ${local().endpoint} answered HTTP 418 for bucket "kf-backups"`, remedy: { setting: 'none' } } });
       answers = [301];
       const moved = await probeBucket(local());
       expect(moved.ok === false && moved.problem.kind).to.equal('wrong-region');
@@ -179,5 +183,40 @@ describe('store/bucket-probe: probeBucket against s3rver', function () {
     expect(bucketUrl({ ...base, uriStyle: 'host', endpoint: 'http://10.0.0.7:9000' }).href).to.equal('http://10.0.0.7:9000/kf-backups');
     expect(bucketUrl({ ...base, bucket: 'kf.backups', uriStyle: 'host', endpoint: 'https://s3.example.com' }).href).to.equal('https://s3.example.com/kf.backups');
     expect(bucketUrl({ ...base, uriStyle: 'path', endpoint: 'https://gw.example.com/s3' }).href).to.equal('https://gw.example.com/s3/kf-backups');
+  });
+});
+
+describe('store/bucket-probe: against AWS-like addressing and regions (s3rver behind the region proxy)', function () {
+  let s3: S3ServerHandle;
+  let proxy: RegionProxy;
+
+  before(async () => {
+    s3 = await startS3Server({ buckets: ['kf-west'] });
+    proxy = await RegionProxy.start({ target: s3.endpoint, bucketRegions: { 'kf-west': 'eu-west-1' } });
+  });
+  after(async () => {
+    await proxy?.stop();
+    await s3?.stop();
+  });
+
+  const west = (overrides: Partial<S3Settings> = {}): S3Settings => ({
+    accessKey: s3.accessKeyId, secretKey: s3.secretAccessKey, bucket: 'kf-west', path: '', endpoint: proxy.endpoint, region: 'us-west-2', uriStyle: 'host', ...overrides,
+  });
+
+  it('reports a bucket in another region with the region S3 named, in one sentence', async () => {
+    const mark = proxy.seen.length;
+    expect(await probeBucket(west())).to.deep.equal({
+      ok: false,
+      problem: { kind: 'wrong-region', fact: 'bucket "kf-west" is in region eu-west-1, not us-west-2', remedy: { setting: 'region', region: 'eu-west-1' } },
+    });
+    expect(proxy.seen.slice(mark).map((r) => [r.method, r.style, r.redirected])).to.deep.equal([['HEAD', 'host', 301]]);
+  });
+
+  it('is ok in the right region, asking <bucket>.<endpoint> in host style', async () => {
+    const mark = proxy.seen.length;
+    expect(await probeBucket(west({ region: 'eu-west-1' }))).to.deep.equal({ ok: true });
+    expect(await anyObjectUnder(west({ region: 'eu-west-1' }), 'nothing-here/')).to.equal(false);
+    const seen = proxy.seen.slice(mark);
+    expect(seen.every((r) => r.style === 'host' && r.host.startsWith('kf-west.s3.localhost:') && !r.redirected)).to.equal(true);
   });
 });

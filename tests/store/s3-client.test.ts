@@ -4,7 +4,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
+import { randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { checkBucket, classifyS3Error } from '../../src/store/s3-client.ts';
+import { openObjectStore } from '../../src/store/open.ts';
+import { RegionProxy } from '../support/s3/region-proxy.ts';
+// `<bucket>.s3.localhost` resolves to loopback in this process, as RFC 6761 wants (see the file).
+import '../support/s3/localhost-dns.cjs';
 import type { S3Settings } from '../../src/store/settings.ts';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
 
@@ -52,7 +59,8 @@ describe('store/s3-client: checkBucket against s3rver', function () {
     expect(await checkBucket(settings(tls, { tlsCaChain: [certPem] }))).to.deep.equal({ ok: true });
     const untrusted = await checkBucket(settings(tls));
     expect(untrusted.ok === false && untrusted.problem.kind).to.equal('tls');
-    expect(untrusted.ok === false && untrusted.problem.message).to.match(/^TLS with https:\/\/127\.0\.0\.1:\d+ failed \(\w+\); give s3-integrator/);
+    expect(untrusted.ok === false && untrusted.problem).to.deep.include({ remedy: { setting: 'ca-chain' } });
+    expect(untrusted.ok === false && untrusted.problem.fact).to.match(/^TLS with https:\/\/127\.0\.0\.1:\d+ failed \(\w+\)$/);
   });
 
   const cases: [string, (s: S3ServerHandle) => Partial<S3Settings>, string][] = [
@@ -67,12 +75,51 @@ describe('store/s3-client: checkBucket against s3rver', function () {
     it(`classifies ${name}`, async () => {
       const result = await checkBucket(settings(plain, overrides(plain)));
       expect(result.ok === false && result.problem.kind).to.equal(kind);
-      expect(result.ok === false && result.problem.message).not.to.include(plain.secretAccessKey + '\n');
+      expect(result.ok === false && JSON.stringify(result.problem)).not.to.include(plain.secretAccessKey + '\n');
     });
   }
 
   it('names an unknown answer by its HTTP status', () => {
     const problem = classifyS3Error({ name: 'Weird', $metadata: { httpStatusCode: 418 } }, { bucket: 'b', endpoint: 'http://x', region: 'r' });
-    expect(problem).to.deep.equal({ kind: 'unknown', message: 'S3 at http://x answered HTTP 418 for bucket "b"' });
+    expect(problem).to.deep.equal({ kind: 'unknown', fact: 'S3 at http://x answered HTTP 418 for bucket "b"', remedy: { setting: 'none' } });
+  });
+});
+
+describe('store/s3-client: against AWS-like addressing and regions (s3rver behind the region proxy)', function () {
+  let s3: S3ServerHandle;
+  let proxy: RegionProxy;
+
+  before(async () => {
+    s3 = await startS3Server({ buckets: ['kf-west'] });
+    proxy = await RegionProxy.start({ target: s3.endpoint, bucketRegions: { 'kf-west': 'eu-west-1' } });
+  });
+  after(async () => {
+    await proxy?.stop();
+    await s3?.stop();
+  });
+
+  const west = (overrides: Partial<S3Settings> = {}): S3Settings => ({
+    accessKey: s3.accessKeyId, secretKey: s3.secretAccessKey, bucket: 'kf-west', path: 'kf', endpoint: proxy.endpoint, region: 'us-west-2', uriStyle: 'host', ...overrides,
+  });
+
+  it('follows a 301 naming the bucket\'s region: HeadBucket succeeds, signed again for that region', async () => {
+    const mark = proxy.seen.length;
+    expect(await checkBucket(west())).to.deep.equal({ ok: true });
+    const seen = proxy.seen.slice(mark);
+    expect(seen.map((r) => [r.style, r.signedRegion, r.redirected ?? 'passed'])).to.deep.equal([['host', 'us-west-2', 301], ['host', 'eu-west-1', 'passed']]);
+  });
+
+  it('uploads with the storage class, in one PUT and in a multipart upload', async () => {
+    const store = openObjectStore(west({ region: 'eu-west-1', storageClass: 'STANDARD_IA' }));
+    try {
+      await store.put('small.json', '{"a":1}', 'application/json');
+      await store.startUpload('big.bin', Readable.from([randomBytes(6 * 1024 * 1024), randomBytes(1024)])).done();
+      for (const key of ['kf/small.json', 'kf/big.bin']) {
+        const head = await store.client.send(new HeadObjectCommand({ Bucket: 'kf-west', Key: key }));
+        expect([key, head.StorageClass]).to.deep.equal([key, 'STANDARD_IA']);
+      }
+    } finally {
+      store.client.destroy();
+    }
   });
 });

@@ -3,16 +3,20 @@ import type { ActionContext } from '../action-context.ts';
 import { backupRequest, moverConfig } from '../backup-steps.ts';
 import { volumeBackupStep } from '../../volumes/steps.ts';
 import { describeBackupFailure } from '../backup-failure.ts';
-import { readControlPlane, type ControlPlaneView } from '../control-plane.ts';
+import { emptyDatabasesState, readControlPlane, type ControlPlaneView } from '../control-plane.ts';
 import { controlPlaneBackupStep } from '../control-plane-steps.ts';
 import { lastBackupState } from '../last-backup.ts';
 
-/** What the control-plane step will copy, by relation: `kfp-db`, `katib-db`, `object-storage (mlpipeline)`. */
-function coveredParts(view: ControlPlaneView): string[] {
+/**
+ * What the control-plane step copied, by relation: `kfp-db (database mlpipeline)`, `object-storage (bucket …)`.
+ * `copied` names what the step reports copied: a database found without tables is dumped but never covered.
+ */
+function coveredParts(view: ControlPlaneView, copied: readonly string[]): string[] {
   const parts: string[] = [];
-  for (const part of ['kfp-db', 'katib-db'] as const) if (view.targets[part]) parts.push(`${part} (database ${view.targets[part].database})`);
+  for (const part of ['kfp-db', 'katib-db'] as const) if (view.targets[part] && copied.includes(part)) parts.push(`${part} (database ${view.targets[part].database})`);
   const storage = view.targets['object-storage'];
-  if (storage) parts.push(`object-storage (bucket${storage.buckets.length === 1 ? '' : 's'} ${storage.buckets.join(', ')})`);
+  if (storage && copied.some((name) => name.startsWith('minio/'))) parts.push(`object-storage (bucket${storage.buckets.length === 1 ? '' : 's'} ${storage.buckets.join(', ')})`);
+  if (copied.includes('mlmd')) parts.push('mlmd (SQLite mlmd.db)');
   return parts;
 }
 
@@ -44,7 +48,11 @@ export async function run(ctx: ActionContext<'backup-state'>): Promise<void> {
     ctx.fail(describeBackupFailure(error));
   }
   // For the status's "last backup" age: update-status then need not list S3.
-  await ctx.stateSet(lastBackupState({ id: outcome.backupId, completed: new Date().toISOString() })).catch(() => undefined);
+  await ctx.stateSet({
+    ...lastBackupState({ id: outcome.backupId, completed: new Date().toISOString() }),
+    // For the status: a related database found empty stays said until a backup finds it holding tables.
+    ...(controlPlane ? emptyDatabasesState(outcome.controlPlane.empty) : {}),
+  }).catch(() => undefined);
   await ctx.setResults({
     'backup-id': outcome.backupId,
     location: outcome.location,
@@ -53,12 +61,21 @@ export async function run(ctx: ActionContext<'backup-state'>): Promise<void> {
     volumes: outcome.volumes.copied,
     'volume-bytes': outcome.volumes.bytes,
     skipped: outcome.skipped,
+    ...(outcome.leftOutNamespaces.length ? { 'left-out': leftOutLines(outcome.leftOutNamespaces) } : {}),
     'duration-seconds': outcome.durationSeconds,
     namespaces: outcome.namespaces,
     profiles: outcome.profiles,
     contributors: outcome.contributors,
     secrets: encryptionKey ? `${outcome.sealedSecrets} sealed with the encryption-key` : `${outcome.clearSecrets} stored in clear: set encryption-key to seal them`,
-    ...(controlPlane ? { 'control-plane': { covered: coveredParts(controlPlane).join('; ') || 'nothing', 'not-covered': outcome.controlPlane.notCovered, bytes: outcome.controlPlane.bytes } } : {}),
+    ...(controlPlane ? { 'control-plane': { covered: coveredParts(controlPlane, outcome.controlPlane.names).join('; ') || 'nothing', 'not-covered': outcome.controlPlane.notCovered, bytes: outcome.controlPlane.bytes } } : {}),
     notes: [outcome.volumes.note, outcome.controlPlane.note, ...outcome.controlPlane.notCovered].filter(Boolean),
   });
+}
+
+/** one line per namespace left out of the backup, with its reason; the manifest holds them all */
+function leftOutLines(leftOut: ReadonlyArray<{ namespace: string; reason: string }>): string[] {
+  const MAX = 50;
+  const lines = leftOut.slice(0, MAX).map(({ namespace, reason }) => `${namespace}: ${reason}`);
+  if (leftOut.length > MAX) lines.push(`and ${leftOut.length - MAX} more (listed in the backup's manifest)`);
+  return lines;
 }

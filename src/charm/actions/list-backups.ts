@@ -1,4 +1,5 @@
-// The list-backups action: complete backups (those with their commit marker), newest first, from their manifests.
+// The list-backups action: backups with their commit marker, newest first, from their manifests, each with the phase
+// its marker records (only Completed and PartiallyFailed ones can be restored).
 import type { ActionContext } from '../action-context.ts';
 
 export async function run(ctx: ActionContext<'list-backups'>): Promise<void> {
@@ -14,6 +15,7 @@ export async function run(ctx: ActionContext<'list-backups'>): Promise<void> {
     count: backups.length,
     backups: backups.map((b) => ({
       id: b.id,
+      phase: b.phase ?? 'unknown',
       created: b.created,
       scope: b.scope ? `${b.scope.action}: ${b.scope.namespaces?.length ?? 0} namespace(s), ${b.scope.profiles?.length ?? 0} Profile(s)` : b.format,
       objects: b.objects,

@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import type { ActionContext } from '../action-context.ts';
 import type { MigrationCheckpoint } from '../../guard/migrate.ts';
+import { describe } from '../../errors/index.ts';
 
 export const CHECKPOINT_KEY = 'migrate-stored-versions-checkpoint';
 
@@ -36,7 +37,7 @@ export async function run(ctx: ActionContext<'migrate-stored-versions'>): Promis
       onCheckpoint: (checkpoint) => ctx.stateSet({ [CHECKPOINT_KEY]: checkpoint ? JSON.stringify(checkpoint) : '' }),
     });
   } catch (error) {
-    const sentence = (error instanceof Error ? error.message.split('\n')[0]! : String(error)).trim();
+    const sentence = describe(error);
     ctx.fail(/[.]$/.test(sentence) ? sentence : `The migration stopped: ${sentence}; run migrate-stored-versions again to continue.`);
   }
   await ctx.setResults({

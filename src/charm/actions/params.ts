@@ -2,6 +2,7 @@
 // Juju validates against actions.yaml and fills its defaults; these schemas repeat the defaults so a handler is typed
 // and a test can prove both agree.
 import { z } from 'zod';
+import { isSafeBackupName } from '../../store/layout.ts';
 
 /** "a, b,,c" → ['a', 'b', 'c']; each entry must be a Kubernetes name. */
 const nameList = z
@@ -14,7 +15,8 @@ const backupId = z
   .string()
   .trim()
   .min(1, 'is required')
-  .refine((id) => id === 'latest' || /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(id), 'must be a backup id from list-backups, or "latest"');
+  // any backup name Velero could have given (a Kubernetes name, dots included), not only ours
+  .refine((id) => id === 'latest' || isSafeBackupName(id), 'must be a backup id from list-backups, or "latest"');
 
 export const ActionParams = {
   'backup-state': z.strictObject({
@@ -31,6 +33,7 @@ export const ActionParams = {
     'dry-run': z.boolean().default(false),
     'include-volumes': z.boolean().default(true),
     'include-control-plane': z.boolean().default(false),
+    'skip-refused': z.boolean().default(false),
   }),
   'snapshot-profiles': z.strictObject({ profiles: nameList }),
   'list-backups': z.strictObject({ limit: z.number().int().min(1).max(1000).default(20) }),

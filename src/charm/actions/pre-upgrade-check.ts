@@ -3,6 +3,7 @@
 import type { ActionContext } from '../action-context.ts';
 import { guardOptionsOf } from '../guard.ts';
 import { newestInStore } from '../last-backup.ts';
+import { charmProblemSentence } from '../s3-wording.ts';
 
 export async function run(ctx: ActionContext<'pre-upgrade-check'>): Promise<void> {
   const kube = await ctx.kube();
@@ -23,7 +24,7 @@ export async function run(ctx: ActionContext<'pre-upgrade-check'>): Promise<void
     checkS3: async () => {
       const settings = await s3Settings(ctx);
       const check = await checkBucket(settings);
-      if (!check.ok) throw new Error(check.problem.message);
+      if (!check.ok) throw new Error(charmProblemSentence(check.problem));
     },
     newestCompleteBackup: async () => {
       // From S3, not from what this unit remembers: the check must see what a restore would see.

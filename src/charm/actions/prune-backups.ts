@@ -2,6 +2,8 @@
 // older ones and incomplete folders idle for over an hour, aborts stale multipart uploads and removes mover Jobs and
 // Secrets a killed run left behind. With dry-run it reports the same lists and changes nothing.
 import type { ActionContext } from '../action-context.ts';
+import { describeInline } from '../../errors/index.ts';
+import { ActionFailure } from '../action-context.ts';
 
 export async function run(ctx: ActionContext<'prune-backups'>): Promise<void> {
   const s3 = await ctx.s3();
@@ -15,7 +17,7 @@ export async function run(ctx: ActionContext<'prune-backups'>): Promise<void> {
   try {
     movers = moverPortOf(await ctx.kube());
   } catch (error) {
-    if (error instanceof Error && error.name === 'ActionFailure') throw error;
+    if (ActionFailure.isInstance(error)) throw error;
     notes.push('Volume-mover leftovers were not checked: the cluster could not be reached.');
   }
   let outcome;
@@ -27,7 +29,7 @@ export async function run(ctx: ActionContext<'prune-backups'>): Promise<void> {
       progress: (message) => ctx.progress(message),
     });
   } catch (error) {
-    ctx.fail(`Pruning ${store.url('backups/')} stopped: ${error instanceof Error ? error.message.replace(/\.$/, '') : String(error)}; rerun prune-backups once that is fixed (a half-pruned backup is left without its marker and removed next time).`);
+    ctx.fail(`Pruning ${store.url('backups/')} stopped: ${describeInline(error)}; rerun prune-backups once that is fixed (a half-pruned backup is left without its marker and removed next time).`);
   }
   const verb = dryRun ? 'would delete' : 'deleted';
   await ctx.setResults({

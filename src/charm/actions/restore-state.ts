@@ -5,9 +5,11 @@ import { openObjectStore } from '../../store/open.ts';
 import { runRestore } from '../../restore/engine.ts';
 import { RestoreInputError, RestoreRefusedError, RestoreStoppedError } from '../../restore/errors.ts';
 import { volumeRestoreStep } from '../../volumes/steps.ts';
+import { VolumeMoveError } from '../../volumes/mover.ts';
 import { moverConfig } from '../backup-steps.ts';
 import { readControlPlane } from '../control-plane.ts';
 import { controlPlaneRestoreStep } from '../control-plane-steps.ts';
+import { ControlPlaneError } from '../../controlplane/engine.ts';
 
 export async function run(ctx: ActionContext<'restore-state'>): Promise<void> {
   const params = ctx.params;
@@ -33,6 +35,9 @@ export async function run(ctx: ActionContext<'restore-state'>): Promise<void> {
       encryptionKey,
       waitTimeoutMs: ctx.config['restore-wait-timeout'] * 1000,
       protectedNamespaces: [ctx.modelName],
+      skipRefused: params['skip-refused'],
+      includeResources: ctx.config['include-resources'],
+      excludeResources: ctx.config['exclude-resources'],
       ...(volumes ? { volumes } : {}),
       ...(controlPlane ? { controlPlane } : {}),
       progress: (message) => ctx.progress(message),
@@ -45,8 +50,8 @@ export async function run(ctx: ActionContext<'restore-state'>): Promise<void> {
     if (error instanceof RestoreInputError || error instanceof RestoreStoppedError) ctx.fail(error.message);
     // A database or bucket copy that failed: its own sentence says which and why.
     // A PVC that could not be filled keeps its fill mark: the rerun fills it, and only it.
-    if (error instanceof Error && error.name === 'VolumeMoveError') ctx.fail(`${error.message.replace(/\.$/, '')}; fix that and rerun restore-state, which fills every PVC still waiting for its data.`);
-    if (error instanceof Error && error.name === 'ControlPlaneError') ctx.fail(`${error.message} Profiles and namespaced objects were not restored; fix it and rerun.`);
+    if (VolumeMoveError.isInstance(error)) ctx.fail(`${error.message.replace(/\.$/, '')}; fix that and rerun restore-state, which fills every PVC still waiting for its data.`);
+    if (ControlPlaneError.isInstance(error)) ctx.fail(`${error.message} Profiles and namespaced objects were not restored; fix it and rerun.`);
     throw error;
   }
   for (const warning of outcome.warnings) await ctx.log('WARNING', warning);
@@ -55,6 +60,7 @@ export async function run(ctx: ActionContext<'restore-state'>): Promise<void> {
     ...outcome.totals,
     ...(outcome.dryRun ? { plan: outcome.plan } : {}),
     ...(outcome.warnings.length ? { warnings: outcome.warnings } : {}),
+    ...(outcome.refused.length ? { refused: outcome.refused.length > 50 ? [...outcome.refused.slice(0, 50), `and ${outcome.refused.length - 50} more`] : outcome.refused } : {}),
     ...(outcome.volumes.note ? { volumes: outcome.volumes.note } : { volumes: `${outcome.volumes.restored} PVC(s) filled` }),
     'control-plane': outcome.controlPlane.note ?? (params['include-control-plane'] ? `${outcome.controlPlane.restored} part(s) restored` : 'not restored (include-control-plane=false)'),
     'duration-seconds': outcome.durationSeconds,

@@ -1,16 +1,17 @@
 // The verify-backup action: downloads a backup and re-checks every checksum; each problem is reported.
-import type { ActionContext } from '../action-context.ts';
+import { ActionFailure, type ActionContext } from '../action-context.ts';
 
 export async function run(ctx: ActionContext<'verify-backup'>): Promise<void> {
   const s3 = await ctx.s3();
-  const [{ verifyBackup, listBackups }, { openObjectStore }] = await Promise.all([import('../../archive/verify.ts'), import('../../store/open.ts')]);
+  const [{ verifyBackup, latestWholeBackup }, { openObjectStore }] = await Promise.all([import('../../archive/verify.ts'), import('../../store/open.ts')]);
   const store = openObjectStore(s3);
   let id = ctx.params['backup-id'];
   try {
     if (id === 'latest') {
-      const newest = (await listBackups(store, { limit: 1 }))[0];
+      const newest = await latestWholeBackup(store);
       if (!newest) ctx.fail(`There is no complete backup in ${store.url()} to verify.`);
-      id = newest.id;
+      id = newest.listing.id;
+      if (newest.warning) await ctx.progress(newest.warning);
     }
     await ctx.progress(`verifying backup ${id}`);
     const report = await verifyBackup(store, id);
@@ -22,7 +23,7 @@ export async function run(ctx: ActionContext<'verify-backup'>): Promise<void> {
     });
     if (report.status === 'corrupt') ctx.fail(`Backup ${id} is corrupt (${report.problems.length} problem(s), listed in the results); do not restore from it.`);
   } catch (error) {
-    if (error instanceof Error && error.name === 'ActionFailure') throw error;
+    if (ActionFailure.isInstance(error)) throw error;
     ctx.fail(`Backup ${id} could not be verified: ${error instanceof Error ? error.message.replace(/\.$/, '') : String(error)}.`);
   }
 }

@@ -8,6 +8,7 @@ import type { Command, CommandContext } from '../usage.ts';
 import { stringValue, UsageError } from '../usage.ts';
 import { DEFAULT_PROTECTED_GROUPS } from './backup-options.ts';
 import { describeFailure, openStore, outputOptions } from './shared.ts';
+import { cliProblemSentence } from '../s3-wording.ts';
 
 export const checkCommand: Command = {
   name: 'check',
@@ -51,7 +52,7 @@ export const checkCommand: Command = {
     const kube = await kubeClientFrom(values);
     try {
       out.progress('checking the guard, the backup store, the newest backup, the CRDs and the Profiles');
-      const [{ preUpgradeCheck }, { checkBucket }, { listBackups }] = await Promise.all([
+      const [{ preUpgradeCheck }, { checkBucket }, { latestWholeBackup }] = await Promise.all([
         import('../../guard/preflight.ts'), import('../../store/s3-client.ts'), import('../../archive/verify.ts'),
       ]);
       const result = await preUpgradeCheck({
@@ -60,10 +61,10 @@ export const checkCommand: Command = {
         maxBackupAgeMs: maxAgeMs,
         checkS3: async () => {
           const checked = await checkBucket(settings);
-          if (!checked.ok) throw new Error(checked.problem.message.replace(/ of s3-integrator| given to s3-integrator/g, ''));
+          if (!checked.ok) throw new Error(cliProblemSentence(checked.problem));
         },
         newestCompleteBackup: async () => {
-          const newest = (await listBackups(store, { limit: 1 }))[0];
+          const newest = (await latestWholeBackup(store))?.listing;
           return newest ? { id: newest.id, completedAt: new Date(newest.completed ?? newest.created) } : undefined;
         },
       });

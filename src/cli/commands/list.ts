@@ -1,4 +1,5 @@
-// list: complete backups (those with their commit marker), newest first.
+// list: backups with their commit marker, newest first, with the phase the marker records (Velero writes the marker
+// of unfinished and failed backups too; restore and `latest` take only Completed and PartiallyFailed ones).
 import { formatBytes, table } from '../output.ts';
 import { s3Options } from '../s3-options.ts';
 import type { Command, CommandContext } from '../usage.ts';
@@ -10,8 +11,9 @@ export const listCommand: Command = {
   summary: 'list complete backups in S3, newest first',
   synopsis: 'kubeflow-upgrader list --s3-url s3://<bucket>/<prefix> [--limit <n>] [--json]',
   description:
-    'Lists the backups whose commit marker exists — an interrupted backup is never listed — with their scope, size and ' +
-    'whether their Secrets are sealed. Foreign Velero backups in the same location are listed with format "velero".',
+    'Lists the backups whose commit marker exists — an interrupted backup is never listed — with the phase the marker ' +
+    'records, their scope, size and whether their Secrets are sealed. Foreign Velero backups in the same location are ' +
+    'listed with format "velero"; only Completed and PartiallyFailed ones can be restored.',
   groups: [
     { title: 'Listing', options: { limit: { type: 'string', placeholder: '<n>', description: 'show at most this many backups', default: 'all' } } },
     { title: 'S3', options: s3Options },
@@ -31,6 +33,7 @@ export const listCommand: Command = {
       const backups = await listBackups(store, limit === undefined ? {} : { limit });
       const rows = backups.map((b) => [
         b.id,
+        b.phase ?? '-',
         b.created.replace(/\.\d+Z$/, 'Z'),
         b.scope ? `${b.scope.action} ${b.scope.namespaces?.length ?? 0} ns ${b.scope.profiles?.length ?? 0} profiles` : b.format,
         b.objects ?? 0,
@@ -40,7 +43,7 @@ export const listCommand: Command = {
       ]);
       const lines = backups.length === 0
         ? [`no complete backup in ${store.url()}`]
-        : table([['ID', 'CREATED', 'SCOPE', 'OBJECTS', 'SIZE', 'SECRETS', 'DESCRIPTION'], ...rows]);
+        : table([['ID', 'PHASE', 'CREATED', 'SCOPE', 'OBJECTS', 'SIZE', 'SECRETS', 'DESCRIPTION'], ...rows]);
       ctx.out.result(lines, { location: store.url(), count: backups.length, backups });
       return 0;
     } catch (error) {

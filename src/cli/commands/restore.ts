@@ -30,6 +30,7 @@ export function restoreLines(outcome: RestoreOutcome): string[] {
     `volumes: ${outcome.volumes.restored} PVC(s) filled${outcome.volumes.note ? ` — ${outcome.volumes.note}` : ''}`,
     ...(outcome.dryRun ? planLines(outcome) : []),
     ...outcome.failures.map((f) => `failed: ${f}`),
+    ...outcome.refused.map((r) => `refused (not written): ${r}`),
     ...outcome.warnings.map((w) => `note: ${w}`),
     `took ${outcome.durationSeconds}s`,
   ];
@@ -64,6 +65,9 @@ export const restoreCommand: Command = {
         'dry-run': { type: 'boolean', description: 'verify and print the plan per namespace and kind; write nothing' },
         'no-volumes': { type: 'boolean', description: 'create PVCs empty instead of filling them with their archived data' },
         'wait-timeout': { type: 'string', placeholder: '<seconds>', description: 'how long to wait for the profile controller to make each profile namespace', default: '300' },
+        'skip-refused': { type: 'boolean', description: 'restore everything the allow-list accepts and list what it refuses, instead of refusing the whole backup' },
+        'include-resources': { type: 'string', placeholder: '<list>', description: 'only restore these resources (e.g. notebooks.kubeflow.org,persistentvolumeclaims); Profiles always', default: 'every resource in the backup' },
+        'exclude-resources': { type: 'string', placeholder: '<list>', description: 'never restore these resources (e.g. secrets); Profiles cannot be left out', default: 'none' },
       },
     },
     { title: 'Volume mover', options: moverOptions },
@@ -104,6 +108,9 @@ export const restoreCommand: Command = {
         includeVolumes,
         encryptionKey,
         waitTimeoutMs: waitSeconds * 1000,
+        skipRefused: values['skip-refused'] === true,
+        includeResources: listValue(values, 'include-resources') ?? [],
+        excludeResources: listValue(values, 'exclude-resources') ?? [],
         ...(includeVolumes ? { volumes: volumeRestoreStep(kube, settings, mover) } : {}),
         progress: (m) => out.progress(m),
       });

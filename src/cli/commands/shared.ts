@@ -4,6 +4,9 @@ import type { S3Settings } from '../../store/settings.ts';
 import type { CommandContext, OptionTable } from '../usage.ts';
 import { UsageError } from '../usage.ts';
 import { s3SettingsFrom } from '../s3-options.ts';
+import { TLS_CODES, errorCodes, isNetworkCode } from '../../errors/codes.ts';
+import { cliProblemSentence } from '../s3-wording.ts';
+import { describe } from '../../errors/index.ts';
 
 export const outputOptions: OptionTable = {
   json: { type: 'boolean', description: 'print the result as one JSON document on stdout (progress stays on stderr)' },
@@ -30,23 +33,26 @@ export function backupIdArgument(ctx: CommandContext, required: boolean): string
   return id;
 }
 
-/** `latest` → the newest complete backup's id; fails in one sentence when there is none. */
-export async function resolveBackupId(store: ObjectStore, id: string): Promise<string> {
+/**
+ * `latest` → the newest whole backup's id (Completed, or PartiallyFailed with a warning to `warn`); fails in one
+ * sentence when there is none.
+ */
+export async function resolveBackupId(store: ObjectStore, id: string, warn: (sentence: string) => void = () => undefined): Promise<string> {
   if (id !== 'latest') return id;
-  const { listBackups } = await import('../../archive/verify.ts');
-  const newest = (await listBackups(store, { limit: 1 }))[0];
+  const { latestWholeBackup } = await import('../../archive/verify.ts');
+  const newest = await latestWholeBackup(store);
   if (!newest) throw new Error(`There is no complete backup in ${store.url()}.`);
-  return newest.id;
+  if (newest.warning) warn(newest.warning);
+  return newest.listing.id;
 }
 
 /** One sentence for any failure: S3 errors are classified, engine errors keep their own sentence. */
 export async function describeFailure(error: unknown, settings?: S3Settings): Promise<string> {
-  const e = error as { $metadata?: unknown; name?: string; message?: string; code?: string };
-  if (settings && e && typeof e === 'object' && ('$metadata' in e || /^(ECONN|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|CERT_|DEPTH_ZERO|SELF_SIGNED|UNABLE_TO)/.test(e.code ?? ''))) {
+  const fromS3 = error !== null && typeof error === 'object' && '$metadata' in error;
+  if (settings && (fromS3 || errorCodes(error).some((code) => isNetworkCode(code) || TLS_CODES.has(code)))) {
     const { classifyS3Error } = await import('../../store/s3-client.ts');
-    const problem = classifyS3Error(error, settings).message.replace(/ of s3-integrator| given to s3-integrator/g, '').replace(/give s3-integrator the endpoint's CA in tls-ca-chain/, 'pass the endpoint\'s CA with --ca-file');
-    return `${problem[0]!.toUpperCase()}${problem.slice(1)}.`;
+    return cliProblemSentence(classifyS3Error(error, settings));
   }
-  const message = (error instanceof Error ? error.message : String(error)).split('\n')[0]!.trim();
+  const message = describe(error);
   return /[.!?]$/.test(message) ? message : `${message}.`;
 }

@@ -24,7 +24,7 @@ export const verifyCommand: Command = {
     const requested = backupIdArgument(ctx, true)!;
     const { settings, store } = await openStore(ctx);
     try {
-      const id = await resolveBackupId(store, requested);
+      const id = await resolveBackupId(store, requested, (warning) => ctx.out.progress(warning));
       ctx.out.progress(`verifying backup ${id}`);
       const { backupKeys } = await import('../../store/layout.ts');
       const keys = backupKeys(id);

@@ -2,7 +2,7 @@
 // real server sets, and status.storedVersions, which Kubernetes only ever grows on its own.
 import type { KubeObject } from '../../../src/kube/types.ts';
 import { invalid, invalidValue, required, type FieldError } from './errors.ts';
-import type { ResourceDef } from './resources.ts';
+import { VERBS, type ResourceDef } from './resources.ts';
 
 export const CRD_CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';
 const GROUP = 'apiextensions.k8s.io';
@@ -117,6 +117,8 @@ export function crdToDef(crd: KubeObject): ResourceDef {
     statusSubresource: Boolean(storage?.subresources && 'status' in storage.subresources),
     nameRule: 'subdomain',
     builtin: false,
+    // apiextensions-apiserver serves every verb on a custom resource (customresource_handler.go)
+    verbs: VERBS,
     printerColumns: storage?.additionalPrinterColumns ?? [],
   };
 }

@@ -111,6 +111,9 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
   }
   if (subresource && subresource !== 'status' && !(subresource === 'finalize' && def.resource === 'namespaces')) throw pathNotFound();
   if (subresource === 'status' && !def.statusSubresource) throw pathNotFound();
+  // A verb the resource does not serve has no route on a real server: 405 (apiserver installer.go registers only the
+  // verbs a REST storage implements, e.g. no deletecollection on namespaces, only create on bindings).
+  if (!subresource && !def.verbs.includes(verbOf(method, name !== undefined, watch))) throw methodNotAllowed();
 
   if (name === undefined) {
     if (method === 'GET' && watch) return serveWatch(ctx, req, res, target, q);
@@ -166,6 +169,16 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
     }
   }
   throw methodNotAllowed();
+}
+
+/** The Kubernetes verb of a request on a resource (authorization's RequestInfo does the same mapping). */
+function verbOf(method: string, named: boolean, watch: boolean): string {
+  if (method === 'GET') return watch ? 'watch' : named ? 'get' : 'list';
+  if (method === 'POST') return 'create';
+  if (method === 'PUT') return 'update';
+  if (method === 'PATCH') return 'patch';
+  if (method === 'DELETE') return named ? 'delete' : 'deletecollection';
+  return method.toLowerCase();
 }
 
 /** A body without apiVersion/kind takes them from the URL, as the real decoder defaults them. */

@@ -7,6 +7,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeObject } from '../../../src/kube/types.ts';
+import { stopOnExit } from '../cleanup.ts';
 import { startBackgroundControllers } from './background.ts';
 import { Cluster, CRD_REF, NS_REF } from './cluster.ts';
 import type { Controller, InProcessApi } from './contract.ts';
@@ -63,6 +64,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Runnin
   if (options.controllers !== false && options.kubeflowCrds !== false)
     for (const c of await loadKubeflowControllers()) stops.push(c.start(cluster));
 
+  const stopControllers = stopOnExit('the embedded cluster\'s controllers', () => { for (const s of stops) s(); });
   const token = randomBytes(24).toString('base64url');
   const certs = await makeCertificates();
   let serverUrl = '';
@@ -72,6 +74,10 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Runnin
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });
+  const stopServer = stopOnExit('the embedded API server', () => new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    for (const s of sockets) s.destroy();
+  }));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
@@ -90,11 +96,8 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Runnin
     faults,
     compact: () => cluster.store.compact(),
     stop: async () => {
-      for (const s of stops) s();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        for (const s of sockets) s.destroy();
-      });
+      await stopControllers();
+      await stopServer();
     },
   };
   if ((options.profiles ?? 0) > 0) {

@@ -21,6 +21,8 @@ export interface ResourceDef {
   nameRule: NameRule;
   /** built-in kinds drop apiVersion/kind from list items, as typed lists do on a real server */
   builtin: boolean;
+  /** the verbs discovery lists and the server accepts on the resource itself (not its subresources) */
+  verbs: string[];
   /** a CRD's printer columns, used for Table output */
   printerColumns?: { name: string; type: string; jsonPath: string; description?: string; priority?: number }[];
 }
@@ -42,7 +44,7 @@ function builtin(
   version: string,
   kind: string,
   resource: string,
-  opts: { namespaced?: boolean; short?: string[]; status?: boolean; nameRule?: NameRule; categories?: string[] } = {},
+  opts: { namespaced?: boolean; short?: string[]; status?: boolean; nameRule?: NameRule; categories?: string[]; verbs?: string[] } = {},
 ): ResourceDef {
   return {
     group,
@@ -57,36 +59,79 @@ function builtin(
     statusSubresource: opts.status ?? false,
     nameRule: opts.nameRule ?? 'subdomain',
     builtin: true,
+    verbs: opts.verbs ?? VERBS,
   };
 }
 
 const ALL = ['all'];
 const RBAC = 'rbac.authorization.k8s.io';
 const ADMISSION = 'admissionregistration.k8s.io';
+const NETWORKING = 'networking.k8s.io';
 
-/** The built-in kinds the product touches (issue 3, item 2). */
+/**
+ * Every built-in kind a Kubernetes 1.30 API server serves in the groups core/v1, apps/v1, batch/v1,
+ * networking.k8s.io/v1, policy/v1, autoscaling/v2, rbac.authorization.k8s.io/v1, coordination.k8s.io/v1,
+ * discovery.k8s.io/v1 and storage.k8s.io/v1, plus the CRD and admission-policy kinds the product uses, with the scope,
+ * short names, categories, verbs and status subresource of kubernetes/kubernetes api/discovery/api__v1.json and
+ * apis__<group>__<version>.json (the discovery documents the API server's own tests pin).
+ *
+ * Some of those files, regenerated at one commit, list no `watch` for apps, networking, policy, storage and
+ * coordination kinds; every released server watches them (`kubectl get deploy -w`, and every controller's informer
+ * depends on it), so the full verb list stands here. Where a verb is really missing, the server refuses it with 405.
+ */
 export function builtinResources(): ResourceDef[] {
+  const WITHOUT_DELETECOLLECTION = VERBS.filter((v) => v !== 'deletecollection');
   return [
-    builtin('', 'v1', 'Namespace', 'namespaces', { namespaced: false, short: ['ns'], status: true, nameRule: 'label' }),
-    builtin('', 'v1', 'ServiceAccount', 'serviceaccounts', { short: ['sa'] }),
-    builtin('', 'v1', 'Secret', 'secrets'),
+    // core/v1
+    builtin('', 'v1', 'Binding', 'bindings', { verbs: ['create'] }),
+    builtin('', 'v1', 'ComponentStatus', 'componentstatuses', { namespaced: false, short: ['cs'], verbs: ['get', 'list'] }),
     builtin('', 'v1', 'ConfigMap', 'configmaps', { short: ['cm'] }),
+    builtin('', 'v1', 'Endpoints', 'endpoints', { short: ['ep'] }),
+    builtin('', 'v1', 'Event', 'events', { short: ['ev'] }),
+    builtin('', 'v1', 'LimitRange', 'limitranges', { short: ['limits'] }),
+    builtin('', 'v1', 'Namespace', 'namespaces', { namespaced: false, short: ['ns'], status: true, nameRule: 'label', verbs: WITHOUT_DELETECOLLECTION }),
+    builtin('', 'v1', 'Node', 'nodes', { namespaced: false, short: ['no'], status: true }),
     builtin('', 'v1', 'PersistentVolumeClaim', 'persistentvolumeclaims', { short: ['pvc'], status: true }),
     builtin('', 'v1', 'PersistentVolume', 'persistentvolumes', { namespaced: false, short: ['pv'], status: true }),
-    builtin('', 'v1', 'ResourceQuota', 'resourcequotas', { short: ['quota'], status: true }),
-    builtin('', 'v1', 'Service', 'services', { short: ['svc'], status: true, nameRule: 'dns1035', categories: ALL }),
-    builtin('', 'v1', 'Endpoints', 'endpoints', { short: ['ep'] }),
     builtin('', 'v1', 'Pod', 'pods', { short: ['po'], status: true, categories: ALL }),
-    builtin('', 'v1', 'Event', 'events', { short: ['ev'] }),
+    builtin('', 'v1', 'PodTemplate', 'podtemplates'),
+    builtin('', 'v1', 'ReplicationController', 'replicationcontrollers', { short: ['rc'], status: true, categories: ALL }),
+    builtin('', 'v1', 'ResourceQuota', 'resourcequotas', { short: ['quota'], status: true }),
+    builtin('', 'v1', 'Secret', 'secrets'),
+    builtin('', 'v1', 'ServiceAccount', 'serviceaccounts', { short: ['sa'] }),
+    builtin('', 'v1', 'Service', 'services', { short: ['svc'], status: true, nameRule: 'dns1035', categories: ALL }),
+    // apps/v1
+    builtin('apps', 'v1', 'ControllerRevision', 'controllerrevisions'),
+    builtin('apps', 'v1', 'DaemonSet', 'daemonsets', { short: ['ds'], status: true, categories: ALL }),
     builtin('apps', 'v1', 'Deployment', 'deployments', { short: ['deploy'], status: true, categories: ALL }),
-    builtin('apps', 'v1', 'StatefulSet', 'statefulsets', { short: ['sts'], status: true, categories: ALL }),
     builtin('apps', 'v1', 'ReplicaSet', 'replicasets', { short: ['rs'], status: true, categories: ALL }),
+    builtin('apps', 'v1', 'StatefulSet', 'statefulsets', { short: ['sts'], status: true, categories: ALL }),
+    // batch/v1
+    builtin('batch', 'v1', 'CronJob', 'cronjobs', { short: ['cj'], status: true, categories: ALL }),
     builtin('batch', 'v1', 'Job', 'jobs', { status: true, categories: ALL }),
+    // networking.k8s.io/v1
+    builtin(NETWORKING, 'v1', 'IngressClass', 'ingressclasses', { namespaced: false }),
+    builtin(NETWORKING, 'v1', 'Ingress', 'ingresses', { short: ['ing'], status: true }),
+    builtin(NETWORKING, 'v1', 'NetworkPolicy', 'networkpolicies', { short: ['netpol'] }),
+    // policy/v1
+    builtin('policy', 'v1', 'PodDisruptionBudget', 'poddisruptionbudgets', { short: ['pdb'], status: true }),
+    // autoscaling/v2
+    builtin('autoscaling', 'v2', 'HorizontalPodAutoscaler', 'horizontalpodautoscalers', { short: ['hpa'], status: true, categories: ['all', 'podautoscalers'] }),
+    // rbac.authorization.k8s.io/v1
     builtin(RBAC, 'v1', 'Role', 'roles', { nameRule: 'path-segment' }),
     builtin(RBAC, 'v1', 'RoleBinding', 'rolebindings', { nameRule: 'path-segment' }),
     builtin(RBAC, 'v1', 'ClusterRole', 'clusterroles', { namespaced: false, nameRule: 'path-segment' }),
     builtin(RBAC, 'v1', 'ClusterRoleBinding', 'clusterrolebindings', { namespaced: false, nameRule: 'path-segment' }),
+    // coordination.k8s.io/v1, discovery.k8s.io/v1
+    builtin('coordination.k8s.io', 'v1', 'Lease', 'leases'),
+    builtin('discovery.k8s.io', 'v1', 'EndpointSlice', 'endpointslices'),
+    // storage.k8s.io/v1
+    builtin('storage.k8s.io', 'v1', 'CSIDriver', 'csidrivers', { namespaced: false }),
+    builtin('storage.k8s.io', 'v1', 'CSINode', 'csinodes', { namespaced: false }),
+    builtin('storage.k8s.io', 'v1', 'CSIStorageCapacity', 'csistoragecapacities'),
     builtin('storage.k8s.io', 'v1', 'StorageClass', 'storageclasses', { namespaced: false, short: ['sc'] }),
+    builtin('storage.k8s.io', 'v1', 'VolumeAttachment', 'volumeattachments', { namespaced: false, status: true }),
+    // what the product itself needs beyond those groups
     builtin('apiextensions.k8s.io', 'v1', 'CustomResourceDefinition', 'customresourcedefinitions', {
       namespaced: false,
       short: ['crd', 'crds'],
@@ -144,7 +189,7 @@ export function groupVersions(defs: Iterable<ResourceDef>): Map<string, string[]
 }
 
 function discoveryEntry(d: ResourceDef, version: string) {
-  const verbs = VERBS;
+  const verbs = d.verbs;
   const entry: Record<string, unknown> = {
     name: d.resource,
     singularName: d.singular,
@@ -186,7 +231,7 @@ export function apiGroupList(defs: ResourceDef[]): unknown {
   const groups = groupVersions(defs);
   const names = [...groups.keys()].filter((g) => g !== '');
   // built-in groups first in their usual order, then custom groups by name, as the real server lists them
-  const order = ['apps', 'batch', RBAC, 'storage.k8s.io', ADMISSION, 'apiextensions.k8s.io'];
+  const order = ['apps', 'batch', 'autoscaling', NETWORKING, 'policy', RBAC, 'storage.k8s.io', ADMISSION, 'apiextensions.k8s.io', 'coordination.k8s.io', 'discovery.k8s.io'];
   names.sort((a, b) => {
     const ia = order.indexOf(a);
     const ib = order.indexOf(b);

@@ -151,6 +151,8 @@ function run(state: FakeJujuState, call: ToolCall): string {
       const rel = relation(state, call, flags.r);
       const app = flags.app === true;
       if (app && !state.leader) fail('cannot write relation settings: this unit is not the leader');
+      const refused = state.relationSetFailures?.[rel.id];
+      if (refused) fail(refused);
       let data: Databag = {};
       if (flags.file === '-') data = readStdinMap(call);
       else if (flags.file) fail('this fake reads --file only from stdin');

@@ -38,6 +38,8 @@ export interface FakeJujuState {
   /** keyed by URI (`secret:...`) */
   secrets: Record<string, FakeSecret>;
   unitState: Databag;
+  /** relation id → the error relation-set prints for it (the controller refusing or unreachable mid-hook) */
+  relationSetFailures?: Record<string, string>;
   /** set when the event is an action */
   actionParams?: Record<string, unknown>;
   // What the charm did:

@@ -53,6 +53,8 @@ const RUNTIMES: { image: RegExp; entrypoint: string[]; hides?: RegExp[] }[] = [
   { image: /(^|\/)rclone(:|@|$)/, entrypoint: ['rclone'], hides: [MYSQL_TOOLS] },
   { image: /(^|\/)(mariadb|mysql)(:|@|$)/, entrypoint: ['mariadb'], hides: [RCLONE_TOOLS] },
   { image: /(^|\/)(busybox|alpine|debian|ubuntu)(:|@|$)/, entrypoint: ['sh'] },
+  // The official python image: Python with its sqlite3 module, sh and coreutils; neither rclone nor MySQL tools.
+  { image: /(^|\/)python(:|@|$)/, entrypoint: ['python3'], hides: [RCLONE_TOOLS, MYSQL_TOOLS] },
 ];
 
 const shimPaths = new Map<string, Promise<string>>();
@@ -127,11 +129,14 @@ async function mirrorWithout(folder: string, kept: string[]): Promise<string> {
   return mirror;
 }
 
-const CLUSTER_DNS = /\b([a-z0-9](?:[-a-z0-9]*[a-z0-9])?)\.([a-z0-9](?:[-a-z0-9]*[a-z0-9])?)\.svc(?:\.cluster\.local)?\b/g;
+// An absolute name's trailing dot (`….svc.cluster.local.`) resolves like the name without it, as it does for any
+// resolver; mysql-k8s publishes its endpoints that way (canonical/mysql-k8s-operator src/relations/mysql_provider.py,
+// `dotappend(socket.getfqdn(...))`).
+const CLUSTER_DNS = /\b([a-z0-9](?:[-a-z0-9]*[a-z0-9])?)\.([a-z0-9](?:[-a-z0-9]*[a-z0-9])?)\.svc(?:\.cluster\.local)?\b\.?/g;
 const SERVICES = { group: '', resource: 'services' };
 
 /**
- * Cluster DNS for processes on this machine: `<service>.<namespace>.svc[.cluster.local]` becomes 127.0.0.1 when that
+ * Cluster DNS for processes on this machine: `<service>.<namespace>.svc[.cluster.local][.]` becomes 127.0.0.1 when that
  * Service exists (every Service's backend runs on this machine, on the Service's port).
  */
 export function resolveServiceNames(text: string, api: InProcessApi): string {

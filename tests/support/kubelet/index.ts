@@ -10,6 +10,7 @@ import type { ClusterEvent, Controller, InProcessApi } from '../cluster/contract
 import { ContainerConfigError, isRunnableImage, runContainer, type ContainerRun, type ContainerSpec } from './container.ts';
 import { EVENTS, JOBS, PODS, PVCS, sameRef } from './refs.ts';
 import { bindClaim, bindingMode, isBound, pvcFolder } from './storage.ts';
+import { stopOnExit } from '../cleanup.ts';
 
 export { storageClass, SIMULATED_PROVISIONER } from './storage.ts';
 
@@ -505,14 +506,17 @@ export function simulatedKubelet(options: SimulatedKubeletOptions): SimulatedKub
     for (const job of api.list(JOBS)) onEvent({ type: 'ADDED', ref: JOBS, object: job });
     for (const pod of api.list(PODS)) onEvent({ type: 'ADDED', ref: PODS, object: pod });
 
-    return () => {
+    // Registered, so that containers (real child processes) end even when the suite that started us cannot say so.
+    const stop = stopOnExit('the simulated kubelet', async () => {
       stopped = true;
       unsubscribe();
       unserveLogs?.();
       for (const kill of kills.values()) kill();
       for (const t of timers) clearTimeout(t);
       for (const t of deadlines.values()) clearTimeout(t);
-    };
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    });
+    return () => { void stop(); };
   }
 
   return {

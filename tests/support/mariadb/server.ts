@@ -1,11 +1,12 @@
 // A real MariaDB server process for tests: its own data directory and socket in a temp folder, loopback TCP on a
 // free port, stopped with SIGTERM (a clean InnoDB shutdown) and removed afterwards.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
+import { stopOnExit } from '../cleanup.ts';
 
 export interface MariaDbHandle {
   host: string;
@@ -44,24 +45,54 @@ function quote(value: string): string {
   return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 }
 
-export async function startMariaDb(): Promise<MariaDbHandle> {
+export interface MariaDbOptions {
+  /**
+   * Run as mysql-k8s runs MySQL where it matters to a dump and its load (canonical/mysql-k8s-operator
+   * lib/charms/mysql/v0/mysql.py `render_mysqld_configuration`: group replication, so the binary log is on, row-based,
+   * with gtid_mode=ON and enforce_gtid_consistency=ON; log_bin_trust_function_creators and max_allowed_packet are not
+   * set, so MySQL 8's defaults hold: OFF and 64 MiB). MariaDB's equivalents: --log-bin with a server id, ROW format,
+   * GTIDs (MariaDB writes them whenever the binary log is on; it has no enforce_gtid_consistency, whose refusals —
+   * CREATE TABLE … SELECT, temporary tables inside transactions — a mysqldump file never contains),
+   * log_bin_trust_function_creators OFF (also MariaDB's default, set explicitly) and a 64 MiB max_allowed_packet
+   * (MariaDB's own default is 16 MiB).
+   */
+  mysqlK8s?: boolean;
+}
+
+export async function startMariaDb(options: MariaDbOptions = {}): Promise<MariaDbHandle> {
   const directory = mkdtempSync(join(tmpdir(), 'mariadb-'));
   const dataDir = join(directory, 'data');
   const socket = join(directory, 'mysqld.sock');
   const port = await freePort();
   // Running as root (CI) needs --user=root; as anyone else the flag is ignored with a warning.
   const user = process.getuid?.() === 0 ? ['--user=root'] : [];
-  await execa('mariadb-install-db', [
-    '--no-defaults', `--datadir=${dataDir}`, '--auth-root-authentication-method=normal', '--skip-test-db', ...user,
-  ]);
+  try {
+    await execa('mariadb-install-db', [
+      '--no-defaults', `--datadir=${dataDir}`, '--auth-root-authentication-method=normal', '--skip-test-db', ...user,
+    ]);
+  } catch (error) {
+    rmSync(directory, { recursive: true, force: true });
+    throw error;
+  }
   const child: ChildProcess = spawn(serverBinary(), [
     '--no-defaults', `--datadir=${dataDir}`, `--socket=${socket}`, `--port=${port}`, '--bind-address=127.0.0.1',
     `--pid-file=${join(directory, 'mysqld.pid')}`, '--skip-name-resolve', '--innodb-buffer-pool-size=32M',
     '--innodb-log-file-size=16M', '--character-set-server=utf8mb4', '--collation-server=utf8mb4_unicode_ci',
     `--log-error=${join(directory, 'error.log')}`, ...user,
+    ...(options.mysqlK8s
+      ? [`--log-bin=${join(directory, 'binlog')}`, '--server-id=1', '--binlog-format=ROW', '--log-bin-trust-function-creators=OFF', '--max-allowed-packet=64M']
+      : []),
   ], { stdio: 'ignore' });
   let exited = false;
   child.once('exit', () => { exited = true; });
+  const stop = stopOnExit('mariadbd', async () => {
+    if (!exited) {
+      const gone = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await gone;
+    }
+    rmSync(directory, { recursive: true, force: true });
+  });
 
   const rootOptionsFile = join(directory, 'root.cnf');
   writeFileSync(rootOptionsFile, `[client]\nuser=root\nsocket=${socket}\n`, { mode: 0o600 });
@@ -75,13 +106,19 @@ export async function startMariaDb(): Promise<MariaDbHandle> {
 
   const deadline = Date.now() + 30_000;
   for (;;) {
-    if (exited) throw new Error(`mariadbd exited during start-up; see ${join(directory, 'error.log')}`);
+    if (exited) {
+      const log = join(directory, 'error.log');
+      const tail = existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').slice(-5).join('\n') : '';
+      await stop();
+      throw new Error(`mariadbd exited during start-up: ${tail}`);
+    }
     try {
       await sql('SELECT 1');
       break;
     } catch (error) {
       if (Date.now() > deadline) {
         child.kill('SIGKILL');
+        await stop();
         throw new Error(`MariaDB did not accept connections within 30 s: ${(error as Error).message}`);
       }
       await new Promise((resolve) => setTimeout(resolve, 100));
@@ -97,13 +134,6 @@ export async function startMariaDb(): Promise<MariaDbHandle> {
     async createUser(name, password, grants) {
       await sql(`CREATE USER ${quote(name)}@'%' IDENTIFIED BY ${quote(password)};\nGRANT ${grants} TO ${quote(name)}@'%';`);
     },
-    async stop() {
-      if (!exited) {
-        const gone = new Promise((resolve) => child.once('exit', resolve));
-        child.kill('SIGTERM');
-        await gone;
-      }
-      rmSync(directory, { recursive: true, force: true });
-    },
+    stop,
   };
 }

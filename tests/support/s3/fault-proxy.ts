@@ -5,6 +5,7 @@
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { seededRandom } from '../cluster/faults.ts';
+import { stopOnExit } from '../cleanup.ts';
 
 export type S3Fault = 'error-500' | 'slowdown-503' | 'reset-request' | 'truncate-response' | 'latency';
 export const allS3Faults: readonly S3Fault[] = ['error-500', 'slowdown-503', 'reset-request', 'truncate-response', 'latency'];
@@ -75,7 +76,15 @@ export class FaultProxy {
       proxy!.sockets.add(socket);
       socket.once('close', () => proxy!.sockets.delete(socket));
     });
+    proxy.registered = stopOnExit('the S3 fault proxy', () => proxy!.closeNow());
     return proxy;
+  }
+
+  /** Registered with tests/support/cleanup.ts, so a failing before-all hook cannot leave it listening. */
+  private registered: () => Promise<void> = async () => undefined;
+
+  stop(): Promise<void> {
+    return this.registered();
   }
 
   /** Faults at `rate` from here on, drawn from a generator seeded with `seed`. */
@@ -177,7 +186,7 @@ export class FaultProxy {
     req.pipe(upstream);
   }
 
-  async stop(): Promise<void> {
+  private async closeNow(): Promise<void> {
     for (const socket of this.sockets) socket.destroy();
     this.held.clear();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));

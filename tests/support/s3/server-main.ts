@@ -1,9 +1,11 @@
 // A real S3 server process for tests, demo and benchmarks: s3rver bound to loopback on a free port.
 // Prints one JSON line {"port": N, "endpoint": "..."} on stdout when it is ready.
 // Usage: node --import tsx tests/support/s3/server-main.ts --dir <folder> [--port N] [--bucket name ...] [--tls-key f --tls-cert f]
+//        [--key-pair id:secret ...] (more key pairs s3rver accepts besides S3RVER/S3RVER)
 import { readFileSync, mkdirSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { AddressInfo } from 'node:net';
+import { createRequire } from 'node:module';
 import S3rver from 's3rver';
 
 const { values } = parseArgs({
@@ -13,6 +15,7 @@ const { values } = parseArgs({
     bucket: { type: 'string', multiple: true, default: [] },
     'tls-key': { type: 'string' },
     'tls-cert': { type: 'string' },
+    'key-pair': { type: 'string', multiple: true, default: [] },
   },
 });
 if (!values.dir) {
@@ -20,6 +23,14 @@ if (!values.dir) {
   process.exit(2);
 }
 mkdirSync(values.dir, { recursive: true });
+// s3rver checks only that the access key id is one it knows (it does not verify SigV4 signatures) and answers only to
+// S3RVER/S3RVER: more pairs let a test tell a key used exactly as written from one altered on the way, and give a MinIO
+// stand-in a MinIO-shaped pair (MinIO and its charm refuse a secret key under 8 characters).
+const { DUMMY_ACCOUNT } = createRequire(import.meta.url)('s3rver/lib/models/account.js') as { DUMMY_ACCOUNT: { createKeyPair(id: string, secret: string): void } };
+for (const pair of values['key-pair']) {
+  const colon = pair.indexOf(':');
+  DUMMY_ACCOUNT.createKeyPair(pair.slice(0, colon), pair.slice(colon + 1));
+}
 const tls = values['tls-key'] && values['tls-cert'];
 const server = new S3rver({
   address: '127.0.0.1',

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { stopOnExit } from '../cleanup.ts';
 
 /** s3rver's fixed credentials; any other key pair is refused with InvalidAccessKeyId / SignatureDoesNotMatch. */
 export const S3RVER_ACCESS_KEY = 'S3RVER';
@@ -13,6 +14,8 @@ export const S3RVER_SECRET_KEY = 'S3RVER';
 export interface S3ServerHandle {
   endpoint: string;
   port: number;
+  /** the s3rver process */
+  pid: number;
   directory: string;
   accessKeyId: string;
   secretAccessKey: string;
@@ -23,6 +26,10 @@ export interface S3ServerOptions {
   buckets?: string[];
   tlsKeyFile?: string;
   tlsCertFile?: string;
+  /** more access key ids s3rver accepts (it checks the id only, never the secret) */
+  accessKeys?: string[];
+  /** a key pair the server accepts besides S3RVER/S3RVER, and the one the handle reports */
+  credentials?: { accessKeyId: string; secretAccessKey: string };
   /** keep the data folder after stop (default: removed) */
   keepDirectory?: boolean;
 }
@@ -33,26 +40,33 @@ export async function startS3Server(options: S3ServerOptions = {}): Promise<S3Se
   const directory = mkdtempSync(join(tmpdir(), 's3rver-'));
   const args = ['--import', 'tsx', join(here, 'server-main.ts'), '--dir', directory];
   for (const bucket of options.buckets ?? []) args.push('--bucket', bucket);
+  for (const id of options.accessKeys ?? []) args.push('--key-pair', `${id}:${id}`);
   if (options.tlsKeyFile && options.tlsCertFile) args.push('--tls-key', options.tlsKeyFile, '--tls-cert', options.tlsCertFile);
+  if (options.credentials) args.push('--key-pair', `${options.credentials.accessKeyId}:${options.credentials.secretAccessKey}`);
   const child: ChildProcess = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const stop = stopOnExit('s3rver', async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    }
+    if (!options.keepDirectory) rmSync(directory, { recursive: true, force: true });
+  });
   const lines = createInterface({ input: child.stdout! });
   const ready = await new Promise<{ port: number; endpoint: string }>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`s3rver exited with code ${code} before it was ready`)));
     lines.once('line', (line) => resolve(JSON.parse(line)));
+  }).catch(async (error: unknown) => {
+    await stop();
+    throw error;
   });
   child.removeAllListeners('exit');
   return {
     ...ready,
+    pid: child.pid!,
     directory,
-    accessKeyId: S3RVER_ACCESS_KEY,
-    secretAccessKey: S3RVER_SECRET_KEY,
-    async stop() {
-      if (child.exitCode === null) {
-        const exited = new Promise((resolve) => child.once('exit', resolve));
-        child.kill('SIGTERM');
-        await exited;
-      }
-      if (!options.keepDirectory) rmSync(directory, { recursive: true, force: true });
-    },
+    accessKeyId: options.credentials?.accessKeyId ?? S3RVER_ACCESS_KEY,
+    secretAccessKey: options.credentials?.secretAccessKey ?? S3RVER_SECRET_KEY,
+    stop,
   };
 }

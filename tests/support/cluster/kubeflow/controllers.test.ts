@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { KubeObject } from '../../../../src/kube/types.ts';
 import { kubeflowControllers } from './controllers.ts';
 import { kubeflowCrds } from './crds.ts';
-import { notOwnedMessage, profileFinalizer, profileNamespaceLabels } from './profile-controller.ts';
+import { defaultNamespaceLabels, profileFinalizer, profileNamespaceLabels } from './profile-controller.ts';
 import { refs } from './refs.ts';
 import { createMemoryApi, type MemoryApi } from './testing-api.ts';
 
@@ -76,13 +76,50 @@ describe('simulated Kubeflow controllers', () => {
     expect(api.get(refs.profiles, 'alice')!.metadata.finalizers).to.deep.equal([profileFinalizer]);
   });
 
-  it('refuses a namespace that exists with another owner and says so in the Profile status', async () => {
+  // The three behaviours of kubeflow/kubeflow v1.10.0 components/profile-controller/controllers/profile_controller.go
+  // that a restore meets on a real cluster.
+  it('refuses a namespace that exists with another owner, and the refusal condition never shows (Update drops status)', async () => {
     api.create(refs.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bob', annotations: { owner: 'mallory@example.com' } } });
-    api.create(refs.profiles, profile('bob', 'bob@example.com'));
-    const conditions = await eventually(() => (api.get(refs.profiles, 'bob')!.status as any)?.conditions, 'a Failed condition');
-    expect(conditions).to.deep.equal([{ type: 'Failed', status: 'True', message: notOwnedMessage('bob@example.com') }]);
+    const created = api.create(refs.profiles, profile('bob', 'bob@example.com'));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const bob = api.get(refs.profiles, 'bob')!;
+    expect(bob.status).to.equal(undefined);
+    // nothing was written at all: a no-op Update is no write, so nothing requeues it either
+    expect(bob.metadata.resourceVersion).to.equal(created.metadata.resourceVersion);
     expect(api.get(refs.roleBindings, 'namespaceAdmin', 'bob')).to.equal(undefined);
     expect(api.get(refs.namespaces, 'bob')!.metadata.annotations?.owner).to.equal('mallory@example.com');
+  });
+
+  it('reacts only to namespaces it owns: deleting or fixing a conflicting namespace wakes no Profile, a change to the Profile does', async () => {
+    for (const name of ['dave', 'erin']) {
+      api.create(refs.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name, annotations: { owner: 'mallory@example.com' } } });
+      api.create(refs.profiles, profile(name, `${name}@example.com`));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    api.delete(refs.namespaces, 'dave');
+    const erin = api.get(refs.namespaces, 'erin')!;
+    api.update(refs.namespaces, { ...erin, metadata: { ...erin.metadata, annotations: { owner: 'erin@example.com' } } });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(api.get(refs.namespaces, 'dave')).to.equal(undefined);
+    expect(api.get(refs.serviceAccounts, 'default-editor', 'erin')).to.equal(undefined);
+    // what a rerun of the restore does: a change to each Profile the controller must look at again
+    for (const name of ['dave', 'erin']) api.mergePatch(refs.profiles, name, undefined, { metadata: { annotations: { 'kubeflow-upgrader/reconcile-requested-at': 'now' } } });
+    const dave = await eventually(() => api.get(refs.namespaces, 'dave'), 'namespace dave made after the nudge');
+    expect(dave.metadata.annotations?.owner).to.equal('dave@example.com');
+    await eventually(() => api.get(refs.serviceAccounts, 'default-editor', 'erin'), 'erin reconciled after the nudge');
+  });
+
+  it('adopts an existing namespace of the right owner as it is: only missing label keys are added, no ownerReference', async () => {
+    api.create(refs.namespaces, {
+      apiVersion: 'v1', kind: 'Namespace',
+      metadata: { name: 'frank', annotations: { owner: 'frank@example.com' }, labels: { 'pod-security.kubernetes.io/enforce': 'baseline', team: 'ml' } },
+    });
+    api.create(refs.profiles, profile('frank', 'frank@example.com'));
+    await eventually(() => api.get(refs.serviceAccounts, 'default-editor', 'frank'), 'frank reconciled');
+    const namespace = api.get(refs.namespaces, 'frank')!;
+    // the default labels of the charm, not istio-injection (set only on a namespace the controller creates)
+    expect(namespace.metadata.labels).to.deep.equal({ ...defaultNamespaceLabels, 'pod-security.kubernetes.io/enforce': 'baseline', team: 'ml' });
+    expect(namespace.metadata.ownerReferences).to.equal(undefined);
   });
 
   it('adds the KFP objects, default service account and root CA config maps to a profile namespace', async () => {
@@ -128,6 +165,40 @@ describe('simulated Kubeflow controllers', () => {
     const trials = await eventually(() => { const t = api.list(refs.trials, { namespace: 'erin' }); return t.length === 2 && t; }, 'two trials');
     for (const trial of trials) expect(trial.metadata.name).to.match(/^random-[a-z0-9]{8}$/);
     expect(api.get(refs.suggestions, 'random', 'erin')!.metadata.ownerReferences?.[0]?.kind).to.equal('Experiment');
+  });
+
+  // katib v0.18.0 experiment_controller.go and training-operator v1.9.0 common/job.go decide from the status alone
+  it('starts no Trial for a complete Experiment and no Pod for a finished job; starts the unfinished ones', async () => {
+    api.create(refs.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'gina' } });
+    const experiment = (name: string, status?: unknown): KubeObject => ({
+      apiVersion: 'kubeflow.org/v1beta1', kind: 'Experiment', metadata: { name, namespace: 'gina' },
+      spec: { parallelTrialCount: 2, maxTrialCount: 6, algorithm: { algorithmName: 'random' } }, ...(status ? { status } : {}),
+    });
+    const job = (name: string, status?: unknown): KubeObject => ({
+      apiVersion: 'kubeflow.org/v1', kind: 'PyTorchJob', metadata: { name, namespace: 'gina' },
+      spec: { pytorchReplicaSpecs: { Master: { replicas: 1, template: { spec: { containers: [{ name: 'pytorch', image: 'pytorch' }] } } }, Worker: { replicas: 2, template: { spec: { containers: [{ name: 'pytorch', image: 'pytorch' }] } } } } },
+      ...(status ? { status } : {}),
+    });
+    const succeeded = (reason: string) => ({ conditions: [{ type: 'Created', status: 'True' }, { type: 'Succeeded', status: 'True', reason }] });
+    // the memory API keeps a status sent with create: here it stands for the status a restore writes back
+    api.create(refs.experiments, experiment('done', { ...succeeded('ExperimentGoalReached'), trials: 6, trialsSucceeded: 6 }));
+    api.create(refs.experiments, experiment('half', { conditions: [{ type: 'Created', status: 'True' }, { type: 'Running', status: 'True' }], trials: 4, trialsSucceeded: 4 }));
+    api.create(refs.experiments, experiment('new'));
+    const pytorchjobs = { group: 'kubeflow.org', resource: 'pytorchjobs' };
+    api.create(pytorchjobs, job('trained', succeeded('PyTorchJobSucceeded')));
+    api.create(pytorchjobs, job('training'));
+    const trialsOf = (name: string) => api.list(refs.trials, { namespace: 'gina', labelSelector: `katib.kubeflow.org/experiment=${name}` });
+    await eventually(() => trialsOf('new').length === 2, 'trials of the new Experiment');
+    // 6 allowed, 4 already completed: two more, whatever parallelTrialCount would allow
+    await eventually(() => trialsOf('half').length === 2, 'trials of the unfinished Experiment');
+    const podsOf = (name: string) => api.list(refs.pods, { namespace: 'gina', labelSelector: `training.kubeflow.org/job-name=${name}` });
+    const pods = await eventually(() => { const p = podsOf('training'); return p.length === 3 && p; }, 'pods of the unfinished job');
+    expect(names(pods)).to.deep.equal(['training-master-0', 'training-worker-0', 'training-worker-1']);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(trialsOf('done')).to.deep.equal([]);
+    expect(api.get(refs.suggestions, 'done', 'gina')).to.equal(undefined);
+    expect(podsOf('trained')).to.deep.equal([]);
+    expect((api.get(refs.experiments, 'done', 'gina')!.status as { conditions: unknown[] }).conditions).to.have.length(2);
   });
 
   it('lays out the Juju model workloads with images in the kubeflow namespace', async () => {

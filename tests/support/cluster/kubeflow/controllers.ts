@@ -7,6 +7,7 @@ import { modelWorkloadsController } from './model-workloads.ts';
 import { namespaceDefaultsController } from './namespace-defaults.ts';
 import { notebookController } from './notebook-controller.ts';
 import { profileController } from './profile-controller.ts';
+import { trainingController } from './training-controller.ts';
 
 export function kubeflowControllers(): Controller[] {
   return [
@@ -16,6 +17,7 @@ export function kubeflowControllers(): Controller[] {
     notebookController(),
     kserveController(),
     katibController(),
+    trainingController(),
     modelWorkloadsController(),
   ];
 }

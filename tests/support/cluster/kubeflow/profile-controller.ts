@@ -1,7 +1,16 @@
-// The profile controller of kubeflow/dashboard, simulated: for each Profile a namespace named after it (owner
-// annotation, Kubeflow labels), the default-editor/default-viewer service accounts and role bindings, the owner's
-// namespaceAdmin binding, the ns-owner-access-istio AuthorizationPolicy, kf-resource-quota when asked for, and the
-// profile-finalizer; every child controlled by the Profile. A namespace that exists with another owner is refused.
+// The profile controller, simulated after kubeflow/kubeflow v1.10.0 components/profile-controller/controllers/
+// profile_controller.go: for each Profile a namespace named after it (owner annotation, Kubeflow labels), the
+// default-editor/default-viewer service accounts and role bindings, the owner's namespaceAdmin binding, the
+// ns-owner-access-istio AuthorizationPolicy, kf-resource-quota when asked for, and the profile-finalizer; every child
+// it creates is controlled by the Profile. Three behaviours a restore must live with, as upstream has them:
+// - it reconciles a Profile on the Profile's own events and on those of objects it owns (SetupWithManager: For
+//   Profile, Owns Namespace, AuthorizationPolicy, ServiceAccount, RoleBinding); a namespace it does not own can be
+//   fixed or deleted without the Profile ever being looked at again (and controller-runtime's resync is hours);
+// - a namespace that exists without the owner's annotation is refused, and the refusal condition is appended with
+//   Update (appendErrorConditionAndReturn), which the status subresource of the Profile CRD drops: no condition ever
+//   shows, and nothing changes, so nothing requeues;
+// - a namespace that exists with the right owner is adopted as it is: setNamespaceLabels only adds label keys that
+//   are missing, and no ownerReference is set on it.
 import type { KubeObject } from '../../../../src/kube/types.ts';
 import type { InProcessApi } from '../contract.ts';
 import { refs } from './refs.ts';
@@ -9,14 +18,23 @@ import { controllerOwnerKeys, controllerReference, ensure, reconciler } from './
 
 export const profileFinalizer = 'profile-finalizer';
 
-export const profileNamespaceLabels: Readonly<Record<string, string>> = {
-  'istio-injection': 'enabled',
-  'app.kubernetes.io/part-of': 'kubeflow-profile',
-  'pipelines.kubeflow.org/enabled': 'true',
+/**
+ * The default namespace labels Charmed Kubeflow hands the controller (canonical/kubeflow-profiles-operator track/1.10
+ * src/templates/namespace-labels.yaml.j2, with the charm's default security-policy "privileged").
+ */
+export const defaultNamespaceLabels: Readonly<Record<string, string>> = {
+  'katib-metricscollector-injection': 'enabled',
   'katib.kubeflow.org/metrics-collector-injection': 'enabled',
   'serving.kubeflow.org/inferenceservice': 'enabled',
-  'pod-security.kubernetes.io/enforce': 'baseline',
+  'pipelines.kubeflow.org/enabled': 'true',
+  'app.kubernetes.io/part-of': 'kubeflow-profile',
+  'user.kubeflow.org/enabled': 'true',
+  'pod-security.kubernetes.io/enforce': 'privileged',
+  'namespace-node-affinity': 'enabled',
 };
+
+/** a namespace the controller creates: istio-injection (set by the controller itself) and the default labels */
+export const profileNamespaceLabels: Readonly<Record<string, string>> = { 'istio-injection': 'enabled', ...defaultNamespaceLabels };
 
 export function notOwnedMessage(owner: string): string {
   return `namespace already exist, but not owned by profile creator ${owner}`;
@@ -68,13 +86,17 @@ function children(profile: KubeObject, owner: string): Array<[typeof refs[keyof 
   ];
 }
 
-function setFailedCondition(api: InProcessApi, profile: KubeObject, message: string): void {
+/** appendErrorConditionAndReturn: the condition goes out with a plain Update, which the status subresource drops */
+function appendFailedCondition(api: InProcessApi, profile: KubeObject, message: string): void {
   const status = (profile.status ?? {}) as { conditions?: Array<{ type: string; status?: string; message?: string }> };
-  if (status.conditions?.some((c) => c.type === 'Failed' && c.message === message)) return;
-  api.updateStatus(refs.profiles, {
-    ...profile,
-    status: { ...status, conditions: [...(status.conditions ?? []), { type: 'Failed', status: 'True', message }] },
-  });
+  api.update(refs.profiles, { ...profile, status: { ...status, conditions: [...(status.conditions ?? []), { type: 'Failed', message }] } });
+}
+
+/** setNamespaceLabels: add each default label whose key is missing; a key already there keeps its value */
+function missingLabels(namespace: KubeObject): Record<string, string> | undefined {
+  const labels = namespace.metadata.labels ?? {};
+  const missing = Object.entries(defaultNamespaceLabels).filter(([key]) => !(key in labels));
+  return missing.length ? { ...labels, ...Object.fromEntries(missing) } : undefined;
 }
 
 function reconcileProfile(api: InProcessApi, name: string): number | void {
@@ -92,7 +114,7 @@ function reconcileProfile(api: InProcessApi, name: string): number | void {
   const owner = spec.owner?.name ?? '';
   const namespace = api.get(refs.namespaces, name);
   if (namespace && namespace.metadata.annotations?.owner !== owner) {
-    setFailedCondition(api, profile, notOwnedMessage(owner));
+    appendFailedCondition(api, profile, notOwnedMessage(owner));
     return;
   }
   if (!finalizers.includes(profileFinalizer)) {
@@ -100,11 +122,16 @@ function reconcileProfile(api: InProcessApi, name: string): number | void {
     return 0; // the update changed the resourceVersion: read again
   }
   if (namespace?.metadata.deletionTimestamp) return 200;
-  ensure(api, refs.namespaces, {
-    apiVersion: 'v1',
-    kind: 'Namespace',
-    metadata: { name, annotations: { owner }, labels: { ...profileNamespaceLabels }, ownerReferences: [controllerReference(profile)] },
-  }, []);
+  if (!namespace) {
+    api.create(refs.namespaces, {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name, annotations: { owner }, labels: { ...profileNamespaceLabels }, ownerReferences: [controllerReference(profile)] },
+    });
+  } else {
+    const labels = missingLabels(namespace);
+    if (labels) api.update(refs.namespaces, { ...namespace, metadata: { ...namespace.metadata, labels } });
+  }
   for (const [ref, desired, owned] of children(profile, owner)) ensure(api, ref, desired, owned);
   const hard = spec.resourceQuotaSpec?.hard;
   const quota = api.get(refs.resourceQuotas, 'kf-resource-quota', name);
@@ -124,11 +151,11 @@ export function profileController() {
   return reconciler({
     name: 'profile-controller',
     delayMs: 5,
+    // For(Profile) and Owns(Namespace, AuthorizationPolicy, ServiceAccount, RoleBinding), nothing else: a namespace
+    // without a controller reference to a Profile wakes no Profile, whatever happens to it.
     watches: [
       { ref: refs.profiles, keys: (o) => [o.metadata.name!] },
-      // a namespace made or changed by someone else must be re-judged against the Profile of the same name
-      { ref: refs.namespaces, keys: (o) => [o.metadata.name!] },
-      ...[refs.serviceAccounts, refs.roleBindings, refs.authorizationPolicies, refs.resourceQuotas]
+      ...[refs.namespaces, refs.serviceAccounts, refs.roleBindings, refs.authorizationPolicies]
         .map((ref) => ({ ref, keys: byProfileOwner })),
     ],
     reconcile: reconcileProfile,

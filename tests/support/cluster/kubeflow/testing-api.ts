@@ -112,6 +112,18 @@ export function createMemoryApi(): MemoryApi {
     return structuredClone(next);
   };
 
+  // An update that changes nothing is not written and wakes no watcher: the API server's storage compares the new
+  // object with the stored one and skips the write (kubernetes staging/src/k8s.io/apiserver/pkg/storage/etcd3/
+  // store.go, GuaranteedUpdate). A controller whose update is a no-op (the profile controller's dropped condition)
+  // therefore does not loop.
+  const canonical = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(canonical);
+    if (value === null || typeof value !== 'object') return value;
+    return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, canonical(v)]));
+  };
+  const unchanged = (existing: KubeObject, next: KubeObject): boolean =>
+    JSON.stringify(canonical(existing)) === JSON.stringify(canonical(next));
+
   const checkFresh = (existing: KubeObject, object: KubeObject) => {
     const sent = object.metadata.resourceVersion;
     if (sent && sent !== existing.metadata.resourceVersion) {
@@ -161,6 +173,8 @@ export function createMemoryApi(): MemoryApi {
       if (existing.metadata.deletionTimestamp) next.metadata.deletionTimestamp = existing.metadata.deletionTimestamp;
       if ('status' in existing) next.status = existing.status;
       else delete next.status;
+      next.metadata.resourceVersion = existing.metadata.resourceVersion;
+      if (unchanged(existing, next)) return structuredClone(existing);
       return write(ref, next);
     },
     updateStatus(ref, object) {

@@ -1,0 +1,200 @@
+// The s3-credentials relation as s3-integrator (both tracks) and AWS really behave, through the real ./dispatch:
+// addressing style, region redirects, plain-string values, a reset tls-ca-chain, and what the unit says while
+// track 2 has not answered. S3 is s3rver behind region-proxy.ts (virtual-hosted requests, 301 with the bucket's region).
+import { expect } from 'chai';
+import { fileURLToPath } from 'node:url';
+import { ensureCharmBuilt } from '../support/juju/charm-build.ts';
+import { runDispatch, unitStatus, type DispatchEvent, type DispatchOutcome } from '../support/juju/harness.ts';
+import { S3_RELATION_ID, TRACK2_SECRET, s3Relation, track1Data } from '../support/juju/scenarios.ts';
+import { emptyState, type Databag, type FakeJujuState } from '../support/juju/state.ts';
+import { Track1Integrator, Track2Integrator } from '../support/juju/s3-integrator.ts';
+import { RegionProxy } from '../support/s3/region-proxy.ts';
+import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
+
+const BUCKET = 'kubeflow-backups';
+const WEST_BUCKET = 'kf-west';
+/** A key s3rver knows; JSON-decoded it would become 12345678901234567000, a key it does not know. */
+const NUMERIC_KEY = '12345678901234567890';
+const LOCALHOST_DNS = fileURLToPath(new URL('../support/s3/localhost-dns.cjs', import.meta.url));
+
+describe('charm s3-credentials relation (real ./dispatch, s3rver behind an AWS-like region proxy)', function () {
+  let charmDir: string;
+  let s3: S3ServerHandle;
+  let proxy: RegionProxy;
+
+  before(async function () {
+    [charmDir, s3] = await Promise.all([ensureCharmBuilt(), startS3Server({ buckets: [BUCKET, WEST_BUCKET, 'relation-3'], accessKeys: [NUMERIC_KEY] })]);
+    proxy = await RegionProxy.start({ target: s3.endpoint, bucketRegions: { [WEST_BUCKET]: 'eu-west-1' } });
+  });
+  after(async () => {
+    await proxy?.stop();
+    await s3?.stop();
+  });
+
+  /** The charm resolves `<bucket>.s3.localhost` as a cluster's DNS would resolve a real endpoint. */
+  async function run(state: FakeJujuState, event: DispatchEvent): Promise<DispatchOutcome> {
+    return runDispatch(charmDir, state, { ...event, env: { NODE_OPTIONS: `--require ${LOCALHOST_DNS}`, ...event.env } });
+  }
+  const changed = { event: 's3-credentials-relation-changed', relation: S3_RELATION_ID };
+  const viaProxy = (bucket: string, extra: Databag = {}) => {
+    const data = track1Data({ ...s3, endpoint: proxy.endpoint }, bucket, extra);
+    delete data['s3-uri-style'];
+    return { ...data, ...extra };
+  };
+  const seenSince = (mark: number) => proxy.seen.slice(mark);
+
+  describe('addressing', () => {
+    it('without s3-uri-style, a custom endpoint is addressed in path style and the unit is active', async () => {
+      const mark = proxy.seen.length;
+      const { exitCode, state } = await run(emptyState({ relations: [s3Relation(viaProxy(BUCKET))] }), changed);
+      expect(exitCode).to.equal(0);
+      expect(unitStatus(state)?.status).to.equal('active');
+      const styles = new Set(seenSince(mark).map((r) => r.style));
+      expect([...styles]).to.deep.equal(['path']);
+    });
+
+    for (const [value, style] of [['virtual', 'host'], ['host', 'host'], ['auto', 'path']] as const) {
+      it(`s3-uri-style "${value}" is accepted and sends ${style}-style requests`, async () => {
+        const mark = proxy.seen.length;
+        const { state } = await run(emptyState({ relations: [s3Relation(viaProxy(BUCKET, { 's3-uri-style': value }))] }), changed);
+        expect(unitStatus(state)?.status).to.equal('active');
+        const seen = seenSince(mark);
+        expect(seen.length).to.be.greaterThan(0);
+        expect(seen.every((r) => r.style === style && r.bucket === BUCKET)).to.equal(true);
+        if (style === 'host') expect(seen[0]!.host).to.match(new RegExp(`^${BUCKET}\\.s3\\.localhost:\\d+$`));
+      });
+    }
+  });
+
+  describe('regions', () => {
+    it('a bucket in another region blocks the unit with the region S3 names', async () => {
+      const { exitCode, state } = await run(emptyState({ relations: [s3Relation(viaProxy(WEST_BUCKET, { region: 'us-west-2', 's3-uri-style': 'virtual' }))] }), changed);
+      expect(exitCode).to.equal(0);
+      expect(unitStatus(state)).to.deep.equal({ status: 'blocked', message: `bucket "${WEST_BUCKET}" is in region eu-west-1, not us-west-2; set region=eu-west-1 on s3-integrator` });
+    });
+
+    it('with the right region there is no redirect at all', async () => {
+      const mark = proxy.seen.length;
+      const { state } = await run(emptyState({ relations: [s3Relation(viaProxy(WEST_BUCKET, { region: 'eu-west-1', 's3-uri-style': 'virtual' }))] }), changed);
+      expect(unitStatus(state)?.status).to.equal('active');
+      expect(seenSince(mark).filter((r) => r.redirected)).to.deep.equal([]);
+    });
+
+    it('an action with the SDK client follows the redirect to the bucket\'s region', async () => {
+      const mark = proxy.seen.length;
+      const start = emptyState({ relations: [s3Relation(viaProxy(WEST_BUCKET, { region: 'us-west-2', 's3-uri-style': 'virtual' }))], actionParams: { limit: 5 } });
+      const { exitCode, state } = await run(start, { event: 'actions/list-backups' });
+      expect(state.actionFailure).to.equal(undefined);
+      expect(exitCode).to.equal(0);
+      expect(state.actionResults.count).to.equal('0');
+      const seen = seenSince(mark);
+      expect(seen[0]).to.include({ redirected: 301, signedRegion: 'us-west-2', style: 'host' });
+      expect(seen.slice(1).every((r) => r.signedRegion === 'eu-west-1' && !r.redirected)).to.equal(true);
+    });
+  });
+
+  describe('values are plain strings', () => {
+    it('a 20-digit access key is used exactly as written', async () => {
+      const data = track1Data({ ...s3, accessKeyId: NUMERIC_KEY }, BUCKET);
+      const { state } = await run(emptyState({ relations: [s3Relation(data)] }), changed);
+      expect(unitStatus(state)?.status).to.equal('active');
+    });
+
+    for (const chain of ['""', '[]']) {
+      it(`tls-ca-chain ${chain} (s3-integrator 1 after \`juju config --reset tls-ca-chain\`) means no chain: active`, async () => {
+        const { state } = await run(emptyState({ relations: [s3Relation(track1Data(s3, BUCKET, { 'tls-ca-chain': chain }))] }), changed);
+        expect(unitStatus(state)?.status).to.equal('active');
+      });
+    }
+  });
+
+  describe('track 2', () => {
+    const silentProvider = (config: Record<string, unknown> = {}) => emptyState({ config, relations: [s3Relation({}, {})] });
+
+    it('while s3-integrator 2 has not answered, the wait names the bucket asked for and what to set', async () => {
+      const joined = await run(silentProvider(), { event: 's3-credentials-relation-joined', relation: S3_RELATION_ID });
+      expect(joined.state.relations[0]!.localAppData).to.include({ bucket: BUCKET, 'lib-version': '1.0' });
+      expect(unitStatus(joined.state)).to.deep.equal({
+        status: 'waiting',
+        message: `waiting for s3-integrator: it needs credentials and a bucket it can find or create ("${BUCKET}" asked); set s3-bucket here or bucket on s3-integrator`,
+      });
+    });
+
+    it('a dotted bucket name, which s3-integrator 2 cannot create, is named in the wait', async () => {
+      const { state } = await run(silentProvider({ 's3-bucket': 'team.backups' }), { event: 'config-changed' });
+      expect(state.relations[0]!.localAppData).to.include({ bucket: 'team.backups' });
+      expect(unitStatus(state)).to.deep.equal({
+        status: 'waiting',
+        message: 'waiting for s3-integrator: its track 2 cannot create "team.backups" (a-z, 0-9 and -, 3-63 long); set s3-bucket here or bucket on s3-integrator',
+      });
+    });
+
+    it('missing keys name the track-2 fix, never sync-s3-credentials', async () => {
+      const start = emptyState({
+        relations: [s3Relation({ 'lib-version': '1.0', bucket: BUCKET, endpoint: s3.endpoint, region: 'us-east-1', 'secret-extra': TRACK2_SECRET })],
+        secrets: { [TRACK2_SECRET]: { revisions: [{ 'access-key': s3.accessKeyId }] } },
+      });
+      const { state } = await run(start, changed);
+      expect(unitStatus(state)).to.deep.equal({
+        status: 'blocked',
+        message: "s3-integrator's credentials secret has no secret-key; put the keys in a Juju secret, juju grant-secret it to s3-integrator and juju config s3-integrator credentials=<secret-uri>",
+      });
+    });
+  });
+  describe('the bucket each track of s3-integrator really gives (its decisions simulated from its source)', () => {
+    const joined = { event: 's3-credentials-relation-joined', relation: S3_RELATION_ID };
+    const keys = () => ({ endpoint: s3.endpoint, accessKey: s3.accessKeyId, secretKey: s3.secretAccessKey, 's3-uri-style': 'path' });
+
+    it('track 1: the first bucket any consumer asked for wins, and a later s3-bucket change is not answered', async () => {
+      const provider = new Track1Integrator(keys());
+      provider.consumerAsked('s3-credentials:3', 'relation-3');
+      let { state } = await run(emptyState({ relations: [s3Relation({}, {})] }), joined);
+      expect(state.relations[0]!.localAppData.bucket).to.equal(BUCKET);
+      expect(provider.answer(state, S3_RELATION_ID)).to.include({ bucket: 'relation-3' });
+      ({ state } = await run(state, changed));
+      expect(unitStatus(state)?.message).to.match(/^backups to s3:\/\/relation-3\/kubeflow-upgrader(;|$)/);
+
+      state.config = { 's3-bucket': 'team-backups' };
+      ({ state } = await run(state, { event: 'config-changed' }));
+      expect(state.relations[0]!.localAppData.bucket).to.equal('team-backups');
+      expect(provider.answer(state, S3_RELATION_ID)).to.equal(undefined);
+      ({ state } = await run(state, changed));
+      expect(unitStatus(state)?.message).to.match(/^backups to s3:\/\/relation-3\/kubeflow-upgrader; s3-bucket "team-backups" is not used: s3-integrator sends "relation-3" \(set bucket on s3-integrator\)/);
+    });
+
+    it('track 1: its bucket option wins over the bucket we ask for', async () => {
+      const provider = new Track1Integrator({ ...keys(), bucket: BUCKET });
+      let { state } = await run(emptyState({ config: { 's3-bucket': 'team-backups' }, relations: [s3Relation({}, {})] }), joined);
+      provider.answer(state, S3_RELATION_ID);
+      ({ state } = await run(state, changed));
+      expect(unitStatus(state)?.message).to.match(new RegExp(`^backups to s3://${BUCKET}/`));
+    });
+
+    it('track 2: creates the bucket we ask for, and the unit turns active on it', async () => {
+      const provider = new Track2Integrator(keys());
+      let { state } = await run(emptyState({ config: { 's3-bucket': 'kf-created-by-track2' }, relations: [s3Relation({}, {})] }), joined);
+      expect(await provider.answer(state, S3_RELATION_ID)).to.include({ bucket: 'kf-created-by-track2' });
+      ({ state } = await run(state, changed));
+      expect(unitStatus(state)?.message).to.match(/^backups to s3:\/\/kf-created-by-track2\/kubeflow-upgrader(;|$)/);
+    });
+
+    it('track 2: a bucket it may not create gets no answer, and the unit waits naming what to set', async () => {
+      const provider = new Track2Integrator(keys(), { mayCreateBuckets: false });
+      let { state } = await run(emptyState({ config: { 's3-bucket': 'kf-nobody-created' }, relations: [s3Relation({}, {})] }), joined);
+      expect(await provider.answer(state, S3_RELATION_ID)).to.equal(undefined);
+      ({ state } = await run(state, changed));
+      expect(unitStatus(state)).to.deep.equal({
+        status: 'waiting',
+        message: 'waiting for s3-integrator: it needs credentials and a bucket it can find or create ("kf-nobody-created" asked); set s3-bucket here or bucket on s3-integrator',
+      });
+    });
+
+    it('track 2: a dotted name is refused by the provider, and the wait says so', async () => {
+      const provider = new Track2Integrator(keys());
+      let { state } = await run(emptyState({ config: { 's3-bucket': 'team.backups' }, relations: [s3Relation({}, {})] }), joined);
+      expect(await provider.answer(state, S3_RELATION_ID)).to.equal(undefined);
+      ({ state } = await run(state, changed));
+      expect(unitStatus(state)?.message).to.match(/^waiting for s3-integrator: its track 2 cannot create "team\.backups"/);
+    });
+  });
+});

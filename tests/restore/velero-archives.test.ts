@@ -1,0 +1,125 @@
+// Restores of archives as Velero writes them (tests/support/velero/archive.ts), of backups whose marker says they
+// are unfinished or failed, and a round trip of RBAC names with ':' through our own backup.
+import { expect } from 'chai';
+import { S3Client } from '@aws-sdk/client-s3';
+import { startCluster, type RunningCluster } from '../support/cluster/index.ts';
+import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
+import { putVeleroBackup } from '../support/velero/archive.ts';
+import { veleroProfileNamespace } from '../archive/fixtures.ts';
+import { KubeClient } from '../../src/kube/client.ts';
+import { ObjectStore } from '../../src/store/objects.ts';
+import { runBackup } from '../../src/backup/engine.ts';
+import { runRestore } from '../../src/restore/engine.ts';
+import { RestoreInputError } from '../../src/restore/errors.ts';
+import { collectUserState, compareStates, describeDifferences } from '../../src/restore/compare.ts';
+import type { KubeObject } from '../../src/kube/types.ts';
+
+const SEED = 17;
+const BUCKET = 'velero';
+
+describe('restore of Velero archives and of unfinished backups', function () {
+  this.timeout(120_000);
+  let a: RunningCluster;
+  let b: RunningCluster;
+  let s3: S3ServerHandle;
+  let kubeA: KubeClient;
+  let kubeB: KubeClient;
+  let client: S3Client;
+  const storeAt = (prefix: string) => new ObjectStore({ client, bucket: BUCKET, prefix });
+
+  before(async () => {
+    [a, b, s3] = await Promise.all([startCluster({ profiles: 2, seed: SEED }), startCluster({ seed: SEED }), startS3Server({ buckets: [BUCKET] })]);
+    kubeA = await KubeClient.load({ kubeconfig: a.kubeconfigPath, concurrency: 8 });
+    kubeB = await KubeClient.load({ kubeconfig: b.kubeconfigPath, concurrency: 8 });
+    client = new S3Client({
+      endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true,
+      credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
+    });
+  });
+  after(async () => {
+    kubeA?.close();
+    kubeB?.close();
+    await Promise.all([a?.stop(), b?.stop(), s3?.stop()]);
+  });
+
+  async function get(kube: KubeClient, group: string, plural: string, name: string, namespace?: string): Promise<KubeObject> {
+    const resource = await kube.findByResource(group, plural);
+    if (!resource) throw new Error(`${plural}.${group} not served`);
+    return kube.get(resource, name, namespace);
+  }
+
+  it('a profile namespace holding a system:image-pullers RoleBinding is backed up and round-trips', async () => {
+    const profiles = await kubeA.findByResource('kubeflow.org', 'profiles');
+    const namespace = (await kubeA.listAll(profiles!)).items[0]!.metadata.name!;
+    const bindings = (await kubeA.findByResource('rbac.authorization.k8s.io', 'rolebindings'))!;
+    // OpenShift's image-puller binding, by name; bound to Kubeflow's view role so the allow-list of today takes it
+    await kubeA.create(bindings, {
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'system:image-pullers', namespace },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'kubeflow-view' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: `system:serviceaccounts:${namespace}` }],
+    });
+    const store = storeAt('round-trip');
+    const backup = await runBackup(kubeA, store, {
+      kind: 'backup-state', includeVolumes: false, includeControlPlane: false, toolVersion: 'test',
+      profileNamespaceSelector: 'app.kubernetes.io/part-of=kubeflow-profile', protectedCrdGroups: ['kubeflow.org'],
+    });
+    expect(backup.counts['rolebindings.rbac.authorization.k8s.io']).to.be.greaterThan(0);
+    const outcome = await runRestore(kubeB, store, { backupId: 'latest', waitTimeoutMs: 20_000 });
+    expect(outcome.backupId).to.equal(backup.backupId);
+    expect(outcome.totals).to.deep.include({ failed: 0 });
+    const restored = await get(kubeB, 'rbac.authorization.k8s.io', 'rolebindings', 'system:image-pullers', namespace);
+    expect(restored.roleRef).to.deep.equal({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'kubeflow-view' });
+    expect(describeDifferences(compareStates(await collectUserState(kubeA), await collectUserState(kubeB)))).to.deep.equal([]);
+  });
+
+  it('restores a Velero archive with other version folders and ":" names, from the plain copies', async () => {
+    const store = storeAt('velero-made');
+    await putVeleroBackup(store, {
+      name: 'velero-nightly', items: veleroProfileNamespace('velero-alice'), enableApiGroupVersions: true, directoryEntries: true,
+      itemOperations: [], podVolumeBackups: [], volumeSnapshots: [],
+    });
+    const outcome = await runRestore(kubeB, store, { backupId: 'velero-nightly', waitTimeoutMs: 20_000 });
+    expect(outcome.warnings.join(' ')).to.include('no kubeflow-upgrader manifest');
+    // the Profile, Notebook, Role, RoleBinding and ConfigMap; Velero's Namespace item is left to the profile controller
+    expect(outcome.totals).to.deep.include({ created: 5, skipped: 1, failed: 0 });
+    expect((await get(kubeB, 'rbac.authorization.k8s.io', 'rolebindings', 'system:image-pullers', 'velero-alice')).roleRef)
+      .to.deep.include({ kind: 'Role', name: 'system:image-puller' });
+    expect((await get(kubeB, 'rbac.authorization.k8s.io', 'roles', 'system:image-puller', 'velero-alice')).metadata.name).to.equal('system:image-puller');
+    expect((await get(kubeB, 'kubeflow.org', 'notebooks', 'analysis', 'velero-alice')).apiVersion).to.equal('kubeflow.org/v1');
+    expect((await get(kubeB, '', 'configmaps', 'settings', 'velero-alice')).data).to.deep.equal({ a: 'b' });
+  });
+
+  it('refuses a backup whose marker says InProgress, Finalizing or Failed, naming the phase, and writes nothing', async () => {
+    const store = storeAt('unfinished');
+    for (const phase of ['InProgress', 'Finalizing', 'Failed']) {
+      const name = `velero-${phase.toLowerCase()}`;
+      await putVeleroBackup(store, { name, items: veleroProfileNamespace('velero-bob'), phase });
+      const before = kubeB.requestCounts().writes;
+      let error: unknown;
+      try {
+        await runRestore(kubeB, store, { backupId: name, waitTimeoutMs: 20_000 });
+      } catch (caught) {
+        error = caught;
+      }
+      expect(error).to.be.instanceOf(RestoreInputError);
+      expect((error as Error).message).to.equal(`Backup ${name} cannot be restored: its velero-backup.json says phase ${phase}, and only a Completed or PartiallyFailed backup is whole.`);
+      expect(kubeB.requestCounts().writes).to.equal(before);
+    }
+  });
+
+  it('latest passes over newer unfinished and failed backups, and warns when it takes a PartiallyFailed one', async () => {
+    const store = storeAt('latest');
+    const at = (hour: number) => new Date(Date.UTC(2026, 0, 1, hour));
+    await putVeleroBackup(store, { name: 'older-completed', items: veleroProfileNamespace('velero-carol'), started: at(1) });
+    await putVeleroBackup(store, { name: 'newer-failed', items: veleroProfileNamespace('velero-carol'), started: at(2), phase: 'Failed' });
+    await putVeleroBackup(store, { name: 'newest-inprogress', items: veleroProfileNamespace('velero-carol'), started: at(3), phase: 'InProgress' });
+    const outcome = await runRestore(kubeB, store, { backupId: 'latest', dryRun: true, waitTimeoutMs: 20_000 });
+    expect(outcome.backupId).to.equal('older-completed');
+    expect(outcome.warnings.join(' ')).not.to.include('PartiallyFailed');
+
+    await putVeleroBackup(store, { name: 'newest-partial', items: veleroProfileNamespace('velero-carol'), started: at(4), phase: 'PartiallyFailed' });
+    const partial = await runRestore(kubeB, store, { backupId: 'latest', dryRun: true, waitTimeoutMs: 20_000 });
+    expect(partial.backupId).to.equal('newest-partial');
+    expect(partial.warnings).to.include('Backup newest-partial is PartiallyFailed: errors were logged while it was made (see newest-partial-results.gz), so some objects may be missing from it.');
+  });
+});

@@ -1,0 +1,52 @@
+// The test run always ends: a before-all hook that fails after starting servers leaves no process behind, and mocha
+// exits by itself (run here without --exit, so only the cleanup can make it end).
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect } from 'chai';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const fixture = join(root, 'tests', 'support', 'fixtures', 'failing-before-all.fixture.ts');
+
+/** Processes whose environment carries `marker`: the child mocha and everything it started (they inherit it). */
+function processesMarked(marker: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(join('/proc', entry, 'environ'), 'latin1').includes(marker)) pids.push(Number(entry));
+    } catch { /* gone, or not ours to read */ }
+  }
+  return pids;
+}
+
+describe('tests/support cleanup', function () {
+  this.timeout(120_000);
+
+  it('a before-all hook that fails after starting servers ends the run non-zero and leaves no process behind', async function () {
+    const marker = `KF_LEAK_MARKER=${randomBytes(8).toString('hex')}`;
+    const [key, value] = marker.split('=') as [string, string];
+    const mocha = join(root, 'node_modules', '.bin', 'mocha');
+    const child = spawn(mocha, ['--no-exit', '--reporter', 'dot', fixture], {
+      cwd: root, env: { ...process.env, [key]: value }, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => { output += d.toString(); });
+    child.stderr.on('data', (d: Buffer) => { output += d.toString(); });
+    // A guard against a hang, not a performance figure: without the cleanup the child never exits.
+    const code = await new Promise<number | string>((resolve) => {
+      const guard = setTimeout(() => { child.kill('SIGKILL'); resolve('still running after 90 s'); }, 90_000);
+      child.once('exit', (exitCode, signal) => { clearTimeout(guard); resolve(exitCode ?? String(signal)); });
+    });
+    const left = processesMarked(value);
+    for (const pid of left) try { process.kill(pid, 'SIGKILL'); } catch { /* already gone */ }
+
+    expect(code, output).to.not.equal(0);
+    expect(code, output).to.be.a('number');
+    expect(output).to.include('spawn mariadb-install-db ENOENT (simulated)');
+    expect(output).to.match(/cleanup: stopped what failed suites left running: .*s3rver/);
+    expect(left, `processes left behind: ${left.join(', ')}`).to.deep.equal([]);
+  });
+});

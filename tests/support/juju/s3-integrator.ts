@@ -1,0 +1,132 @@
+// s3-integrator's side of the relation, as each track decides what to write, so a test can run our requirer against
+// the provider's real choices instead of a fixed databag:
+// - track 1: canonical/s3-integrator src/charm.py `_on_credential_requested` with data-platform-libs
+//   lib/charms/data_platform_libs/v0/s3.py `S3Provider._on_relation_changed` (it answers only when `bucket` is
+//   *added* to the requirer's databag; the bucket it sends is its own stored one, which is its `bucket` option or else
+//   the first bucket any consumer asked for; list options are JSON-dumped, everything else written as is);
+// - track 2: canonical/object-storage-integrators s3/src/events/provider.py `reconcile_buckets` (its `bucket` option,
+//   which must exist or be creatable, else the bucket each relation asks for, found or created; nothing is written for
+//   a relation whose bucket it cannot create or whose name does not match core/domain.py BUCKET_REGEX), with the keys
+//   in a secret behind `secret-extra` (lib/charms/data_platform_libs/v0/data_interfaces.py).
+import { CreateBucketCommand, HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import type { Databag, FakeJujuState } from './state.ts';
+import { TRACK2_SECRET } from './scenarios.ts';
+
+/** s3-integrator's config options that reach the relation (both tracks' config.yaml), with its keys. */
+export interface S3IntegratorConfig {
+  endpoint: string;
+  accessKey: string;
+  secretKey: string;
+  bucket?: string;
+  region?: string;
+  path?: string;
+  's3-uri-style'?: string;
+  'storage-class'?: string;
+  /** PEM certificates (the option itself is base64 of a PEM file; the charm parses it into this list) */
+  'tls-ca-chain'?: string[];
+}
+
+const OPTIONAL = ['region', 'path', 's3-uri-style', 'storage-class'] as const;
+
+/** Track 1: a provider application with the state charm.py keeps in its peer databag. */
+export class Track1Integrator {
+  /** charm.py's `app` peer key "bucket": the bucket option, or the first bucket any consumer asked for */
+  storedBucket: string | undefined;
+  /** the requirer databags seen per relation, for the lib's added/changed diff */
+  private readonly lastSeen = new Map<string, Databag>();
+
+  constructor(readonly config: S3IntegratorConfig) {
+    this.storedBucket = config.bucket || undefined;
+  }
+
+  /** Another consumer (postgresql, mysql…) integrated earlier and asked for `bucket`. */
+  consumerAsked(relationId: string, bucket: string): void {
+    this.react(relationId, { bucket });
+  }
+
+  /**
+   * What the provider writes into its application databag after our relation-changed, or undefined when it does not
+   * react (no `bucket` added since it last looked). Applied to the fake state's remote databag.
+   */
+  answer(state: FakeJujuState, relationId: string): Databag | undefined {
+    const relation = state.relations.find((r) => r.id === relationId)!;
+    const written = this.react(relationId, relation.localAppData);
+    if (written) Object.assign(relation.remoteAppData, written);
+    return written;
+  }
+
+  private react(relationId: string, requirer: Databag): Databag | undefined {
+    const before = this.lastSeen.get(relationId) ?? {};
+    this.lastSeen.set(relationId, { ...requirer });
+    if (before.bucket !== undefined || requirer.bucket === undefined) return undefined; // "bucket" not added
+    const bucket = this.storedBucket ?? requirer.bucket;
+    this.storedBucket = bucket;
+    const answer: Databag = { 'access-key': this.config.accessKey, 'secret-key': this.config.secretKey, endpoint: this.config.endpoint, bucket };
+    for (const option of OPTIONAL) if (this.config[option]) answer[option] = this.config[option]!;
+    if (this.config['tls-ca-chain']) answer['tls-ca-chain'] = JSON.stringify(this.config['tls-ca-chain']);
+    return answer;
+  }
+}
+
+/** object-storage-integrators s3/src/core/domain.py BUCKET_REGEX (an empty name is allowed there, not asked for here). */
+const TRACK2_BUCKET = /^(?!xn--)(?!.+-s3alias$)[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/;
+
+/** Track 2: reconcile_buckets against a real S3 endpoint (it creates buckets with the keys it was given). */
+export class Track2Integrator {
+  constructor(readonly config: S3IntegratorConfig, private readonly options: { mayCreateBuckets: boolean } = { mayCreateBuckets: true }) {}
+
+  private client(): S3Client {
+    return new S3Client({
+      endpoint: this.config.endpoint,
+      region: this.config.region || 'us-east-1',
+      forcePathStyle: true,
+      credentials: { accessKeyId: this.config.accessKey, secretAccessKey: this.config.secretKey },
+    });
+  }
+
+  /** ensure_bucket: found, or created when allowed and verified. */
+  private async ensureBucket(client: S3Client, bucket: string): Promise<boolean> {
+    try {
+      await client.send(new HeadBucketCommand({ Bucket: bucket }));
+      return true;
+    } catch {
+      if (!this.options.mayCreateBuckets) return false;
+      try {
+        await client.send(new CreateBucketCommand({ Bucket: bucket }));
+        await client.send(new HeadBucketCommand({ Bucket: bucket }));
+        return true;
+      } catch {
+        return false;
+      }
+    }
+  }
+
+  /** Reconciles our relation: writes its databag and the keys' secret, or writes nothing. Returns what it wrote. */
+  async answer(state: FakeJujuState, relationId: string): Promise<Databag | undefined> {
+    const relation = state.relations.find((r) => r.id === relationId)!;
+    const request = relation.localAppData;
+    // The provider reads nothing of a requirer that has not written `bucket` or `lib-version` yet.
+    if (request.bucket === undefined && request['lib-version'] === undefined) return undefined;
+    const client = this.client();
+    try {
+      const data: Databag = { endpoint: this.config.endpoint };
+      for (const option of OPTIONAL) if (this.config[option]) data[option] = this.config[option]!;
+      if (this.config['tls-ca-chain']) data['tls-ca-chain'] = JSON.stringify(this.config['tls-ca-chain']);
+      data.path = this.config.path || request.path || '';
+      if (this.config.bucket) {
+        if (!(await this.ensureBucket(client, this.config.bucket))) return undefined;
+        data.bucket = this.config.bucket;
+      } else if (request.bucket) {
+        if (!TRACK2_BUCKET.test(request.bucket)) return undefined;
+        if (!(await this.ensureBucket(client, request.bucket))) return undefined;
+        data.bucket = request.bucket;
+      }
+      if (data.path === '') delete data.path;
+      state.secrets[TRACK2_SECRET] = { revisions: [{ 'access-key': this.config.accessKey, 'secret-key': this.config.secretKey }] };
+      Object.assign(relation.remoteAppData, data, { 'lib-version': '1.0', 'secret-extra': TRACK2_SECRET });
+      return data;
+    } finally {
+      client.destroy();
+    }
+  }
+}
