@@ -1,8 +1,9 @@
 // Watching a mover Job until its Pod runs, and saying why it did not. A Job whose Pod cannot start gives no sign of it
 // on the Job itself: the reason sits in the Pod's container status (ErrImagePull, ImagePullBackOff; kubernetes
-// pkg/kubelet/images/image_manager.go), in its PodScheduled condition (Unschedulable, from the scheduler), or, when no
-// Pod could be made at all, in a FailedCreate Event on the Job ("Error creating: <why>", kubernetes
-// pkg/controller/controller_utils.go), which is where a ResourceQuota refusal ends up.
+// pkg/kubelet/images/image_manager.go, which also records each failed pull as a "Failed" event on the Pod), in its
+// PodScheduled condition (Unschedulable, from the scheduler), or, when no Pod could be made at all, in a FailedCreate
+// Event on the Job ("Error creating: <why>", kubernetes pkg/controller/controller_utils.go), which is where a
+// ResourceQuota refusal ends up.
 import type { KubeObject } from '../kube/types.ts';
 import { EVENTS, PODS, type VolumeKube } from './kube-port.ts';
 
@@ -40,7 +41,10 @@ export class StartObserver {
 
   /** true once the Job's Pod runs (or ran) */
   async look(): Promise<boolean> {
-    const pods = await this.kube.list(PODS, this.namespace, `job-name=${this.jobName}`);
+    return this.observe(await this.kube.list(PODS, this.namespace, `job-name=${this.jobName}`));
+  }
+
+  private observe(pods: KubeObject[]): boolean {
     for (const pod of pods) {
       if (podStarted(pod)) return true;
       const status = (pod.status ?? {}) as PodStatus;
@@ -57,8 +61,11 @@ export class StartObserver {
   /** Why the Pod has not started: the image, the scheduler, the Job's FailedCreate event, or no Pod at all. */
   async reason(): Promise<string> {
     const pods = await this.kube.list(PODS, this.namespace, `job-name=${this.jobName}`);
+    this.observe(pods); // the latest state counts too, not only what the earlier looks saw
     if (this.lastPull) {
       const { image, reason } = this.lastPull;
+      // Seen only backing off: the registry's answer is in the kubelet's "Failed" event on the Pod.
+      this.pullError ??= await this.pullFailureEvent(pods);
       const why = this.pullError ? `${this.pullError.reason}: ${oneLine(pullCause(this.pullError.message))}` : reason;
       return `its image ${image} could not be pulled (${why}); make the image reachable from the nodes or set volume-mover-image to a copy in a registry they can reach`;
     }
@@ -77,6 +84,17 @@ export class StartObserver {
     const refusal = await this.failedCreate();
     if (refusal) return describeRefusal(refusal);
     return 'no Pod was created for it';
+  }
+
+  private async pullFailureEvent(pods: KubeObject[]): Promise<{ reason: string; message: string } | undefined> {
+    const names = new Set(pods.map((p) => p.metadata.name));
+    const events = await this.kube.list(EVENTS, this.namespace).catch(() => []);
+    const failed = events.filter((e) => {
+      const ev = e as { involvedObject?: { kind?: string; name?: string }; reason?: string; message?: string };
+      return ev.involvedObject?.kind === 'Pod' && names.has(ev.involvedObject.name) && ev.reason === 'Failed' && ev.message?.startsWith('Failed to pull image');
+    }).sort((a, b) => eventTime(a).localeCompare(eventTime(b))).at(-1) as { message?: string } | undefined;
+    if (!failed?.message) return undefined;
+    return { reason: 'ErrImagePull', message: failed.message.replace(/^Failed to pull image "[^"]*": /, '') };
   }
 
   private async failedCreate(): Promise<string | undefined> {

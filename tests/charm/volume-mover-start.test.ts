@@ -93,9 +93,9 @@ describe('volume movers that cannot start fail fast with the reason (real ./disp
       event: 'actions/restore-state', env: { KUBECONFIG: side.cluster.kubeconfigPath },
     });
 
-    const failed = await restore({ 'volume-mover-image': UNREACHABLE, 'volume-mover-start-timeout': 3 });
+    const failed = await restore({ 'volume-mover-image': UNREACHABLE, 'volume-mover-start-timeout': 5 });
     expect(failed.exitCode).to.not.equal(0);
-    expect(failed.state.actionFailure).to.match(new RegExp(`^The volume restore failed for PVC ${namespace}/${lost.metadata.name} \\(its mover Job kfu-restore-[0-9a-f]{16} did not start within 3 seconds: its image ${UNREACHABLE.replace(/[.]/g, '\\.')} could not be pulled \\(ErrImagePull: .+\\); fix that and rerun restore-state, which fills every PVC still waiting for its data\\.$`));
+    expect(failed.state.actionFailure, failed.state.actionFailure).to.match(new RegExp(`^The volume restore failed for PVC ${namespace}/${lost.metadata.name} \\(its mover Job kfu-restore-[0-9a-f]{16} did not start within 5 seconds: its image ${UNREACHABLE.replace(/[.]/g, '\\.')} could not be pulled \\(ErrImagePull: .+\\); fix that and rerun restore-state, which fills every PVC still waiting for its data\\.$`));
     expect(side.cluster.api.get(PVCS, lost.metadata.name!, namespace)!.metadata.labels?.[LABEL_FILL], 'still waiting for its data').to.equal('pending');
     expect(leftovers()).to.deep.equal([]);
     expectNoRepeatedLine(failed);

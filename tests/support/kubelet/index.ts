@@ -168,11 +168,16 @@ export function simulatedKubelet(options: SimulatedKubeletOptions): SimulatedKub
     }
 
     function recordJobEvent(job: KubeObject, reason: string, message: string): void {
-      const namespace = job.metadata.namespace ?? '';
+      recordEvent(job, reason, message, 'job-controller');
+    }
+
+    /** A Warning event about `object`; one with the same reason and message is counted again instead of repeated. */
+    function recordEvent(object: KubeObject, reason: string, message: string, component: string): void {
+      const namespace = object.metadata.namespace ?? '';
       const at = now();
       const same = api.list(EVENTS, { namespace }).find((e) => {
         const ev = e as { involvedObject?: { uid?: string }; reason?: string; message?: string };
-        return ev.involvedObject?.uid === job.metadata.uid && ev.reason === reason && ev.message === message;
+        return ev.involvedObject?.uid === object.metadata.uid && ev.reason === reason && ev.message === message;
       });
       if (same) {
         api.mergePatch(EVENTS, same.metadata.name ?? '', namespace, { count: ((same as { count?: number }).count ?? 1) + 1, lastTimestamp: at });
@@ -180,9 +185,9 @@ export function simulatedKubelet(options: SimulatedKubeletOptions): SimulatedKub
       }
       api.create(EVENTS, {
         apiVersion: 'v1', kind: 'Event',
-        metadata: { name: `${job.metadata.name}.${randomBytes(8).toString('hex')}`, namespace },
-        involvedObject: { apiVersion: 'batch/v1', kind: 'Job', name: job.metadata.name, namespace, uid: job.metadata.uid },
-        reason, message, type: 'Warning', source: { component: 'job-controller' },
+        metadata: { name: `${object.metadata.name}.${randomBytes(8).toString('hex')}`, namespace },
+        involvedObject: { apiVersion: object.apiVersion, kind: object.kind, name: object.metadata.name, namespace, uid: object.metadata.uid },
+        reason, message, type: 'Warning', source: { component },
         firstTimestamp: at, lastTimestamp: at, count: 1,
       } as KubeObject);
     }
@@ -462,6 +467,8 @@ export function simulatedKubelet(options: SimulatedKubeletOptions): SimulatedKub
       const report = (reason: 'ErrImagePull' | 'ImagePullBackOff') => {
         const current = api.get(PODS, name, namespace);
         if (!current || current.metadata.deletionTimestamp) return;
+        // each failed pull is also a Warning event "Failed" on the Pod, as the image manager's logIt records it
+        if (reason === 'ErrImagePull') recordEvent(current, 'Failed', `Failed to pull image "${image}": ${message}`, 'kubelet');
         const waitingOn = (c: ContainerSpec) => (c.image === image
           ? { name: c.name, image: c.image, ready: false, restartCount: 0, state: { waiting: { reason, message: reason === 'ErrImagePull' ? message : `Back-off pulling image "${image}"` } } }
           : { name: c.name, image: c.image, ready: false, restartCount: 0, state: { waiting: { reason: 'PodInitializing' } } });
