@@ -41,6 +41,8 @@ export const VolumeEntrySchema = z.object({
   files: z.number().int().nonnegative(),
   bytes: z.number().int().nonnegative(),
   sha256: sha256Hex.optional(),
+  /** the claim was never bound: it had no volume, so there is no data and the restore creates it without a mover */
+  unbound: z.literal(true).optional(),
 });
 
 export const ApplicationSchema = z.object({

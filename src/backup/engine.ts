@@ -256,7 +256,9 @@ export async function runBackup(kube: KubeClient, store: ObjectStore, request: B
       await ticker.say(`copying the data of ${pvcs.length} PVC(s)`);
       const entries = await request.volumes(writer.id, pvcs, (m) => ticker.say(m));
       writer.setVolumes(entries);
-      volumes = { copied: entries.length, bytes: entries.reduce((sum, e) => sum + e.bytes, 0) };
+      const unbound = entries.filter((e) => e.unbound).length;
+      volumes = { copied: entries.length - unbound, bytes: entries.reduce((sum, e) => sum + e.bytes, 0) };
+      if (unbound > 0) volumes.note = `${unbound} PVC(s) were never bound: recorded as unbound, with no data`;
     }
 
     let controlPlane: BackupOutcome['controlPlane'] = { copied: 0, bytes: 0, notCovered: [], names: [], empty: [] };

@@ -53,11 +53,18 @@ export interface ProgressChannel {
   flush(): Promise<void>;
 }
 
-export function rateLimitedProgress(send: (message: string) => Promise<void>, intervalMs = PROGRESS_INTERVAL_MS, now = () => Date.now()): ProgressChannel {
+export function rateLimitedProgress(deliver: (message: string) => Promise<void>, intervalMs = PROGRESS_INTERVAL_MS, now = () => Date.now()): ProgressChannel {
   let lastSent = -Infinity;
   let pending: string | undefined;
+  // A line already shown tells the user nothing new: it is dropped, so a long wait never fills the log with one line.
+  const sent = new Set<string>();
+  const send = async (message: string) => {
+    sent.add(message);
+    await deliver(message);
+  };
   return {
     async progress(message) {
+      if (sent.has(message)) return;
       if (now() - lastSent >= intervalMs) {
         lastSent = now();
         pending = undefined;
@@ -65,7 +72,7 @@ export function rateLimitedProgress(send: (message: string) => Promise<void>, in
       } else pending = message;
     },
     async flush() {
-      if (pending === undefined) return;
+      if (pending === undefined || sent.has(pending)) return;
       const message = pending;
       pending = undefined;
       lastSent = now();

@@ -1,5 +1,6 @@
 // The charm's config (config.yaml), validated once per dispatch; a bad value becomes one sentence for the status.
 import { z } from 'zod';
+import { DEFAULT_MOVER_RESOURCES, parseMoverResources } from '../volumes/resources.ts';
 
 const commaList = z.string().transform((text) => text.split(',').map((part) => part.trim()).filter(Boolean));
 const positiveInt = (max: number) => z.number().int('must be a whole number').min(1, 'must be at least 1').max(max, `must be at most ${max}`);
@@ -41,6 +42,14 @@ export const ConfigSchema = z.object({
   'restore-wait-timeout': positiveInt(86_400).default(300),
   'volume-mover-image': z.string().min(1).default('docker.io/rclone/rclone:1.68.2'),
   'volume-mover-concurrency': positiveInt(64).default(2),
+  'volume-mover-start-timeout': positiveInt(86_400).default(300),
+  'volume-mover-resources': z.string().default(DEFAULT_MOVER_RESOURCES).superRefine((text, ctx) => {
+    try {
+      parseMoverResources(text);
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', message: `must be a list like ${DEFAULT_MOVER_RESOURCES}: ${(error as Error).message}` });
+    }
+  }),
   'api-concurrency': positiveInt(256).default(8),
   'kfp-db': z.string().regex(/^[A-Za-z0-9_]{1,64}$/, 'must be a MySQL database name').default('mlpipeline'),
   'katib-db': z.string().regex(/^[A-Za-z0-9_]{1,64}$/, 'must be a MySQL database name').default('katib'),

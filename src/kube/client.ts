@@ -73,6 +73,8 @@ interface SendOptions {
   contentType?: string;
   idempotent: boolean;
   dryRun?: boolean;
+  /** the answer is text (a log), not JSON */
+  text?: boolean;
 }
 
 export class KubeClient {
@@ -252,6 +254,12 @@ export class KubeClient {
     }
   }
 
+  /** The last `tailLines` lines of a container's log (GET pods/<name>/log). */
+  async podLog(namespace: string, name: string, options: { container?: string; tailLines?: number } = {}): Promise<string> {
+    const path = withQuery(`/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}/log`, { container: options.container, tailLines: options.tailLines });
+    return this.send('get', { verb: 'read the log of', resource: 'pods', namespace, name }, 'GET', path, { idempotent: true, text: true });
+  }
+
   // ---- writes
 
   async create(resource: ApiResource, object: KubeObject, options: CreateOptions = {}): Promise<KubeObject> {
@@ -337,6 +345,7 @@ export class KubeClient {
           const retryAfter = parseRetryAfter(headerText(response.headers['retry-after']), Date.now());
           throw kubeApiErrorFrom(response.status, text, retryAfter, subject);
         }
+        if (options.text) return text as T;
         return (text === '' ? {} : JSON.parse(text)) as T;
       },
       {

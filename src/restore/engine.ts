@@ -30,6 +30,7 @@ import { RestoreReport, type KindTally, type PlanEntry, type Verdict } from './r
 import type { SpooledItem } from './spool.ts';
 import { nudgeProfiles } from './nudge.ts';
 import { watchProfileNamespaces } from './wait.ts';
+import { FILL_SELECTOR, withFillMark } from '../volumes/fill-mark.ts';
 
 export type ConflictPolicy = 'skip' | 'update' | 'fail';
 
@@ -103,11 +104,20 @@ const FIELD_MANAGER = 'kubeflow-upgrader';
 export async function runRestore(kube: KubeClient, store: ObjectStore, request: RestoreRequest): Promise<RestoreOutcome> {
   const started = Date.now();
   let status = `reading backup ${request.backupId}`;
+  let lastSent: string | undefined;
   const sink = request.progress;
-  const heartbeat = sink ? setInterval(() => void sink(status), request.progressIntervalMs ?? 2000) : undefined;
+  // The heartbeat sends the status only when it changed since the last line: a wait shows up as silence, not as a
+  // line repeated every few seconds.
+  const heartbeat = sink ? setInterval(() => {
+    if (status === lastSent) return;
+    lastSent = status;
+    void sink(status);
+  }, request.progressIntervalMs ?? 2000) : undefined;
   heartbeat?.unref();
   const say = async (message: string) => {
     status = message;
+    if (message === lastSent) return;
+    lastSent = message;
     await sink?.(message);
   };
   try {
@@ -230,6 +240,8 @@ class RestoreRun {
   private namespacesDone = 0;
   /** set by execute(): the wait for late PodDefaults before each namespace's first workload */
   private podDefaults: PodDefaultWait | undefined;
+  /** `namespace/name` of every PVC whose data the backup holds (unbound claims held none) */
+  private readonly archivedData: ReadonlySet<string>;
 
   constructor(
     private readonly kube: KubeClient,
@@ -244,6 +256,7 @@ class RestoreRun {
     this.policy = request.conflictPolicy ?? 'skip';
     this.limit = Math.max(2, kube.concurrency * 2);
     this.slots = pLimit(this.limit);
+    this.archivedData = new Set((preflight.manifest?.volumes ?? []).filter((v) => !v.unbound).map((v) => `${v.namespace}/${v.pvc}`));
   }
 
   async execute(): Promise<this> {
@@ -445,7 +458,28 @@ class RestoreRun {
   }
 
   private fillsVolumes(): boolean {
-    return !this.dry && this.request.includeVolumes !== false && this.request.volumes !== undefined && (this.preflight.manifest?.volumes.length ?? 0) > 0;
+    return !this.dry && this.request.includeVolumes !== false && this.request.volumes !== undefined && this.archivedData.size > 0;
+  }
+
+  /** A PVC this run creates and will fill goes in with the fill mark, so that a crash before the fill ends is repaired by a rerun. */
+  private withMarkIfFilled(resource: ApiResource, object: KubeObject): KubeObject {
+    if (resource.resource !== 'persistentvolumeclaims' || resource.group !== '' || !this.fillsVolumes()) return object;
+    if (!this.archivedData.has(`${object.metadata.namespace ?? ''}/${object.metadata.name ?? ''}`)) return object;
+    return withFillMark(object, this.preflight.backupId);
+  }
+
+  /** PVCs of the restored namespaces that still carry the fill mark: made by this run or by one that did not finish filling them. */
+  private async markedPvcs(): Promise<Array<{ namespace: string; name: string }>> {
+    const resource = this.preflight.steps.find(isPvcStep)?.target ?? await this.kube.findByResource('', 'persistentvolumeclaims');
+    if (!resource) return [];
+    const namespaces = this.preflight.namespaces;
+    const found: KubeObject[] = [];
+    if (namespaces.size <= 3) {
+      for (const namespace of namespaces) found.push(...(await this.kube.listAll(resource, { namespace, labelSelector: FILL_SELECTOR })).items);
+    } else {
+      found.push(...(await this.kube.listAll(resource, { labelSelector: FILL_SELECTOR })).items.filter((o) => namespaces.has(o.metadata.namespace ?? '')));
+    }
+    return found.filter((o) => !o.metadata.deletionTimestamp).map((o) => ({ namespace: o.metadata.namespace ?? '', name: o.metadata.name ?? '' }));
   }
 
   /** what the target holds of one resource, keyed `namespace/name`, in the namespaces restored */
@@ -509,7 +543,7 @@ class RestoreRun {
       if (this.dry) return record('create');
       try {
         const guard = item.status !== undefined ? suspendedForStatus(wanted) : undefined;
-        const made = await this.kube.create(resource, guard?.create ?? wanted, { safeToRetry: true, fieldManager: FIELD_MANAGER });
+        const made = await this.kube.create(resource, this.withMarkIfFilled(resource, guard?.create ?? wanted), { safeToRetry: true, fieldManager: FIELD_MANAGER });
         this.remember(item.uid, made);
         if (item.status !== undefined) {
           const problem = await this.restoreStatus(resource, made, item.status);
@@ -656,28 +690,40 @@ class RestoreRun {
     if (archivedUid && live.metadata.uid && this.preflight.ownerUids.has(archivedUid)) this.uids.set(archivedUid, live.metadata.uid);
   }
 
-  private async restoreVolumes(pvcs: Array<{ namespace: string; name: string }>): Promise<void> {
+  private async restoreVolumes(created: Array<{ namespace: string; name: string }>): Promise<void> {
     const { request, preflight } = this;
     if (request.includeVolumes === false) {
       this.volumes.note = 'include-volumes=false: no volume data was restored';
       return;
     }
-    const archivedData = new Set((preflight.manifest?.volumes ?? []).map((v) => `${v.namespace}/${v.pvc}`));
-    const fill = pvcs.filter((p) => archivedData.has(`${p.namespace}/${p.name}`));
-    if (fill.length === 0) {
-      this.volumes.note = preflight.manifest?.volumes.length ? 'no new PVC to fill: PVCs that already existed keep their data' : 'the backup holds no volume data';
+    if (this.archivedData.size === 0) {
+      this.volumes.note = preflight.manifest?.volumes.length ? 'the backup holds no volume data (its PVCs were never bound)' : 'the backup holds no volume data';
       return;
     }
+    const createdWithData = created.filter((p) => this.archivedData.has(`${p.namespace}/${p.name}`));
     if (this.dry) {
-      this.volumes.note = `would fill ${fill.length} new PVC(s) with their archived data`;
+      if (createdWithData.length) this.volumes.note = `would fill ${createdWithData.length} new PVC(s) with their archived data`;
+      else this.volumes.note = 'no new PVC to fill: PVCs that already existed keep their data';
       return;
     }
     if (!request.volumes) {
-      this.volumes.note = `${fill.length} new PVC(s) were created empty: no volume mover is configured`;
-      this.warnings.push(this.volumes.note);
+      this.volumes.note = createdWithData.length ? `${createdWithData.length} new PVC(s) were created empty: no volume mover is configured` : 'no new PVC to fill';
+      if (createdWithData.length) this.warnings.push(this.volumes.note);
       return;
     }
-    await this.say(`filling ${fill.length} new PVC(s) with their archived data`);
+    // The mark, not this run's list of creations, says what to fill: a PVC created by a run that crashed before its
+    // fill ended still carries it, and one that existed before any restore never does.
+    const marked = await this.markedPvcs();
+    const fill = marked.filter((p) => this.archivedData.has(`${p.namespace}/${p.name}`));
+    for (const p of marked) {
+      if (!this.archivedData.has(`${p.namespace}/${p.name}`)) this.warnings.push(`PVC ${p.namespace}/${p.name} waits to be filled, but backup ${preflight.backupId} holds no data for it; it was left as it is`);
+    }
+    if (fill.length === 0) {
+      this.volumes.note = 'no PVC to fill: PVCs that already existed keep their data';
+      return;
+    }
+    const resumed = fill.length - createdWithData.filter((p) => fill.some((f) => f.namespace === p.namespace && f.name === p.name)).length;
+    await this.say(`filling ${fill.length} PVC(s) with their archived data${resumed > 0 ? ` (${resumed} left unfilled by an earlier run)` : ''}`);
     const result = await request.volumes(preflight.backupId, fill, (m) => this.say(m));
     this.volumes = { restored: result.restored };
   }

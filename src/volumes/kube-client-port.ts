@@ -7,7 +7,7 @@ import type { MoverResource, VolumeKube } from './kube-port.ts';
 function apiResource(r: MoverResource): ApiResource {
   return {
     group: r.group, version: r.version, resource: r.resource, kind: r.kind, namespaced: true,
-    verbs: ['get', 'list', 'watch', 'create', 'delete'], preferredVersion: r.version, versions: [r.version],
+    verbs: ['get', 'list', 'watch', 'create', 'delete', 'patch'], preferredVersion: r.version, versions: [r.version],
   };
 }
 
@@ -26,7 +26,11 @@ export function volumeKubeFromClient(client: KubeClient): VolumeKube {
     get: (r, namespace, name) => client.tryGet(apiResource(r), name, namespace),
     list: async (r, namespace, labelSelector) =>
       (await client.listAll(apiResource(r), { namespace, ...(labelSelector ? { labelSelector } : {}) })).items,
-    create: (r, object) => client.create(apiResource(r), object),
+    // Every mover object has a name fixed by backup, namespace and PVC, so a create whose answer was lost can be sent
+    // again: at worst it answers 409, which the mover reads as "ours, already there".
+    create: (r, object) => client.create(apiResource(r), object, { safeToRetry: true }),
+    mergePatch: (r, namespace, name, patch) => client.patch(apiResource(r), name, namespace, patch, 'merge'),
+    podLog: (namespace, pod, container, tailLines) => client.podLog(namespace, pod, { container, tailLines }),
     delete: async (r, namespace, name) => {
       try {
         await client.delete(apiResource(r), name, namespace, { propagationPolicy: 'Background' });

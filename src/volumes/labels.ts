@@ -1,5 +1,5 @@
 // Labels and names that tie every Job and Secret of a run to its backup id, so leftovers can be found and removed.
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 
 export const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by';
 export const LABEL_COMPONENT = 'app.kubernetes.io/component';
@@ -33,13 +33,15 @@ function shortHash(text: string, length: number): string {
 }
 
 /**
- * A Job name within 63 characters (Pods carry it in the `job-name` label): stable per PVC for reading, with a
- * random tail so a rerun never collides with a Job a crashed run left behind.
+ * A Job name within 63 characters (Pods carry it in the `job-name` label), the same on every run for one PVC of one
+ * backup: a rerun after a crash finds the Job the killed run left still copying and waits for it instead of starting a
+ * second copy into the same volume.
  */
 export function moverJobName(operation: MoveOperation, backupId: string, namespace: string, pvc: string): string {
-  return `kfu-${operation}-${shortHash(`${backupId}/${namespace}/${pvc}`, 10)}-${randomBytes(3).toString('hex')}`;
+  return `kfu-${operation}-${shortHash(`${backupId}/${namespace}/${pvc}`, 16)}`;
 }
 
+/** One credentials Secret per namespace and run of a backup id; a rerun replaces it (the keys may have rotated). */
 export function moverSecretName(operation: MoveOperation, backupId: string): string {
-  return `kfu-${operation}-creds-${shortHash(backupId, 8)}-${randomBytes(3).toString('hex')}`;
+  return `kfu-${operation}-creds-${shortHash(backupId, 12)}`;
 }

@@ -1,14 +1,20 @@
 // Runs one mover Job per PVC, at most `concurrency` at once, and turns each into a VolumeResult or a named failure.
 // The credentials Secrets of the run are deleted in every case.
 import pLimit from 'p-limit';
+import { KfuError } from '../errors/index.ts';
 import { backupKeys } from '../store/layout.ts';
-import { buildCredentialsSecret, buildMoverJob } from './job.ts';
+import { FILL_MARK_REMOVAL, hasFillMark } from './fill-mark.ts';
+import { createOrReplace, startOrAdopt } from './adopt.ts';
+import { buildCredentialsSecret, buildMoverJob, statsPeriodSeconds } from './job.ts';
+import { followUntilFinished, waitUntilStarted } from './job-watch.ts';
 import { JOBS, PODS, PVCS, SECRETS, type VolumeKube } from './kube-port.ts';
 import { moverJobName, moverSecretName, moverSelector, type MoveOperation } from './labels.ts';
-import { failureReason, jobFailedCondition, jobFinished, jobSucceeded, parseMovedTree, terminationMessage } from './outcome.ts';
+import { failureReason, jobFailedCondition, jobFinished, jobSucceeded, parseMovedTree, terminationMessage, type CopyProgress } from './outcome.ts';
 import { placementFor } from './placement.ts';
+import { DEFAULT_MOVER_RESOURCES, parseMoverResources, type ResourceList } from './resources.ts';
 import {
-  DEFAULT_JOB_DEADLINE_SECONDS, DEFAULT_JOB_TTL_SECONDS, DEFAULT_MOVER_CONCURRENCY, DEFAULT_MOVER_IMAGE,
+  DEFAULT_JOB_DEADLINE_SECONDS, DEFAULT_JOB_TTL_SECONDS, DEFAULT_MOVER_CONCURRENCY, DEFAULT_MOVER_IMAGE, DEFAULT_PROGRESS_INTERVAL_MS,
+  DEFAULT_START_TIMEOUT_SECONDS,
   remotePath, type MoverS3Settings,
 } from './settings.ts';
 
@@ -45,6 +51,8 @@ export interface VolumeProgress {
   total: number;
   result?: VolumeResult;
   failure?: VolumeFailure;
+  /** a running mover's latest rclone stats */
+  copying?: CopyProgress & { namespace: string; pvc: string };
 }
 
 export interface MoveVolumesOptions {
@@ -57,18 +65,27 @@ export interface MoveVolumesOptions {
   concurrency?: number;
   activeDeadlineSeconds?: number;
   ttlSecondsAfterFinished?: number;
+  /** `volume-mover-start-timeout`: seconds a mover's Pod may take to start running */
+  startTimeoutSeconds?: number;
+  /** `volume-mover-resources`, e.g. `cpu=1,memory=1Gi` (requests = limits); '' sets none */
+  resources?: string;
   onProgress?: (progress: VolumeProgress) => void;
+  /** how often a running mover's stats are read and, when they changed, reported (default 30 s) */
+  progressIntervalMs?: number;
   signal?: AbortSignal;
 }
 
 /** One or more PVCs could not be moved; `message` names each with its reason. */
-export class VolumeMoveError extends Error {
+export class VolumeMoveError extends KfuError {
   readonly failures: VolumeFailure[];
   readonly results: VolumeResult[];
-  constructor(operation: MoveOperation, failures: VolumeFailure[], results: VolumeResult[]) {
+  /** movers stopped because another failed */
+  readonly stopped: number;
+  constructor(operation: MoveOperation, failures: VolumeFailure[], results: VolumeResult[], stopped = 0) {
     const list = failures.map((f) => `${f.namespace}/${f.pvc} (${f.reason})`).join('; ');
-    super(`The volume ${operation} failed for ${failures.length === 1 ? 'PVC' : 'PVCs'} ${list}.`);
-    this.name = 'VolumeMoveError';
+    const others = stopped > 0 ? `; ${stopped} other mover${stopped === 1 ? ' was' : 's were'} stopped` : '';
+    super(`The volume ${operation} failed for ${failures.length === 1 ? 'PVC' : 'PVCs'} ${list}${others}.`, { kind: 'failed' });
+    this.stopped = stopped;
     this.failures = failures;
     this.results = results;
   }
@@ -112,6 +129,16 @@ async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: 
   if (!Number.isInteger(concurrency) || concurrency < 1) {
     throw new Error(`volume-mover-concurrency must be a whole number of at least 1, not ${concurrency}.`);
   }
+  const startTimeout = options.startTimeoutSeconds ?? DEFAULT_START_TIMEOUT_SECONDS;
+  if (!Number.isInteger(startTimeout) || startTimeout < 1) {
+    throw new Error(`volume-mover-start-timeout must be a whole number of seconds of at least 1, not ${startTimeout}.`);
+  }
+  let resources: ResourceList | undefined;
+  try {
+    resources = parseMoverResources(options.resources ?? DEFAULT_MOVER_RESOURCES);
+  } catch (error) {
+    throw new Error(`volume-mover-resources must be a list like ${DEFAULT_MOVER_RESOURCES}: ${(error as Error).message}.`);
+  }
   const keys = backupKeys(options.backupId);
   const seen = new Set<string>();
   for (const pvc of options.pvcs) {
@@ -126,7 +153,7 @@ async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: 
     let pending = secrets.get(namespace);
     if (!pending) {
       const name = moverSecretName(operation, options.backupId);
-      pending = kube.create(SECRETS, buildCredentialsSecret({ name, namespace, backupId: options.backupId, operation, s3: options.s3 }))
+      pending = createOrReplace(kube, SECRETS, buildCredentialsSecret({ name, namespace, backupId: options.backupId, operation, s3: options.s3 }))
         .then(() => name);
       secrets.set(namespace, pending);
     }
@@ -137,18 +164,34 @@ async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: 
   const results: VolumeResult[] = [];
   const failures: VolumeFailure[] = [];
   let done = 0;
-  // After the first failure the run is lost anyway: PVCs not yet started are not copied.
-  let stop = false;
+  let stopped = 0;
+  // After the first failure the run is lost anyway: PVCs not yet started are not copied, and the movers still running
+  // are stopped (a restore's PVCs keep their fill mark, so a rerun fills them).
+  const stopAll = new AbortController();
+  const signal = options.signal ? AbortSignal.any([options.signal, stopAll.signal]) : stopAll.signal;
+  // One gate for every mover of the run: at most one stats line per interval, whichever mover it is about.
+  const interval = options.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS;
+  let lastStatsAt = -Infinity;
+  const onCopying = (copying: NonNullable<VolumeProgress['copying']>) => {
+    if (Date.now() - lastStatsAt < interval) return;
+    lastStatsAt = Date.now();
+    options.onProgress?.({ done, total: options.pvcs.length, copying });
+  };
+  const settings: MoverSettings = { ...options, startTimeoutSeconds: startTimeout, resources, signal, progressIntervalMs: interval, onCopying };
 
   try {
     await Promise.all(options.pvcs.map((pvc) => limit(async () => {
-      if (stop || options.signal?.aborted) return;
+      if (signal.aborted) return;
       try {
-        const result = await moveOne(kube, operation, options, pvc, secretFor);
+        const result = await moveOne(kube, operation, settings, pvc, secretFor);
         results.push(result);
         options.onProgress?.({ done: ++done, total: options.pvcs.length, result });
       } catch (error) {
-        stop = true;
+        if (stopAll.signal.aborted) {
+          stopped++;
+          return;
+        }
+        stopAll.abort();
         const failure = { namespace: pvc.namespace, pvc: pvc.name, reason: describeError(error) };
         failures.push(failure);
         options.onProgress?.({ done: ++done, total: options.pvcs.length, failure });
@@ -157,7 +200,7 @@ async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: 
   } finally {
     await deleteSecrets(kube, secrets);
   }
-  if (failures.length > 0) throw new VolumeMoveError(operation, failures, results);
+  if (failures.length > 0) throw new VolumeMoveError(operation, failures, results, stopped);
   if (options.signal?.aborted) throw new Error(`The volume ${operation} was cancelled.`);
   return results;
 }
@@ -174,10 +217,18 @@ async function deleteSecrets(kube: VolumeKube, secrets: Map<string, Promise<stri
   }
 }
 
+/** The run's options once checked: the parsed resources, and the signal that also stops every mover on a failure. */
+interface MoverSettings extends Omit<MoveVolumesOptions, 'resources'> {
+  startTimeoutSeconds: number;
+  resources: ResourceList | undefined;
+  progressIntervalMs: number;
+  onCopying: (copying: NonNullable<VolumeProgress['copying']>) => void;
+}
+
 async function moveOne(
   kube: VolumeKube,
   operation: MoveOperation,
-  options: MoveVolumesOptions,
+  options: MoverSettings,
   pvcRef: PvcRef,
   secretFor: (namespace: string) => Promise<string>,
 ): Promise<VolumeResult> {
@@ -213,16 +264,24 @@ async function moveOne(
     nodeName: placement.nodeName,
     activeDeadlineSeconds: deadline,
     ttlSecondsAfterFinished: options.ttlSecondsAfterFinished ?? DEFAULT_JOB_TTL_SECONDS,
+    resources: options.resources,
+    statsPeriodSeconds: statsPeriodSeconds(options.progressIntervalMs),
   });
   const jobName = job.metadata.name ?? '';
-  await kube.create(JOBS, job);
+  await startOrAdopt(kube, job, options.signal);
   // The Job's own deadline ends it; the extra minute lets its controller write the Failed condition we then read.
   let finished;
+  const stopWatching = new AbortController();
+  const finishing = kube.waitFor(JOBS, pvcRef.namespace, jobName, jobFinished, {
+    timeoutMs: (deadline + 60) * 1000,
+    signal: options.signal ? AbortSignal.any([options.signal, stopWatching.signal]) : stopWatching.signal,
+  });
+  finishing.catch(() => undefined); // judged below; meanwhile a rejection is not unhandled
   try {
-    finished = await kube.waitFor(JOBS, pvcRef.namespace, jobName, jobFinished, {
-      timeoutMs: (deadline + 60) * 1000, signal: options.signal,
-    });
+    await waitUntilStarted(kube, pvcRef.namespace, jobName, options.startTimeoutSeconds, finishing);
+    finished = await followUntilFinished(kube, pvcRef, jobName, finishing, options.progressIntervalMs, options.onCopying);
   } catch (error) {
+    stopWatching.abort();
     // Nobody will read this Job's outcome: stop it rather than let it copy on unobserved.
     await kube.delete(JOBS, pvcRef.namespace, jobName).catch(() => undefined);
     throw error;
@@ -239,6 +298,8 @@ async function moveOne(
   const moved = parseMovedTree(message);
   if (!moved) throw new Error(`mover Job ${jobName} completed without reporting what it copied`);
   await kube.delete(JOBS, pvcRef.namespace, jobName);
+  // Only now is the volume complete: the mark that makes a rerun fill it again comes off.
+  if (operation === 'restore' && hasFillMark(pvc)) await kube.mergePatch(PVCS, pvcRef.namespace, pvcRef.name, FILL_MARK_REMOVAL);
   return { ...base, ...moved, durationMs: Date.now() - started, ...(placement.nodeName ? { node: placement.nodeName } : {}) };
 }
 

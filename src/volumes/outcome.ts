@@ -73,6 +73,33 @@ export function parseMovedTree(message: string | undefined): MovedTree | undefin
   }
 }
 
+/** What a running copy has done so far, from rclone's periodic stats. */
+export interface CopyProgress {
+  files: number;
+  totalFiles: number;
+  bytes: number;
+  totalBytes: number;
+}
+
+/**
+ * The newest stats line in a piece of a running mover's log. rclone's JSON log (--use-json-log) carries them as a
+ * `stats` object with bytes, totalBytes, transfers, totalTransfers, checks and totalChecks (rclone fs/accounting/stats.go).
+ */
+export function parseCopyProgress(log: string): CopyProgress | undefined {
+  for (const line of log.split('\n').reverse()) {
+    if (!line.includes('"stats"')) continue;
+    try {
+      const stats = (JSON.parse(line) as { stats?: Record<string, unknown> }).stats;
+      const n = (key: string) => (typeof stats?.[key] === 'number' ? stats[key] as number : 0);
+      if (!stats || typeof stats.bytes !== 'number') continue;
+      return { files: n('transfers') + n('checks'), totalFiles: n('totalTransfers') + n('totalChecks'), bytes: n('bytes'), totalBytes: n('totalBytes') };
+    } catch {
+      continue; // a line cut by the tail, or not JSON
+    }
+  }
+  return undefined;
+}
+
 /**
  * One line out of a failed mover's log tail: rclone ends with "Failed to <verb>: <why>"; timestamps and
  * request-id noise are dropped, and anything that equals a known secret is masked as a last line of defence.

@@ -56,5 +56,8 @@ describe('charm contract: YAML files and schemas agree', () => {
     expect(parseConfig({ 'api-concurrency': 0 })).to.deep.equal({ ok: false, problem: 'config option api-concurrency must be at least 1' });
     expect(parseConfig({ 'protect-crds': 'yes' })).to.deep.equal({ ok: false, problem: 'config option protect-crds must be a boolean' });
     expect(parseConfig({ 'encryption-key': 'hunter2' })).to.deep.equal({ ok: false, problem: 'config option encryption-key must be a Juju secret URI (secret:...)' });
+    expect(parseConfig({ 'volume-mover-resources': 'cpu=lots' })).to.deep.equal({ ok: false, problem: 'config option volume-mover-resources must be a list like cpu=1,memory=1Gi: "lots" is not a Kubernetes quantity (e.g. 500m, 1, 512Mi, 1Gi)' });
+    expect(parseConfig({ 'volume-mover-resources': 'gpu=1' })).to.deep.equal({ ok: false, problem: 'config option volume-mover-resources must be a list like cpu=1,memory=1Gi: "gpu=1" is not <resource>=<quantity> with a resource of cpu, memory, ephemeral-storage' });
+    expect(parseConfig({ 'volume-mover-start-timeout': 0 })).to.deep.equal({ ok: false, problem: 'config option volume-mover-start-timeout must be at least 1' });
   });
 });

@@ -35,6 +35,19 @@ describe('charm: results, progress', () => {
     expect(sent).to.deep.equal(['1', '4', '5']);
   });
 
+  it('never sends a progress line it has sent before, however much later it comes', async () => {
+    let clock = 0;
+    const sent: string[] = [];
+    const channel = rateLimitedProgress(async (m) => void sent.push(m), 1000, () => clock);
+    for (const line of ['filling 2 PVC(s)', 'filling 2 PVC(s)', 'filled 1/2 PVC(s)', 'filling 2 PVC(s)', 'filled 1/2 PVC(s)']) {
+      clock += 5000;
+      await channel.progress(line);
+    }
+    await channel.progress('filled 1/2 PVC(s)');
+    await channel.flush();
+    expect(sent).to.deep.equal(['filling 2 PVC(s)', 'filled 1/2 PVC(s)']);
+  });
+
   it('describes an unexpected error in one line', () => {
     expect(describeUnexpected(new TypeError('x is undefined\n    at y (z.js:1:1)'))).to.equal('TypeError: x is undefined');
     expect(describeUnexpected('str')).to.equal('unknown error');

@@ -56,6 +56,11 @@ describe('kubeflow-upgrader usage errors', function () {
     expect(run.stderr).not.to.include(CREDS.AWS_SECRET_ACCESS_KEY);
   });
 
+  it('bad --mover-resources and --mover-start-timeout', async () => {
+    expectUsage(await runCli(['backup', '--s3-url', 's3://kubeflow-backups/x', '--mover-resources', 'cpu=1,memory=lots'], CREDS), /^kubeflow-upgrader: backup: --mover-resources must be a list like cpu=1,memory=1Gi: "lots" is not a Kubernetes quantity/);
+    expectUsage(await runCli(['restore', 'latest', '--s3-url', 's3://kubeflow-backups/x', '--mover-start-timeout', '0'], CREDS), /--mover-start-timeout/);
+  });
+
   it('a bad --max-backup-age', async () => {
     expectUsage(await runCli(['check', '--s3-url', 's3://kubeflow-backups/x', '--max-backup-age', 'yesterday'], CREDS), /--max-backup-age "yesterday" is not a duration/);
   });

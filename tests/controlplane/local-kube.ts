@@ -28,7 +28,7 @@ export class LocalJobKube implements VolumeKube {
   async create(resource: MoverResource, object: KubeObject) {
     const ns = object.metadata.namespace!;
     const name = object.metadata.name!;
-    if (this.objects.has(this.key(resource, ns, name))) throw new Error(`${resource.resource} ${name} already exists`);
+    if (this.objects.has(this.key(resource, ns, name))) throw Object.assign(new Error(`${resource.resource} ${name} already exists`), { status: 409 });
     this.objects.set(this.key(resource, ns, name), object);
     if (resource.resource === 'secrets') this.secretsCreated.push(name);
     if (resource.resource === 'jobs') {
@@ -42,6 +42,22 @@ export class LocalJobKube implements VolumeKube {
       });
     }
     return object;
+  }
+
+  async mergePatch(resource: MoverResource, namespace: string, name: string, patch: unknown) {
+    const object = this.objects.get(this.key(resource, namespace, name));
+    if (!object) throw Object.assign(new Error(`${resource.resource} ${name} not found`), { status: 404 });
+    const metadata = (patch as { metadata?: { labels?: Record<string, string | null>; annotations?: Record<string, string | null> } }).metadata ?? {};
+    for (const field of ['labels', 'annotations'] as const) {
+      const merged: Record<string, string> = { ...(object.metadata[field] ?? {}) };
+      for (const [k, v] of Object.entries(metadata[field] ?? {})) if (v === null) delete merged[k]; else merged[k] = v;
+      object.metadata[field] = merged;
+    }
+    return object;
+  }
+
+  async podLog() {
+    return ''; // these Jobs have finished by the time anyone could read a log
   }
 
   async delete(resource: MoverResource, namespace: string, name: string) {

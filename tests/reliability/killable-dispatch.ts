@@ -1,4 +1,6 @@
-// The real ./dispatch as a child we can SIGKILL at a moment the test chooses (runDispatch only waits for it).
+// The real ./dispatch as a child we can SIGKILL at a moment the test chooses (runDispatch only waits for it). It runs
+// in its own process group and the whole group is killed, as when the unit's pod dies: ./dispatch is a shell script, so
+// killing only its pid would leave the charm's node process running on.
 import { execa, type ResultPromise } from 'execa';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,14 +29,21 @@ export function startDispatch(charmDir: string, state: FakeJujuState, event: Dis
   let agent: ToolServer | undefined;
   const spawned = startToolServer(state, hookEnv).then((started) => {
     agent = started;
-    const child: ResultPromise = execa(join(charmDir, 'dispatch'), [], { cwd: charmDir, env: { ...hookEnv, ...started.env }, extendEnv: false, reject: false, timeout: 60_000 });
+    const child: ResultPromise = execa(join(charmDir, 'dispatch'), [], { cwd: charmDir, env: { ...hookEnv, ...started.env }, extendEnv: false, reject: false, timeout: 120_000, detached: true });
     return { child };
   });
   const finished = spawned.then(({ child }) => child).then((r) => r.exitCode ?? -1);
   return {
     state: () => (agent ? agent.state() : (JSON.parse(JSON.stringify(state)) as FakeJujuState)),
     async kill() {
-      (await spawned).child.kill('SIGKILL');
+      const { child } = await spawned;
+      if (child.pid !== undefined) {
+        try {
+          process.kill(-child.pid, 'SIGKILL');
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error; // the group already ended
+        }
+      }
       await finished;
     },
     finished,

@@ -2,7 +2,8 @@
 // key pairs of both s3-integrator tracks (and a rotated one), the encryption-key passphrase, the kfp-db password and
 // values inside user Secrets of the cluster — and everything the charm emitted is scanned for them: every hook-tool
 // call's arguments, action results, failure and logs, juju-log lines, statuses, the relation data and unit state we
-// wrote, stdout and stderr, and (with encryption on) the bucket, decompressed. Zero hits, also in base64.
+// wrote, stdout and stderr, and (with encryption on) the bucket, decompressed; with volume data, every version of the
+// mover Jobs, their Pods and Events and the Pods' logs, and no mover credentials Secret left. Zero hits, also in base64.
 import { expect } from 'chai';
 import { createRequire } from 'node:module';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -15,6 +16,7 @@ import { runDispatch, type DispatchEvent, type DispatchOutcome } from '../suppor
 import { S3_RELATION_ID, TRACK2_SECRET, s3Relation, track1Data } from '../support/juju/scenarios.ts';
 import { emptyState, type FakeJujuState, type FakeRelation } from '../support/juju/state.ts';
 import { startCluster, type RunningCluster } from '../support/cluster/index.ts';
+import { simulatedKubelet } from '../support/kubelet/index.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
 
 const BUCKET = 'hygiene';
@@ -269,6 +271,49 @@ describe('reliability: secret hygiene of every flow through the real dispatch', 
     succeeded(prune);
     const pruned = await run('prune-backups (retention 1)', state({ actionParams: {}, config: { 'encryption-key': ENCRYPTION_SECRET, 'backup-retention': 1 } }), { event: 'actions/prune-backups' });
     succeeded(pruned);
+  });
+
+  it('backup-state and restore-state with volume data: mover Jobs, Pods, Events and logs hold no canary; no mover Secret is left', async () => {
+    const MOVERS = 'app.kubernetes.io/managed-by=kubeflow-upgrader,app.kubernetes.io/component=volume-mover';
+    const c = await startCluster({ seed: 31 });
+    const dirs = [0, 1].map(() => mkdtempSync(join(tmpdir(), 'hygiene-kubelet-')));
+    const kubelets = dirs.map((dataDir) => simulatedKubelet({ dataDir, configRetryMs: 3000 }));
+    const stops = [kubelets[0]!.start(a.api), kubelets[1]!.start(c.api)];
+    // Every version of every Job, Pod and Event either cluster stored while the movers ran, deleted ones included.
+    const written: { cluster: number; object: KubeObject }[] = [];
+    const moverSecrets: KubeObject[] = [];
+    const unsubscribe = [a, c].map((cluster, i) => cluster.api.subscribe((e) => {
+      if (['jobs', 'pods', 'events'].includes(e.ref.resource)) written.push({ cluster: i, object: e.object });
+      if (e.ref.resource === 'secrets' && e.object.metadata.labels?.['app.kubernetes.io/component'] === 'volume-mover') moverSecrets.push(e.object);
+    }));
+    try {
+      const backup = await action('backup-state', { 'include-control-plane': false });
+      succeeded(backup);
+      expect(Number(backup.state.actionResults.volumes)).to.be.greaterThan(0);
+      const restore = await action('restore-state', { 'backup-id': backup.state.actionResults['backup-id'] }, {}, c.kubeconfigPath);
+      succeeded(restore);
+      expect(restore.state.actionResults.volumes).to.equal(`${backup.state.actionResults.volumes} PVC(s) filled`);
+
+      const movers = written.filter(({ object }) => JSON.stringify(object.metadata).includes('kubeflow-upgrader') || object.metadata.labels?.['job-name']?.startsWith('kfu-'));
+      expect(movers.length).to.be.greaterThan(0);
+      const hits = written.flatMap(({ object }) => hitsIn(`${object.kind} ${object.metadata.namespace}/${object.metadata.name}`, JSON.stringify(object), Object.values(CANARY)));
+      const pods = new Set(written.filter(({ object }) => object.kind === 'Pod' && object.metadata.labels?.['job-name']?.startsWith('kfu-')).map(({ cluster, object }) => `${cluster} ${object.metadata.namespace} ${object.metadata.name}`));
+      expect(pods.size).to.be.greaterThan(0);
+      for (const pod of pods) {
+        const [cluster, namespace, name] = pod.split(' ') as [string, string, string];
+        hits.push(...hitsIn(`log of Pod ${namespace}/${name}`, kubelets[Number(cluster)]!.logs(namespace, name) ?? '', Object.values(CANARY)));
+      }
+      expect(hits).to.deep.equal([]);
+      // The credentials Secrets held the keys only while their movers ran; each run deleted its own.
+      expect(moverSecrets.length).to.be.greaterThan(0);
+      expect([...a.api.list({ group: '', resource: 'secrets' }, { labelSelector: MOVERS }), ...c.api.list({ group: '', resource: 'secrets' }, { labelSelector: MOVERS })]).to.deep.equal([]);
+    } finally {
+      for (const u of unsubscribe) u();
+      for (const stop of stops) stop();
+      await Promise.all(kubelets.map((k) => k.idle()));
+      await c.stop();
+      for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('the bucket holds no credential, passphrase or password, and with encryption on no user Secret value', () => {

@@ -505,7 +505,8 @@ describe('restore engine against the embedded cluster and s3rver', function () {
     });
     const job = (name: string): KubeObject => ({
       apiVersion: 'kubeflow.org/v1', kind: 'PyTorchJob', metadata: { name, namespace },
-      spec: { pytorchReplicaSpecs: { Master: { replicas: 1, template: { spec: { containers: [{ name: 'pytorch', image: 'docker.io/kubeflowkatib/pytorch-mnist:v1beta1-45c5727' }] } } } } },
+      // requests set, as a profile's ResourceQuota on cpu and memory makes the API server require of every Pod
+      spec: { pytorchReplicaSpecs: { Master: { replicas: 1, template: { spec: { containers: [{ name: 'pytorch', image: 'docker.io/kubeflowkatib/pytorch-mnist:v1beta1-45c5727', resources: { requests: { cpu: '1', memory: '2Gi' } } }] } } } } },
     });
     const trialsOf = (name: string) => fresh.api.list(refs.trials, { namespace, labelSelector: `katib.kubeflow.org/experiment=${name}` });
     const podsOf = (name: string) => fresh.api.list(refs.pods, { namespace, labelSelector: `training.kubeflow.org/job-name=${name}` });

@@ -8,7 +8,7 @@ import type { KubeObject } from '../../src/kube/types.ts';
 import { volumeKubeFromClient } from '../../src/volumes/kube-client-port.ts';
 import type { VolumeKube } from '../../src/volumes/kube-port.ts';
 import { startCluster, type RunningCluster } from '../support/cluster/index.ts';
-import { simulatedKubelet, storageClass, type SimulatedKubelet } from '../support/kubelet/index.ts';
+import { simulatedKubelet, storageClass, type SimulatedKubelet, type SimulatedKubeletOptions } from '../support/kubelet/index.ts';
 
 export interface VolumeCluster {
   cluster: RunningCluster;
@@ -19,10 +19,10 @@ export interface VolumeCluster {
   stop(): Promise<void>;
 }
 
-export async function startVolumeCluster(options: { bindingMode?: 'Immediate' | 'WaitForFirstConsumer'; namespaces?: string[]; readOnlyViews?: 'copy' | 'bind-mount' } = {}): Promise<VolumeCluster> {
+export async function startVolumeCluster(options: { bindingMode?: 'Immediate' | 'WaitForFirstConsumer'; namespaces?: string[]; readOnlyViews?: 'copy' | 'bind-mount'; registries?: string[] } = {}): Promise<VolumeCluster> {
   const cluster = await startCluster({ kubeflowCrds: false, controllers: false });
   const dataDir = mkdtempSync(join(tmpdir(), 'kubelet-data-'));
-  const kubelet = simulatedKubelet({ dataDir, configRetryMs: 2000, readOnlyViews: options.readOnlyViews });
+  const kubelet = simulatedKubelet({ dataDir, configRetryMs: 2000, readOnlyViews: options.readOnlyViews, ...(options.registries ? { registries: options.registries } : {}) });
   const stopKubelet = kubelet.start(cluster.api);
   cluster.api.create({ group: 'storage.k8s.io', resource: 'storageclasses' },
     storageClass('standard', { volumeBindingMode: options.bindingMode ?? 'Immediate', isDefault: true }));
@@ -36,6 +36,30 @@ export async function startVolumeCluster(options: { bindingMode?: 'Immediate' | 
       stopKubelet();
       await kubelet.idle();
       client.close();
+      await cluster.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** An embedded Kubeflow cluster (its generated dataset, controllers) with the simulated kubelet running its Jobs. */
+export interface KubeletCluster {
+  cluster: RunningCluster;
+  kubelet: SimulatedKubelet;
+  dataDir: string;
+  stop(): Promise<void>;
+}
+
+export async function startKubeletCluster(options: { profiles: number; seed: number; egress?: SimulatedKubeletOptions['egress'] }): Promise<KubeletCluster> {
+  const cluster = await startCluster({ profiles: options.profiles, seed: options.seed });
+  const dataDir = mkdtempSync(join(tmpdir(), 'kubelet-data-'));
+  const kubelet = simulatedKubelet({ dataDir, configRetryMs: 3000, ...(options.egress ? { egress: options.egress } : {}) });
+  const stopKubelet = kubelet.start(cluster.api);
+  return {
+    cluster, kubelet, dataDir,
+    async stop() {
+      stopKubelet();
+      await kubelet.idle();
       await cluster.stop();
       rmSync(dataDir, { recursive: true, force: true });
     },

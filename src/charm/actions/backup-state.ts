@@ -1,6 +1,7 @@
 // The backup-state action: all Kubeflow state of the chosen profile namespaces into a new backup in S3.
 import type { ActionContext } from '../action-context.ts';
-import { backupRequest, volumeStep } from '../backup-steps.ts';
+import { backupRequest, moverConfig } from '../backup-steps.ts';
+import { volumeBackupStep } from '../../volumes/steps.ts';
 import { describeBackupFailure } from '../backup-failure.ts';
 import { emptyDatabasesState, readControlPlane, type ControlPlaneView } from '../control-plane.ts';
 import { controlPlaneBackupStep } from '../control-plane-steps.ts';
@@ -38,7 +39,7 @@ export async function run(ctx: ActionContext<'backup-state'>): Promise<void> {
         includeControlPlane: params['include-control-plane'],
         description: params.description,
         ...(encryptionKey ? { encryptionKey } : {}),
-        ...(params['include-volumes'] ? { volumes: volumeStep(kube, s3, ctx.config) } : {}),
+        ...(params['include-volumes'] ? { volumes: volumeBackupStep(kube, s3, moverConfig(ctx.config)) } : {}),
         ...(controlPlane ? { controlPlane: controlPlaneBackupStep(kube, s3, ctx.config, controlPlane, ctx.modelName) } : {}),
         progress: (message) => ctx.progress(message),
       }),

@@ -2,30 +2,14 @@
 // Every stop is one sentence: the engine's own errors already are, anything else goes to the runner's fallback.
 import type { ActionContext } from '../action-context.ts';
 import { openObjectStore } from '../../store/open.ts';
-import { runRestore, type RestoreVolumeStep } from '../../restore/engine.ts';
+import { runRestore } from '../../restore/engine.ts';
 import { RestoreInputError, RestoreRefusedError, RestoreStoppedError } from '../../restore/errors.ts';
-import { moverS3Settings, restoreVolumes, volumeKubeFromClient } from '../../volumes/index.ts';
-import type { KubeClient } from '../../kube/client.ts';
-import type { S3Settings } from '../../store/settings.ts';
+import { volumeRestoreStep } from '../../volumes/steps.ts';
+import { VolumeMoveError } from '../../volumes/mover.ts';
+import { moverConfig } from '../backup-steps.ts';
 import { readControlPlane } from '../control-plane.ts';
 import { controlPlaneRestoreStep } from '../control-plane-steps.ts';
 import { ControlPlaneError } from '../../controlplane/engine.ts';
-
-function volumeStep(kube: KubeClient, s3: S3Settings, ctx: ActionContext<'restore-state'>): RestoreVolumeStep | undefined {
-  // The mover Jobs need an endpoint they can reach from inside the cluster; AWS itself has none in the settings.
-  if (!s3.endpoint) return undefined;
-  return async (backupId, pvcs, progress) => {
-    const results = await restoreVolumes(volumeKubeFromClient(kube), {
-      backupId,
-      pvcs,
-      s3: moverS3Settings(s3),
-      image: ctx.config['volume-mover-image'],
-      concurrency: ctx.config['volume-mover-concurrency'],
-      onProgress: (p) => void progress(`filled ${p.done}/${p.total} PVC(s)`),
-    });
-    return { restored: results.length, bytes: results.reduce((sum, r) => sum + r.bytes, 0) };
-  };
-}
 
 export async function run(ctx: ActionContext<'restore-state'>): Promise<void> {
   const params = ctx.params;
@@ -33,7 +17,8 @@ export async function run(ctx: ActionContext<'restore-state'>): Promise<void> {
   const kube = await ctx.kube();
   const encryptionKey = await ctx.encryptionKey();
   const store = openObjectStore(s3);
-  const volumes = params['include-volumes'] ? volumeStep(kube, s3, ctx) : undefined;
+  // AWS itself has no endpoint in the relation: the movers then use its regional endpoint (moverS3Settings).
+  const volumes = params['include-volumes'] ? volumeRestoreStep(kube, s3, moverConfig(ctx.config)) : undefined;
   // Opt-in only: loading a dump overwrites the live KFP and Katib databases and MinIO buckets.
   const controlPlane = params['include-control-plane']
     ? controlPlaneRestoreStep(kube, s3, ctx.config, await readControlPlane(ctx.charm, ctx.config), ctx.modelName)
@@ -67,6 +52,8 @@ export async function run(ctx: ActionContext<'restore-state'>): Promise<void> {
     }
     if (error instanceof RestoreInputError || error instanceof RestoreStoppedError) ctx.fail(error.message);
     // A database or bucket copy that failed: its own sentence says which and why.
+    // A PVC that could not be filled keeps its fill mark: the rerun fills it, and only it.
+    if (VolumeMoveError.isInstance(error)) ctx.fail(`${error.message.replace(/\.$/, '')}; fix that and rerun restore-state, which fills every PVC still waiting for its data.`);
     if (ControlPlaneError.isInstance(error)) ctx.fail(`${error.message} Profiles and namespaced objects were not restored; fix it and rerun.`);
     throw error;
   }

@@ -1,5 +1,9 @@
 // Flags of backup and snapshot-profiles that choose what is state, matching the charm's config options.
-import type { OptionTable } from '../usage.ts';
+import type { MoverConfig } from '../../volumes/steps.ts';
+import type { OptionTable, Values } from '../usage.ts';
+import { positiveInteger, stringValue, UsageError } from '../usage.ts';
+import { DEFAULT_MOVER_RESOURCES, parseMoverResources } from '../../volumes/resources.ts';
+import { DEFAULT_START_TIMEOUT_SECONDS } from '../../volumes/settings.ts';
 
 export const selectionOptions: OptionTable = {
   'profile-namespace-selector': {
@@ -17,8 +21,30 @@ export const selectionOptions: OptionTable = {
 export const moverOptions: OptionTable = {
   'mover-image': { type: 'string', placeholder: '<image>', description: 'image of the volume mover Jobs (rclone)', default: 'docker.io/rclone/rclone:1.68.2' },
   'mover-concurrency': { type: 'string', placeholder: '<n>', description: 'volume mover Jobs running at once', default: '2' },
+  'mover-start-timeout': { type: 'string', placeholder: '<seconds>', description: 'how long a mover Pod may take to start running before the run fails naming why (image pull, scheduler, quota)', default: '300' },
+  'mover-resources': { type: 'string', placeholder: '<list>', description: 'CPU and memory of each mover, set as requests and limits (e.g. cpu=500m,memory=512Mi; empty for none)', default: DEFAULT_MOVER_RESOURCES },
 };
 
 export const DEFAULT_PROTECTED_GROUPS = 'kubeflow.org,tensorboard.kubeflow.org,serving.kserve.io';
 export const DEFAULT_SELECTOR = 'app.kubernetes.io/part-of=kubeflow-profile';
 export const DEFAULT_MOVER_IMAGE = 'docker.io/rclone/rclone:1.68.2';
+
+/** The --mover-* flags as the shared volume steps take them (src/volumes/steps.ts). */
+export function moverConfigFrom(values: Values): MoverConfig {
+  return {
+    image: stringValue(values, 'mover-image') ?? DEFAULT_MOVER_IMAGE,
+    concurrency: positiveInteger(values, 'mover-concurrency', 2, 64),
+    startTimeoutSeconds: positiveInteger(values, 'mover-start-timeout', DEFAULT_START_TIMEOUT_SECONDS, 86_400),
+    resources: moverResources(values),
+  };
+}
+
+function moverResources(values: Values): string {
+  const text = stringValue(values, 'mover-resources') ?? DEFAULT_MOVER_RESOURCES;
+  try {
+    parseMoverResources(text);
+  } catch (error) {
+    throw new UsageError(`--mover-resources must be a list like ${DEFAULT_MOVER_RESOURCES}: ${(error as Error).message}.`);
+  }
+  return text;
+}

@@ -1,34 +1,15 @@
 // backup: the backup-state action outside Juju — user state of the profile namespaces, and PVC data through mover Jobs.
-import type { BackupOutcome, VolumeStep } from '../../backup/engine.ts';
-import type { KubeClient } from '../../kube/client.ts';
-import { backupKeys } from '../../store/layout.ts';
-import type { S3Settings } from '../../store/settings.ts';
+import type { BackupOutcome } from '../../backup/engine.ts';
 import { encryptionKeyFrom, encryptionOptions } from '../encryption-options.ts';
 import { kubeClientFrom, kubeOptions } from '../kube-options.ts';
 import { formatBytes, table } from '../output.ts';
 import { s3Options } from '../s3-options.ts';
-import { moverS3Settings } from '../../volumes/settings.ts';
+import { volumeBackupStep } from '../../volumes/steps.ts';
 import type { Command, CommandContext } from '../usage.ts';
-import { listValue, positiveInteger, stringValue } from '../usage.ts';
-import { DEFAULT_MOVER_IMAGE, DEFAULT_PROTECTED_GROUPS, DEFAULT_SELECTOR, moverOptions, selectionOptions } from './backup-options.ts';
+import { listValue, stringValue } from '../usage.ts';
+import { DEFAULT_PROTECTED_GROUPS, DEFAULT_SELECTOR, moverConfigFrom, moverOptions, selectionOptions } from './backup-options.ts';
 import { describeFailure, openStore, outputOptions } from './shared.ts';
 import { TOOL_VERSION } from '../version.ts';
-
-export function cliVolumeStep(kube: KubeClient, s3: S3Settings, image: string, concurrency: number): VolumeStep {
-  return async (backupId, pvcs, progress) => {
-    const { backupVolumes, volumeKubeFromClient } = await import('../../volumes/index.ts');
-    const results = await backupVolumes(volumeKubeFromClient(kube), {
-      backupId,
-      pvcs: pvcs.map(({ namespace, name }) => ({ namespace, name })),
-      s3: moverS3Settings(s3),
-      image,
-      concurrency,
-      onProgress: (p) => void progress(`copied the data of ${p.done}/${p.total} PVC(s)${p.result ? ` (${p.result.namespace}/${p.result.pvc})` : ''}`),
-    });
-    const keys = backupKeys(backupId);
-    return results.map((r) => ({ namespace: r.namespace, pvc: r.pvc, key: keys.volume(r.namespace, r.pvc), files: r.files, bytes: r.bytes }));
-  };
-}
 
 export function backupLines(outcome: BackupOutcome): string[] {
   const kinds = Object.entries(outcome.counts).sort(([a], [b]) => a.localeCompare(b));
@@ -90,7 +71,7 @@ export const backupCommand: Command = {
     const encryptionKey = encryptionKeyFrom(values, ctx.env);
     out.hide(encryptionKey);
     const namespaces = listValue(values, 'namespaces');
-    const moverConcurrency = positiveInteger(values, 'mover-concurrency', 2, 64);
+    const mover = moverConfigFrom(values);
     const includeVolumes = values['no-volumes'] !== true;
     const kube = await kubeClientFrom(values);
     try {
@@ -108,7 +89,7 @@ export const backupCommand: Command = {
         protectedCrdGroups: listValue(values, 'protected-crd-groups') ?? DEFAULT_PROTECTED_GROUPS.split(','),
         toolVersion: TOOL_VERSION,
         ...(stringValue(values, 'context') ? { source: { cluster: stringValue(values, 'context')! } } : {}),
-        ...(includeVolumes ? { volumes: cliVolumeStep(kube, settings, stringValue(values, 'mover-image') ?? DEFAULT_MOVER_IMAGE, moverConcurrency) } : {}),
+        ...(includeVolumes ? { volumes: volumeBackupStep(kube, settings, mover) } : {}),
         progress: (m) => out.progress(m),
       });
       out.result(backupLines(outcome), backupJson(outcome));

@@ -1,35 +1,18 @@
 // restore: the restore-state action outside Juju — Profiles first, then namespaced objects in Kubeflow's order, then
 // the PVC data of PVCs it created; every object compared before it is written, so a rerun converges.
-import type { KubeClient } from '../../kube/client.ts';
-import type { ConflictPolicy, RestoreOutcome, RestoreVolumeStep } from '../../restore/engine.ts';
+import type { ConflictPolicy, RestoreOutcome } from '../../restore/engine.ts';
 import { RestoreInputError, RestoreRefusedError } from '../../restore/errors.ts';
-import type { S3Settings } from '../../store/settings.ts';
 import { allowUnauthenticatedOption, encryptionKeyFrom, encryptionOptions } from '../encryption-options.ts';
 import { kubeClientFrom, kubeOptions } from '../kube-options.ts';
 import { table } from '../output.ts';
 import { s3Options } from '../s3-options.ts';
-import { moverS3Settings } from '../../volumes/settings.ts';
+import { volumeRestoreStep } from '../../volumes/steps.ts';
 import type { Command, CommandContext } from '../usage.ts';
 import { listValue, positiveInteger, stringValue, UsageError } from '../usage.ts';
-import { DEFAULT_MOVER_IMAGE, moverOptions } from './backup-options.ts';
+import { moverConfigFrom, moverOptions } from './backup-options.ts';
 import { backupIdArgument, describeFailure, openStore, outputOptions } from './shared.ts';
 
 const POLICIES: readonly ConflictPolicy[] = ['skip', 'update', 'fail'];
-
-export function cliRestoreVolumeStep(kube: KubeClient, s3: S3Settings, image: string, concurrency: number): RestoreVolumeStep {
-  return async (backupId, pvcs, progress) => {
-    const { restoreVolumes, volumeKubeFromClient } = await import('../../volumes/index.ts');
-    const results = await restoreVolumes(volumeKubeFromClient(kube), {
-      backupId,
-      pvcs,
-      s3: moverS3Settings(s3),
-      image,
-      concurrency,
-      onProgress: (p) => void progress(`restored the data of ${p.done}/${p.total} PVC(s)${p.result ? ` (${p.result.namespace}/${p.result.pvc})` : ''}`),
-    });
-    return { restored: results.length, bytes: results.reduce((sum, r) => sum + r.bytes, 0) };
-  };
-}
 
 export function restoreLines(outcome: RestoreOutcome): string[] {
   const t = outcome.totals;
@@ -115,7 +98,7 @@ export const restoreCommand: Command = {
     const profiles = listValue(values, 'profiles');
     const namespaces = listValue(values, 'namespaces');
     const waitSeconds = positiveInteger(values, 'wait-timeout', 300, 86_400);
-    const moverConcurrency = positiveInteger(values, 'mover-concurrency', 2, 64);
+    const mover = moverConfigFrom(values);
     const includeVolumes = values['no-volumes'] !== true;
     const kube = await kubeClientFrom(values);
     try {
@@ -135,7 +118,7 @@ export const restoreCommand: Command = {
         includeResources: listValue(values, 'include-resources') ?? [],
         excludeResources: listValue(values, 'exclude-resources') ?? [],
         storageClassMap: stringValue(values, 'storage-class-map') ?? '',
-        ...(includeVolumes ? { volumes: cliRestoreVolumeStep(kube, settings, stringValue(values, 'mover-image') ?? DEFAULT_MOVER_IMAGE, moverConcurrency) } : {}),
+        ...(includeVolumes ? { volumes: volumeRestoreStep(kube, settings, mover) } : {}),
         progress: (m) => out.progress(m),
       });
       out.result(restoreLines(outcome), outcome);

@@ -3,10 +3,11 @@
 import { randomUUID } from 'node:crypto';
 import type { KubeObject } from '../../../src/kube/types.ts';
 import { apiVersionOf } from '../../../src/kube/types.ts';
-import type { DeleteOptions, InProcessApi, ListOptions, ResourceRef } from './contract.ts';
+import type { DeleteOptions, InProcessApi, ListOptions, PodLogSource, ResourceRef } from './contract.ts';
 import { admit, type Operation } from './admission.ts';
+import { quotaRefusal } from './quota.ts';
 import { crdToDef, CRD_CLEANUP_FINALIZER, settledStatus, validateCrd, validateStoredVersions } from './crd.ts';
-import { alreadyExists, ApiError, conflict, forbidden, invalid, invalidValue, notFound, required, type FieldError } from './errors.ts';
+import { alreadyExists, ApiError, badRequest, conflict, forbidden, invalid, invalidValue, notFound, required, type FieldError } from './errors.ts';
 import { recordUpdate, serverSideApply } from './managed-fields.ts';
 import { generatedSuffix, labelKeyProblem, labelValueProblem, nameProblem } from './names.ts';
 import { clone, mergePatch } from './patch.ts';
@@ -32,6 +33,7 @@ export interface FullDeleteOptions extends DeleteOptions, WriteOptions {
 const CONTROLLER_USER: UserInfo = { username: 'system:serviceaccount:kubeflow:simulated-controllers', groups: ['system:serviceaccounts', 'system:authenticated'] };
 const CRD_REF: ResourceRef = { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions' };
 const NS_REF: ResourceRef = { group: '', resource: 'namespaces' };
+const QUOTA_REF: ResourceRef = { group: '', resource: 'resourcequotas' };
 const VAP_REF: ResourceRef = { group: 'admissionregistration.k8s.io', resource: 'validatingadmissionpolicies' };
 const VAPB_REF: ResourceRef = { group: 'admissionregistration.k8s.io', resource: 'validatingadmissionpolicybindings' };
 /** Kinds whose create sets a status instead of dropping it (the real strategies' PrepareForCreate). */
@@ -109,6 +111,35 @@ export class Cluster implements InProcessApi {
       .map((s) => clone(s.obj));
   }
 
+  private logSource: PodLogSource | undefined;
+
+  serveLogs(source: PodLogSource): () => void {
+    this.logSource = source;
+    return () => { if (this.logSource === source) this.logSource = undefined; };
+  }
+
+  /**
+   * A container's log as the API server relays it from the kubelet (pods/log): the Pod must exist, the container must
+   * be one of its own (the only one may be left unnamed), and one that has not started answers 400 "container … is
+   * waiting to start: ContainerCreating" (the kubelet's validateContainerLogStatus, kubernetes
+   * pkg/kubelet/kubelet_pods.go). tailLines keeps the last lines.
+   */
+  podLog(namespace: string, name: string, container: string | undefined, tailLines: number | undefined): string {
+    const ref: ResourceRef = { group: '', resource: 'pods' };
+    const pod = this.get(ref, name, namespace);
+    if (!pod) throw notFound({ group: '', resource: 'pods' }, name);
+    const names = (((pod.spec as { containers?: { name: string }[] } | undefined)?.containers) ?? []).map((c) => c.name);
+    const chosen = container ?? (names.length === 1 ? names[0]! : undefined);
+    if (!chosen) throw badRequest(`a container name must be specified for pod ${name}, choose one of: [${names.join(' ')}]`);
+    if (!names.includes(chosen)) throw badRequest(`container ${chosen} is not valid for pod ${name}`);
+    const log = this.logSource?.(namespace, name, chosen);
+    if (log === undefined) throw badRequest(`container "${chosen}" in pod "${name}" is waiting to start: ContainerCreating`);
+    if (tailLines === undefined) return log;
+    const lines = log.split('\n');
+    if (lines.at(-1) === '') lines.pop();
+    return lines.slice(-tailLines).map((l) => `${l}\n`).join('');
+  }
+
   subscribe(listener: Parameters<InProcessApi['subscribe']>[0]): () => void {
     return this.store.subscribe(listener);
   }
@@ -177,6 +208,7 @@ export class Cluster implements InProcessApi {
       meta.finalizers = [...new Set([...(meta.finalizers ?? []), CRD_CLEANUP_FINALIZER])];
     }
     this.admit('CREATE', d, obj, null, options);
+    if (d.group === '' && d.resource === 'pods') this.admitQuota(d, obj);
     if (options.fieldManager && !options.dryRun && !Array.isArray(meta.managedFields)) recordUpdate(undefined, obj, options.fieldManager, meta.creationTimestamp);
     if (options.dryRun) return obj;
     const stored = this.write(d, key, obj, 'ADDED');
@@ -464,6 +496,15 @@ export class Cluster implements InProcessApi {
         spec.clusterIPs = [spec.clusterIP];
       }
     }
+  }
+
+  /** ResourceQuota admission of a new Pod (quota.ts): a 403 naming the quota, as the API server answers. */
+  private admitQuota(d: ResourceDef, pod: KubeObject): void {
+    const namespace = pod.metadata.namespace ?? '';
+    const quotas = this.store.scan(QUOTA_REF, namespace).map((s) => s.obj);
+    if (quotas.length === 0) return;
+    const why = quotaRefusal(pod, quotas, this.store.scan(d, namespace).map((s) => s.obj));
+    if (why) throw forbidden(d, pod.metadata.name ?? '', why);
   }
 
   private admit(op: Operation, d: ResourceDef, obj: KubeObject | null, old: KubeObject | null, options: WriteOptions, subResource = ''): void {

@@ -51,7 +51,12 @@ export interface InProcessApi {
   delete(ref: ResourceRef, name: string, namespace?: string, options?: DeleteOptions): void;
   /** every change of every object, delivered asynchronously (after the write returns), in resourceVersion order */
   subscribe(listener: (event: ClusterEvent) => void): () => void;
+  /** the node agent that holds containers' logs offers them to `GET pods/<name>/log`; returns the withdrawal */
+  serveLogs?(source: PodLogSource): () => void;
 }
+
+/** A container's log so far, or undefined when it has not started. */
+export type PodLogSource = (namespace: string, pod: string, container: string) => string | undefined;
 
 /** A simulated controller: reacts to events asynchronously, like a real one, and writes through the API. */
 export interface Controller {

@@ -105,6 +105,10 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
     user: ADMIN,
   };
   const { def, name, namespace, subresource } = target;
+  if (subresource === 'log' && def.group === '' && def.resource === 'pods' && name !== undefined && method === 'GET') {
+    const tail = q.get('tailLines');
+    return text(res, 200, ctx.cluster.podLog(namespace ?? '', name, q.get('container') ?? undefined, tail === null ? undefined : Number(tail)));
+  }
   if (subresource && subresource !== 'status' && !(subresource === 'finalize' && def.resource === 'namespaces')) throw pathNotFound();
   if (subresource === 'status' && !def.statusSubresource) throw pathNotFound();
   // A verb the resource does not serve has no route on a real server: 405 (apiserver installer.go registers only the

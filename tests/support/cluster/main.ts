@@ -1,5 +1,9 @@
 // npm run cluster -- --kubeconfig <path> [--port N] [--profiles N] [--seed N] [--fault-rate R] [--fault-kinds k,k]
-// Runs the embedded Kubeflow cluster in the foreground until SIGTERM or SIGINT.
+//                     [--kubelet --data-dir DIR]
+// Runs the embedded Kubeflow cluster in the foreground until SIGTERM or SIGINT. With --kubelet, the simulated kubelet
+// runs its Jobs on this machine (so the volume movers work), a default StorageClass binds PVCs at once, and each PVC's
+// files live in DIR/<namespace>/<pvc>.
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { FAULT_KINDS, type FaultKind } from './faults.ts';
 import { startCluster } from './index.ts';
@@ -25,6 +29,8 @@ const { values } = parseArgs({
     'fault-rate': { type: 'string' },
     'fault-kinds': { type: 'string' },
     'fault-latency-ms': { type: 'string' },
+    kubelet: { type: 'boolean' },
+    'data-dir': { type: 'string' },
   },
   strict: true,
 });
@@ -34,17 +40,29 @@ if (!(rate >= 0 && rate <= 1)) fail(`--fault-rate must be between 0 and 1, got "
 const kinds = (values['fault-kinds'] ?? 'throttle,error,unavailable').split(',').map((k) => k.trim()) as FaultKind[];
 for (const k of kinds) if (!FAULT_KINDS.includes(k)) fail(`--fault-kinds: unknown fault "${k}"; known: ${FAULT_KINDS.join(', ')}.`);
 
+if (values.kubelet && !values['data-dir']) fail('--kubelet needs --data-dir <dir>: each PVC\'s files live in <dir>/<namespace>/<pvc>.');
+if (values['data-dir'] && !values.kubelet) fail('--data-dir is only used with --kubelet.');
+
 const cluster = await startCluster({
   kubeconfigPath: values.kubeconfig,
   port: integer('port', values.port, 0),
   profiles: integer('profiles', values.profiles, 0),
   seed: integer('seed', values.seed, 1),
 });
+let stopKubelet: (() => void) | undefined;
+if (values.kubelet) {
+  const { simulatedKubelet, storageClass } = await import('../kubelet/index.ts');
+  const dataDir = resolve(values['data-dir']!);
+  cluster.api.create({ group: 'storage.k8s.io', resource: 'storageclasses' }, storageClass('standard', { volumeBindingMode: 'Immediate', isDefault: true }));
+  stopKubelet = simulatedKubelet({ dataDir }).start(cluster.api);
+  process.stdout.write(`simulated kubelet running Jobs; PVC files in ${dataDir}/<namespace>/<pvc>\n`);
+}
 // faults start after the dataset is in, so the dataset itself is never the thing that fails
 for (const k of kinds) if (rate > 0) cluster.faults.setRate(k, rate / kinds.length);
 if (values['fault-latency-ms']) cluster.faults.latencyMs = integer('fault-latency-ms', values['fault-latency-ms'], 200);
 process.stdout.write(`cluster ready at ${cluster.server}; kubeconfig ${cluster.kubeconfigPath}; ${cluster.cluster.store.totalObjects()} objects\n`);
 const shutdown = () => {
+  stopKubelet?.();
   void cluster.stop().then(() => process.exit(0));
 };
 process.on('SIGTERM', shutdown);

@@ -8,7 +8,8 @@ export interface ServingCertificates {
   key: string;
 }
 
-export async function makeCertificates(): Promise<ServingCertificates> {
+/** `hosts`: more DNS names the serving certificate is valid for (a stand-in for a public endpoint). */
+export async function makeCertificates(hosts: string[] = []): Promise<ServingCertificates> {
   const notAfterDate = new Date(Date.now() + 7 * 24 * 3600 * 1000);
   const ca = await generate([{ name: 'commonName', value: 'kubeflow-upgrader-test-ca' }], {
     keyType: 'ec',
@@ -30,7 +31,7 @@ export async function makeCertificates(): Promise<ServingCertificates> {
       { name: 'basicConstraints', cA: false },
       { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
       { name: 'extKeyUsage', serverAuth: true },
-      { name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }, { type: 7, ip: '127.0.0.1' }] },
+      { name: 'subjectAltName', altNames: [{ type: 2 as const, value: 'localhost' }, ...hosts.map((value) => ({ type: 2 as const, value })), { type: 7 as const, ip: '127.0.0.1' }] },
     ],
   });
   return { caCert: ca.cert, cert: serving.cert, key: serving.private };

@@ -174,6 +174,10 @@ export interface RunContext {
   emptyDirFolder: (volumeName: string) => string;
   /** how read-only claim mounts are made: a read-only bind mount where possible (default), or a private copy */
   readOnlyViews?: 'copy' | 'bind-mount';
+  /** the nodes' route to the internet, see SimulatedKubeletOptions.egress */
+  egress?: { proxyUrl: string; caFile: string } | undefined;
+  /** each piece of the container's output as it comes, for its log */
+  onOutput?: (chunk: string) => void;
   /** called once the process runs, with a function that kills it */
   onStarted?: (kill: () => void) => void;
 }
@@ -219,7 +223,11 @@ export function resolveEnv(api: InProcessApi, pod: KubeObject, container: Contai
     const ref = secretKeyRef ?? configMapKeyRef;
     if (ref) {
       const kind = secretKeyRef ? 'secret' : 'configmap';
-      const value = source(api, namespace, kind, ref.name)?.[ref.key];
+      const values = source(api, namespace, kind, ref.name);
+      // as the kubelet's makeEnvironmentVariables (kubernetes pkg/kubelet/kubelet_pods.go): a missing object and a missing
+      // key are told apart
+      if (!values && !ref.optional) throw new ContainerConfigError(`${kind} "${ref.name}" not found`);
+      const value = values?.[ref.key];
       if (value === undefined) {
         if (ref.optional) continue;
         throw new ContainerConfigError(`couldn't find key ${ref.key} in ${kind === 'secret' ? 'Secret' : 'ConfigMap'} ${namespace}/${ref.name}`);
@@ -354,6 +362,8 @@ export async function runContainer(ctx: RunContext): Promise<ContainerRun> {
     const processEnv: Record<string, string> = { PATH: await pathFor(container.image, process.env.PATH ?? '/usr/bin:/bin'), HOME: home };
     for (const [k, v] of Object.entries(env)) processEnv[k] = resolveServiceNames(rewritePaths(v, mapping), api);
     delete processEnv.AWS_CA_BUNDLE;
+    // Cluster Services are on this machine and go direct; anything else leaves through the egress proxy.
+    if (ctx.egress) Object.assign(processEnv, { HTTPS_PROXY: ctx.egress.proxyUrl, NO_PROXY: '127.0.0.1,localhost', SSL_CERT_FILE: ctx.egress.caFile });
     const argv = [...(container.command ?? entrypointFor(container.image)), ...(container.args ?? [])].map((a) => rewritePaths(a, mapping));
     if (argv.length === 0) throw new ContainerConfigError('the container has no command');
     const [file, ...args] = readOnlyBinds.length === 0 ? argv
@@ -365,7 +375,11 @@ export async function runContainer(ctx: RunContext): Promise<ContainerRun> {
     const { exitCode, logs } = await new Promise<{ exitCode: number; logs: string }>((resolve) => {
       const child = spawn(file, args, { env: processEnv, cwd: container.workingDir ? rewritePaths(container.workingDir, mapping) : home, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
       let log = '';
-      const collect = (d: Buffer) => { log = (log + d.toString('utf8')).slice(-MAX_LOG); };
+      const collect = (d: Buffer) => {
+        const chunk = d.toString('utf8');
+        log = (log + chunk).slice(-MAX_LOG);
+        ctx.onOutput?.(chunk);
+      };
       child.stdout.on('data', collect);
       child.stderr.on('data', collect);
       // The container is its own process group, so a kill takes its children (sleep, rclone under sh) along.

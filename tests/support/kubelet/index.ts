@@ -8,11 +8,24 @@ import { join } from 'node:path';
 import type { KubeObject } from '../../../src/kube/types.ts';
 import type { ClusterEvent, Controller, InProcessApi } from '../cluster/contract.ts';
 import { ContainerConfigError, isRunnableImage, runContainer, type ContainerRun, type ContainerSpec } from './container.ts';
-import { JOBS, PODS, PVCS, sameRef } from './refs.ts';
+import { EVENTS, JOBS, PODS, PVCS, sameRef } from './refs.ts';
 import { bindClaim, bindingMode, isBound, pvcFolder } from './storage.ts';
 import { stopOnExit } from '../cleanup.ts';
 
 export { storageClass, SIMULATED_PROVISIONER } from './storage.ts';
+
+/** An image reference as container runtimes normalize it: docker.io for bare names, library/ for official ones. */
+export function normalizedImage(image: string): { registry: string; repository: string; tag: string; full: string } {
+  const [first, ...rest] = image.split('/');
+  const hasRegistry = rest.length > 0 && (first!.includes('.') || first!.includes(':') || first === 'localhost');
+  const registry = hasRegistry ? first! : 'docker.io';
+  let path = hasRegistry ? rest.join('/') : image;
+  if (registry === 'docker.io' && !path.includes('/')) path = `library/${path}`;
+  const at = path.indexOf('@');
+  const colon = path.lastIndexOf(':');
+  const [repository, tag] = at >= 0 ? [path.slice(0, at), path.slice(at + 1)] : colon >= 0 ? [path.slice(0, colon), path.slice(colon + 1)] : [path, 'latest'];
+  return { registry, repository, tag, full: `${registry}/${repository}${at >= 0 ? '@' : ':'}${tag}` };
+}
 
 export interface SimulatedKubeletOptions {
   /** every PVC's data lives in `<dataDir>/<namespace>/<pvc>` */
@@ -26,6 +39,16 @@ export interface SimulatedKubeletOptions {
    * falls back to a copy) or as a private copy of the tree
    */
   readOnlyViews?: 'copy' | 'bind-mount';
+  /**
+   * the nodes' route to the internet (tests/support/net/internet.ts): its proxy and the CA file of its stand-in
+   * servers, given to every container as HTTPS_PROXY and SSL_CERT_FILE; without it, only this machine is reachable
+   */
+  egress?: { proxyUrl: string; caFile: string };
+  /**
+   * registries the nodes can pull images from (default: any but hosts under .invalid, which never resolve); an
+   * air-gapped cluster is `[]` or its own mirror
+   */
+  registries?: string[];
 }
 
 export interface KubeletStats {
@@ -125,7 +148,51 @@ export function simulatedKubelet(options: SimulatedKubeletOptions): SimulatedKub
       return undefined;
     }
 
-    function createPodFor(job: KubeObject): void {
+    /**
+     * As the Job controller does when the API server refuses its Pod (a ResourceQuota, an admission policy): a Warning
+     * event FailedCreate "Error creating: <the refusal>" on the Job (kubernetes pkg/controller/controller_utils.go,
+     * RealPodControl), and another try after a backoff for as long as the Job wants a Pod. Repeats of one message are
+     * folded into the same Event with a higher count, as the event recorder does.
+     */
+    function createPodFor(job: KubeObject, attempt = 0): void {
+      try {
+        createPod(job);
+      } catch (error) {
+        if (stopped) return;
+        recordJobEvent(job, 'FailedCreate', `Error creating: ${(error as Error).message}`);
+        later(Math.min(500 * 2 ** attempt, 5000), () => {
+          const current = api.get(JOBS, job.metadata.name ?? '', job.metadata.namespace);
+          if (current && current.metadata.uid === job.metadata.uid && !isFinishedJob(current)) createPodFor(current, attempt + 1);
+        });
+      }
+    }
+
+    function recordJobEvent(job: KubeObject, reason: string, message: string): void {
+      recordEvent(job, reason, message, 'job-controller');
+    }
+
+    /** A Warning event about `object`; one with the same reason and message is counted again instead of repeated. */
+    function recordEvent(object: KubeObject, reason: string, message: string, component: string): void {
+      const namespace = object.metadata.namespace ?? '';
+      const at = now();
+      const same = api.list(EVENTS, { namespace }).find((e) => {
+        const ev = e as { involvedObject?: { uid?: string }; reason?: string; message?: string };
+        return ev.involvedObject?.uid === object.metadata.uid && ev.reason === reason && ev.message === message;
+      });
+      if (same) {
+        api.mergePatch(EVENTS, same.metadata.name ?? '', namespace, { count: ((same as { count?: number }).count ?? 1) + 1, lastTimestamp: at });
+        return;
+      }
+      api.create(EVENTS, {
+        apiVersion: 'v1', kind: 'Event',
+        metadata: { name: `${object.metadata.name}.${randomBytes(8).toString('hex')}`, namespace },
+        involvedObject: { apiVersion: object.apiVersion, kind: object.kind, name: object.metadata.name, namespace, uid: object.metadata.uid },
+        reason, message, type: 'Warning', source: { component },
+        firstTimestamp: at, lastTimestamp: at, count: 1,
+      } as KubeObject);
+    }
+
+    function createPod(job: KubeObject): void {
       const spec = (job.spec ?? {}) as JobSpec;
       const name = job.metadata.name ?? '';
       const uid = job.metadata.uid ?? '';
@@ -230,12 +297,19 @@ export function simulatedKubelet(options: SimulatedKubeletOptions): SimulatedKub
           stats.containersStarted++;
           stats.running++;
           stats.maxRunning = Math.max(stats.maxRunning, stats.running);
-          report(running(container));
           return await runContainer({
-            api, pod, container, readOnlyViews: options.readOnlyViews,
+            api, pod, container, readOnlyViews: options.readOnlyViews, egress: options.egress,
+            onOutput: (chunk) => {
+              const podKey = key(namespace, pod.metadata.name);
+              logs.set(podKey, ((logs.get(podKey) ?? '') + chunk).slice(-1024 * 1024));
+            },
             claimFolder: (claim) => claimFolder(namespace, claim),
             emptyDirFolder,
-            onStarted: (kill) => kills.push(kill),
+            // running only once the process is: a container whose configuration cannot be resolved never was
+            onStarted: (kill) => {
+              kills.push(kill);
+              report(running(container));
+            },
           });
         } catch (error) {
           if (!(error instanceof ContainerConfigError)) {
@@ -297,7 +371,9 @@ export function simulatedKubelet(options: SimulatedKubeletOptions): SimulatedKub
         if (succeeded) {
           const runs = await Promise.all(mains.map((container, i) => runOne(pod, container, emptyDirFolder, podKills, (status) => {
             mainStatuses[i] = status;
-            publish('Running', { conditions: [{ type: 'PodScheduled', status: 'True' }, { type: 'Ready', status: 'True' }] });
+            // Running once a container runs; until then (CreateContainerConfigError, say) the Pod is still Pending
+            const anyRunning = mainStatuses.some((c) => c.state.running !== undefined);
+            publish(anyRunning ? 'Running' : 'Pending', { conditions: [{ type: 'PodScheduled', status: 'True' }, { type: 'Ready', status: anyRunning ? 'True' : 'False' }] });
           })));
           if (stopped || runs.some((run) => !run)) return;
           for (const [i, run] of runs.entries()) {
@@ -333,6 +409,8 @@ export function simulatedKubelet(options: SimulatedKubeletOptions): SimulatedKub
         const pvc = claim ? api.get(PVCS, claim, namespace) : undefined;
         if (pvc && !isBound(pvc)) bindClaim(api, options.dataDir, pvc, node);
       }
+      const pullError = imagePullError(pod, spec);
+      if (pullError) return failPulling(pod, node, pullError.image, pullError.message);
       // Other simulated controllers own the Pods of images we cannot run; those are only given their volumes.
       if (!runnable) return;
       let scheduled = pod;
@@ -344,6 +422,65 @@ export function simulatedKubelet(options: SimulatedKubeletOptions): SimulatedKub
         }
       }
       track(runPod(scheduled, node));
+    }
+
+    /**
+     * An image the nodes cannot pull: from a registry they cannot reach, or (for a Job's Pod, which no other simulated
+     * controller runs) one no runtime here provides. The first container whose image fails is reported.
+     */
+    function imagePullError(pod: KubeObject, spec: PodSpec): { image: string; message: string } | undefined {
+      const ownedByJob = pod.metadata.ownerReferences?.some((o) => o.kind === 'Job') ?? false;
+      for (const c of [...(spec.initContainers ?? []), ...(spec.containers ?? [])]) {
+        const ref = normalizedImage(c.image);
+        if (!registryReachable(ref.registry)) {
+          // containerd asks Docker Hub at registry-1.docker.io for docker.io images
+          const host = ref.registry === 'docker.io' ? 'registry-1.docker.io' : ref.registry;
+          return { image: c.image, message: `failed to pull and unpack image "${ref.full}": failed to resolve reference "${ref.full}": failed to do request: Head "https://${host}/v2/${ref.repository}/manifests/${ref.tag}": dial tcp: lookup ${host}: no such host` };
+        }
+        if (ownedByJob && !isRunnableImage(c.image)) {
+          return { image: c.image, message: `failed to pull and unpack image "${ref.full}": failed to resolve reference "${ref.full}": ${ref.full}: not found` };
+        }
+      }
+      return undefined;
+    }
+
+    function registryReachable(registry: string): boolean {
+      if (options.registries) return options.registries.includes(registry);
+      return !/(^|\.)invalid(:\d+)?$/.test(registry);
+    }
+
+    /**
+     * As the kubelet's image manager (kubernetes pkg/kubelet/images/image_manager.go): a failed pull leaves the container
+     * waiting with ErrImagePull and the registry's answer; while the pull backs off it waits with ImagePullBackOff
+     * ("Back-off pulling image …"), and the two alternate for as long as the Pod exists. The Pod stays Pending on its
+     * node. (The real back-off grows from 10 s to 5 min; here it is short so tests see both states.)
+     */
+    function failPulling(pod: KubeObject, node: string, image: string, message: string): void {
+      const namespace = pod.metadata.namespace ?? '';
+      const name = pod.metadata.name ?? '';
+      const spec = (pod.spec ?? {}) as PodSpec;
+      try {
+        api.mergePatch(PODS, name, namespace, { spec: { nodeName: node } });
+      } catch {
+        return; // deleted meanwhile
+      }
+      const report = (reason: 'ErrImagePull' | 'ImagePullBackOff') => {
+        const current = api.get(PODS, name, namespace);
+        if (!current || current.metadata.deletionTimestamp) return;
+        // each failed pull is also a Warning event "Failed" on the Pod, as the image manager's logIt records it
+        if (reason === 'ErrImagePull') recordEvent(current, 'Failed', `Failed to pull image "${image}": ${message}`, 'kubelet');
+        const waitingOn = (c: ContainerSpec) => (c.image === image
+          ? { name: c.name, image: c.image, ready: false, restartCount: 0, state: { waiting: { reason, message: reason === 'ErrImagePull' ? message : `Back-off pulling image "${image}"` } } }
+          : { name: c.name, image: c.image, ready: false, restartCount: 0, state: { waiting: { reason: 'PodInitializing' } } });
+        setPodStatus(current, {
+          phase: 'Pending', hostIP: '10.0.0.1', startTime: now(),
+          conditions: [{ type: 'PodScheduled', status: 'True' }, { type: 'Initialized', status: 'False' }, { type: 'Ready', status: 'False', reason: 'ContainersNotReady' }],
+          ...(spec.initContainers?.length ? { initContainerStatuses: spec.initContainers.map(waitingOn) } : {}),
+          containerStatuses: (spec.containers ?? []).map(waitingOn),
+        });
+        later(reason === 'ErrImagePull' ? 1000 : 2000, () => report(reason === 'ErrImagePull' ? 'ImagePullBackOff' : 'ErrImagePull'));
+      };
+      report('ErrImagePull');
     }
 
     function onEvent(event: ClusterEvent): void {
@@ -369,6 +506,8 @@ export function simulatedKubelet(options: SimulatedKubeletOptions): SimulatedKub
     }
 
     const unsubscribe = api.subscribe(onEvent);
+    // The API server relays `pods/<name>/log` to this kubelet, which holds every container's output as it is written.
+    const unserveLogs = api.serveLogs?.((namespace, pod) => logs.get(key(namespace, pod)));
     // Objects that existed before the kubelet started are picked up as a restarted kubelet would.
     for (const pvc of api.list(PVCS)) onEvent({ type: 'ADDED', ref: PVCS, object: pvc });
     for (const job of api.list(JOBS)) onEvent({ type: 'ADDED', ref: JOBS, object: job });
@@ -378,6 +517,7 @@ export function simulatedKubelet(options: SimulatedKubeletOptions): SimulatedKub
     const stop = stopOnExit('the simulated kubelet', async () => {
       stopped = true;
       unsubscribe();
+      unserveLogs?.();
       for (const kill of kills.values()) kill();
       for (const t of timers) clearTimeout(t);
       for (const t of deadlines.values()) clearTimeout(t);

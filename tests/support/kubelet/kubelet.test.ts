@@ -198,4 +198,43 @@ describe('simulated kubelet', function () {
     expect(cluster.api.get(PODS, 'nb', 'team')?.status ?? {}).to.not.have.property('phase', 'Running');
     expect(existsSync(join(dataDir, 'team', 'nb'))).to.equal(false);
   });
+
+  it('reports an image from an unreachable registry as ErrImagePull, then ImagePullBackOff, and never runs it', async function () {
+    cluster.api.create(JOBS, job('airgap', 'echo never', { image: 'registry.example.invalid/tools/busybox:1.36' }));
+    const states = new Set<string>();
+    for (let i = 0; i < 80 && states.size < 2; i++) {
+      const pod = podsOf(cluster.api, 'airgap')[0];
+      const waiting = (pod?.status as { containerStatuses?: { state?: { waiting?: { reason: string; message?: string } } }[] } | undefined)?.containerStatuses?.[0]?.state?.waiting;
+      if (waiting?.reason === 'ErrImagePull') expect(waiting.message).to.include('lookup registry.example.invalid: no such host');
+      if (waiting?.reason === 'ImagePullBackOff') expect(waiting.message).to.equal('Back-off pulling image "registry.example.invalid/tools/busybox:1.36"');
+      if (waiting) states.add(waiting.reason);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect([...states].sort()).to.deep.equal(['ErrImagePull', 'ImagePullBackOff']);
+    expect((podsOf(cluster.api, 'airgap')[0]!.status as { phase: string }).phase).to.equal('Pending');
+    cluster.api.delete(JOBS, 'airgap', 'team', { propagationPolicy: 'Background' });
+  });
+
+  it('records each refused Pod as a FailedCreate event on its Job, keeps trying, and creates it once admitted', async function () {
+    const QUOTAS = { group: '', resource: 'resourcequotas' };
+    const EVENTS = { group: '', resource: 'events' };
+    cluster.api.create(QUOTAS, { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'cpu-limits', namespace: 'team' }, spec: { hard: { 'limits.cpu': '2' } } });
+    const created = cluster.api.create(JOBS, job('refused', 'echo admitted > /dev/termination-log'));
+    type Event = KubeObject & { reason?: string; message?: string; type?: string; source?: { component?: string } };
+    let events: Event[] = [];
+    for (let i = 0; i < 100 && events.length < 2; i++) {
+      events = cluster.api.list(EVENTS, { namespace: 'team' }).filter((e) => (e as { involvedObject?: { uid?: string } }).involvedObject?.uid === created.metadata.uid);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(events.length, 'a retry after a backoff, refused again').to.be.at.least(2);
+    for (const event of events) {
+      expect(event).to.deep.include({ reason: 'FailedCreate', type: 'Warning', source: { component: 'job-controller' } });
+      expect(event.message).to.match(/^Error creating: pods "refused-[a-z0-9]+" is forbidden: failed quota: cpu-limits: must specify limits\.cpu for: main$/);
+    }
+    expect(podsOf(cluster.api, 'refused')).to.deep.equal([]);
+    cluster.api.delete(QUOTAS, 'cpu-limits', 'team');
+    const done = await finished(cluster.api, 'refused');
+    expect(condition(done, 'Complete')).to.not.equal(undefined);
+    expect(terminated(podsOf(cluster.api, 'refused')[0]).message).to.equal('admitted\n');
+  });
 });

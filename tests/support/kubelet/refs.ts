@@ -7,6 +7,7 @@ export const PVCS: ResourceRef = { group: '', resource: 'persistentvolumeclaims'
 export const PVS: ResourceRef = { group: '', resource: 'persistentvolumes' };
 export const SECRETS: ResourceRef = { group: '', resource: 'secrets' };
 export const CONFIGMAPS: ResourceRef = { group: '', resource: 'configmaps' };
+export const EVENTS: ResourceRef = { group: '', resource: 'events' };
 export const STORAGE_CLASSES: ResourceRef = { group: 'storage.k8s.io', resource: 'storageclasses' };
 
 export function sameRef(a: ResourceRef, b: ResourceRef): boolean {

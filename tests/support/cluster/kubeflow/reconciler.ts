@@ -25,7 +25,10 @@ const maxBackoffMs = 2000;
 
 function isRetryable(error: unknown): boolean {
   const status = (error as { status?: unknown }).status;
-  return status === 409 || status === 404 || status === 429 || status === 500 || status === 503;
+  // A Pod a ResourceQuota refuses (tests/support/cluster/quota.ts) is tried again, as a real controller does after its
+  // FailedCreate event, until the quota admits it.
+  const quota = status === 403 && /\b(exceeded|failed) quota\b/.test((error as Error).message ?? '');
+  return quota || status === 409 || status === 404 || status === 429 || status === 500 || status === 503;
 }
 
 export function reconciler(options: ReconcilerOptions): Controller {

@@ -1,0 +1,74 @@
+// The volume mover as the engines' volume steps, for backup and for restore: the one adapter the charm's actions and the
+// CLI commands share, so both read the S3 settings the same way (AWS without an endpoint included) and report alike.
+import type { VolumeStep } from '../backup/engine.ts';
+import type { KubeClient } from '../kube/client.ts';
+import type { RestoreVolumeStep } from '../restore/engine.ts';
+import { backupKeys } from '../store/layout.ts';
+import type { S3Settings } from '../store/settings.ts';
+import type { VolumeProgress } from './mover.ts';
+import { moverS3Settings } from './settings.ts';
+import { formatBytes } from '../format-bytes.ts';
+
+// The mover and its port load when a step runs, not when an action or command that may never copy a volume starts.
+const mover = () => Promise.all([import('./mover.ts'), import('./kube-client-port.ts')]);
+
+/** How mover Jobs are run: `volume-mover-*` config of the charm, `--mover-*` flags of the CLI. */
+export interface MoverConfig {
+  image: string;
+  concurrency: number;
+  /** seconds a mover's Pod may take to start running */
+  startTimeoutSeconds: number;
+  /** requests = limits of each mover, e.g. `cpu=1,memory=1Gi`; '' sets none */
+  resources: string;
+}
+
+function describe(verb: string, p: VolumeProgress): string {
+  if (p.copying) {
+    const c = p.copying;
+    return `${verb} ${p.done}/${p.total} PVC(s); ${c.namespace}/${c.pvc}: ${c.files}/${c.totalFiles} files, ${formatBytes(c.bytes)} of ${formatBytes(c.totalBytes)} so far`;
+  }
+  const what = p.result
+    ? ` (${p.result.namespace}/${p.result.pvc}: ${p.result.skipped ? p.result.skipped : `${p.result.files} files`})`
+    : p.failure ? ` (${p.failure.namespace}/${p.failure.pvc} failed)` : '';
+  return `${verb} ${p.done}/${p.total} PVC(s)${what}`;
+}
+
+/** Backup: each PVC's files into the bucket; a claim that was never bound is recorded as unbound, with no data. */
+export function volumeBackupStep(kube: KubeClient, s3: S3Settings, config: MoverConfig): VolumeStep {
+  return async (backupId, pvcs, progress) => {
+    const [{ backupVolumes }, { volumeKubeFromClient }] = await mover();
+    const results = await backupVolumes(volumeKubeFromClient(kube), {
+      backupId,
+      pvcs: pvcs.map(({ namespace, name }) => ({ namespace, name })),
+      s3: moverS3Settings(s3),
+      image: config.image,
+      concurrency: config.concurrency,
+      startTimeoutSeconds: config.startTimeoutSeconds,
+      resources: config.resources,
+      onProgress: (p) => void progress(describe('copied the data of', p)),
+    });
+    const keys = backupKeys(backupId);
+    return results.map((r) => ({
+      namespace: r.namespace, pvc: r.pvc, key: keys.volume(r.namespace, r.pvc), files: r.files, bytes: r.bytes,
+      ...(r.skipped ? { unbound: true as const } : {}),
+    }));
+  };
+}
+
+/** Restore: fills the PVCs the restore marked (src/volumes/fill-mark.ts) from the backup's copy of their files. */
+export function volumeRestoreStep(kube: KubeClient, s3: S3Settings, config: MoverConfig): RestoreVolumeStep {
+  return async (backupId, pvcs, progress) => {
+    const [{ restoreVolumes }, { volumeKubeFromClient }] = await mover();
+    const results = await restoreVolumes(volumeKubeFromClient(kube), {
+      backupId,
+      pvcs,
+      s3: moverS3Settings(s3),
+      image: config.image,
+      concurrency: config.concurrency,
+      startTimeoutSeconds: config.startTimeoutSeconds,
+      resources: config.resources,
+      onProgress: (p) => void progress(describe('filled', p)),
+    });
+    return { restored: results.length, bytes: results.reduce((sum, r) => sum + r.bytes, 0) };
+  };
+}
