@@ -13,7 +13,7 @@ import { anyObjectUnder, bucketUrl, probeBucket } from '../../src/store/bucket-p
 import { checkBucket, createS3Client } from '../../src/store/s3-client.ts';
 import type { S3Settings } from '../../src/store/settings.ts';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
-import { RegionProxy } from '../support/s3/region-proxy.ts';
+import { westBucketSuite } from '../support/s3/region-proxy.ts';
 // `<bucket>.s3.localhost` resolves to loopback in this process, as RFC 6761 wants (see the file).
 import '../support/s3/localhost-dns.cjs';
 
@@ -187,36 +187,22 @@ describe('store/bucket-probe: probeBucket against s3rver', function () {
 });
 
 describe('store/bucket-probe: against AWS-like addressing and regions (s3rver behind the region proxy)', function () {
-  let s3: S3ServerHandle;
-  let proxy: RegionProxy;
-
-  before(async () => {
-    s3 = await startS3Server({ buckets: ['kf-west'] });
-    proxy = await RegionProxy.start({ target: s3.endpoint, bucketRegions: { 'kf-west': 'eu-west-1' } });
-  });
-  after(async () => {
-    await proxy?.stop();
-    await s3?.stop();
-  });
-
-  const west = (overrides: Partial<S3Settings> = {}): S3Settings => ({
-    accessKey: s3.accessKeyId, secretKey: s3.secretAccessKey, bucket: 'kf-west', path: '', endpoint: proxy.endpoint, region: 'us-west-2', uriStyle: 'host', ...overrides,
-  });
+  const { proxy: proxyOf, west } = westBucketSuite('');
 
   it('reports a bucket in another region with the region S3 named, in one sentence', async () => {
-    const mark = proxy.seen.length;
+    const mark = proxyOf().seen.length;
     expect(await probeBucket(west())).to.deep.equal({
       ok: false,
       problem: { kind: 'wrong-region', fact: 'bucket "kf-west" is in region eu-west-1, not us-west-2', remedy: { setting: 'region', region: 'eu-west-1' } },
     });
-    expect(proxy.seen.slice(mark).map((r) => [r.method, r.style, r.redirected])).to.deep.equal([['HEAD', 'host', 301]]);
+    expect(proxyOf().seen.slice(mark).map((r) => [r.method, r.style, r.redirected])).to.deep.equal([['HEAD', 'host', 301]]);
   });
 
   it('is ok in the right region, asking <bucket>.<endpoint> in host style', async () => {
-    const mark = proxy.seen.length;
+    const mark = proxyOf().seen.length;
     expect(await probeBucket(west({ region: 'eu-west-1' }))).to.deep.equal({ ok: true });
     expect(await anyObjectUnder(west({ region: 'eu-west-1' }), 'nothing-here/')).to.equal(false);
-    const seen = proxy.seen.slice(mark);
+    const seen = proxyOf().seen.slice(mark);
     expect(seen.every((r) => r.style === 'host' && r.host.startsWith('kf-west.s3.localhost:') && !r.redirected)).to.equal(true);
   });
 });

@@ -9,7 +9,7 @@ import { Readable } from 'node:stream';
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { checkBucket, classifyS3Error } from '../../src/store/s3-client.ts';
 import { openObjectStore } from '../../src/store/open.ts';
-import { RegionProxy } from '../support/s3/region-proxy.ts';
+import { westBucketSuite } from '../support/s3/region-proxy.ts';
 // `<bucket>.s3.localhost` resolves to loopback in this process, as RFC 6761 wants (see the file).
 import '../support/s3/localhost-dns.cjs';
 import type { S3Settings } from '../../src/store/settings.ts';
@@ -86,26 +86,12 @@ describe('store/s3-client: checkBucket against s3rver', function () {
 });
 
 describe('store/s3-client: against AWS-like addressing and regions (s3rver behind the region proxy)', function () {
-  let s3: S3ServerHandle;
-  let proxy: RegionProxy;
-
-  before(async () => {
-    s3 = await startS3Server({ buckets: ['kf-west'] });
-    proxy = await RegionProxy.start({ target: s3.endpoint, bucketRegions: { 'kf-west': 'eu-west-1' } });
-  });
-  after(async () => {
-    await proxy?.stop();
-    await s3?.stop();
-  });
-
-  const west = (overrides: Partial<S3Settings> = {}): S3Settings => ({
-    accessKey: s3.accessKeyId, secretKey: s3.secretAccessKey, bucket: 'kf-west', path: 'kf', endpoint: proxy.endpoint, region: 'us-west-2', uriStyle: 'host', ...overrides,
-  });
+  const { proxy: proxyOf, west } = westBucketSuite('kf');
 
   it('follows a 301 naming the bucket\'s region: HeadBucket succeeds, signed again for that region', async () => {
-    const mark = proxy.seen.length;
+    const mark = proxyOf().seen.length;
     expect(await checkBucket(west())).to.deep.equal({ ok: true });
-    const seen = proxy.seen.slice(mark);
+    const seen = proxyOf().seen.slice(mark);
     expect(seen.map((r) => [r.style, r.signedRegion, r.redirected ?? 'passed'])).to.deep.equal([['host', 'us-west-2', 301], ['host', 'eu-west-1', 'passed']]);
   });
 

@@ -9,17 +9,8 @@ import { JOBS, SECRETS, type VolumeKube } from '../../src/volumes/kube-port.ts';
 import { moverLabels, moverSelector } from '../../src/volumes/labels.ts';
 import { backupVolumes, cleanupVolumeMovers, restoreVolumes, VolumeMoveError } from '../../src/volumes/mover.ts';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
-import { createBoundPvc, pvc, PVC_REF, s3For, startVolumeCluster, type VolumeCluster } from './helpers.ts';
+import { createBoundPvc, pvc, PVC_REF, s3For, startVolumeCluster, volumeFailure, type VolumeCluster } from './helpers.ts';
 
-async function rejection(work: Promise<unknown>): Promise<VolumeMoveError> {
-  try {
-    await work;
-  } catch (error) {
-    expect(error).to.be.instanceOf(VolumeMoveError);
-    return error as VolumeMoveError;
-  }
-  throw new Error('expected the volume run to fail');
-}
 
 describe('volumes: failures, cleanup and limits', function () {
   let s3: S3ServerHandle;
@@ -51,7 +42,7 @@ describe('volumes: failures, cleanup and limits', function () {
   it('fails a backup with rejected credentials naming the PVC and the reason, and deletes the Secret', async function () {
     const backupId = newBackupId();
     const settings = { ...s3For(s3, 'kf-backups'), accessKey: 'NOT-A-KEY', secretKey: 'super-secret-value-123' };
-    const error = await rejection(backupVolumes(vc.kube, { backupId, s3: settings, pvcs: [{ namespace: 'alice', name: 'ws' }] }));
+    const error = await volumeFailure(backupVolumes(vc.kube, { backupId, s3: settings, pvcs: [{ namespace: 'alice', name: 'ws' }] }));
     expect(error.message).to.match(/^The volume backup failed for PVC alice\/ws \(mover Job kfu-backup-\S+ failed: InvalidAccessKeyId/);
     expect(error.message).not.to.include('super-secret-value-123');
     expect(error.failures).to.deep.equal([{ namespace: 'alice', pvc: 'ws', reason: error.failures[0]!.reason }]);
@@ -62,7 +53,7 @@ describe('volumes: failures, cleanup and limits', function () {
 
   it('fails a mover error (missing bucket) naming the PVC, and deletes the Secret', async function () {
     const backupId = newBackupId();
-    const error = await rejection(backupVolumes(vc.kube, { backupId, s3: s3For(s3, 'no-such-bucket'), pvcs: [{ namespace: 'alice', name: 'a' }] }));
+    const error = await volumeFailure(backupVolumes(vc.kube, { backupId, s3: s3For(s3, 'no-such-bucket'), pvcs: [{ namespace: 'alice', name: 'a' }] }));
     expect(error.message).to.include('alice/a').and.to.include('NoSuchBucket');
     expect(await secretsLeft(backupId)).to.equal(0);
   });
@@ -70,7 +61,7 @@ describe('volumes: failures, cleanup and limits', function () {
   it('deletes the Secret when the run itself throws while waiting', async function () {
     const backupId = newBackupId();
     const broken: VolumeKube = { ...vc.kube, waitFor: async () => { throw new Error('the API watch broke'); } };
-    const error = await rejection(backupVolumes(broken, { backupId, s3: s3For(s3, 'kf-backups'), pvcs: [{ namespace: 'alice', name: 'b' }] }));
+    const error = await volumeFailure(backupVolumes(broken, { backupId, s3: s3For(s3, 'kf-backups'), pvcs: [{ namespace: 'alice', name: 'b' }] }));
     expect(error.message).to.equal('The volume backup failed for PVC alice/b (the API watch broke).');
     expect(await secretsLeft(backupId)).to.equal(0);
     expect(await vc.kube.list(JOBS, 'alice', moverSelector(backupId)), 'the unobserved Job is stopped').to.have.length(0);
@@ -79,7 +70,7 @@ describe('volumes: failures, cleanup and limits', function () {
 
   it('refuses a missing PVC by name and creates nothing for it', async function () {
     const backupId = newBackupId();
-    const error = await rejection(restoreVolumes(vc.kube, { backupId, s3: s3For(s3, 'kf-backups'), pvcs: [{ namespace: 'alice', name: 'ghost' }] }));
+    const error = await volumeFailure(restoreVolumes(vc.kube, { backupId, s3: s3For(s3, 'kf-backups'), pvcs: [{ namespace: 'alice', name: 'ghost' }] }));
     expect(error.message).to.equal('The volume restore failed for PVC alice/ghost (the PersistentVolumeClaim does not exist).');
     expect(await vc.kube.list(JOBS, 'alice', moverSelector(backupId))).to.have.length(0);
   });

@@ -3,7 +3,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, lstatSync, readlinkSync, writeFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { expect } from 'chai';
 import { KubeClient } from '../../src/kube/client.ts';
+import { VolumeMoveError } from '../../src/volumes/mover.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
 import { volumeKubeFromClient } from '../../src/volumes/kube-client-port.ts';
 import type { VolumeKube } from '../../src/volumes/kube-port.ts';
@@ -116,4 +118,15 @@ export function hashTree(root: string): Map<string, string> {
 
 export function s3For(server: { endpoint: string; accessKeyId: string; secretAccessKey: string }, bucket: string) {
   return { endpoint: server.endpoint, bucket, path: 'kubeflow', region: 'us-east-1', accessKey: server.accessKeyId, secretKey: server.secretAccessKey };
+}
+
+/** The VolumeMoveError a volume run failed with; fails the test when it did not fail that way. */
+export async function volumeFailure(work: Promise<unknown>): Promise<VolumeMoveError> {
+  try {
+    await work;
+  } catch (error) {
+    expect(error).to.be.instanceOf(VolumeMoveError);
+    return error as VolumeMoveError;
+  }
+  throw new Error('expected the volume run to fail');
 }

@@ -14,20 +14,11 @@ import { DEFAULT_MOVER_IMAGE } from '../../src/volumes/settings.ts';
 import { startCluster } from '../support/cluster/index.ts';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
 import { FaultProxy } from '../support/s3/fault-proxy.ts';
-import { createBoundPvc, pvc, PVC_REF, s3For, startVolumeCluster, type VolumeCluster } from './helpers.ts';
+import { createBoundPvc, pvc, PVC_REF, s3For, startVolumeCluster, volumeFailure, type VolumeCluster } from './helpers.ts';
+
 
 const POD = { group: '', resource: 'pods' };
 const QUOTA = { group: '', resource: 'resourcequotas' };
-
-async function failure(work: Promise<unknown>): Promise<VolumeMoveError> {
-  try {
-    await work;
-  } catch (error) {
-    expect(error).to.be.instanceOf(VolumeMoveError);
-    return error as VolumeMoveError;
-  }
-  throw new Error('expected the volume run to fail');
-}
 
 describe('volumes: movers that do not start', function () {
   let s3: S3ServerHandle;
@@ -63,7 +54,7 @@ describe('volumes: movers that do not start', function () {
       const settings = { ...s3For(s3, 'kf-backups'), endpoint: proxy.endpoint };
       const run = backupVolumes(vc.kube, { backupId, s3: settings, startTimeoutSeconds: 2, pvcs: [{ namespace: 'alice', name: 'free' }, { namespace: 'alice', name: 'pinned' }] });
       await held;
-      const error = await failure(run);
+      const error = await volumeFailure(run);
       expect(error.message).to.match(/^The volume backup failed for PVC alice\/pinned \(its mover Job kfu-backup-[0-9a-f]{16} did not start within 2 seconds: the scheduler cannot place its Pod \(Unschedulable: 0\/2 nodes are available: node\(s\) didn't match Pod's node affinity\/selector\)\); 1 other mover was stopped\.$/);
       expect(await leftovers(backupId)).to.deep.equal([]);
     } finally {
@@ -77,7 +68,7 @@ describe('volumes: movers that do not start', function () {
     vc.cluster.api.create(QUOTA, { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'small', namespace: 'alice' }, spec: { hard: { 'limits.cpu': '500m', 'limits.memory': '1Gi' } } });
     try {
       const backupId = newBackupId();
-      const error = await failure(backupVolumes(vc.kube, { backupId, s3: s3For(s3, 'kf-backups'), startTimeoutSeconds: 2, pvcs: [{ namespace: 'alice', name: 'quota' }] }));
+      const error = await volumeFailure(backupVolumes(vc.kube, { backupId, s3: s3For(s3, 'kf-backups'), startTimeoutSeconds: 2, pvcs: [{ namespace: 'alice', name: 'quota' }] }));
       expect(error.message).to.include('ResourceQuota small refuses its Pod (requested: limits.cpu=1, used: limits.cpu=0, limited: limits.cpu=500m); lower volume-mover-resources or raise the quota');
       expect(await leftovers(backupId)).to.deep.equal([]);
       const [fits] = await backupVolumes(vc.kube, { backupId: newBackupId(), s3: s3For(s3, 'kf-backups'), resources: 'cpu=500m,memory=512Mi', pvcs: [{ namespace: 'alice', name: 'quota' }] });
@@ -94,7 +85,7 @@ describe('volumes: movers that do not start', function () {
     try {
       bare.api.create({ group: '', resource: 'namespaces' }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'alice' } });
       bare.api.create(PVC_REF, pvc('alice', 'ws'));
-      const error = await failure(restoreVolumes(volumeKubeFromClient(client), { backupId: newBackupId(), s3: s3For(s3, 'kf-backups'), startTimeoutSeconds: 1, pvcs: [{ namespace: 'alice', name: 'ws' }] }));
+      const error = await volumeFailure(restoreVolumes(volumeKubeFromClient(client), { backupId: newBackupId(), s3: s3For(s3, 'kf-backups'), startTimeoutSeconds: 1, pvcs: [{ namespace: 'alice', name: 'ws' }] }));
       expect(error.message).to.match(/^The volume restore failed for PVC alice\/ws \(its mover Job kfu-restore-[0-9a-f]{16} did not start within 1 second: no Pod was created for it\)\.$/);
       expect(bare.api.list({ group: 'batch', resource: 'jobs' }, { namespace: 'alice' })).to.deep.equal([]);
     } finally {
@@ -107,7 +98,7 @@ describe('volumes: movers that do not start', function () {
     const airGapped = await startVolumeCluster({ registries: ['registry.internal:5000'] });
     try {
       await createBoundPvc(airGapped, 'alice', 'ws');
-      const error = await failure(backupVolumes(airGapped.kube, { backupId: newBackupId(), s3: s3For(s3, 'kf-backups'), startTimeoutSeconds: 3, pvcs: [{ namespace: 'alice', name: 'ws' }] }));
+      const error = await volumeFailure(backupVolumes(airGapped.kube, { backupId: newBackupId(), s3: s3For(s3, 'kf-backups'), startTimeoutSeconds: 3, pvcs: [{ namespace: 'alice', name: 'ws' }] }));
       expect(error.message).to.include(`did not start within 3 seconds: its image ${DEFAULT_MOVER_IMAGE} could not be pulled (ErrImagePull: failed to do request: Head "https://registry-1.docker.io/v2/rclone/rclone/manifests/1.68.2": dial tcp: lookup registry-1.docker.io: no such host); make the image reachable from the nodes or set volume-mover-image to a copy in a registry they can reach`);
       // the same copy from the cluster's own registry mirror starts
       const [copied] = await backupVolumes(airGapped.kube, { backupId: newBackupId(), s3: s3For(s3, 'kf-backups'), image: 'registry.internal:5000/rclone/rclone:1.68.2', pvcs: [{ namespace: 'alice', name: 'ws' }] });
@@ -121,7 +112,7 @@ describe('volumes: movers that do not start', function () {
     // The credentials Secret never arrives: the kubelet keeps the container waiting with CreateContainerConfigError.
     const noSecrets: VolumeKube = { ...vc.kube, create: async (r, object) => (r.resource === 'secrets' ? object : vc.kube.create(r, object)) };
     const backupId = newBackupId();
-    const error = await failure(backupVolumes(noSecrets, { backupId, s3: s3For(s3, 'kf-backups'), startTimeoutSeconds: 1, pvcs: [{ namespace: 'alice', name: 'free' }] }));
+    const error = await volumeFailure(backupVolumes(noSecrets, { backupId, s3: s3For(s3, 'kf-backups'), startTimeoutSeconds: 1, pvcs: [{ namespace: 'alice', name: 'free' }] }));
     expect(error.message, error.message).to.match(/did not start within 1 second: its Pod kfu-backup-[0-9a-f]{16}-[a-z0-9]+ is still Pending \(CreateContainerConfigError: secret "kfu-backup-creds-[0-9a-f]{12}" not found\)\)\.$/);
     expect(await leftovers(backupId)).to.deep.equal([]);
     await vc.kubelet.idle();

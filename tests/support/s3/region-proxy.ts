@@ -12,7 +12,9 @@
 // HTTP_PROXY=<the proxy> (see `forwardProxy`).
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import type { S3Settings } from '../../../src/store/settings.ts';
 import { stopOnExit } from '../cleanup.ts';
+import { startS3Server, type S3ServerHandle } from './server.ts';
 
 /** The host name the proxy stands for; buckets are its sub-domains. */
 export const PROXY_HOST = 's3.localhost';
@@ -133,4 +135,28 @@ export class RegionProxy {
     for (const socket of this.sockets) socket.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
+}
+
+/**
+ * For a mocha suite: an s3rver holding the bucket `kf-west`, behind a RegionProxy that puts it in eu-west-1, started
+ * before the suite and stopped after it. `west()` gives settings that reach it from us-west-2 in host style, as a
+ * client configured for the wrong region would.
+ */
+export function westBucketSuite(path: string): { proxy(): RegionProxy; west(overrides?: Partial<S3Settings>): S3Settings } {
+  let s3: S3ServerHandle | undefined;
+  let proxy: RegionProxy | undefined;
+  before(async () => {
+    s3 = await startS3Server({ buckets: ['kf-west'] });
+    proxy = await RegionProxy.start({ target: s3.endpoint, bucketRegions: { 'kf-west': 'eu-west-1' } });
+  });
+  after(async () => {
+    await proxy?.stop();
+    await s3?.stop();
+  });
+  return {
+    proxy: () => proxy!,
+    west: (overrides = {}) => ({
+      accessKey: s3!.accessKeyId, secretKey: s3!.secretAccessKey, bucket: 'kf-west', path, endpoint: proxy!.endpoint, region: 'us-west-2', uriStyle: 'host', ...overrides,
+    }),
+  };
 }
