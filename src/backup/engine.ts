@@ -8,7 +8,8 @@ import { DATA_FILES_INDEX, indexDataFiles } from '../archive/data-files.ts';
 import type { Manifest, VolumeEntry } from '../archive/manifest.ts';
 import type { ObjectStore } from '../store/objects.ts';
 import { backupDecision } from '../kubeflow/backup-selection.ts';
-import { isProfileResource, stateResources } from '../kubeflow/kinds.ts';
+import { isProfileResource, profileKind, stateResources } from '../kubeflow/kinds.ts';
+import { knownKinds, spelledResource } from '../kubeflow/known-kinds.ts';
 import { isContributorObject } from '../kubeflow/contributors.ts';
 import { controllerPodDefaultsExtra, isControllerMadePodDefault } from '../kubeflow/late-pod-defaults.ts';
 import { parseResourceFilter } from '../kubeflow/resource-filters.ts';
@@ -96,14 +97,13 @@ function reasonClass(reason: string): string {
 }
 
 /** snapshot-profiles: Profiles and the two halves of each KFAM contributor, nothing else */
-const snapshotResources = ['profiles.kubeflow.org', 'rolebindings.rbac.authorization.k8s.io', 'authorizationpolicies.security.istio.io'];
+const snapshotResources = knownKinds.filter((k) => k.snapshot).map(spelledResource);
 
 function resourcesFor(kind: BackupKind, discovered: readonly ApiResource[]): { resources: ApiResource[]; missing: string[] } {
   const state = stateResources(discovered);
-  const spelled = (r: { group: string; resource: string }) => (r.group ? `${r.resource}.${r.group}` : r.resource);
-  const wanted = kind === 'backup-state' ? ['profiles.kubeflow.org'] : snapshotResources;
-  const resources = kind === 'backup-state' ? state : state.filter((r) => snapshotResources.includes(spelled(r)));
-  const served = new Set(resources.map(spelled));
+  const wanted = kind === 'backup-state' ? [spelledResource(profileKind)] : snapshotResources;
+  const resources = kind === 'backup-state' ? state : state.filter((r) => snapshotResources.includes(spelledResource(r)));
+  const served = new Set(resources.map(spelledResource));
   return { resources, missing: wanted.filter((name) => !served.has(name)) };
 }
 

@@ -4,9 +4,10 @@
 // kinds (src/kubeflow/runtime-kinds.ts). Which objects of those kinds a controller made is src/kubeflow/generated.ts.
 import type { ApiResource } from '../kube/types.ts';
 import { runtimeKindOf } from './runtime-kinds.ts';
+import { knownKinds, type KnownKind } from './known-kinds.ts';
 
-/** the one cluster-scoped state kind */
-export const profileKind = { group: 'kubeflow.org', kind: 'Profile', resource: 'profiles' } as const;
+/** the one cluster-scoped state kind: phase 1 of the kinds table */
+export const profileKind: KnownKind = knownKinds.find((k) => k.phase === 1)!;
 
 export function isProfileResource(resource: { group: string; resource: string }): boolean {
   return resource.group === profileKind.group && resource.resource === profileKind.resource;

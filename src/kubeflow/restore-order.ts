@@ -1,3 +1,5 @@
+import { knownKind, knownKinds } from './known-kinds.ts';
+
 // The restore order as data, like Velero's restore priorities: Profiles first (phase 1, then wait for each
 // namespace), then namespaced objects by priority (phase 2): identities and credentials before what uses them,
 // storage before workloads, RBAC and policies before the workloads users reach through them. Kinds not listed here
@@ -10,36 +12,8 @@ export interface RestoreStep {
   kind: string;
 }
 
-const step = (phase: 1 | 2, group: string, resource: string, kind: string): RestoreStep => ({ phase, group, resource, kind });
-
-export const restoreOrder: readonly RestoreStep[] = [
-  step(1, 'kubeflow.org', 'profiles', 'Profile'),
-  step(2, '', 'serviceaccounts', 'ServiceAccount'),
-  step(2, '', 'secrets', 'Secret'),
-  step(2, '', 'configmaps', 'ConfigMap'),
-  // defaults and limits the API server applies only when a Pod or PVC is created (as Velero orders limitranges)
-  step(2, '', 'limitranges', 'LimitRange'),
-  step(2, '', 'resourcequotas', 'ResourceQuota'),
-  step(2, '', 'persistentvolumeclaims', 'PersistentVolumeClaim'),
-  step(2, 'rbac.authorization.k8s.io', 'roles', 'Role'),
-  step(2, 'rbac.authorization.k8s.io', 'rolebindings', 'RoleBinding'),
-  step(2, 'security.istio.io', 'authorizationpolicies', 'AuthorizationPolicy'),
-  step(2, 'networking.k8s.io', 'networkpolicies', 'NetworkPolicy'),
-  step(2, 'kubeflow.org', 'poddefaults', 'PodDefault'),
-  step(2, 'serving.kserve.io', 'servingruntimes', 'ServingRuntime'),
-  step(2, 'kubeflow.org', 'notebooks', 'Notebook'),
-  step(2, 'tensorboard.kubeflow.org', 'tensorboards', 'Tensorboard'),
-  step(2, 'kubeflow.org', 'pvcviewers', 'PVCViewer'),
-  step(2, 'serving.kserve.io', 'inferenceservices', 'InferenceService'),
-  step(2, 'serving.kserve.io', 'inferencegraphs', 'InferenceGraph'),
-  step(2, 'kubeflow.org', 'experiments', 'Experiment'),
-  step(2, 'kubeflow.org', 'pytorchjobs', 'PyTorchJob'),
-  step(2, 'kubeflow.org', 'tfjobs', 'TFJob'),
-  step(2, 'kubeflow.org', 'mpijobs', 'MPIJob'),
-  step(2, 'kubeflow.org', 'xgboostjobs', 'XGBoostJob'),
-  step(2, 'kubeflow.org', 'paddlejobs', 'PaddleJob'),
-  step(2, 'kubeflow.org', 'jaxjobs', 'JAXJob'),
-];
+/** the kinds the product names, in the order of the one kinds table (known-kinds.ts) */
+export const restoreOrder: readonly RestoreStep[] = knownKinds.map(({ phase, group, resource, kind }) => ({ phase, group, resource, kind }));
 
 const rank = new Map(restoreOrder.map((s, index) => [`${s.resource}.${s.group}`, index]));
 
@@ -57,6 +31,11 @@ const podDefaultRank = rank.get('poddefaults.kubeflow.org')!;
  */
 export function isWorkloadStep(group: string, resource: string): boolean {
   return restorePriority(group, resource) > podDefaultRank;
+}
+
+/** true for what the restore writes before it fills new PVCs with their data (known-kinds.ts, beforeVolumeFill) */
+export function isBeforeVolumeFill(group: string, resource: string): boolean {
+  return knownKind(group, resource)?.beforeVolumeFill === true;
 }
 
 /** orders resources for restore: by priority, then (for unlisted ones) alphabetically as Velero does */

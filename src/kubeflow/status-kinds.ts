@@ -1,8 +1,9 @@
 // Kinds whose status a restore writes back after the object: their controllers decide from the status whether the
 // work is done, so an object restored without it is work to do again. Velero has --status-include-resources for the
-// same reason. Each entry names the upstream code that reads the status.
+// same reason. Each entry of the kinds table (known-kinds.ts) names the upstream code that reads the status.
 import type { KubeObject } from '../kube/types.ts';
 import { groupOf } from './identity.ts';
+import { knownKinds } from './known-kinds.ts';
 
 export interface StatusKind {
   group: string;
@@ -18,27 +19,8 @@ export interface StatusKind {
   suspendUntilStatus?: boolean;
 }
 
-const trainingJob = (kind: string): StatusKind => ({
-  group: 'kubeflow.org',
-  kind,
-  why: 'training-operator v1.9.0 pkg/controller.v1/common/job.go ReconcileJobs: a job whose status has Succeeded or Failed is finished and gets no pods',
-  suspendUntilStatus: true,
-});
-
-export const statusKinds: readonly StatusKind[] = [
-  {
-    group: 'kubeflow.org',
-    kind: 'Experiment',
-    why: 'katib v0.18.0 pkg/controller.v1beta1/experiment/experiment_controller.go Reconcile: an Experiment whose status has Succeeded or Failed is complete and gets no new Trials',
-  },
-  trainingJob('PyTorchJob'),
-  trainingJob('TFJob'),
-  trainingJob('MPIJob'),
-  trainingJob('XGBoostJob'),
-  trainingJob('PaddleJob'),
-  // not named by the issue, but reconciled by the same common/job.go in training-operator v1.9.0 (pkg/controller.v1/jax)
-  trainingJob('JAXJob'),
-];
+/** the kinds of the one kinds table (known-kinds.ts) that have a status entry */
+export const statusKinds: readonly StatusKind[] = knownKinds.flatMap((k) => (k.status ? [{ group: k.group, kind: k.kind, ...k.status }] : []));
 
 const byGroupKind = new Map(statusKinds.map((k) => [`${k.group}/${k.kind}`, k]));
 

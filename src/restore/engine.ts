@@ -15,7 +15,7 @@ import { describeObject } from '../kubeflow/identity.ts';
 import { parseResourceFilter, type ResourceFilter } from '../kubeflow/resource-filters.ts';
 import { suspendedForStatus } from '../kubeflow/status-kinds.ts';
 import { recordedPodDefaults } from '../kubeflow/late-pod-defaults.ts';
-import { isWorkloadStep } from '../kubeflow/restore-order.ts';
+import { isBeforeVolumeFill, isWorkloadStep } from '../kubeflow/restore-order.ts';
 import { isControllerServiceAccount, serviceAccountMerge } from '../kubeflow/service-accounts.ts';
 import { PodDefaultWait } from './pod-default-wait.ts';
 import { isPvc, parseStorageClassMap, withMappedStorageClass } from '../kubeflow/storage-classes.ts';
@@ -748,7 +748,7 @@ function isPvcStep(step: SpooledStep): boolean {
 
 /** true for a step that may use a PVC: everything but the core kinds ordered up to and including PVCs */
 function isAfterPvcs(step: SpooledStep): boolean {
-  return !['serviceaccounts', 'secrets', 'configmaps', 'limitranges', 'resourcequotas', 'persistentvolumeclaims'].includes(step.resource) || step.group !== '';
+  return !isBeforeVolumeFill(step.group, step.resource);
 }
 
 function describeError(error: unknown): string {
