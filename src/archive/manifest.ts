@@ -111,8 +111,8 @@ export function parseManifest(bytes: Buffer | string): ManifestCheck {
   } catch {
     return { ok: false, reason: 'it is not valid JSON' };
   }
-  // The entries (2×N paths: ~113k at P=5000) are checked here and kept as parsed: through zod they cost a copy of
-  // the whole record and a regex call per entry, and that copy was a restore's memory peak.
+  // The entries (two paths per object) are checked here and kept as parsed: through zod they would cost a copy of the
+  // whole record and a regex call per entry, and that copy would be a restore's memory peak.
   const checksums = (json as { checksums?: { entries?: unknown } } | null)?.checksums;
   const entries = checksums && typeof checksums === 'object' ? checksums.entries : undefined;
   const plainEntries = entries !== null && typeof entries === 'object' && !Array.isArray(entries);

@@ -86,8 +86,8 @@ export async function readManifest(store: ObjectStore, id: string, options: Read
   const verifier = options.encryptionKey !== undefined && options.encryptionKey.length > 0
     ? new ManifestVerifier(options.encryptionKey, annotations?.[MANIFEST_HMAC_ANNOTATION])
     : undefined;
-  // Decoded and hashed as it arrives, and only the text is kept: at P=5000 (~17 MiB) the downloaded chunks, their
-  // concatenation, the text and the parsed manifest together were the restore's memory peak.
+  // Decoded and hashed as it arrives, and only the text is kept: the downloaded chunks, their concatenation, the text
+  // and the parsed manifest held together would be the restore's memory peak on a large cluster.
   const hasher = createHash('sha256');
   const decoder = new StringDecoder('utf8');
   const pieces: string[] = [];
@@ -144,8 +144,8 @@ export interface ReadItemsOptions {
   /**
    * The caller gives up the manifest's `checksums.entries`: they are moved at the start into an index of their own
    * (path → position, and one buffer of raw digests), and the manifest is left with none. A restore reads the
-   * archive once: at P=5000 the 113k digest strings, the entries object and a set of the paths not met yet were
-   * ~20 MiB of its memory peak.
+   * archive once: a digest string per entry, the entries object and a set of the paths not met yet would each grow
+   * with the cluster, at its memory peak.
    */
   consumeEntries?: boolean;
 }
@@ -229,8 +229,8 @@ export async function* readItems(
     }
   })();
 
-  // The manifest's paths not met yet: its own key strings, so ~113k of them at P=5000 cost a hash table, not a second
-  // copy of every path (a set of the tar's names was ~15 MiB of a restore's peak). Names outside the manifest (every
+  // The manifest's paths not met yet: its own key strings, so they cost a hash table, not a second copy of every path
+  // (a set of the tar's names would). Names outside the manifest (every
   // name of a foreign archive) are remembered apart, to tell a duplicate.
   // With consumeEntries the entries move into a compact index (see ReadItemsOptions) that does that job too.
   const consume = options.consumeEntries === true && manifest !== null;

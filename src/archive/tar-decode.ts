@@ -1,7 +1,7 @@
 // A streaming tar decoder for reading backups: bytes in (as gunzip hands them over), whole entries out, synchronously.
 // The restore's preflight reads two entries per archived object; through tar-stream's extract() each entry was a
 // stream of its own, consumed by async iteration, which cost about as much CPU as the rest of reading the archive
-// (profiled at P=1000). It understands what archives of this format contain, Velero's and foreign ones: ustar and GNU
+// (docs/performance.md). It understands what archives of this format contain, Velero's and foreign ones: ustar and GNU
 // headers, pax extended headers (path, linkpath, size) and GNU long names. Anything it cannot read exactly is a
 // TarFormatError, never a guess: every byte it accepts is checked again against the manifest by the reader.
 

@@ -73,9 +73,9 @@ export class Digest extends Transform {
 }
 
 /**
- * Bytes of tar gathered before one gzip write. Every write is a zlib call on the thread pool; at P=1000 one call per
- * tar chunk (70k calls for 11k items) left the backup idle half its wall time. 256 KiB makes that cost vanish and
- * stays small beside the upload's parts.
+ * Bytes of tar gathered before one gzip write. Every write is a zlib call on the thread pool, and one call per small
+ * tar chunk left the backup waiting on them; a chunk this size makes that cost vanish and stays small beside the
+ * upload's parts.
  */
 const CHUNK_BYTES = 256 * 1024;
 
@@ -155,9 +155,8 @@ export class BackupWriter {
     this.keys = backupKeys(id);
     this.started = started;
     this.sealer = options.encryptionKey !== undefined ? SecretSealer.create(options.encryptionKey, id) : undefined;
-    // Level 1: the backup's main thread waits on gzip's drain, and gzip shares two cores with it, the API server and
-    // the GC. Alternated at P=1000 (8 rounds) and P=5000 (4): backups 10-11 % faster than at level 6, for a tarball
-    // about a fifth larger (P=5000: 13.9 MB instead of 11.6 MB). Any level reads back the same.
+    // Level 1: the backup's main thread waits on gzip's drain, and gzip shares the cores with it, the API server and
+    // the GC; faster backups for a somewhat larger tarball (docs/performance.md). Any level reads back the same.
     const gzip = (this.gzip = createGzip({ level: 1 }));
     this.tar = new TarEncoder(CHUNK_BYTES, (chunk) => {
       if (!gzip.destroyed) gzip.write(chunk);
@@ -368,13 +367,13 @@ export class BackupWriter {
   /**
    * The manifest as `JSON.stringify(manifest, null, 1)` would write it, in pieces: the entries are written as text a
    * few thousand at a time instead of built as one object and one string of 2×N members first, and the pieces are
-   * streamed to the upload instead of joined (at P=5000 the manifest is ~17 MiB: joining it was the backup's peak).
+   * streamed to the upload instead of joined (on a large cluster, joining the manifest would be the backup's peak).
    */
   private *manifestChunks(manifest: Manifest): Generator<Buffer> {
     const sentinel = '\u0000entries';
     // The checksums are copied key by key without reading `entries`: by the time this runs, the caller's manifest
-    // has a getter there that builds all 2×N entries as one object (spreading the checksums called it: at P=5000,
-    // ~0.3 s and tens of MiB at the backup's peak, only to be replaced by the sentinel).
+    // has a getter there that builds all 2×N entries as one object (spreading the checksums would call it, at the
+    // backup's peak, only for the object to be replaced by the sentinel).
     const checksums: Record<string, unknown> = {};
     for (const key of Object.keys(manifest.checksums)) {
       checksums[key] = key === 'entries' ? { [sentinel]: '' } : manifest.checksums[key as keyof Manifest['checksums']];

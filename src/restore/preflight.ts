@@ -170,12 +170,12 @@ export async function runPreflight(kube: KubeClient, store: ObjectStore, request
   const refusedItems: SkippedItem[] = [];
   const spool = await Spool.create();
   const profiles = new Map<string, KubeObject>();
-  // every archived uid would be a map entry per restored object (~10 MiB at P=5000); only owners are ever looked up
+  // every archived uid would be a map entry per restored object, which grows with the cluster; only owners are looked up
   const ownerUids = new Set<string>();
   const skipped: SkippedItem[] = [];
   const pending = new Map<string, Pending>();
   // namespace → how many items it holds and the first few described, to name objects outside profile namespaces once
-  // the Profiles are all known (a described string per item was ~20 MiB of the restore's peak at P=5000)
+  // the Profiles are all known (a described string per item would grow the restore's memory with every object)
   const itemsByNamespace = new Map<string, NamespaceItems>();
   let objectsChecked = 0;
   // Chosen Profiles and namespaces are known up front; every item is still checked, only the chosen ones are spooled.
@@ -258,8 +258,8 @@ export async function runPreflight(kube: KubeClient, store: ObjectStore, request
       await spool.append(`${key}@${version}`, namespace, item.json, object);
     }
     await spool.seal();
-    // Every item has been checked against its entry: the 2×N entries (an object of ~30 MiB at P=5000) are not
-    // looked at again, and the restore would carry them to its end.
+    // Every item has been checked against its entry: the 2×N entries, one of the largest objects a restore holds, are
+    // not looked at again, and the restore would carry them to its end.
     if (manifest) manifest.checksums.entries = {};
 
     for (const problem of problems) offenders.push(problem.path ? `${problem.path}: ${problem.message}` : problem.message);

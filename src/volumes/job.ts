@@ -16,8 +16,8 @@ const CA_MOUNT_PATH = '/etc/volume-mover';
  * checksum check. Its final stats line (JSON log) becomes the termination message, which the kubelet turns into
  * terminated.message; on failure the log goes to stderr, where FallbackToLogsOnError picks up rclone's last error.
  * While it runs, the log file is followed onto stdout, so its stats lines (every 10 s) reach the Pod's log, where the
- * mover reads the progress. (A separate `rclone check` + `rclone size` pass was measured to cost ~40% of the copy's
- * time on the same tree.)
+ * mover reads the progress. (A separate `rclone check` + `rclone size` pass would add a large share of the copy's
+ * time again, docs/performance.md.)
  */
 /** The `rclone copy` flags of the mover (with rcloneBehaviourEnv()); the bench's direct copy uses the same ones. */
 export const MOVER_COPY_FLAGS = ['--checksum', '--use-json-log', '--stats', '10s', '--stats-log-level', 'NOTICE'] as const;
