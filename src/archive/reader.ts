@@ -12,6 +12,7 @@ import { METADATA_VERSION_PATH, parseItemPath, VELERO_FORMAT_VERSION, type Parse
 import { TarDecoder } from './tar-decode.ts';
 import { MANIFEST_SHA256_ANNOTATION, MarkerSchema, type Marker } from './velero-backup.ts';
 import { MANIFEST_HMAC_ANNOTATION, ManifestVerifier, type Authentication } from './authenticate.ts';
+import { KfuError } from '../errors/index.ts';
 
 export type ProblemKind =
   | 'missing-marker'
@@ -41,11 +42,11 @@ export interface Problem {
 }
 
 /** A problem found while reading, thrown when the caller did not ask to collect problems. */
-export class ArchiveError extends Error {
+export class ArchiveError extends KfuError {
+  static override readonly errorId = 'ArchiveError';
   readonly problem: Problem;
   constructor(problem: Problem) {
-    super(problem.message);
-    this.name = 'ArchiveError';
+    super(problem.message, { kind: 'corrupt' });
     this.problem = problem;
   }
 }
@@ -197,7 +198,7 @@ export async function* readItems(
   try {
     source = await store.getStream(keys.tarball);
   } catch (error) {
-    if ((error as { kind?: string }).kind === 'not-found') {
+    if ((error as { condition?: string }).condition === 'not-found') {
       report({ kind: 'missing-tarball', path: keys.tarball, message: `Backup ${id} has no tarball ${store.url(keys.tarball)}.` });
       return;
     }

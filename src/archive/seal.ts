@@ -7,6 +7,7 @@
 // the scrypt output itself and only `data/<key>` as AAD: they still open, and are reported as sealed without binding.
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes, scryptSync } from 'node:crypto';
 import type { KubeObject } from '../kube/types.ts';
+import { KfuError } from '../errors/index.ts';
 
 export const SEAL_ALGORITHM = 'aes-256-gcm';
 export const SEAL_KDF = { name: 'scrypt', N: 32768, r: 8, p: 1 } as const;
@@ -29,10 +30,10 @@ const ANNOTATIONS_THAT_COPY_DATA = ['kubectl.kubernetes.io/last-applied-configur
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
-export class SealError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'SealError';
+export class SealError extends KfuError {
+  static override readonly errorId = 'SealError';
+  constructor(sentence: string) {
+    super(sentence, { kind: 'corrupt' });
   }
 }
 

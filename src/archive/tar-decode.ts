@@ -1,4 +1,5 @@
 // A streaming tar decoder for reading backups: bytes in (as gunzip hands them over), whole entries out, synchronously.
+import { KfuError } from '../errors/index.ts';
 // The restore's preflight reads two entries per archived object; through tar-stream's extract() each entry was a
 // stream of its own, consumed by async iteration, which cost about as much CPU as the rest of reading the archive
 // (docs/performance.md). It understands what archives of this format contain, Velero's and foreign ones: ustar and GNU
@@ -9,10 +10,10 @@ const BLOCK = 512;
 /** pax and GNU long-name records are a few hundred bytes; anything this large is not one */
 const MAX_META_BYTES = 1024 * 1024;
 
-export class TarFormatError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'TarFormatError';
+export class TarFormatError extends KfuError {
+  static override readonly errorId = 'TarFormatError';
+  constructor(sentence: string) {
+    super(sentence, { kind: 'corrupt' });
   }
 }
 

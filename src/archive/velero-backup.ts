@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { VELERO_FORMAT_VERSION } from './paths.ts';
 import { MANIFEST_HMAC_ANNOTATION } from './authenticate.ts';
+import { KfuError } from '../errors/index.ts';
 
 export const MARKER_FILE = 'velero-backup.json';
 /** The manifest's own sha256, recorded in the marker (written after it), so a changed manifest is found. */
@@ -106,6 +107,9 @@ export function judgePhase(id: string, phase: string | undefined): PhaseVerdict 
 }
 
 /** A backup whose marker's phase says it is unfinished or failed; the message is the clause of `judgePhase`. */
-export class BackupPhaseError extends Error {
-  override name = 'BackupPhaseError';
+export class BackupPhaseError extends KfuError {
+  static override readonly errorId = 'BackupPhaseError';
+  constructor(sentence: string) {
+    super(sentence, { kind: 'refused' });
+  }
 }

@@ -3,10 +3,14 @@
 import type { KubeClient } from '../kube/client.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { judgeProfileNamespaces, type LeftOutNamespace } from '../kubeflow/profile-namespaces.ts';
+import { KfuError } from '../errors/index.ts';
 
 /** A problem with what the user asked for: the message is the one sentence the user sees. */
-export class BackupInputError extends Error {
-  override name = 'BackupInputError';
+export class BackupInputError extends KfuError {
+  static override readonly errorId = 'BackupInputError';
+  constructor(sentence: string) {
+    super(sentence, { kind: 'input' });
+  }
 }
 
 export interface ScopeRequest {

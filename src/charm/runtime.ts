@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import type { S3Readiness } from '../store/settings.ts';
 import type { GuardFact } from './guard.ts';
 import type { StatusNote } from './status.ts';
+import { KfuError } from '../errors/index.ts';
 
 /**
  * What the handlers of this dispatch found out, for the status collected once after them (collectStatus in
@@ -25,8 +26,11 @@ export interface DispatchFacts {
 const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
 
 /** Neither the pod's service account nor KUBECONFIG: there is no cluster to talk to. */
-export class KubeUnavailableError extends Error {
-  override name = 'KubeUnavailableError';
+export class KubeUnavailableError extends KfuError {
+  static override readonly errorId = 'KubeUnavailableError';
+  constructor(sentence: string) {
+    super(sentence, { kind: 'unavailable' });
+  }
 }
 
 export class CharmRuntime {

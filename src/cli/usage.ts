@@ -1,9 +1,13 @@
 // The shape every command shares: its flags (one table that drives both parsing and --help) and its run function.
 // A UsageError is the user's mistake (exit 2, nothing done); any other error is a failed operation (exit 1).
 import type { Output } from './output.ts';
+import { KfuError } from '../errors/index.ts';
 
-export class UsageError extends Error {
-  override name = 'UsageError';
+export class UsageError extends KfuError {
+  static override readonly errorId = 'UsageError';
+  constructor(sentence: string) {
+    super(sentence, { kind: 'input' });
+  }
 }
 
 export interface OptionSpec {

@@ -1,5 +1,6 @@
 // What Juju tells the charm about this dispatch, read once from the environment and validated.
 import { z } from 'zod';
+import { KfuError } from '../errors/index.ts';
 
 const nonEmpty = z.string().min(1);
 const optional = z.string().optional().transform((value) => (value ? value : undefined));
@@ -52,7 +53,12 @@ export interface DispatchContext {
   kubeconfig?: string;
 }
 
-export class DispatchContextError extends Error {}
+export class DispatchContextError extends KfuError {
+  static override readonly errorId = 'DispatchContextError';
+  constructor(sentence: string) {
+    super(sentence, { kind: 'input' });
+  }
+}
 
 export function parseDispatchContext(env: NodeJS.ProcessEnv, cwd = process.cwd()): DispatchContext {
   const parsed = EnvSchema.safeParse(env);

@@ -2,18 +2,19 @@
 // tests replace the executables on PATH, never this module.
 import { spawn } from 'node:child_process';
 import type { Redactor } from './redact.ts';
+import { KfuError } from '../errors/index.ts';
 
 /** Runs one hook tool; `input` goes to stdin (so secret values never appear on a command line). Returns stdout. */
 export type ToolRunner = (tool: string, args: string[], input?: string) => Promise<string>;
 
-export class HookToolError extends Error {
+export class HookToolError extends KfuError {
+  static override readonly errorId = 'HookToolError';
   constructor(
     readonly tool: string,
     readonly exitCode: number | undefined,
     readonly stderr: string,
   ) {
-    super(`${tool} failed${exitCode === undefined ? '' : ` (exit ${exitCode})`}: ${stderr.trim() || 'no error output'}`);
-    this.name = 'HookToolError';
+    super(`${tool} failed${exitCode === undefined ? '' : ` (exit ${exitCode})`}: ${stderr.trim() || 'no error output'}`, { kind: 'unavailable' });
   }
 }
 

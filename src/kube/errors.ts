@@ -1,5 +1,6 @@
 // Errors of the Kubernetes API, built from the Status body the server answers with, named by what was asked.
 import { classifyNetworkError, classifyStatus, type Classification } from '../retry/classification.ts';
+import { KfuError } from '../errors/index.ts';
 
 export interface StatusDetails {
   name?: string;
@@ -23,8 +24,8 @@ export function describeSubject(subject: RequestSubject): string {
   return `${subject.verb} ${subject.resource}${where ? ` ${where}` : ''}`;
 }
 
-export class KubeApiError extends Error {
-  override readonly name = 'KubeApiError';
+export class KubeApiError extends KfuError {
+  static override readonly errorId = 'KubeApiError';
   constructor(
     readonly status: number,
     readonly reason: string,
@@ -37,7 +38,9 @@ export class KubeApiError extends Error {
     /** a continue token offered with 410 Expired, to go on with an inconsistent list */
     readonly continueToken?: string,
   ) {
-    super(`${describeSubject(subject)} failed: ${status} ${reason}${serverMessage ? `: ${serverMessage.replace(/\.$/, '')}` : ''}.`);
+    // 5xx and 429 are the server's trouble and may pass; any other answer is its refusal of this request.
+    super(`${describeSubject(subject)} failed: ${status} ${reason}${serverMessage ? `: ${serverMessage.replace(/\.$/, '')}` : ''}.`,
+      { kind: status >= 500 || status === 429 ? 'unavailable' : 'refused', retryable: status >= 500 || status === 429 });
   }
 
   /** The same error, retold after the retry policy gave up. */

@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import { classifyKubeError, describeSubject, kubeApiErrorFrom } from './errors.ts';
 import { resourcePath, withQuery } from './paths.ts';
 import { apiVersionOf, type ApiResource, type KubeObject } from './types.ts';
+import { KfuError } from '../errors/index.ts';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 export interface WatchEvent {
@@ -149,8 +150,11 @@ export interface WaitOptions {
   pollMs?: number;
 }
 
-export class WaitTimeoutError extends Error {
-  override readonly name = 'WaitTimeoutError';
+export class WaitTimeoutError extends KfuError {
+  static override readonly errorId = 'WaitTimeoutError';
+  constructor(sentence: string) {
+    super(sentence, { kind: 'failed' });
+  }
 }
 
 interface WaitClient {

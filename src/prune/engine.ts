@@ -79,7 +79,7 @@ async function abortStaleUploads(store: ObjectStore, graceMs: number, now: Date,
     }
   } catch (error) {
     const failure = classifyStoreError(error, 'list the unfinished uploads of', store.url(BACKUPS_FOLDER));
-    if (failure.kind === 'other') {
+    if (failure.condition === 'other') {
       // s3rver and some gateways do not implement ListMultipartUploads; a bucket lifecycle rule covers them.
       notes.push(`Unfinished multipart uploads were not checked: the object store does not list them (${failure.message.replace(/^.*: /, '').replace(/\.$/, '')}); an AbortIncompleteMultipartUpload lifecycle rule on the bucket removes them.`);
       return aborted;

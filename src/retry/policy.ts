@@ -2,6 +2,7 @@
 // honouring Retry-After, and never re-sending a non-idempotent request the server may already have acted on.
 import { systemClock, type Clock } from './clock.ts';
 import type { Classification, Classifier } from './classification.ts';
+import { KfuError } from '../errors/index.ts';
 
 export interface RetrySettings {
   /** first backoff step */
@@ -41,15 +42,16 @@ export interface RetryHooks {
 }
 
 /** The final error of a call that was retried and still failed: one sentence naming what failed and why. */
-export class RetryError extends Error {
-  override readonly name = 'RetryError';
+/** A call the policy gave up on: retried as long as it could, or not retryable at all. */
+export class RetryError extends KfuError {
+  static override readonly errorId = 'RetryError';
   readonly verb: string;
   readonly target: string;
   readonly status: number | undefined;
   readonly reason: string | undefined;
   readonly attempts: number;
   constructor(readonly lastError: unknown, readonly summary: FailureSummary) {
-    super(describeFailure(lastError, summary), { cause: lastError });
+    super(describeFailure(lastError, summary), { kind: 'unavailable', cause: lastError });
     this.verb = summary.call.verb;
     this.target = summary.call.target;
     this.status = summary.classification.status;

@@ -14,6 +14,7 @@ import { Upload } from '@aws-sdk/lib-storage';
 import { Readable } from 'node:stream';
 import { normalizePrefix } from './layout.ts';
 import { TIMEOUT_CODES, TLS_CODES, errorCodes, isNetworkCode } from '../errors/codes.ts';
+import { KfuError, type ErrorKind } from '../errors/index.ts';
 
 export type StoreErrorKind =
   | 'not-found'
@@ -27,13 +28,19 @@ export type StoreErrorKind =
   | 'other';
 
 /** A failed object-store call, already phrased for the user. */
-export class StoreError extends Error {
-  readonly kind: StoreErrorKind;
+const KIND_OF: Record<StoreErrorKind, ErrorKind> = {
+  'not-found': 'input', 'no-bucket': 'input', denied: 'refused', 'bad-credentials': 'refused',
+  unreachable: 'unavailable', tls: 'unavailable', timeout: 'unavailable', aborted: 'failed', other: 'unavailable',
+};
+
+export class StoreError extends KfuError {
+  static override readonly errorId = 'StoreError';
+  /** what went wrong with the store, finer than `kind` */
+  readonly condition: StoreErrorKind;
   readonly key: string | undefined;
-  constructor(kind: StoreErrorKind, message: string, key?: string) {
-    super(message);
-    this.name = 'StoreError';
-    this.kind = kind;
+  constructor(condition: StoreErrorKind, message: string, key?: string) {
+    super(message, { kind: KIND_OF[condition], retryable: condition === 'unreachable' || condition === 'timeout' });
+    this.condition = condition;
     this.key = key;
   }
 }
@@ -209,7 +216,7 @@ export class ObjectStore {
       return { key, size: answer.ContentLength ?? 0, lastModified: answer.LastModified, etag: answer.ETag };
     } catch (error) {
       const failure = this.fail(error, 'look up', key);
-      if (failure.kind === 'not-found') return undefined;
+      if (failure.condition === 'not-found') return undefined;
       throw failure;
     }
   }
@@ -289,7 +296,7 @@ export class ObjectStore {
       } catch (error) {
         const failure = this.fail(error, 'delete', folder);
         // Some S3-compatible stores lack or fumble the batch call; single deletes work everywhere.
-        if (failure.kind !== 'other' || error instanceof StoreError) throw failure;
+        if (failure.condition !== 'other' || error instanceof StoreError) throw failure;
         await deleteOneByOne(batch);
       }
       deleted += batch.length;

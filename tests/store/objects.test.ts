@@ -60,20 +60,20 @@ describe('store/objects: ObjectStore against s3rver', () => {
     await new Promise((r) => setTimeout(r, 200));
     await handle.abort();
     const err = await failure(() => handle.done());
-    expect(err.kind).to.equal('aborted');
+    expect(err.condition).to.equal('aborted');
     expect(await store.exists('backups/aborted/blob')).to.equal(false);
   });
 
   it('says in one sentence that an object is missing', async () => {
     const err = await failure(() => store.getBytes('backups/none/x'));
-    expect(err.kind).to.equal('not-found');
+    expect(err.condition).to.equal('not-found');
     expect(err.message).to.equal(`Could not read s3://${BUCKET}/team/kf/backups/none/x: the object does not exist.`);
   });
 
   it('names a missing bucket', async () => {
     const other = new ObjectStore({ client, bucket: 'no-such-bucket' });
     const err = await failure(() => other.put('k', 'v'));
-    expect(err.kind).to.equal('no-bucket');
+    expect(err.condition).to.equal('no-bucket');
     expect(err.message).to.match(/^Could not upload s3:\/\/no-such-bucket\/k: the bucket does not exist\.$/);
   });
 
@@ -84,7 +84,7 @@ describe('store/objects: ObjectStore against s3rver', () => {
       credentials: { accessKeyId: 'AKIAWRONGKEY', secretAccessKey: secret },
     });
     const err = await failure(() => new ObjectStore({ client: bad, bucket: BUCKET }).put('k', 'v'));
-    expect(err.kind).to.equal('bad-credentials');
+    expect(err.condition).to.equal('bad-credentials');
     expect(err.message).not.to.include(secret);
     expect(err.message).not.to.include('AKIAWRONGKEY');
   });
@@ -95,7 +95,7 @@ describe('store/objects: ObjectStore against s3rver', () => {
       credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
     });
     const err = await failure(() => new ObjectStore({ client: dead, bucket: BUCKET }).head('k'));
-    expect(err.kind).to.equal('unreachable');
+    expect(err.condition).to.equal('unreachable');
     expect(err.message).to.equal(`Could not look up s3://${BUCKET}/k: the endpoint is unreachable (ECONNREFUSED).`);
   });
 });
