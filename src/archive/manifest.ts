@@ -60,6 +60,36 @@ export const CrdSnapshotSchema = z.object({
   storedVersions: z.array(z.string()),
 });
 
+/** One control-plane copy as the backup records it (src/controlplane writes it; the restore loads from it). */
+export const ControlPlaneEntrySchema = z.union([
+  z.object({ part: z.enum(['kfp-db', 'katib-db', 'mlmd']), database: z.string(), key: z.string(), bytes: z.number(), sha256: z.string(), tool: z.string(), rclone: z.string() }),
+  z.object({ part: z.literal('minio'), bucket: z.string(), keyPrefix: z.string(), objects: z.number(), bytes: z.number(), listingSha256: z.string(), tool: z.string() }),
+]);
+
+/** The control-plane step's outcome: what it copied, what it could not cover and why, and the full entries. */
+export const ControlPlaneRecordSchema = z.object({
+  copied: z.array(z.object({ name: z.string(), key: z.string(), bytes: z.number(), sha256: z.string().optional() })).default([]),
+  /** one sentence per part not covered, e.g. "control plane not covered: relate kfp-db …" */
+  notCovered: z.array(z.string()).default([]),
+  /** the sentences among notCovered for related databases found without tables */
+  empty: z.array(z.string()).default([]),
+  entries: z.array(ControlPlaneEntrySchema).default([]),
+});
+
+/**
+ * The typed sections of `extras`. Each one that is malformed (an older writer, a foreign tool) reads as absent
+ * rather than refusing the whole backup: they describe the backup, the items' checksums protect it.
+ */
+const ExtrasSchema = z.object({
+  controlPlane: ControlPlaneRecordSchema.optional().catch(undefined),
+  /** objects left out of the backup, counted by the class of their reason */
+  skipped: z.record(z.string(), z.number()).optional().catch(undefined),
+  /** namespace → names of the PodDefaults controllers made there (src/kubeflow/late-pod-defaults.ts) */
+  controllerPodDefaults: z.record(z.string(), z.array(z.string())).optional().catch(undefined),
+  /** namespaces that look like profile namespaces but were left out, with the reason */
+  leftOutNamespaces: z.array(z.object({ namespace: z.string(), reason: z.string() })).optional().catch(undefined),
+}).catchall(z.unknown());
+
 export const ManifestSchema = z.object({
   formatVersion: z.literal(MANIFEST_FORMAT_VERSION),
   veleroFormatVersion: z.string(),
@@ -90,11 +120,16 @@ export const ManifestSchema = z.object({
   crds: z.array(CrdSnapshotSchema).default([]),
   warnings: z.number().int().nonnegative().default(0),
   errors: z.number().int().nonnegative().default(0),
-  /** free-form facts the engines add (e.g. what was skipped and why) */
-  extras: z.record(z.string(), z.unknown()).default({}),
+  /** what the engines add beside the items: typed sections, and any other key kept as it is */
+  extras: ExtrasSchema.default({}),
 });
 
 export type Manifest = z.infer<typeof ManifestSchema>;
+export type ManifestExtras = z.infer<typeof ExtrasSchema>;
+export type ControlPlaneEntry = z.infer<typeof ControlPlaneEntrySchema>;
+export type ControlPlaneRecord = z.infer<typeof ControlPlaneRecordSchema>;
+/** what a control-plane step hands the backup engine: the record, its defaults still to fill */
+export type ControlPlaneOutcome = z.input<typeof ControlPlaneRecordSchema>;
 export type BackupScope = z.input<typeof ScopeSchema>;
 export type BackupSource = z.infer<typeof SourceSchema>;
 export type VolumeEntry = z.infer<typeof VolumeEntrySchema>;

@@ -16,6 +16,7 @@ import {
   type BackupSource,
   type CrdSnapshot,
   type Manifest,
+  type ManifestExtras,
   type VolumeEntry,
 } from './manifest.ts';
 import { itemPaths, METADATA_VERSION_PATH, PREFERRED_VERSION_SUFFIX, RESOURCES_ROOT, resourceFolder, SEALED_ROOT, VELERO_FORMAT_VERSION } from './paths.ts';
@@ -142,7 +143,7 @@ export class BackupWriter {
   private volumes: VolumeEntry[] = [];
   private applications: ApplicationEntry[] = [];
   private crds: CrdSnapshot[] = [];
-  private extras: Record<string, unknown> = {};
+  private extras: ManifestExtras = {};
   /** files of our own beside the Velero ones (name in the backup folder, bytes, type); the manifest records their sha256 */
   private readonly ownFiles: Array<[string, Buffer, string]> = [];
   private state: 'open' | 'committing' | 'committed' | 'aborted' = 'open';
@@ -341,7 +342,8 @@ export class BackupWriter {
   setCrds(crds: CrdSnapshot[]): void {
     this.crds = crds;
   }
-  setExtra(key: string, value: unknown): void {
+  /** One section of the manifest's extras; the typed ones (manifest.ts) take only their own shape. */
+  setExtra<K extends keyof ManifestExtras & string>(key: K, value: ManifestExtras[K]): void {
     this.extras[key] = value;
   }
   /** A file of ours in the backup folder (e.g. the data-files index), checksummed in the manifest like Velero's files. */

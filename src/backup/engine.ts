@@ -5,7 +5,7 @@ import type { KubeClient } from '../kube/client.ts';
 import type { ApiResource, KubeObject } from '../kube/types.ts';
 import { BackupWriter } from '../archive/writer.ts';
 import { DATA_FILES_INDEX, indexDataFiles } from '../archive/data-files.ts';
-import type { Manifest, VolumeEntry } from '../archive/manifest.ts';
+import { ControlPlaneRecordSchema, type ControlPlaneOutcome, type Manifest, type VolumeEntry } from '../archive/manifest.ts';
 import type { ObjectStore } from '../store/objects.ts';
 import { backupDecision } from '../kubeflow/backup-selection.ts';
 import { isProfileResource, profileKind, stateResources } from '../kubeflow/kinds.ts';
@@ -33,13 +33,8 @@ export type VolumeStep = (backupId: string, pvcs: PvcRef[], progress: ProgressSi
 /** Copies the control-plane data (src/controlplane); returns what it covered and what it could not. */
 export type ControlPlaneStep = (backupId: string, progress: ProgressSink) => Promise<ControlPlaneOutcome>;
 
-export interface ControlPlaneOutcome {
-  copied: Array<{ name: string; key: string; bytes: number; sha256?: string }>;
-  /** one sentence per part not covered, e.g. "control plane not covered: relate kfp-db …" */
-  notCovered: string[];
-  /** the sentences among notCovered for related databases found without tables */
-  empty?: string[];
-}
+/** The control-plane step's outcome, as the manifest records it (src/archive/manifest.ts, ControlPlaneRecordSchema). */
+export type { ControlPlaneOutcome } from '../archive/manifest.ts';
 
 export interface BackupRequest {
   kind: BackupKind;
@@ -267,7 +262,8 @@ export async function runBackup(kube: KubeClient, store: ObjectStore, request: B
     else if (!request.controlPlane) controlPlane.note = 'control-plane data was not copied: no control-plane mover is configured';
     else {
       await ticker.say('copying the control-plane data');
-      const outcome = await request.controlPlane(writer.id, (m) => ticker.say(m));
+      // Checked at the boundary, and its defaults filled, as the manifest will hold it.
+      const outcome = ControlPlaneRecordSchema.parse(await request.controlPlane(writer.id, (m) => ticker.say(m)));
       writer.setExtra('controlPlane', outcome);
       for (const sentence of outcome.notCovered) writer.warn(sentence);
       controlPlane = {
@@ -275,7 +271,7 @@ export async function runBackup(kube: KubeClient, store: ObjectStore, request: B
         bytes: outcome.copied.reduce((sum, c) => sum + c.bytes, 0),
         notCovered: outcome.notCovered,
         names: outcome.copied.map((c) => c.name),
-        empty: outcome.empty ?? [],
+        empty: outcome.empty,
       };
     }
     writer.setExtra('skipped', skippedBy);

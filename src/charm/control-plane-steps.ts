@@ -1,7 +1,6 @@
 // The control-plane engine as the backup and restore engines' `controlPlane` steps. The backup's full entries go
 // into the manifest (extras.controlPlane.entries): the restore takes them from the manifest its preflight checked,
 // to know what to load and which checksums to expect.
-import { z } from 'zod';
 import type { ControlPlaneStep } from '../backup/engine.ts';
 import type { RestoreControlPlaneStep } from '../restore/engine.ts';
 import type { KubeClient } from '../kube/client.ts';
@@ -11,12 +10,6 @@ import type { ControlPlaneView } from './control-plane.ts';
 import { notCoveredSentences } from '../controlplane/relations.ts';
 import type { ControlPlaneTargets } from '../controlplane/engine.ts';
 import type { VolumeKube } from '../volumes/kube-port.ts';
-
-const Entry = z.union([
-  z.object({ part: z.enum(['kfp-db', 'katib-db', 'mlmd']), database: z.string(), key: z.string(), bytes: z.number(), sha256: z.string(), tool: z.string(), rclone: z.string() }),
-  z.object({ part: z.literal('minio'), bucket: z.string(), keyPrefix: z.string(), objects: z.number(), bytes: z.number(), listingSha256: z.string(), tool: z.string() }),
-]);
-const Recorded = z.object({ entries: z.array(Entry).default([]) });
 
 function images(config: CharmConfig) {
   return { mysql: config['control-plane-mysql-image'], rclone: config['control-plane-rclone-image'], sqlite: config['control-plane-sqlite-image'] };
@@ -60,8 +53,7 @@ export function controlPlaneRestoreStep(kube: KubeClient, s3: S3Settings, config
   return async (backupId, progress, manifest) => {
     const [{ restoreControlPlane }, { volumeKubeFromClient }] = await Promise.all([import('../controlplane/engine.ts'), import('../volumes/index.ts')]);
     // The preflight's manifest, checked (and with a key authenticated) before any write: not a second read of the bucket.
-    const recorded = manifest ? Recorded.safeParse(manifest.extras['controlPlane'] ?? {}) : undefined;
-    const entries = recorded?.success ? recorded.data.entries : [];
+    const entries = manifest?.extras.controlPlane?.entries ?? [];
     if (entries.length === 0) return { restored: 0, notes: [`backup ${backupId} holds no control-plane data`] };
     const volumeKube = volumeKubeFromClient(kube);
     const mlmd = await withMlmd(volumeKube, view, namespace);

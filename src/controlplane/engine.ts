@@ -12,6 +12,7 @@ import { notCoveredSentences, type MinioEndpoint, type MysqlEndpoint } from './r
 import { busyWriters, notQuietSentence, type QuietPart } from './quiet.ts';
 import type { z } from 'zod';
 import { KfuError } from '../errors/index.ts';
+import type { ControlPlaneEntry } from '../archive/manifest.ts';
 
 export type DatabasePart = 'kfp-db' | 'katib-db';
 
@@ -39,10 +40,8 @@ export interface ControlPlaneOptions {
   onProgress?: (message: string) => void;
 }
 
-/** One copied thing, as the manifest records it. */
-export type ControlPlaneEntry =
-  | { part: DatabasePart | 'mlmd'; database: string; key: string; bytes: number; sha256: string; tool: string; rclone: string }
-  | { part: 'minio'; bucket: string; keyPrefix: string; objects: number; bytes: number; listingSha256: string; tool: string };
+/** One copied thing, as the manifest records it (its schema is the manifest's: src/archive/manifest.ts). */
+export type { ControlPlaneEntry } from '../archive/manifest.ts';
 
 export interface ControlPlaneResult {
   entries: ControlPlaneEntry[];

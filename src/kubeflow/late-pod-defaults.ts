@@ -3,24 +3,19 @@
 // namespace, and a PodDefault changes only Pods created after it (kubeflow/kubeflow components/admission-webhook
 // mutates Pods on CREATE only). A backup records their names per namespace; a restore waits for them before any
 // workload, so that a restored Notebook's Pod gets the credentials it got on the source.
+import type { ManifestExtras } from '../archive/manifest.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { generatedReason } from './generated.ts';
 import { groupOf } from './identity.ts';
 
 /** the manifest's extras key: namespace → names of the controller-made PodDefaults there */
-export const controllerPodDefaultsExtra = 'controllerPodDefaults';
+export const controllerPodDefaultsExtra = 'controllerPodDefaults' as const;
 
 export function isControllerMadePodDefault(object: KubeObject): boolean {
   return object.kind === 'PodDefault' && groupOf(object.apiVersion) === 'kubeflow.org' && generatedReason(object) !== undefined;
 }
 
-/** reads the extras entry back; anything malformed counts as nothing recorded */
-export function recordedPodDefaults(extras: Record<string, unknown> | undefined): Map<string, string[]> {
-  const recorded = extras?.[controllerPodDefaultsExtra];
-  const out = new Map<string, string[]>();
-  if (!recorded || typeof recorded !== 'object') return out;
-  for (const [namespace, names] of Object.entries(recorded)) {
-    if (Array.isArray(names)) out.set(namespace, names.filter((n): n is string => typeof n === 'string'));
-  }
-  return out;
+/** reads the extras section back (the manifest's schema has checked it; a malformed one reads as nothing recorded) */
+export function recordedPodDefaults(extras: ManifestExtras | undefined): Map<string, string[]> {
+  return new Map(Object.entries(extras?.controllerPodDefaults ?? {}));
 }

@@ -2,11 +2,11 @@ import { expect } from 'chai';
 import { parseManifest } from '../../src/archive/manifest.ts';
 
 const digest = (c: string) => c.repeat(64);
-function manifestWith(entries: unknown): Buffer {
+function manifestWith(entries: unknown, more: Record<string, unknown> = {}): Buffer {
   return Buffer.from(JSON.stringify({
     formatVersion: 1, veleroFormatVersion: '1.1.0', tool: { name: 'kubeflow-upgrader', version: '0.1.0' }, backupId: 'kf-1',
     created: '2026-11-30T00:00:00.000Z', completed: '2026-11-30T00:00:01.000Z', scope: { action: 'backup-state' },
-    counts: {}, objects: 0, bytes: 0, checksums: { algorithm: 'sha256', tarball: digest('a'), entries }, encryption: null,
+    counts: {}, objects: 0, bytes: 0, checksums: { algorithm: 'sha256', tarball: digest('a'), entries }, encryption: null, ...more,
   }));
 }
 
@@ -26,5 +26,25 @@ describe('archive manifest: the checksum entries', () => {
       expect(check.ok, JSON.stringify(entries)).to.equal(false);
       if (!check.ok) expect(check.reason).to.match(/^field checksums\.entries /);
     }
+  });
+});
+
+describe('archive manifest: the typed extras', () => {
+  const entry = { part: 'kfp-db', database: 'mlpipeline', key: 'backups/kf-1/control-plane/mysql/mlpipeline.sql.gz', bytes: 10, sha256: digest('e'), tool: 'mysqldump', rclone: 'v1.60' };
+
+  it('reads each section in its own shape, fills its defaults, and keeps keys it does not know', () => {
+    const check = parseManifest(manifestWith({}, { extras: { controlPlane: { entries: [entry] }, controllerPodDefaults: { alice: ['access-ml-pipeline'] }, fromTheFuture: { x: 1 } } }));
+    if (!check.ok) throw new Error(check.reason);
+    expect(check.manifest.extras.controlPlane).to.deep.equal({ copied: [], notCovered: [], empty: [], entries: [entry] });
+    expect(check.manifest.extras.controllerPodDefaults).to.deep.equal({ alice: ['access-ml-pipeline'] });
+    expect(check.manifest.extras.fromTheFuture).to.deep.equal({ x: 1 });
+  });
+
+  it('reads a malformed section as absent instead of refusing the backup its items prove', () => {
+    const check = parseManifest(manifestWith({}, { extras: { controlPlane: { entries: [{ part: 'kfp-db' }] }, leftOutNamespaces: 'alice', skipped: { generated: 3 } } }));
+    if (!check.ok) throw new Error(check.reason);
+    expect(check.manifest.extras.controlPlane).to.equal(undefined);
+    expect(check.manifest.extras.leftOutNamespaces).to.equal(undefined);
+    expect(check.manifest.extras.skipped).to.deep.equal({ generated: 3 });
   });
 });
