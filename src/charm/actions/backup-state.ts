@@ -60,6 +60,8 @@ export async function run(ctx: ActionContext<'backup-state'>): Promise<void> {
     bytes: outcome.bytes,
     volumes: outcome.volumes.copied,
     'volume-bytes': outcome.volumes.bytes,
+    'volume-bytes-uploaded': outcome.volumes.uploaded,
+    'volume-bytes-reused': outcome.volumes.reused,
     skipped: outcome.skipped,
     ...(outcome.leftOutNamespaces.length ? { 'left-out': leftOutLines(outcome.leftOutNamespaces) } : {}),
     'duration-seconds': outcome.durationSeconds,

@@ -1,0 +1,64 @@
+// Incremental volume backups without chains: each PVC's mover is pointed at the same PVC's folder in the newest
+// complete earlier backup of this location, and rclone's --copy-dest copies every file there that is equal to the
+// volume's (same size and same MD5; fs/operations/operations.go copyDest and equal, rclone/rclone) inside the bucket
+// instead of uploading it. The copy is a whole object of the new backup, so deleting the older backup never touches
+// the newer one: no backup depends on another.
+import { parseManifest } from '../archive/manifest.ts';
+import { folderFacts } from '../prune/engine.ts';
+import { backupKeys } from '../store/layout.ts';
+import type { ObjectStore } from '../store/objects.ts';
+
+export interface PvcKey {
+  namespace: string;
+  name: string;
+}
+
+export const pvcKey = (namespace: string, name: string): string => `${namespace}/${name}`;
+
+/**
+ * `namespace/pvc` → the id of the newest complete backup (marker present) other than `currentId` whose manifest
+ * records data for that PVC. PVCs found in no earlier backup are absent: their movers upload everything.
+ */
+export async function reusableBackups(store: ObjectStore, currentId: string, pvcs: readonly PvcKey[]): Promise<Map<string, string>> {
+  const wanted = new Set(pvcs.map((p) => pvcKey(p.namespace, p.name)));
+  const found = new Map<string, string>();
+  if (wanted.size === 0) return found;
+  const complete = (await folderFacts(store))
+    .filter((f) => f.complete && f.ours && f.id !== currentId)
+    .sort((a, b) => (b.created?.getTime() ?? 0) - (a.created?.getTime() ?? 0) || b.id.localeCompare(a.id));
+  for (const folder of complete) {
+    if (found.size === wanted.size) break;
+    const key = backupKeys(folder.id).manifest;
+    // A backup whose manifest is gone or unreadable cannot say what its folders hold; it is passed over, not trusted.
+    const check = (await store.exists(key)) ? parseManifest(await store.getBytes(key)) : undefined;
+    if (!check?.ok) continue;
+    for (const entry of check.manifest.volumes) {
+      const id = pvcKey(entry.namespace, entry.pvc);
+      if (!wanted.has(id) || found.has(id) || entry.unbound || entry.files === 0) continue;
+      found.set(id, folder.id);
+    }
+  }
+  return found;
+}
+
+/**
+ * Files of `newFolder` equal in size and ETag to the file of the same name in `oldFolder`: what a server-side copy
+ * left. Used only when the mover's rclone is older than 1.64 and its stats do not count server-side copies apart
+ * (serverSideCopyBytes, rclone/rclone fs/accounting/stats.go). An object rclone uploaded can only match when the old
+ * one was a multipart upload of the same bytes, which rclone would itself have copied; so this never counts an upload
+ * as reused.
+ */
+export async function reusedByListing(store: ObjectStore, newFolder: string, oldFolder: string): Promise<{ files: number; bytes: number }> {
+  const old = new Map<string, { size: number; etag: string | undefined }>();
+  for await (const object of store.list(oldFolder)) old.set(object.key.slice(oldFolder.length), { size: object.size, etag: object.etag });
+  let files = 0;
+  let bytes = 0;
+  for await (const object of store.list(newFolder)) {
+    const before = old.get(object.key.slice(newFolder.length));
+    if (before && before.size === object.size && before.etag !== undefined && before.etag === object.etag) {
+      files++;
+      bytes += object.size;
+    }
+  }
+  return { files, bytes };
+}
