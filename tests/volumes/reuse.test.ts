@@ -1,0 +1,74 @@
+// Which earlier backup each PVC's mover copies unchanged files from, read from a real S3 server (s3rver): the newest
+// complete backup whose manifest records data for that PVC, never an incomplete folder, an unbound claim or the backup
+// being made; and how reused bytes are told from uploaded ones when rclone's stats do not say.
+import { expect } from 'chai';
+import { CopyObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { S3ServerHandle } from '../support/s3/server.ts';
+import { BUCKET, startStore } from '../archive/fixtures.ts';
+import { backupKeys } from '../../src/store/layout.ts';
+import type { ObjectStore } from '../../src/store/objects.ts';
+import { reusableBackups, reusedByListing } from '../../src/volumes/reuse.ts';
+
+type Volume = { namespace: string; pvc: string; files: number; unbound?: true };
+
+function manifest(id: string, volumes: Volume[]): string {
+  const at = '2026-12-01T10:00:00.000Z';
+  return JSON.stringify({
+    formatVersion: 1, veleroFormatVersion: '1.1.0', tool: { name: 'kubeflow-upgrader', version: 'test' }, backupId: id,
+    created: at, completed: at, scope: { action: 'backup-state' }, counts: {}, objects: 0, bytes: 0,
+    checksums: { algorithm: 'sha256', tarball: '0'.repeat(64), entries: {} }, encryption: null,
+    volumes: volumes.map((v) => ({ ...v, key: backupKeys(id).volume(v.namespace, v.pvc), bytes: v.files * 10 })),
+  });
+}
+
+describe('volumes: reuse of an earlier backup', function () {
+  let server: S3ServerHandle;
+  let store: ObjectStore;
+  let client: S3Client;
+  const prefix = 'cluster-a/kubeflow';
+
+  before(async function () {
+    ({ server, store, client } = await startStore(prefix));
+  });
+  after(async function () {
+    client?.destroy();
+    await server?.stop();
+  });
+
+  async function backup(id: string, volumes: Volume[], complete = true): Promise<void> {
+    const keys = backupKeys(id);
+    await store.put(keys.manifest, manifest(id, volumes), 'application/json');
+    if (complete) await store.put(keys.marker, '{}', 'application/json');
+  }
+
+  it('picks, per PVC, the newest complete backup that holds data for it', async function () {
+    await backup('kf-20261101-100000-aaaaaa', [{ namespace: 'alice', pvc: 'workspace', files: 3 }, { namespace: 'bob', pvc: 'data', files: 1 }]);
+    await backup('kf-20261102-100000-bbbbbb', [{ namespace: 'alice', pvc: 'workspace', files: 4 }, { namespace: 'bob', pvc: 'data', unbound: true, files: 0 }]);
+    // newer, but not complete: it may be a backup still running or one that crashed
+    await backup('kf-20261103-100000-cccccc', [{ namespace: 'alice', pvc: 'workspace', files: 5 }], false);
+    // newer and complete, without alice's workspace
+    await backup('kf-20261104-100000-dddddd', [{ namespace: 'carol', pvc: 'notes', files: 2 }]);
+    const current = 'kf-20261105-100000-eeeeee';
+    await backup(current, [{ namespace: 'alice', pvc: 'workspace', files: 9 }]);
+
+    const found = await reusableBackups(store, current, [
+      { namespace: 'alice', name: 'workspace' }, { namespace: 'bob', name: 'data' }, { namespace: 'carol', name: 'notes' }, { namespace: 'dave', name: 'new' },
+    ]);
+    expect(Object.fromEntries(found)).to.deep.equal({
+      'alice/workspace': 'kf-20261102-100000-bbbbbb',
+      'bob/data': 'kf-20261101-100000-aaaaaa',
+      'carol/notes': 'kf-20261104-100000-dddddd',
+    });
+  });
+
+  it('counts as reused only the files of the new folder equal in size and ETag to the old one', async function () {
+    const oldFolder = backupKeys('kf-20261101-100000-aaaaaa').volume('alice', 'workspace');
+    const newFolder = backupKeys('kf-20261105-100000-eeeeee').volume('alice', 'workspace');
+    await store.put(`${oldFolder}same.bin`, Buffer.alloc(1000, 1));
+    await store.put(`${oldFolder}changed.bin`, Buffer.alloc(1000, 2));
+    await client.send(new CopyObjectCommand({ Bucket: BUCKET, CopySource: `${BUCKET}/${prefix}/${oldFolder}same.bin`, Key: `${prefix}/${newFolder}same.bin` }));
+    await store.put(`${newFolder}changed.bin`, Buffer.alloc(1000, 3));
+    await store.put(`${newFolder}new.bin`, Buffer.alloc(10, 4));
+    expect(await reusedByListing(store, newFolder, oldFolder)).to.deep.equal({ files: 1, bytes: 1000 });
+  });
+});
