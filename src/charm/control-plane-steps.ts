@@ -34,7 +34,11 @@ export function controlPlaneBackupStep(kube: KubeClient, s3: S3Settings, config:
     const [{ backupControlPlane }, { volumeKubeFromClient }] = await Promise.all([import('../controlplane/engine.ts'), import('../volumes/index.ts')]);
     const volumeKube = volumeKubeFromClient(kube);
     const mlmd = await withMlmd(volumeKube, view, namespace);
+    // Each MinIO bucket's mirror copies the objects an earlier backup already holds inside the backup bucket.
+    const [{ reusableMinioCopies }, { openObjectStore }] = await Promise.all([import('../volumes/reuse.ts'), import('../store/open.ts')]);
+    const minioCopyFrom = await reusableMinioCopies(openObjectStore(s3), backupId, mlmd.targets['object-storage']?.buckets ?? []);
     const result = await backupControlPlane(volumeKube, {
+      minioCopyFrom,
       backupId,
       namespace,
       targets: mlmd.targets,

@@ -3,7 +3,7 @@
 // volume's (same size and same MD5; fs/operations/operations.go copyDest and equal, rclone/rclone) inside the bucket
 // instead of uploading it. The copy is a whole object of the new backup, so deleting the older backup never touches
 // the newer one: no backup depends on another.
-import { parseManifest } from '../archive/manifest.ts';
+import { parseManifest, type Manifest } from '../archive/manifest.ts';
 import { folderFacts } from '../prune/engine.ts';
 import { backupKeys } from '../store/layout.ts';
 import type { ObjectStore } from '../store/objects.ts';
@@ -23,22 +23,48 @@ export async function reusableBackups(store: ObjectStore, currentId: string, pvc
   const wanted = new Set(pvcs.map((p) => pvcKey(p.namespace, p.name)));
   const found = new Map<string, string>();
   if (wanted.size === 0) return found;
+  for await (const manifest of earlierManifests(store, currentId)) {
+    for (const entry of manifest.volumes) {
+      const id = pvcKey(entry.namespace, entry.pvc);
+      if (!wanted.has(id) || found.has(id) || entry.unbound || entry.files === 0) continue;
+      found.set(id, manifest.backupId);
+    }
+    if (found.size === wanted.size) break;
+  }
+  return found;
+}
+
+/**
+ * MinIO bucket → the full key prefix of its copy in the newest complete earlier backup that mirrored it (the
+ * control-plane entries the manifest records in extras.controlPlane), for the control-plane mirror's --copy-dest.
+ */
+export async function reusableMinioCopies(store: ObjectStore, currentId: string, buckets: readonly string[]): Promise<Map<string, string>> {
+  const wanted = new Set(buckets);
+  const found = new Map<string, string>();
+  if (wanted.size === 0) return found;
+  for await (const manifest of earlierManifests(store, currentId)) {
+    const recorded = (manifest.extras['controlPlane'] as { entries?: unknown } | undefined)?.entries;
+    for (const entry of Array.isArray(recorded) ? recorded : []) {
+      const { part, bucket, keyPrefix } = entry as { part?: unknown; bucket?: unknown; keyPrefix?: unknown };
+      if (part !== 'minio' || typeof bucket !== 'string' || typeof keyPrefix !== 'string') continue;
+      if (wanted.has(bucket) && !found.has(bucket)) found.set(bucket, keyPrefix);
+    }
+    if (found.size === wanted.size) break;
+  }
+  return found;
+}
+
+/** The readable manifests of the complete backups of this location other than `currentId`, newest first. */
+async function* earlierManifests(store: ObjectStore, currentId: string): AsyncGenerator<Manifest> {
   const complete = (await folderFacts(store))
     .filter((f) => f.complete && f.ours && f.id !== currentId)
     .sort((a, b) => (b.created?.getTime() ?? 0) - (a.created?.getTime() ?? 0) || b.id.localeCompare(a.id));
   for (const folder of complete) {
-    if (found.size === wanted.size) break;
     const key = backupKeys(folder.id).manifest;
     // A backup whose manifest is gone or unreadable cannot say what its folders hold; it is passed over, not trusted.
     const check = (await store.exists(key)) ? parseManifest(await store.getBytes(key)) : undefined;
-    if (!check?.ok) continue;
-    for (const entry of check.manifest.volumes) {
-      const id = pvcKey(entry.namespace, entry.pvc);
-      if (!wanted.has(id) || found.has(id) || entry.unbound || entry.files === 0) continue;
-      found.set(id, folder.id);
-    }
+    if (check?.ok && check.manifest.backupId === folder.id) yield check.manifest;
   }
-  return found;
 }
 
 /**
