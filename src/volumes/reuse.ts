@@ -5,6 +5,7 @@
 // the newer one: no backup depends on another.
 import { parseManifest, type Manifest } from '../archive/manifest.ts';
 import { folderFacts } from '../prune/engine.ts';
+import type { FolderFacts } from '../prune/plan.ts';
 import { backupKeys } from '../store/layout.ts';
 import type { ObjectStore } from '../store/objects.ts';
 
@@ -54,16 +55,27 @@ export async function reusableMinioCopies(store: ObjectStore, currentId: string,
   return found;
 }
 
-/** The readable manifests of the complete backups of this location other than `currentId`, newest first. */
+/**
+ * The readable manifests of the complete backups of this location other than `currentId`, newest first. Ids name the
+ * second a backup started; backups of the same second are ordered by when their manifests say they completed.
+ */
 async function* earlierManifests(store: ObjectStore, currentId: string): AsyncGenerator<Manifest> {
+  const second = (f: FolderFacts) => f.created?.getTime() ?? 0;
   const complete = (await folderFacts(store))
     .filter((f) => f.complete && f.ours && f.id !== currentId)
-    .sort((a, b) => (b.created?.getTime() ?? 0) - (a.created?.getTime() ?? 0) || b.id.localeCompare(a.id));
-  for (const folder of complete) {
-    const key = backupKeys(folder.id).manifest;
-    // A backup whose manifest is gone or unreadable cannot say what its folders hold; it is passed over, not trusted.
-    const check = (await store.exists(key)) ? parseManifest(await store.getBytes(key)) : undefined;
-    if (check?.ok && check.manifest.backupId === folder.id) yield check.manifest;
+    .sort((a, b) => second(b) - second(a));
+  for (let start = 0; start < complete.length;) {
+    let end = start + 1;
+    while (end < complete.length && second(complete[end]!) === second(complete[start]!)) end++;
+    const group: Manifest[] = [];
+    for (const folder of complete.slice(start, end)) {
+      const key = backupKeys(folder.id).manifest;
+      // A backup whose manifest is gone or unreadable cannot say what its folders hold; it is passed over, not trusted.
+      const check = (await store.exists(key)) ? parseManifest(await store.getBytes(key)) : undefined;
+      if (check?.ok && check.manifest.backupId === folder.id) group.push(check.manifest);
+    }
+    yield* group.sort((a, b) => Date.parse(b.completed) - Date.parse(a.completed));
+    start = end;
   }
 }
 

@@ -11,11 +11,10 @@ import { reusableBackups, reusedByListing } from '../../src/volumes/reuse.ts';
 
 type Volume = { namespace: string; pvc: string; files: number; unbound?: true };
 
-function manifest(id: string, volumes: Volume[]): string {
-  const at = '2026-12-01T10:00:00.000Z';
+function manifest(id: string, volumes: Volume[], completed = '2026-12-01T10:00:00.000Z'): string {
   return JSON.stringify({
     formatVersion: 1, veleroFormatVersion: '1.1.0', tool: { name: 'kubeflow-upgrader', version: 'test' }, backupId: id,
-    created: at, completed: at, scope: { action: 'backup-state' }, counts: {}, objects: 0, bytes: 0,
+    created: completed, completed, scope: { action: 'backup-state' }, counts: {}, objects: 0, bytes: 0,
     checksums: { algorithm: 'sha256', tarball: '0'.repeat(64), entries: {} }, encryption: null,
     volumes: volumes.map((v) => ({ ...v, key: backupKeys(id).volume(v.namespace, v.pvc), bytes: v.files * 10 })),
   });
@@ -35,9 +34,9 @@ describe('volumes: reuse of an earlier backup', function () {
     await server?.stop();
   });
 
-  async function backup(id: string, volumes: Volume[], complete = true): Promise<void> {
+  async function backup(id: string, volumes: Volume[], complete = true, completed?: string): Promise<void> {
     const keys = backupKeys(id);
-    await store.put(keys.manifest, manifest(id, volumes), 'application/json');
+    await store.put(keys.manifest, manifest(id, volumes, completed), 'application/json');
     if (complete) await store.put(keys.marker, '{}', 'application/json');
   }
 
@@ -59,6 +58,13 @@ describe('volumes: reuse of an earlier backup', function () {
       'bob/data': 'kf-20261101-100000-aaaaaa',
       'carol/notes': 'kf-20261104-100000-dddddd',
     });
+  });
+
+  it('orders backups started in the same second by when they completed, not by the random part of their ids', async function () {
+    await backup('kf-20261106-100000-ffffff', [{ namespace: 'erin', pvc: 'home', files: 1 }], true, '2026-11-06T10:00:00.400Z');
+    await backup('kf-20261106-100000-000001', [{ namespace: 'erin', pvc: 'home', files: 1 }], true, '2026-11-06T10:00:00.900Z');
+    const found = await reusableBackups(store, 'kf-20261107-100000-000000', [{ namespace: 'erin', name: 'home' }]);
+    expect(found.get('erin/home')).to.equal('kf-20261106-100000-000001');
   });
 
   it('counts as reused only the files of the new folder equal in size and ETag to the old one', async function () {
