@@ -54,7 +54,14 @@ export default async function incrementalBench(opts: BenchOptions): Promise<Benc
         backupId: id, s3: settings, pvcs,
         ...(copyFrom ? { copyFrom: new Map(pvcs.map((p) => [`${p.namespace}/${p.name}`, copyFrom])) } : {}),
       });
-      return { id, ms: performance.now() - t0, uploaded: uploadedBytes(id) };
+      const ms = performance.now() - t0;
+      // what the S3 server was asked during the backup, by kind, for the note
+      const kinds = new Map<string, number>();
+      for (const e of readRequestLog(requestLog)) {
+        const kind = `${e.method}${e.copySource ? ' (copy)' : ''}`;
+        kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+      }
+      return { id, ms, uploaded: uploadedBytes(id), requests: [...kinds].map(([k, n]) => `${n} ${k}`).join(', ') };
     };
 
     const first = await backup();
@@ -76,7 +83,7 @@ export default async function incrementalBench(opts: BenchOptions): Promise<Benc
       },
       {
         bench: 'incremental', metric: 'second backup, bytes uploaded', value: Number(uploadedShare.toFixed(3)), unit: '% of data',
-        target: '<= 1', verdict: uploadedShare <= 1 ? 'met' : 'missed', note: `${second.uploaded} bytes of file bodies in the S3 server's request log`,
+        target: '<= 1', verdict: uploadedShare <= 1 ? 'met' : 'missed', note: `${second.uploaded} bytes of file bodies in the S3 server's request log; requests: ${second.requests}`,
       },
       {
         bench: 'incremental', metric: '1 % changed: bytes uploaded / bytes changed', value: Number(changedRatio.toFixed(3)), unit: 'ratio',
