@@ -3,7 +3,9 @@
 // volume's (same size and same MD5; fs/operations/operations.go copyDest and equal, rclone/rclone) inside the bucket
 // instead of uploading it. The copy is a whole object of the new backup, so deleting the older backup never touches
 // the newer one: no backup depends on another.
-import { parseManifest, type Manifest } from '../archive/manifest.ts';
+import { checkDataFiles } from '../archive/data-files.ts';
+import type { Manifest } from '../archive/manifest.ts';
+import { readManifest } from '../archive/reader.ts';
 import { folderFacts } from '../prune/engine.ts';
 import type { FolderFacts } from '../prune/plan.ts';
 import { backupKeys } from '../store/layout.ts';
@@ -17,14 +19,14 @@ export interface PvcKey {
 export const pvcKey = (namespace: string, name: string): string => `${namespace}/${name}`;
 
 /**
- * `namespace/pvc` → the id of the newest complete backup (marker present) other than `currentId` whose manifest
- * records data for that PVC. PVCs found in no earlier backup are absent: their movers upload everything.
+ * `namespace/pvc` → the id of the newest complete, intact backup (marker present) other than `currentId` whose
+ * manifest records data for that PVC. PVCs found in no earlier backup are absent: their movers upload everything.
  */
-export async function reusableBackups(store: ObjectStore, currentId: string, pvcs: readonly PvcKey[]): Promise<Map<string, string>> {
+export async function reusableBackups(store: ObjectStore, currentId: string, pvcs: readonly PvcKey[], trust: ReuseTrust = {}): Promise<Map<string, string>> {
   const wanted = new Set(pvcs.map((p) => pvcKey(p.namespace, p.name)));
   const found = new Map<string, string>();
   if (wanted.size === 0) return found;
-  for await (const manifest of earlierManifests(store, currentId)) {
+  for await (const manifest of earlierManifests(store, currentId, trust)) {
     for (const entry of manifest.volumes) {
       const id = pvcKey(entry.namespace, entry.pvc);
       if (!wanted.has(id) || found.has(id) || entry.unbound || entry.files === 0) continue;
@@ -39,11 +41,11 @@ export async function reusableBackups(store: ObjectStore, currentId: string, pvc
  * MinIO bucket → the full key prefix of its copy in the newest complete earlier backup that mirrored it (the
  * control-plane entries the manifest records in extras.controlPlane), for the control-plane mirror's --copy-dest.
  */
-export async function reusableMinioCopies(store: ObjectStore, currentId: string, buckets: readonly string[]): Promise<Map<string, string>> {
+export async function reusableMinioCopies(store: ObjectStore, currentId: string, buckets: readonly string[], trust: ReuseTrust = {}): Promise<Map<string, string>> {
   const wanted = new Set(buckets);
   const found = new Map<string, string>();
   if (wanted.size === 0) return found;
-  for await (const manifest of earlierManifests(store, currentId)) {
+  for await (const manifest of earlierManifests(store, currentId, trust)) {
     const recorded = (manifest.extras['controlPlane'] as { entries?: unknown } | undefined)?.entries;
     for (const entry of Array.isArray(recorded) ? recorded : []) {
       const { part, bucket, keyPrefix } = entry as { part?: unknown; bucket?: unknown; keyPrefix?: unknown };
@@ -55,11 +57,23 @@ export async function reusableMinioCopies(store: ObjectStore, currentId: string,
   return found;
 }
 
+/** What an earlier backup must pass before its objects are copied into a new one. */
+export interface ReuseTrust {
+  /** the user's encryption key: with it, only backups whose manifest HMAC verifies under it are reused */
+  encryptionKey?: string | Buffer | undefined;
+}
+
 /**
- * The readable manifests of the complete backups of this location other than `currentId`, newest first. Ids name the
- * second a backup started; backups of the same second are ordered by when their manifests say they completed.
+ * The manifests of the complete backups of this location other than `currentId` that can be trusted as a source of
+ * copies, newest first. Ids name the second a backup started; backups of the same second are ordered by when their
+ * manifests say they completed.
+ *
+ * Why a source is checked: rclone judges an object of a multipart upload equal by the MD5 in its user metadata
+ * (X-Amz-Meta-Md5chksum, rclone/rclone backend/s3/s3.go), which whoever can write the bucket can set. An object
+ * rewritten that way gets a new ETag, so a backup whose data files no longer match its index (src/archive/data-files.ts)
+ * is passed over, as is one whose manifest changed after it was committed or, with a key, whose HMAC does not verify.
  */
-async function* earlierManifests(store: ObjectStore, currentId: string): AsyncGenerator<Manifest> {
+async function* earlierManifests(store: ObjectStore, currentId: string, trust: ReuseTrust): AsyncGenerator<Manifest> {
   const second = (f: FolderFacts) => f.created?.getTime() ?? 0;
   const complete = (await folderFacts(store))
     .filter((f) => f.complete && f.ours && f.id !== currentId)
@@ -69,10 +83,11 @@ async function* earlierManifests(store: ObjectStore, currentId: string): AsyncGe
     while (end < complete.length && second(complete[end]!) === second(complete[start]!)) end++;
     const group: Manifest[] = [];
     for (const folder of complete.slice(start, end)) {
-      const key = backupKeys(folder.id).manifest;
-      // A backup whose manifest is gone or unreadable cannot say what its folders hold; it is passed over, not trusted.
-      const check = (await store.exists(key)) ? parseManifest(await store.getBytes(key)) : undefined;
-      if (check?.ok && check.manifest.backupId === folder.id) group.push(check.manifest);
+      const read = await readManifest(store, folder.id, { encryptionKey: trust.encryptionKey });
+      if (read.state !== 'present' || read.changed) continue;
+      if (read.authentication !== undefined && read.authentication !== 'authenticated') continue;
+      if ((await checkDataFiles(store, folder.id, read.manifest)).length > 0) continue;
+      group.push(read.manifest);
     }
     yield* group.sort((a, b) => Date.parse(b.completed) - Date.parse(a.completed));
     start = end;

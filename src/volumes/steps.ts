@@ -8,6 +8,7 @@ import type { S3Settings } from '../store/settings.ts';
 import type { VolumeProgress } from './mover.ts';
 import { moverS3Settings } from './settings.ts';
 import { formatBytes } from '../format-bytes.ts';
+import type { ReuseTrust } from './reuse.ts';
 
 // The mover and its port load when a step runs, not when an action or command that may never copy a volume starts.
 const mover = () => Promise.all([import('./mover.ts'), import('./kube-client-port.ts')]);
@@ -36,14 +37,15 @@ function describe(verb: string, p: VolumeProgress): string {
 /**
  * Backup: each PVC's files into the bucket; a claim that was never bound is recorded as unbound, with no data. A PVC
  * an earlier complete backup of this location holds is copied incrementally (src/volumes/reuse.ts): its unchanged
- * files are copied inside the bucket, and the entry says how many bytes were uploaded and how many reused.
+ * files are copied inside the bucket, and the entry says how many bytes were uploaded and how many reused. With the
+ * encryption key in `trust`, only backups whose HMAC verifies under it are copied from.
  */
-export function volumeBackupStep(kube: KubeClient, s3: S3Settings, config: MoverConfig): VolumeStep {
+export function volumeBackupStep(kube: KubeClient, s3: S3Settings, config: MoverConfig, trust: ReuseTrust = {}): VolumeStep {
   return async (backupId, pvcs, progress) => {
     const [[{ backupVolumes }, { volumeKubeFromClient }], { reusableBackups, reusedByListing }, { openObjectStore }] =
       await Promise.all([mover(), import('./reuse.ts'), import('../store/open.ts')]);
     const store = openObjectStore(s3);
-    const copyFrom = await reusableBackups(store, backupId, pvcs);
+    const copyFrom = await reusableBackups(store, backupId, pvcs, trust);
     const results = await backupVolumes(volumeKubeFromClient(kube), {
       copyFrom,
       backupId,

@@ -1,21 +1,23 @@
 // Which earlier backup each PVC's mover copies unchanged files from, read from a real S3 server (s3rver): the newest
 // complete backup whose manifest records data for that PVC, never an incomplete folder, an unbound claim or the backup
 // being made; and how reused bytes are told from uploaded ones when rclone's stats do not say.
+import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import { CopyObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { S3ServerHandle } from '../support/s3/server.ts';
 import { BUCKET, startStore } from '../archive/fixtures.ts';
+import { DATA_FILES_INDEX, indexDataFiles } from '../../src/archive/data-files.ts';
 import { backupKeys } from '../../src/store/layout.ts';
 import type { ObjectStore } from '../../src/store/objects.ts';
 import { reusableBackups, reusedByListing } from '../../src/volumes/reuse.ts';
 
 type Volume = { namespace: string; pvc: string; files: number; unbound?: true };
 
-function manifest(id: string, volumes: Volume[], completed = '2026-12-01T10:00:00.000Z'): string {
+function manifest(id: string, volumes: Volume[], completed = '2026-12-01T10:00:00.000Z', files: Record<string, string> = {}): string {
   return JSON.stringify({
     formatVersion: 1, veleroFormatVersion: '1.1.0', tool: { name: 'kubeflow-upgrader', version: 'test' }, backupId: id,
     created: completed, completed, scope: { action: 'backup-state' }, counts: {}, objects: 0, bytes: 0,
-    checksums: { algorithm: 'sha256', tarball: '0'.repeat(64), entries: {} }, encryption: null,
+    checksums: { algorithm: 'sha256', tarball: '0'.repeat(64), entries: {}, files }, encryption: null,
     volumes: volumes.map((v) => ({ ...v, key: backupKeys(id).volume(v.namespace, v.pvc), bytes: v.files * 10 })),
   });
 }
@@ -36,7 +38,11 @@ describe('volumes: reuse of an earlier backup', function () {
 
   async function backup(id: string, volumes: Volume[], complete = true, completed?: string): Promise<void> {
     const keys = backupKeys(id);
-    await store.put(keys.manifest, manifest(id, volumes, completed), 'application/json');
+    // the index of what the volume folders hold, bound to the manifest by its sha256 (as src/backup/engine.ts does)
+    const index = await indexDataFiles(store, id);
+    if (index) await store.put(keys.dataFilesIndex, index, 'application/gzip');
+    const files: Record<string, string> = index ? { [DATA_FILES_INDEX]: createHash('sha256').update(index).digest('hex') } : {};
+    await store.put(keys.manifest, manifest(id, volumes, completed, files), 'application/json');
     if (complete) await store.put(keys.marker, '{}', 'application/json');
   }
 
@@ -65,6 +71,20 @@ describe('volumes: reuse of an earlier backup', function () {
     await backup('kf-20261106-100000-000001', [{ namespace: 'erin', pvc: 'home', files: 1 }], true, '2026-11-06T10:00:00.900Z');
     const found = await reusableBackups(store, 'kf-20261107-100000-000000', [{ namespace: 'erin', name: 'home' }]);
     expect(found.get('erin/home')).to.equal('kf-20261106-100000-000001');
+  });
+
+  it('passes over a backup whose volume files were rewritten in the bucket after it was made', async function () {
+    const older = 'kf-20261108-100000-000000';
+    const newer = 'kf-20261109-100000-000000';
+    for (const id of [older, newer]) {
+      await store.put(`${backupKeys(id).volume('frank', 'home')}model.bin`, Buffer.alloc(2000, 5));
+      await backup(id, [{ namespace: 'frank', pvc: 'home', files: 1 }]);
+    }
+    const current = 'kf-20261110-100000-000000';
+    expect((await reusableBackups(store, current, [{ namespace: 'frank', name: 'home' }])).get('frank/home')).to.equal(newer);
+    // a bucket writer plants other bytes under the newer backup: its index no longer matches, so it is not copied from
+    await store.put(`${backupKeys(newer).volume('frank', 'home')}model.bin`, Buffer.alloc(2000, 6));
+    expect((await reusableBackups(store, current, [{ namespace: 'frank', name: 'home' }])).get('frank/home')).to.equal(older);
   });
 
   it('counts as reused only the files of the new folder equal in size and ETag to the old one', async function () {

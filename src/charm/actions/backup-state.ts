@@ -39,8 +39,8 @@ export async function run(ctx: ActionContext<'backup-state'>): Promise<void> {
         includeControlPlane: params['include-control-plane'],
         description: params.description,
         ...(encryptionKey ? { encryptionKey } : {}),
-        ...(params['include-volumes'] ? { volumes: volumeBackupStep(kube, s3, moverConfig(ctx.config)) } : {}),
-        ...(controlPlane ? { controlPlane: controlPlaneBackupStep(kube, s3, ctx.config, controlPlane, ctx.modelName) } : {}),
+        ...(params['include-volumes'] ? { volumes: volumeBackupStep(kube, s3, moverConfig(ctx.config), { encryptionKey }) } : {}),
+        ...(controlPlane ? { controlPlane: controlPlaneBackupStep(kube, s3, ctx.config, controlPlane, ctx.modelName, { encryptionKey }) } : {}),
         progress: (message) => ctx.progress(message),
       }),
     );

@@ -89,7 +89,7 @@ export const backupCommand: Command = {
         protectedCrdGroups: listValue(values, 'protected-crd-groups') ?? DEFAULT_PROTECTED_GROUPS.split(','),
         toolVersion: TOOL_VERSION,
         ...(stringValue(values, 'context') ? { source: { cluster: stringValue(values, 'context')! } } : {}),
-        ...(includeVolumes ? { volumes: volumeBackupStep(kube, settings, mover) } : {}),
+        ...(includeVolumes ? { volumes: volumeBackupStep(kube, settings, mover, { encryptionKey }) } : {}),
         progress: (m) => out.progress(m),
       });
       out.result(backupLines(outcome), backupJson(outcome));
