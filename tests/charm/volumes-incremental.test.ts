@@ -20,6 +20,7 @@ import type { VolumeEntry } from '../../src/archive/manifest.ts';
 
 const BUCKET = 'incremental';
 const PVCS = { group: '', resource: 'persistentvolumeclaims' };
+const KEY_SECRET = 'secret:cta0incrementalkey00000001';
 
 describe('incremental volume backups (real ./dispatch, s3rver request log)', function () {
   this.timeout(300_000);
@@ -55,16 +56,20 @@ describe('incremental volume backups (real ./dispatch, s3rver request log)', fun
     if (logDir) rmSync(logDir, { recursive: true, force: true });
   });
 
-  function action(name: string, params: Record<string, unknown>, side: KubeletCluster, config: Record<string, unknown> = {}): Promise<DispatchOutcome> {
-    const state = emptyState({ relations: [s3Relation(track1Data(s3, BUCKET))], actionParams: params, config: { 'restore-wait-timeout': 60, ...config } });
+  function action(name: string, params: Record<string, unknown>, side: KubeletCluster, config: Record<string, unknown> = {}, key?: string): Promise<DispatchOutcome> {
+    const state = emptyState({
+      relations: [s3Relation(track1Data(s3, BUCKET))], actionParams: params,
+      config: { 'restore-wait-timeout': 60, ...config, ...(key ? { 'encryption-key': KEY_SECRET } : {}) },
+    });
+    if (key) state.secrets[KEY_SECRET] = { revisions: [{ key }] };
     return runDispatch(charmDir, state, { event: `actions/${name}`, env: { KUBECONFIG: side.cluster.kubeconfigPath } });
   }
 
-  async function backup(side: KubeletCluster = source): Promise<{ id: string; results: Record<string, string> }> {
+  async function backup(side: KubeletCluster = source, key?: string): Promise<{ id: string; results: Record<string, string> }> {
     writeFileSync(requestLog, '');
     // Backup ids name the second a backup started, and prune-backups orders by them: one backup per second.
     await new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 10));
-    const done = await action('backup-state', { 'include-control-plane': false }, side);
+    const done = await action('backup-state', { 'include-control-plane': false }, side, {}, key);
     expect(done.state.actionFailure, done.stderr.slice(-2000)).to.equal(undefined);
     return { id: done.state.actionResults['backup-id']!, results: done.state.actionResults };
   }
@@ -147,5 +152,18 @@ describe('incremental volume backups (real ./dispatch, s3rver request log)', fun
     expect(targetWrites.uploads).to.deep.equal(['weights.bin']);
     expect(targetWrites.copies.map((c) => c.to).sort()).to.deep.equal([...expected.keys()].filter((f) => f !== 'weights.bin').sort());
     expect(await manifestEntry(fromTarget.id)).to.deep.include({ reusedFrom: third.id, bytesUploaded: 400_000 });
+  });
+
+  it('with an encryption key, copies only from backups whose HMAC verifies under it', async function () {
+    // The backups so far carry no HMAC: under a key they are not trusted as a source, so everything is uploaded.
+    const keyed = await backup(source, 'the operator passphrase');
+    expect(writes(keyed.id).copies).to.deep.equal([]);
+    expect(keyed.results['volume-bytes-reused']).to.equal('0');
+    const again = await backup(source, 'the operator passphrase');
+    expect(writes(again.id).uploads).to.deep.equal([]);
+    expect(await manifestEntry(again.id)).to.deep.include({ reusedFrom: keyed.id, bytesUploaded: 0 });
+    // Under another key no earlier backup authenticates: nothing is copied from them.
+    const otherKey = await backup(source, 'another passphrase');
+    expect(writes(otherKey.id).copies).to.deep.equal([]);
   });
 });
