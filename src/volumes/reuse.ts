@@ -22,40 +22,35 @@ export const pvcKey = (namespace: string, name: string): string => `${namespace}
  * `namespace/pvc` → the id of the newest complete, intact backup (marker present) other than `currentId` whose
  * manifest records data for that PVC. PVCs found in no earlier backup are absent: their movers upload everything.
  */
-export async function reusableBackups(store: ObjectStore, currentId: string, pvcs: readonly PvcKey[], trust: ReuseTrust = {}): Promise<Map<string, string>> {
+export function reusableBackups(store: ObjectStore, currentId: string, pvcs: readonly PvcKey[], trust: ReuseTrust = {}): Promise<Map<string, string>> {
   const wanted = new Set(pvcs.map((p) => pvcKey(p.namespace, p.name)));
-  const found = new Map<string, string>();
-  if (wanted.size === 0) return found;
-  for await (const manifest of earlierManifests(store, currentId, trust)) {
-    for (const entry of manifest.volumes) {
-      const id = pvcKey(entry.namespace, entry.pvc);
-      if (!wanted.has(id) || found.has(id) || entry.unbound || entry.files === 0) continue;
-      found.set(id, manifest.backupId);
-    }
-    if (found.size === wanted.size) break;
-  }
-  return found;
+  return pickSources(store, currentId, trust, wanted, (manifest) => manifest.volumes
+    .filter((entry) => !entry.unbound && entry.files > 0)
+    .map((entry) => [pvcKey(entry.namespace, entry.pvc), manifest.backupId]));
 }
 
 /**
- * MinIO bucket → the full key prefix of its copy in the newest complete earlier backup that mirrored it (the
+ * MinIO bucket → the full key prefix of its copy in the newest complete, intact earlier backup that mirrored it (the
  * control-plane entries the manifest records in extras.controlPlane), for the control-plane mirror's --copy-dest.
  */
-export async function reusableMinioCopies(store: ObjectStore, currentId: string, buckets: readonly string[], trust: ReuseTrust = {}): Promise<Map<string, string>> {
-  const wanted = new Set(buckets);
-  const found = new Map<string, string>();
-  if (wanted.size === 0) return found;
-  for await (const manifest of earlierManifests(store, currentId, trust)) {
+export function reusableMinioCopies(store: ObjectStore, currentId: string, buckets: readonly string[], trust: ReuseTrust = {}): Promise<Map<string, string>> {
+  return pickSources(store, currentId, trust, new Set(buckets), (manifest) => {
     const recorded = (manifest.extras['controlPlane'] as { entries?: unknown } | undefined)?.entries;
+    const offers: Array<[string, string]> = [];
     for (const entry of Array.isArray(recorded) ? recorded : []) {
       const { part, bucket, keyPrefix } = entry as { part?: unknown; bucket?: unknown; keyPrefix?: unknown };
-      if (part !== 'minio' || typeof bucket !== 'string' || typeof keyPrefix !== 'string') continue;
-      if (wanted.has(bucket) && !found.has(bucket)) found.set(bucket, keyPrefix);
+      if (part === 'minio' && typeof bucket === 'string' && typeof keyPrefix === 'string') offers.push([bucket, keyPrefix]);
     }
-    if (found.size === wanted.size) break;
-  }
-  return found;
+    return offers;
+  });
 }
+
+/**
+ * How many of the newest complete backups are read when looking for sources. A manifest holds a checksum per archived
+ * item (megabytes at thousands of profiles), and a PVC new since the last backups would otherwise have every backup of
+ * the location read for nothing; one absent from this many backups has little left to reuse.
+ */
+export const MAX_BACKUPS_READ = 8;
 
 /** What an earlier backup must pass before its objects are copied into a new one. */
 export interface ReuseTrust {
@@ -64,21 +59,31 @@ export interface ReuseTrust {
 }
 
 /**
- * The manifests of the complete backups of this location other than `currentId` that can be trusted as a source of
- * copies, newest first. Ids name the second a backup started; backups of the same second are ordered by when their
- * manifests say they completed.
+ * Walks the complete backups of this location other than `currentId`, newest first, and gives each wanted key the
+ * value the first trusted backup that `offers` it gives. Ids name the second a backup started; backups of the same
+ * second are ordered by when their manifests say they completed.
  *
  * Why a source is checked: rclone judges an object of a multipart upload equal by the MD5 in its user metadata
  * (X-Amz-Meta-Md5chksum, rclone/rclone backend/s3/s3.go), which whoever can write the bucket can set. An object
  * rewritten that way gets a new ETag, so a backup whose data files no longer match its index (src/archive/data-files.ts)
  * is passed over, as is one whose manifest changed after it was committed or, with a key, whose HMAC does not verify.
+ * The data files are listed only for a backup that offers something still wanted.
  */
-async function* earlierManifests(store: ObjectStore, currentId: string, trust: ReuseTrust): AsyncGenerator<Manifest> {
+async function pickSources(
+  store: ObjectStore,
+  currentId: string,
+  trust: ReuseTrust,
+  wanted: ReadonlySet<string>,
+  offers: (manifest: Manifest) => Array<[string, string]>,
+): Promise<Map<string, string>> {
+  const found = new Map<string, string>();
+  if (wanted.size === 0) return found;
   const second = (f: FolderFacts) => f.created?.getTime() ?? 0;
   const complete = (await folderFacts(store))
     .filter((f) => f.complete && f.ours && f.id !== currentId)
-    .sort((a, b) => second(b) - second(a));
-  for (let start = 0; start < complete.length;) {
+    .sort((a, b) => second(b) - second(a))
+    .slice(0, MAX_BACKUPS_READ);
+  for (let start = 0; start < complete.length && found.size < wanted.size;) {
     let end = start + 1;
     while (end < complete.length && second(complete[end]!) === second(complete[start]!)) end++;
     const group: Manifest[] = [];
@@ -86,12 +91,17 @@ async function* earlierManifests(store: ObjectStore, currentId: string, trust: R
       const read = await readManifest(store, folder.id, { encryptionKey: trust.encryptionKey });
       if (read.state !== 'present' || read.changed) continue;
       if (read.authentication !== undefined && read.authentication !== 'authenticated') continue;
-      if ((await checkDataFiles(store, folder.id, read.manifest)).length > 0) continue;
       group.push(read.manifest);
     }
-    yield* group.sort((a, b) => Date.parse(b.completed) - Date.parse(a.completed));
+    for (const manifest of group.sort((a, b) => Date.parse(b.completed) - Date.parse(a.completed))) {
+      const useful = offers(manifest).filter(([key]) => wanted.has(key) && !found.has(key));
+      if (useful.length === 0) continue;
+      if ((await checkDataFiles(store, manifest.backupId, manifest)).length > 0) continue;
+      for (const [key, value] of useful) if (!found.has(key)) found.set(key, value);
+    }
     start = end;
   }
+  return found;
 }
 
 /**

@@ -9,7 +9,7 @@ import { BUCKET, startStore } from '../archive/fixtures.ts';
 import { DATA_FILES_INDEX, indexDataFiles } from '../../src/archive/data-files.ts';
 import { backupKeys } from '../../src/store/layout.ts';
 import type { ObjectStore } from '../../src/store/objects.ts';
-import { reusableBackups, reusedByListing } from '../../src/volumes/reuse.ts';
+import { MAX_BACKUPS_READ, reusableBackups, reusedByListing } from '../../src/volumes/reuse.ts';
 
 type Volume = { namespace: string; pvc: string; files: number; unbound?: true };
 
@@ -96,5 +96,12 @@ describe('volumes: reuse of an earlier backup', function () {
     await store.put(`${newFolder}changed.bin`, Buffer.alloc(1000, 3));
     await store.put(`${newFolder}new.bin`, Buffer.alloc(10, 4));
     expect(await reusedByListing(store, newFolder, oldFolder)).to.deep.equal({ files: 1, bytes: 1000 });
+  });
+
+  it(`reads no further back than the ${MAX_BACKUPS_READ} newest complete backups`, async function () {
+    await backup('kf-20261120-100000-000000', [{ namespace: 'gina', pvc: 'old', files: 1 }]);
+    for (let i = 0; i < MAX_BACKUPS_READ; i++) await backup(`kf-20261121-1000${String(i).padStart(2, '0')}-000000`, [{ namespace: 'hank', pvc: 'home', files: 1 }]);
+    const found = await reusableBackups(store, 'kf-20261122-100000-000000', [{ namespace: 'gina', name: 'old' }, { namespace: 'hank', name: 'home' }]);
+    expect(Object.fromEntries(found)).to.deep.equal({ 'hank/home': `kf-20261121-1000${String(MAX_BACKUPS_READ - 1).padStart(2, '0')}-000000` });
   });
 });
