@@ -43,6 +43,13 @@ export const VolumeEntrySchema = z.object({
   sha256: sha256Hex.optional(),
   /** the claim was never bound: it had no volume, so there is no data and the restore creates it without a mover */
   unbound: z.literal(true).optional(),
+  /** of `bytes`, what the mover sent to the bucket; absent in backups made before incremental copies */
+  bytesUploaded: z.number().int().nonnegative().optional(),
+  /** of `bytes`, what the bucket copied from `reusedFrom`'s copy of the same files (equal size and MD5) */
+  bytesReused: z.number().int().nonnegative().optional(),
+  filesReused: z.number().int().nonnegative().optional(),
+  /** the earlier backup compared against; informative only: this backup's files are whole objects of its own */
+  reusedFrom: z.string().optional(),
 });
 
 export const ApplicationSchema = z.object({

@@ -75,7 +75,8 @@ export interface BackupOutcome {
   namespaces: number;
   profiles: number;
   contributors: number;
-  volumes: { copied: number; bytes: number; note?: string };
+  /** `uploaded` + `reused` = `bytes`: what the movers sent, and what the bucket copied from an earlier backup */
+  volumes: { copied: number; bytes: number; uploaded: number; reused: number; note?: string };
   /** `names`: what was copied (`kfp-db`, `minio/<bucket>`); `empty`: related databases found without tables */
   controlPlane: { copied: number; bytes: number; notCovered: string[]; names: string[]; empty: string[]; note?: string };
   sealedSecrets: number;
@@ -242,7 +243,7 @@ export async function runBackup(kube: KubeClient, store: ObjectStore, request: B
     writer.setInventory(await modelInventory(kube, request.modelNamespace));
     writer.setCrds(await crdSnapshot(kube, request.protectedCrdGroups));
 
-    let volumes: BackupOutcome['volumes'] = { copied: 0, bytes: 0 };
+    let volumes: BackupOutcome['volumes'] = { copied: 0, bytes: 0, uploaded: 0, reused: 0 };
     if (request.kind === 'snapshot-profiles') volumes.note = 'snapshot-profiles copies no volume data';
     else if (!request.includeVolumes) volumes.note = 'include-volumes=false: no volume data was copied';
     else if (pvcCount === 0) volumes.note = 'no PVCs in scope';
@@ -252,7 +253,14 @@ export async function runBackup(kube: KubeClient, store: ObjectStore, request: B
       const entries = await request.volumes(writer.id, pvcs, (m) => ticker.say(m));
       writer.setVolumes(entries);
       const unbound = entries.filter((e) => e.unbound).length;
-      volumes = { copied: entries.length - unbound, bytes: entries.reduce((sum, e) => sum + e.bytes, 0) };
+      const total = (pick: (e: VolumeEntry) => number) => entries.reduce((sum, e) => sum + pick(e), 0);
+      volumes = {
+        copied: entries.length - unbound,
+        bytes: total((e) => e.bytes),
+        // a step that does not tell (a test double, an older mover) uploaded everything
+        uploaded: total((e) => e.bytesUploaded ?? e.bytes),
+        reused: total((e) => e.bytesReused ?? 0),
+      };
       if (unbound > 0) volumes.note = `${unbound} PVC(s) were never bound: recorded as unbound, with no data`;
     }
 

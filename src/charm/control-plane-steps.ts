@@ -10,6 +10,7 @@ import type { ControlPlaneView } from './control-plane.ts';
 import { notCoveredSentences } from '../controlplane/relations.ts';
 import type { ControlPlaneTargets } from '../controlplane/engine.ts';
 import type { VolumeKube } from '../volumes/kube-port.ts';
+import type { ReuseTrust } from '../volumes/reuse.ts';
 
 function images(config: CharmConfig) {
   return { mysql: config['control-plane-mysql-image'], rclone: config['control-plane-rclone-image'], sqlite: config['control-plane-sqlite-image'] };
@@ -22,12 +23,16 @@ async function withMlmd(kube: VolumeKube, view: ControlPlaneView, namespace: str
   return mlmd.found ? { targets: { ...view.targets, mlmd: mlmd.target }, notCovered: [] } : { targets: view.targets, notCovered: [mlmdNotCoveredSentence(mlmd.reason)] };
 }
 
-export function controlPlaneBackupStep(kube: KubeClient, s3: S3Settings, config: CharmConfig, view: ControlPlaneView, namespace: string): ControlPlaneStep {
+export function controlPlaneBackupStep(kube: KubeClient, s3: S3Settings, config: CharmConfig, view: ControlPlaneView, namespace: string, trust: ReuseTrust = {}): ControlPlaneStep {
   return async (backupId, progress) => {
     const [{ backupControlPlane }, { volumeKubeFromClient }] = await Promise.all([import('../controlplane/engine.ts'), import('../volumes/index.ts')]);
     const volumeKube = volumeKubeFromClient(kube);
     const mlmd = await withMlmd(volumeKube, view, namespace);
+    // Each MinIO bucket's mirror copies the objects an earlier backup already holds inside the backup bucket.
+    const [{ reusableMinioCopies }, { openObjectStore }] = await Promise.all([import('../volumes/reuse.ts'), import('../store/open.ts')]);
+    const minioCopyFrom = await reusableMinioCopies(openObjectStore(s3), backupId, mlmd.targets['object-storage']?.buckets ?? [], trust);
     const result = await backupControlPlane(volumeKube, {
+      minioCopyFrom,
       backupId,
       namespace,
       targets: mlmd.targets,

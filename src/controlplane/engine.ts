@@ -38,6 +38,8 @@ export interface ControlPlaneOptions {
   /** per copy; default 6 hours */
   timeoutMs?: number;
   onProgress?: (message: string) => void;
+  /** backup: MinIO bucket → full key prefix of its copy in the newest earlier backup (src/volumes/reuse.ts) */
+  minioCopyFrom?: ReadonlyMap<string, string>;
 }
 
 /** One copied thing, as the manifest records it (its schema is the manifest's: src/archive/manifest.ts). */
@@ -172,7 +174,8 @@ export async function backupControlPlane(kube: VolumeKube, options: ControlPlane
   for (const bucket of storage?.buckets ?? []) {
     options.onProgress?.(`copying MinIO bucket ${bucket}`);
     const keyPrefix = keys.bucket(bucket);
-    const spec: CopySpec = { kind: 'minio-backup', minio: storage!.minio, bucket, store: options.s3, keyPrefix };
+    const copyDestPrefix = options.minioCopyFrom?.get(bucket);
+    const spec: CopySpec = { kind: 'minio-backup', minio: storage!.minio, bucket, store: options.s3, keyPrefix, ...(copyDestPrefix ? { copyDestPrefix } : {}) };
     const outcome = await runCopy(kube, spec, `minio-${bucket}`, options, MinioCopySuccess);
     if (!outcome.ok) throw new ControlPlaneError(`Backup of MinIO bucket ${bucket} failed: ${outcome.error}.`, outcome.detail);
     const value = outcome.value;

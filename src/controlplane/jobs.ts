@@ -110,7 +110,11 @@ function storePath(store: S3Settings, key: string): string {
 export type CopySpec =
   | { kind: 'mysql-backup' | 'mysql-restore'; db: MysqlEndpoint; store: S3Settings; key: string; expectedSha256?: string }
   | { kind: 'sqlite-backup' | 'sqlite-restore'; sqlite: SqliteOnClaim; store: S3Settings; key: string; expectedSha256?: string }
-  | { kind: 'minio-backup' | 'minio-restore'; minio: MinioEndpoint; bucket: string; store: S3Settings; keyPrefix: string; expectedSha256?: string };
+  | {
+    kind: 'minio-backup' | 'minio-restore'; minio: MinioEndpoint; bucket: string; store: S3Settings; keyPrefix: string; expectedSha256?: string;
+    /** backup: full key prefix of this bucket's copy in an earlier backup, whose equal objects are copied, not uploaded */
+    copyDestPrefix?: string;
+  };
 
 export interface CopyEnvironment {
   /** what goes into the per-run Secret */
@@ -157,6 +161,7 @@ export function copyEnvironment(spec: CopySpec): CopyEnvironment {
       ...minio.plain,
       [ENV.minioBucket]: spec.bucket,
       [ENV.storeDir]: storePath(spec.store, spec.keyPrefix.replace(/\/+$/, '')),
+      ...(spec.kind === 'minio-backup' && spec.copyDestPrefix ? { [ENV.storeCopyDest]: storePath(spec.store, spec.copyDestPrefix.replace(/\/+$/, '')) } : {}),
       ...expected,
     },
   };
@@ -214,7 +219,7 @@ export function buildCopyJob(spec: CopySpec, options: CopyJobOptions): CopyJob {
     stringData: { ...environment.secret, ...(caChain ? { [STORE_CA_KEY]: caChain } : {}) },
   };
   // Each container gets only what its tool needs: rclone the bucket credentials, the MySQL client the database's.
-  const mine = (tool: Tool, key: string) => (tool === 'rclone') === (key.startsWith('RCLONE_') || key === ENV.storePath || key === ENV.storeDir || key === ENV.minioBucket);
+  const mine = (tool: Tool, key: string) => (tool === 'rclone') === (key.startsWith('RCLONE_') || key === ENV.storePath || key === ENV.storeDir || key === ENV.minioBucket || key === ENV.storeCopyDest);
   const steps = STEPS[spec.kind];
   const shared = steps.length > 1;
   const containers = steps.map((step) => ({

@@ -15,6 +15,8 @@ export const ENV = {
   storeDir: 'STORE_DIR',
   expectedSha256: 'EXPECTED_SHA256',
   minioBucket: 'MINIO_BUCKET',
+  /** `<bucket>/<key prefix>` of the same MinIO bucket's copy in an earlier backup, for --copy-dest */
+  storeCopyDest: 'STORE_COPY_DEST',
   /** the emptyDir both containers of a database copy share */
   transferDir: 'TRANSFER_DIR',
   /** the ML Metadata SQLite file, on the mlmd storage mounted into the Job */
@@ -166,9 +168,16 @@ rclone md5sum "store:$STORE_DIR" 2> "$W/rclone.err" | LC_ALL=C sort -k 2 > "$W/l
 LISTING=$(sha256sum < "$W/listing" | cut -d ' ' -f 1)
 `;
 
-/** Mirrors one MinIO bucket into `store:$STORE_DIR`. */
+/**
+ * Mirrors one MinIO bucket into `store:$STORE_DIR`. With STORE_COPY_DEST (the bucket's copy in an earlier backup),
+ * objects equal there in size and MD5 (--checksum: never by modification time) are copied inside the backup bucket
+ * instead of read from MinIO and uploaded; rclone's copyDest (rclone/rclone fs/operations/operations.go) does it as a
+ * server-side copy because the earlier copy and the target are on the same remote.
+ */
 export const MINIO_BACKUP_SCRIPT = PRELUDE + RCLONE + String.raw`
-rclone copy "minio:$MINIO_BUCKET" "store:$STORE_DIR" 2> "$W/rclone.err" || {
+set --
+if [ -n "${'${STORE_COPY_DEST:-}'}" ]; then set -- --copy-dest "store:$STORE_COPY_DEST"; fi
+rclone copy --checksum "$@" "minio:$MINIO_BUCKET" "store:$STORE_DIR" 2> "$W/rclone.err" || {
   grep -q -e 'directory not found' -e 'NoSuchBucket' "$W/rclone.err" && fail "the MinIO bucket $MINIO_BUCKET does not exist" "$W/rclone.err"
   fail "copying MinIO bucket $MINIO_BUCKET to the backup bucket failed" "$W/rclone.err"
 }

@@ -35,7 +35,10 @@ export const MOVER_SCRIPT = [
   // however the script ends, the follower goes with it: left running it would hold the container's output open
   'follower=$!',
   'trap \'kill "$follower" 2>/dev/null || true\' EXIT',
-  `if ! rclone copy ${MOVER_COPY_FLAGS.join(' ')} --stats "\${MOVER_STATS_PERIOD:-10s}" "$MOVER_SOURCE" "$MOVER_TARGET" 2>"$log"; then`,
+  // With an earlier backup of this PVC, files equal to its copy are copied inside the bucket instead of uploaded.
+  'set --',
+  'if [ -n "${MOVER_COPY_DEST:-}" ]; then set -- --copy-dest "$MOVER_COPY_DEST"; fi',
+  `if ! rclone copy ${MOVER_COPY_FLAGS.join(' ')} --stats "\${MOVER_STATS_PERIOD:-10s}" "$@" "$MOVER_SOURCE" "$MOVER_TARGET" 2>"$log"; then`,
   '  cat "$log" >&2',
   '  exit 1',
   'fi',
@@ -80,6 +83,8 @@ export interface MoverJobInput {
   ttlSecondsAfterFinished: number;
   /** seconds between rclone's stats lines (default 10) */
   statsPeriodSeconds?: number;
+  /** backup only: `bucket/prefix/backups/<earlier id>/volumes/<ns>/<pvc>`, whose equal files are copied, not uploaded */
+  copyDestPath?: string;
   /** requests and limits of the container (`volume-mover-resources`); undefined sets neither */
   resources?: ResourceList | undefined;
 }
@@ -96,6 +101,7 @@ export function buildMoverJob(input: MoverJobInput): KubeObject {
     ...rcloneBehaviourEnv(),
     ...(input.s3.tlsCaChain ? { RCLONE_CA_CERT: `${CA_MOUNT_PATH}/${CA_KEY}` } : {}),
     ...(input.statsPeriodSeconds ? { MOVER_STATS_PERIOD: `${input.statsPeriodSeconds}s` } : {}),
+    ...(backup && input.copyDestPath ? { MOVER_COPY_DEST: `${REMOTE_NAME}:${input.copyDestPath}` } : {}),
     MOVER_SOURCE: backup ? VOLUME_MOUNT_PATH : remote,
     MOVER_TARGET: backup ? remote : VOLUME_MOUNT_PATH,
   }).map(([name, value]) => ({ name, value }));

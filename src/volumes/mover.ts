@@ -38,6 +38,10 @@ export interface VolumeResult {
   node?: string;
   /** set when nothing was copied, and why (e.g. a PVC that was never bound holds no data) */
   skipped?: string;
+  /** backup: the earlier backup whose copy of this PVC rclone compared against (--copy-dest) */
+  reusedFrom?: string;
+  /** backup: files and bytes copied inside the bucket from `reusedFrom`, when rclone counted them apart */
+  reused?: { files: number; bytes: number };
 }
 
 export interface VolumeFailure {
@@ -70,6 +74,8 @@ export interface MoveVolumesOptions {
   /** `volume-mover-resources`, e.g. `cpu=1,memory=1Gi` (requests = limits); '' sets none */
   resources?: string;
   onProgress?: (progress: VolumeProgress) => void;
+  /** backup: `namespace/pvc` → an earlier complete backup holding that PVC (src/volumes/reuse.ts) */
+  copyFrom?: ReadonlyMap<string, string>;
   /** how often a running mover's stats are read and, when they changed, reported (default 30 s) */
   progressIntervalMs?: number;
   signal?: AbortSignal;
@@ -249,6 +255,8 @@ async function moveOne(
   const placement = operation === 'backup' ? await placementFor(kube, pvc) : {};
   if (placement.blocked) throw new Error(placement.blocked);
 
+  const reusedFrom = operation === 'backup' ? options.copyFrom?.get(`${pvcRef.namespace}/${pvcRef.name}`) : undefined;
+  const copyDestPath = reusedFrom ? remotePath(options.s3, backupKeys(reusedFrom).volume(pvcRef.namespace, pvcRef.name)) : undefined;
   const secretName = await secretFor(pvcRef.namespace);
   const deadline = options.activeDeadlineSeconds ?? DEFAULT_JOB_DEADLINE_SECONDS;
   const job = buildMoverJob({
@@ -266,6 +274,7 @@ async function moveOne(
     ttlSecondsAfterFinished: options.ttlSecondsAfterFinished ?? DEFAULT_JOB_TTL_SECONDS,
     resources: options.resources,
     statsPeriodSeconds: statsPeriodSeconds(options.progressIntervalMs),
+    ...(copyDestPath ? { copyDestPath } : {}),
   });
   const jobName = job.metadata.name ?? '';
   await startOrAdopt(kube, job, options.signal);
@@ -300,6 +309,10 @@ async function moveOne(
   await kube.delete(JOBS, pvcRef.namespace, jobName);
   // Only now is the volume complete: the mark that makes a rerun fill it again comes off.
   if (operation === 'restore' && hasFillMark(pvc)) await kube.mergePatch(PVCS, pvcRef.namespace, pvcRef.name, FILL_MARK_REMOVAL);
-  return { ...base, ...moved, durationMs: Date.now() - started, ...(placement.nodeName ? { node: placement.nodeName } : {}) };
+  return {
+    ...base, ...moved, durationMs: Date.now() - started,
+    ...(placement.nodeName ? { node: placement.nodeName } : {}),
+    ...(reusedFrom ? { reusedFrom } : {}),
+  };
 }
 

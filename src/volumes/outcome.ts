@@ -6,6 +6,8 @@ export interface MovedTree {
   files: number;
   bytes: number;
   checksumVerified: boolean;
+  /** files and bytes copied inside the bucket (--copy-dest); undefined when this rclone does not count them apart */
+  reused?: { files: number; bytes: number };
 }
 
 interface Condition {
@@ -53,6 +55,8 @@ interface CopyStats {
   transfers?: unknown;
   checks?: unknown;
   errors?: unknown;
+  serverSideCopies?: unknown;
+  serverSideCopyBytes?: unknown;
 }
 
 /**
@@ -67,7 +71,12 @@ export function parseMovedTree(message: string | undefined): MovedTree | undefin
     const numbers = [stats?.bytes, stats?.transfers, stats?.checks, stats?.errors];
     if (parsed.volumeMover !== 2 || !numbers.every((n) => typeof n === 'number')) return undefined;
     const [bytes, transfers, checks, errors] = numbers as number[];
-    return { files: transfers! + checks!, bytes: bytes!, checksumVerified: errors === 0 };
+    // rclone 1.64 and later count server-side copies apart as well as in bytes and transfers (fs/accounting/stats.go
+    // AddServerSideCopy, accounting.go ServerSideCopyEnd); earlier ones only in bytes and transfers.
+    const copies = stats?.serverSideCopies;
+    const copyBytes = stats?.serverSideCopyBytes;
+    const reused = typeof copies === 'number' && typeof copyBytes === 'number' ? { reused: { files: copies, bytes: copyBytes } } : {};
+    return { files: transfers! + checks!, bytes: bytes!, checksumVerified: errors === 0, ...reused };
   } catch {
     return undefined;
   }

@@ -8,6 +8,7 @@ import type { S3Settings } from '../store/settings.ts';
 import type { VolumeProgress } from './mover.ts';
 import { moverS3Settings } from './settings.ts';
 import { formatBytes } from '../format-bytes.ts';
+import type { ReuseTrust } from './reuse.ts';
 
 // The mover and its port load when a step runs, not when an action or command that may never copy a volume starts.
 const mover = () => Promise.all([import('./mover.ts'), import('./kube-client-port.ts')]);
@@ -33,11 +34,20 @@ function describe(verb: string, p: VolumeProgress): string {
   return `${verb} ${p.done}/${p.total} PVC(s)${what}`;
 }
 
-/** Backup: each PVC's files into the bucket; a claim that was never bound is recorded as unbound, with no data. */
-export function volumeBackupStep(kube: KubeClient, s3: S3Settings, config: MoverConfig): VolumeStep {
+/**
+ * Backup: each PVC's files into the bucket; a claim that was never bound is recorded as unbound, with no data. A PVC
+ * an earlier complete backup of this location holds is copied incrementally (src/volumes/reuse.ts): its unchanged
+ * files are copied inside the bucket, and the entry says how many bytes were uploaded and how many reused. With the
+ * encryption key in `trust`, only backups whose HMAC verifies under it are copied from.
+ */
+export function volumeBackupStep(kube: KubeClient, s3: S3Settings, config: MoverConfig, trust: ReuseTrust = {}): VolumeStep {
   return async (backupId, pvcs, progress) => {
-    const [{ backupVolumes }, { volumeKubeFromClient }] = await mover();
+    const [[{ backupVolumes }, { volumeKubeFromClient }], { reusableBackups, reusedByListing }, { openObjectStore }] =
+      await Promise.all([mover(), import('./reuse.ts'), import('../store/open.ts')]);
+    const store = openObjectStore(s3);
+    const copyFrom = await reusableBackups(store, backupId, pvcs, trust);
     const results = await backupVolumes(volumeKubeFromClient(kube), {
+      copyFrom,
       backupId,
       pvcs: pvcs.map(({ namespace, name }) => ({ namespace, name })),
       s3: moverS3Settings(s3),
@@ -48,9 +58,18 @@ export function volumeBackupStep(kube: KubeClient, s3: S3Settings, config: Mover
       onProgress: (p) => void progress(describe('copied the data of', p)),
     });
     const keys = backupKeys(backupId);
-    return results.map((r) => ({
-      namespace: r.namespace, pvc: r.pvc, key: keys.volume(r.namespace, r.pvc), files: r.files, bytes: r.bytes,
-      ...(r.skipped ? { unbound: true as const } : {}),
+    return Promise.all(results.map(async (r) => {
+      const key = keys.volume(r.namespace, r.pvc);
+      const reused = r.skipped ? { files: 0, bytes: 0 }
+        : r.reused ?? (r.reusedFrom ? await reusedByListing(store, key, backupKeys(r.reusedFrom).volume(r.namespace, r.pvc)) : { files: 0, bytes: 0 });
+      return {
+        namespace: r.namespace, pvc: r.pvc, key, files: r.files, bytes: r.bytes,
+        ...(r.skipped ? { unbound: true as const } : {}),
+        bytesUploaded: Math.max(0, r.bytes - reused.bytes),
+        bytesReused: reused.bytes,
+        filesReused: reused.files,
+        ...(r.reusedFrom ? { reusedFrom: r.reusedFrom } : {}),
+      };
     }));
   };
 }

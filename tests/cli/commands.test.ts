@@ -246,4 +246,10 @@ describe('kubeflow-upgrader commands against the embedded cluster and s3rver', f
     expect(run.stdout).to.match(/^refused \(not written\): RoleBinding\/cli-team\/sam-root .*cluster-admin/m);
     expect(run.stdout).to.match(/total: 2 created, 0 updated, 0 unchanged, 1 skipped, 0 failed/);
   });
+
+  it('backup again: the summary says no volume byte was uploaded, all were copied inside the bucket', async () => {
+    const again = await runCli(['backup', ...location(), '--kubeconfig', a.running.kubeconfigPath, '--encryption-key-file', keyFile, '--description', 'cli test again'], env);
+    expect(again.exitCode, again.stderr).to.equal(0);
+    expect(again.stdout).to.match(/^volumes: [1-9]\d* PVC\(s\), (\d+(\.\d)? \w+) \(0 B uploaded, \1 copied inside the bucket from an earlier backup\)$/m);
+  });
 });

@@ -1,10 +1,13 @@
 // backupControlPlane / restoreControlPlane end to end: a KFP-like MariaDB and a MinIO stand-in → backup → wiped →
 // restore, with the Jobs run locally; failures stop with one sentence and no Secret stays behind.
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { expect } from 'chai';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { startMariaDb, type MariaDbHandle } from '../support/mariadb/server.ts';
-import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
+import { readRequestLog, startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
 import { backupControlPlane, ControlPlaneError, emptyDatabaseSentence, restoreControlPlane, type ControlPlaneTargets } from '../../src/controlplane/engine.ts';
 import { LocalJobKube } from './local-kube.ts';
 import { bucketDigest, emptyBucket, putObject, s3Client, seedKfp, snapshotKfp, storeSettings } from './fixtures.ts';
@@ -17,9 +20,11 @@ describe('control-plane engine', function () {
   let minio: S3ServerHandle;
   let minioClient: S3Client;
   let targets: ControlPlaneTargets;
+  const logDir = mkdtempSync(join(tmpdir(), 'store-requests-'));
+  const storeRequests = join(logDir, 'requests.jsonl');
 
   before(async function () {
-    [db, store, minio] = await Promise.all([startMariaDb(), startS3Server({ buckets: ['backups'] }), startS3Server({ buckets: ['mlpipeline'] })]);
+    [db, store, minio] = await Promise.all([startMariaDb(), startS3Server({ buckets: ['backups'], requestLog: storeRequests }), startS3Server({ buckets: ['mlpipeline'] })]);
     minioClient = s3Client(minio);
     await db.sql('CREATE DATABASE mlpipeline; CREATE DATABASE katib;');
     await db.createUser('relation-7', 'kfp-pass', 'ALL PRIVILEGES ON mlpipeline.*');
@@ -37,6 +42,7 @@ describe('control-plane engine', function () {
   after(async function () {
     minioClient?.destroy();
     await Promise.all([db?.stop(), store?.stop(), minio?.stop()]);
+    rmSync(logDir, { recursive: true, force: true });
   });
 
   it('backs up both databases and the bucket, then restores them equal after a wipe', async function () {
@@ -151,5 +157,46 @@ describe('control-plane engine', function () {
     expect(result.empty).to.deep.equal(["control plane not covered: ML Metadata's mlmd.db on mlmd-data-mlmd-0 holds no tables yet (mlmd has not started on this storage, or its database is missing)."]);
     expect(result.notCovered).to.include(result.empty[0]);
     expect(kube.remaining('Secret')).to.deep.equal([]);
+  });
+
+  it('mirrors a MinIO bucket again by copying inside the backup bucket what an earlier backup holds, uploading only changes', async function () {
+    await emptyBucket(minioClient, 'mlpipeline');
+    await putObject(minioClient, 'mlpipeline', 'artifacts/run-1/model.bin', randomBytes(60_000));
+    await putObject(minioClient, 'mlpipeline', 'artifacts/run-1/metrics.json', Buffer.from('{"accuracy":0.91}'));
+    const kube = new LocalJobKube();
+    const minioOnly = { 'object-storage': targets['object-storage'] };
+    const firstId = 'kf-20250202-101500-0c0ffe';
+    const first = await backupControlPlane(kube, { backupId: firstId, namespace: 'kubeflow', s3: storeSettings(store, 'backups'), targets: minioOnly });
+    const earlier = first.entries[0] as { keyPrefix: string };
+
+    // Same size, other bytes: only a checksum tells it changed.
+    await putObject(minioClient, 'mlpipeline', 'artifacts/run-1/metrics.json', Buffer.from('{"accuracy":0.19}'));
+    await putObject(minioClient, 'mlpipeline', 'artifacts/run-2/new.bin', randomBytes(1000));
+    writeFileSync(storeRequests, '');
+    const secondId = 'kf-20250203-101500-0c0ffe';
+    const second = await backupControlPlane(kube, {
+      backupId: secondId, namespace: 'kubeflow', s3: storeSettings(store, 'backups'), targets: minioOnly,
+      minioCopyFrom: new Map([['mlpipeline', earlier.keyPrefix]]),
+    });
+    const folder = `/backups/kubeflow/backups/${secondId}/control-plane/minio/mlpipeline/`;
+    const writes = readRequestLog(storeRequests).filter((e) => e.path.startsWith(folder) && (e.method === 'PUT' || e.method === 'POST'));
+    expect(writes.filter((e) => !e.copySource).map((e) => e.path.slice(folder.length)).sort()).to.deep.equal(['artifacts/run-1/metrics.json', 'artifacts/run-2/new.bin']);
+    expect(writes.filter((e) => e.copySource).map((e) => [e.path.slice(folder.length), e.copySource!.replace(/^\//, '')])).to.deep.equal([
+      ['artifacts/run-1/model.bin', `backups/${earlier.keyPrefix}artifacts/run-1/model.bin`],
+    ]);
+
+    // The second copy is whole on its own: restored after the first is gone, the bucket is as it was.
+    const bucketBefore = await bucketDigest(minioClient, 'mlpipeline');
+    await emptyBucket(minioClient, 'mlpipeline');
+    const { ObjectStore } = await import('../../src/store/objects.ts');
+    const storeClient = s3Client(store);
+    try {
+      await new ObjectStore({ client: storeClient, bucket: 'backups', prefix: 'kubeflow' }).deleteFolder(`backups/${firstId}/`);
+    } finally {
+      storeClient.destroy();
+    }
+    const restored = await restoreControlPlane(kube, { backupId: secondId, namespace: 'kubeflow', s3: storeSettings(store, 'backups'), targets: minioOnly, include: true, entries: second.entries });
+    expect(restored.restored).to.have.length(1);
+    expect(await bucketDigest(minioClient, 'mlpipeline')).to.deep.equal(bucketBefore);
   });
 });

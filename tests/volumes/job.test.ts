@@ -10,11 +10,11 @@ const s3 = {
   accessKey: 'AKIAEXAMPLE', secretKey: 'wJalrXUtnFEMI/K7MDENG', uriStyle: 'host', tlsCaChain: '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n',
 };
 
-function job(operation: 'backup' | 'restore', nodeName?: string) {
+function job(operation: 'backup' | 'restore', nodeName?: string, copyDestPath?: string) {
   return buildMoverJob({
     name: 'kfu-backup-x', namespace: 'alice', pvc: 'workspace', backupId: 'kf-20250131-142500-a1b2c3', operation,
     image: DEFAULT_MOVER_IMAGE, secretName: 'creds', remotePath: remotePath(s3, 'backups/kf-20250131-142500-a1b2c3/volumes/alice/workspace/'),
-    s3, nodeName, activeDeadlineSeconds: 600, ttlSecondsAfterFinished: 3600,
+    s3, nodeName, activeDeadlineSeconds: 600, ttlSecondsAfterFinished: 3600, ...(copyDestPath ? { copyDestPath } : {}),
   });
 }
 
@@ -50,6 +50,16 @@ describe('volumes: Job and Secret builders', function () {
     expect(env(job('restore'))).to.include({ MOVER_TARGET: '/volume' });
   });
 
+  it('points a backup mover at the earlier copy of its PVC (--copy-dest), never a restore mover', function () {
+    const env = (j: ReturnType<typeof job>) => Object.fromEntries((j.spec as any).template.spec.containers[0].env.filter((e: any) => 'value' in e).map((e: any) => [e.name, e.value]));
+    const earlier = remotePath(s3, 'backups/kf-20250130-120000-000000/volumes/alice/workspace/');
+    expect(env(job('backup', undefined, earlier))).to.include({ MOVER_COPY_DEST: 'kfustore:backups/team/kf/backups/kf-20250130-120000-000000/volumes/alice/workspace' });
+    expect(env(job('backup'))).not.to.have.property('MOVER_COPY_DEST');
+    expect(env(job('restore', undefined, earlier))).not.to.have.property('MOVER_COPY_DEST');
+    const script = (job('backup').spec as any).template.spec.containers[0].command[2] as string;
+    expect(script).to.include('--copy-dest "$MOVER_COPY_DEST"').and.to.include('--checksum');
+  });
+
   it('bounds the Job, keeps the Istio sidecar out and pins it to a node when asked', function () {
     const j = job('backup', 'worker-3');
     const spec = j.spec as any;
@@ -72,6 +82,9 @@ describe('volumes: Job and Secret builders', function () {
   it('reads the mover outcome and turns a log tail into one reason without secrets', function () {
     const stats = { bytes: 42, checks: 1, transfers: 2, errors: 0, totalBytes: 42 };
     expect(parseMovedTree(JSON.stringify({ volumeMover: 2, copy: { level: 'warning', msg: 'Transferred', stats } }))).to.deep.equal({ files: 3, bytes: 42, checksumVerified: true });
+    // rclone 1.64 and later also count server-side copies apart (fs/accounting/stats.go RemoteStats)
+    const withCopies = { ...stats, serverSideCopies: 2, serverSideCopyBytes: 40 };
+    expect(parseMovedTree(JSON.stringify({ volumeMover: 2, copy: { stats: withCopies } }))).to.deep.equal({ files: 3, bytes: 42, checksumVerified: true, reused: { files: 2, bytes: 40 } });
     expect(parseMovedTree(JSON.stringify({ volumeMover: 2, copy: {} }))).to.equal(undefined);
     expect(parseMovedTree('some log text')).to.equal(undefined);
     const tail = [

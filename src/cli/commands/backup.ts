@@ -19,7 +19,7 @@ export function backupLines(outcome: BackupOutcome): string[] {
     ...table([['KIND', 'OBJECTS'], ...kinds.map(([k, n]) => [k, n] as [string, number])]),
     '',
     `objects: ${outcome.objects} (${formatBytes(outcome.bytes)}) from ${outcome.namespaces} namespace(s), ${outcome.profiles} Profile(s), ${outcome.contributors} contributor(s)`,
-    `volumes: ${outcome.volumes.copied} PVC(s), ${formatBytes(outcome.volumes.bytes)}${outcome.volumes.note ? ` — ${outcome.volumes.note}` : ''}`,
+    `volumes: ${outcome.volumes.copied} PVC(s), ${formatBytes(outcome.volumes.bytes)} (${formatBytes(outcome.volumes.uploaded)} uploaded, ${formatBytes(outcome.volumes.reused)} copied inside the bucket from an earlier backup)${outcome.volumes.note ? ` — ${outcome.volumes.note}` : ''}`,
     `secrets: ${outcome.sealedSecrets ? `${outcome.sealedSecrets} sealed` : `${outcome.clearSecrets} stored in clear (pass --encryption-key-file to seal them)`}`,
     `skipped: ${outcome.skipped} object(s) that controllers make, the filters leave out or a restore would refuse`,
     ...outcome.leftOutNamespaces.map(({ namespace, reason }) => `left out: namespace ${namespace}: ${reason}`),
@@ -89,7 +89,7 @@ export const backupCommand: Command = {
         protectedCrdGroups: listValue(values, 'protected-crd-groups') ?? DEFAULT_PROTECTED_GROUPS.split(','),
         toolVersion: TOOL_VERSION,
         ...(stringValue(values, 'context') ? { source: { cluster: stringValue(values, 'context')! } } : {}),
-        ...(includeVolumes ? { volumes: volumeBackupStep(kube, settings, mover) } : {}),
+        ...(includeVolumes ? { volumes: volumeBackupStep(kube, settings, mover, { encryptionKey }) } : {}),
         progress: (m) => out.progress(m),
       });
       out.result(backupLines(outcome), backupJson(outcome));

@@ -1,8 +1,8 @@
 // A real S3 server process for tests, demo and benchmarks: s3rver bound to loopback on a free port.
 // Prints one JSON line {"port": N, "endpoint": "..."} on stdout when it is ready.
 // Usage: node --import tsx tests/support/s3/server-main.ts --dir <folder> [--port N] [--bucket name ...] [--tls-key f --tls-cert f]
-//        [--key-pair id:secret ...] (more key pairs s3rver accepts besides S3RVER/S3RVER)
-import { readFileSync, mkdirSync } from 'node:fs';
+//        [--key-pair id:secret ...] (more key pairs s3rver accepts besides S3RVER/S3RVER) [--request-log file]
+import { appendFileSync, readFileSync, mkdirSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
@@ -16,6 +16,7 @@ const { values } = parseArgs({
     'tls-key': { type: 'string' },
     'tls-cert': { type: 'string' },
     'key-pair': { type: 'string', multiple: true, default: [] },
+    'request-log': { type: 'string' },
   },
 });
 if (!values.dir) {
@@ -42,6 +43,25 @@ const server = new S3rver({
   configureBuckets: values.bucket.map((name) => ({ name, configs: [] })),
   ...(tls ? { key: readFileSync(values['tls-key']!), cert: readFileSync(values['tls-cert']!) } : {}),
 });
+const requestLog = values['request-log'];
+if (requestLog) {
+  // One JSON line per request, written before s3rver handles it: what a test needs to tell an upload (a PUT with a
+  // body, or an UploadPart) from a server-side copy (a PUT carrying x-amz-copy-source, which s3rver's routes.js sends
+  // to putObjectCopy). S3rver is a Koa application whose routes are composed when it starts listening
+  // (s3rver lib/s3rver.js), so a middleware placed first sees every request.
+  type KoaContext = { method: string; path: string; querystring: string; headers: Record<string, string | undefined> };
+  const app = server as unknown as { middleware: Array<(ctx: KoaContext, next: () => Promise<void>) => Promise<void>> };
+  app.middleware.unshift(async (ctx, next) => {
+    appendFileSync(requestLog, JSON.stringify({
+      method: ctx.method,
+      path: decodeURIComponent(ctx.path),
+      query: ctx.querystring,
+      contentLength: Number(ctx.headers['content-length'] ?? 0),
+      ...(ctx.headers['x-amz-copy-source'] ? { copySource: decodeURIComponent(ctx.headers['x-amz-copy-source']) } : {}),
+    }) + '\n');
+    await next();
+  });
+}
 const address = (await server.run()) as AddressInfo;
 const endpoint = `${tls ? 'https' : 'http'}://127.0.0.1:${address.port}`;
 process.stdout.write(JSON.stringify({ port: address.port, endpoint }) + '\n');

@@ -1,6 +1,6 @@
 // Starts and stops a real s3rver process (tests/support/s3/server-main.ts) for a test suite.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -32,6 +32,26 @@ export interface S3ServerOptions {
   credentials?: { accessKeyId: string; secretAccessKey: string };
   /** keep the data folder after stop (default: removed) */
   keepDirectory?: boolean;
+  /** a file the server appends one JSON line to per request (see RequestLogEntry) */
+  requestLog?: string;
+}
+
+/** One request as the test server's request log records it (tests/support/s3/server-main.ts). */
+export interface RequestLogEntry {
+  method: string;
+  /** `/<bucket>/<key>`, decoded */
+  path: string;
+  query: string;
+  /** the Content-Length header: the size of the body the client sent */
+  contentLength: number;
+  /** `/<bucket>/<key>` of a server-side copy's source */
+  copySource?: string;
+}
+
+/** The request log's entries; an absent log has none. */
+export function readRequestLog(file: string): RequestLogEntry[] {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as RequestLogEntry);
 }
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -42,6 +62,7 @@ export async function startS3Server(options: S3ServerOptions = {}): Promise<S3Se
   for (const bucket of options.buckets ?? []) args.push('--bucket', bucket);
   for (const id of options.accessKeys ?? []) args.push('--key-pair', `${id}:${id}`);
   if (options.tlsKeyFile && options.tlsCertFile) args.push('--tls-key', options.tlsKeyFile, '--tls-cert', options.tlsCertFile);
+  if (options.requestLog) args.push('--request-log', options.requestLog);
   if (options.credentials) args.push('--key-pair', `${options.credentials.accessKeyId}:${options.credentials.secretAccessKey}`);
   const child: ChildProcess = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   const stop = stopOnExit('s3rver', async () => {
