@@ -8,7 +8,7 @@
 // and the volume and control-plane steps are optional callbacks.
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { KubeClient } from '../kube/client.ts';
-import { isAlreadyExists, isConflict, KubeApiError } from '../kube/errors.ts';
+import { isAlreadyExists, isConflict } from '../kube/errors.ts';
 import type { ApiResource, KubeObject, OwnerReference } from '../kube/types.ts';
 import type { ObjectStore } from '../store/objects.ts';
 import { describeObject } from '../kubeflow/identity.ts';
@@ -16,7 +16,7 @@ import { parseResourceFilter, type ResourceFilter } from '../kubeflow/resource-f
 import { suspendedForStatus } from '../kubeflow/status-kinds.ts';
 import { recordedPodDefaults } from '../kubeflow/late-pod-defaults.ts';
 import { isBeforeVolumeFill, isWorkloadStep } from '../kubeflow/restore-order.ts';
-import { isControllerServiceAccount, serviceAccountMerge } from '../kubeflow/service-accounts.ts';
+import { isControllerServiceAccount } from '../kubeflow/service-accounts.ts';
 import { PodDefaultWait } from './pod-default-wait.ts';
 import { isPvc, parseStorageClassMap, withMappedStorageClass } from '../kubeflow/storage-classes.ts';
 import { reviewStorageClasses } from './storage-classes.ts';
@@ -31,6 +31,9 @@ import type { SpooledItem } from './spool.ts';
 import { nudgeProfiles } from './nudge.ts';
 import { watchProfileNamespaces } from './wait.ts';
 import { FILL_SELECTOR, withFillMark } from '../volumes/fill-mark.ts';
+import { Channel } from './channel.ts';
+import { mergeIntoControllerServiceAccount, writeArchivedStatus } from './controller-objects.ts';
+import { describe } from '../errors/index.ts';
 
 export type ConflictPolicy = 'skip' | 'update' | 'fail';
 
@@ -186,36 +189,6 @@ export async function runRestore(kube: KubeClient, store: ObjectStore, request: 
     }
   } finally {
     if (heartbeat) clearInterval(heartbeat);
-  }
-}
-
-/** Namespaces handed from the namespace watch to the pipeline as they become ready; iterating ends after close(). */
-class Channel<T> implements AsyncIterable<T> {
-  private readonly items: T[] = [];
-  private closed = false;
-  private wake: (() => void) | undefined;
-
-  push(item: T): void {
-    this.items.push(item);
-    this.wake?.();
-  }
-
-  close(): void {
-    this.closed = true;
-    this.wake?.();
-  }
-
-  async *[Symbol.asyncIterator](): AsyncIterator<T> {
-    for (;;) {
-      const item = this.items.shift();
-      if (item !== undefined) {
-        yield item;
-        continue;
-      }
-      if (this.closed) return;
-      await new Promise<void>((resolve) => { this.wake = resolve; });
-      this.wake = undefined;
-    }
   }
 }
 
@@ -546,13 +519,13 @@ class RestoreRun {
         const made = await this.kube.create(resource, this.withMarkIfFilled(resource, guard?.create ?? wanted), { safeToRetry: true, fieldManager: FIELD_MANAGER });
         this.remember(item.uid, made);
         if (item.status !== undefined) {
-          const problem = await this.restoreStatus(resource, made, item.status);
+          const problem = await writeArchivedStatus(this.kube, resource, made, item.status, FIELD_MANAGER);
           if (problem) return record('fail', `${name} was created, but its status was not restored (${problem}), so its controller may run it again — delete it and rerun the restore`);
           if (guard) await this.kube.patch(resource, made.metadata.name!, made.metadata.namespace, guard.resume, 'merge', { fieldManager: FIELD_MANAGER });
         }
         return record('create');
       } catch (error) {
-        if (!isAlreadyExists(error)) return record('fail', `${name}: ${describeError(error)}`);
+        if (!isAlreadyExists(error)) return record('fail', `${name}: ${describe(error)}`);
         // Made meanwhile (by a controller, or by a previous attempt whose answer was lost): judge it like any existing object.
         existing = await this.kube.tryGet(resource, archived.metadata.name!, archived.metadata.namespace);
         if (!existing) return record('fail', `${name}: it was reported to exist and then was not found`);
@@ -590,7 +563,7 @@ class RestoreRun {
         this.remember(item.uid, updated);
         return record('update', `${what} (conflict-policy=update)`);
       } catch (error) {
-        if (!isConflict(error) || attempt >= 3) return record('fail', `${name}: ${describeError(error)}`);
+        if (!isConflict(error) || attempt >= 3) return record('fail', `${name}: ${describe(error)}`);
         const fresh = await this.kube.tryGet(resource, archived.metadata.name!, archived.metadata.namespace);
         if (!fresh) return record('fail', `${name}: it was deleted while being updated`);
         existing = fresh;
@@ -598,78 +571,12 @@ class RestoreRun {
     }
   }
 
-  /**
-   * A ServiceAccount a controller makes (src/kubeflow/service-accounts.ts): the archived imagePullSecrets and
-   * annotations are merged into the one the controller made, never written over it. On a fresh namespace it may not
-   * exist yet: it is read again until restore-wait-timeout, and only when it never comes is it created as archived.
-   */
-  private async mergeServiceAccount(
+  private mergeServiceAccount(
     resource: ApiResource, wanted: KubeObject, known: KubeObject | undefined,
     record: (verdict: Verdict, reason?: string) => Verdict, name: string,
   ): Promise<Verdict> {
-    const saName = wanted.metadata.name!;
-    const namespace = wanted.metadata.namespace!;
-    let existing = known ?? (this.dry ? undefined : await this.awaitObject(resource, saName, namespace));
-    if (!existing) {
-      if (this.dry) return record('update', `${name}: the backup's imagePullSecrets and annotations would be merged into the ServiceAccount its controller makes`);
-      try {
-        await this.kube.create(resource, wanted, { safeToRetry: true, fieldManager: FIELD_MANAGER });
-        this.warnings.push(`${name} was not made by its controller within restore-wait-timeout, so it was created as the backup holds it`);
-        return record('create');
-      } catch (error) {
-        if (!isAlreadyExists(error)) return record('fail', `${name}: ${describeError(error)}`);
-        existing = await this.kube.tryGet(resource, saName, namespace);
-        if (!existing) return record('fail', `${name}: it was reported to exist and then was not found`);
-      }
-    }
-    for (let attempt = 0; ; attempt++) {
-      const merge = serviceAccountMerge(existing, wanted);
-      if (!merge) return record('unchanged');
-      const what = `${name}: merged ${listOf(Object.keys(merge).flatMap((k) => (k === 'metadata' ? Object.keys(merge.metadata as object) : [k])))} from the backup into the ServiceAccount its controller made`;
-      if (this.dry) return record('update', what.replace('merged', 'would merge'));
-      try {
-        // the resourceVersion makes the merge fail, rather than drop a change, when the object moved meanwhile
-        const patch = { ...merge, metadata: { ...(merge.metadata as object | undefined), resourceVersion: existing.metadata.resourceVersion } };
-        await this.kube.patch(resource, saName, namespace, patch, 'merge', { fieldManager: FIELD_MANAGER });
-        return record('update', what);
-      } catch (error) {
-        if (!isConflict(error) || attempt >= 3) return record('fail', `${name}: ${describeError(error)}`);
-        const fresh = await this.kube.tryGet(resource, saName, namespace);
-        if (!fresh) return record('fail', `${name}: it was deleted while being merged`);
-        existing = fresh;
-      }
-    }
-  }
-
-  /** reads an object until it exists or restore-wait-timeout passes */
-  private async awaitObject(resource: ApiResource, name: string, namespace: string): Promise<KubeObject | undefined> {
-    const deadline = Date.now() + (this.request.waitTimeoutMs ?? 300_000);
-    for (let pause = 50; ; pause = Math.min(2000, pause * 2)) {
-      const found = await this.kube.tryGet(resource, name, namespace);
-      if (found || Date.now() >= deadline) return found;
-      await new Promise((resolve) => setTimeout(resolve, Math.min(pause, Math.max(0, deadline - Date.now()))));
-    }
-  }
-
-  /**
-   * Writes the archived status of an object just created (src/kubeflow/status-kinds.ts), through the status
-   * subresource. Its controller may have written a first status meanwhile (Katib marks a new Experiment Created):
-   * that write, or ours, then meets a 409, and ours is retried on the fresh object, so the archived status wins.
-   * Returns why it could not be written, or undefined.
-   */
-  private async restoreStatus(resource: ApiResource, made: KubeObject, status: unknown): Promise<string | undefined> {
-    let current = made;
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await this.kube.replaceStatus(resource, { ...current, status }, { fieldManager: FIELD_MANAGER });
-        return undefined;
-      } catch (error) {
-        if (!isConflict(error) || attempt >= 3) return describeError(error);
-        const fresh = await this.kube.tryGet(resource, made.metadata.name!, made.metadata.namespace);
-        if (!fresh) return 'it was deleted meanwhile';
-        current = fresh;
-      }
-    }
+    const writer = { kube: this.kube, dry: this.dry, fieldManager: FIELD_MANAGER, waitTimeoutMs: this.request.waitTimeoutMs ?? 300_000, warn: (w: string) => void this.warnings.push(w) };
+    return mergeIntoControllerServiceAccount(writer, resource, wanted, known, record, name);
   }
 
   /** non-controller ownerReferences point at the restored owners' new uids; references to owners not restored are dropped */
@@ -749,9 +656,4 @@ function isPvcStep(step: SpooledStep): boolean {
 /** true for a step that may use a PVC: everything but the core kinds ordered up to and including PVCs */
 function isAfterPvcs(step: SpooledStep): boolean {
   return !isBeforeVolumeFill(step.group, step.resource);
-}
-
-function describeError(error: unknown): string {
-  if (error instanceof KubeApiError) return error.message;
-  return error instanceof Error ? error.message : String(error);
 }
