@@ -121,7 +121,7 @@ export class Cluster implements InProcessApi {
   /**
    * A container's log as the API server relays it from the kubelet (pods/log): the Pod must exist, the container must
    * be one of its own (the only one may be left unnamed), and one that has not started answers 400 "container … is
-   * waiting to start: ContainerCreating" (the kubelet's validateContainerLogStatus, kubernetes
+   * waiting to start: ContainerCreating" (the kubelet's validateContainerLogStatus, kubernetes/kubernetes
    * pkg/kubelet/kubelet_pods.go). tailLines keeps the last lines.
    */
   podLog(namespace: string, name: string, container: string | undefined, tailLines: number | undefined): string {
@@ -165,7 +165,11 @@ export class Cluster implements InProcessApi {
 
   // ---- writes ------------------------------------------------------------------------------------------------
 
-  /** registers a mutating webhook called for every CREATE of `ref` (not on UPDATE), before validation */
+  /**
+   * registers a mutating webhook called for every CREATE of `ref` (not on UPDATE), before validation: mutating
+   * admission runs before validating admission (kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/admission/
+   * plugin/webhook/mutating), and a webhook registered for operations [CREATE] is not called on UPDATE
+   */
   addCreateMutator(ref: ResourceRef, mutate: (object: KubeObject) => void): () => void {
     const list = this.createMutators.get(refKey(ref)) ?? [];
     list.push(mutate);
@@ -498,7 +502,10 @@ export class Cluster implements InProcessApi {
     }
   }
 
-  /** ResourceQuota admission of a new Pod (quota.ts): a 403 naming the quota, as the API server answers. */
+  /**
+   * ResourceQuota admission of a new Pod (quota.ts): a 403 naming the quota, as the API server answers
+   * (kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/admission/plugin/resourcequota/controller.go).
+   */
   private admitQuota(d: ResourceDef, pod: KubeObject): void {
     const namespace = pod.metadata.namespace ?? '';
     const quotas = this.store.scan(QUOTA_REF, namespace).map((s) => s.obj);

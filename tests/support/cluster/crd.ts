@@ -1,5 +1,6 @@
 // CustomResourceDefinition rules the product meets during upgrades: served/storage versions, the conditions a
 // real server sets, and status.storedVersions, which Kubernetes only ever grows on its own.
+// (upstream: kubernetes/apiextensions-apiserver pkg/apis/apiextensions/validation and pkg/controller/status)
 import type { KubeObject } from '../../../src/kube/types.ts';
 import { invalid, invalidValue, required, type FieldError } from './errors.ts';
 import { VERBS, type ResourceDef } from './resources.ts';

@@ -1,6 +1,9 @@
 // `npm run cluster -- --kubelet --data-dir DIR` as a user runs it: the embedded cluster in its own process, with the
 // simulated kubelet. A PVC of the default StorageClass binds at once and its files are DIR/<namespace>/<pvc>: a Job that
-// writes into it leaves the file there, and a file put there by hand is what a Pod mounting the PVC sees.
+// writes into it leaves the file there, and a file put there by hand is what a Pod mounting the PVC sees. The default
+// StorageClass is the one annotated storageclass.kubernetes.io/is-default-class=true, which the API server's
+// DefaultStorageClass admission gives a PVC without one (kubernetes/kubernetes plugin/pkg/admission/storage/
+// storageclass/setdefault/admission.go).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -2,7 +2,8 @@
 //                     [--kubelet --data-dir DIR]
 // Runs the embedded Kubeflow cluster in the foreground until SIGTERM or SIGINT. With --kubelet, the simulated kubelet
 // runs its Jobs on this machine (so the volume movers work), a default StorageClass binds PVCs at once, and each PVC's
-// files live in DIR/<namespace>/<pvc>.
+// files live in DIR/<namespace>/<pvc>. The kubeconfig it writes is the one kubectl and client-go read (upstream:
+// kubernetes/client-go tools/clientcmd/api/v1), with the cluster's own CA and a bearer token.
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { FAULT_KINDS, type FaultKind } from './faults.ts';

@@ -1,6 +1,6 @@
 // ResourceQuota admission for Pod creation, as the API server's ResourceQuota plugin does it
-// (kubernetes staging/src/k8s.io/apiserver/pkg/admission/plugin/resourcequota/controller.go, CheckRequest) with the
-// Pod evaluator (kubernetes pkg/quota/v1/evaluator/core/pods.go):
+// (kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/admission/plugin/resourcequota/controller.go, CheckRequest)
+// with the Pod evaluator (kubernetes/kubernetes pkg/quota/v1/evaluator/core/pods.go):
 // - a quota that tracks cpu/memory (requests.* or limits.*) refuses a Pod any of whose containers does not set that
 //   value: `failed quota: <quota>: must specify limits.cpu for: <containers>; …`;
 // - otherwise the Pod's usage is added to what non-terminal Pods of the namespace use, and a quota whose hard limit

@@ -1,5 +1,6 @@
 // A CA made at start and a serving certificate it signs for localhost, so clients verify TLS as in production
-// (no insecure-skip-tls-verify in the kubeconfig).
+// (no insecure-skip-tls-verify in the kubeconfig): the CA goes into the kubeconfig's certificate-authority-data, as
+// kubeadm writes it for a real cluster (upstream: kubernetes/kubernetes cmd/kubeadm/app/phases/kubeconfig).
 import { generate } from 'selfsigned';
 
 export interface ServingCertificates {

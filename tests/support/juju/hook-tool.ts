@@ -1,6 +1,7 @@
 // The rules of Juju's hook tools, applied to the in-memory state of one dispatch: what each tool prints, and what
 // Juju refuses. tool-server.ts answers the fake tools on PATH (tiny bash clients, like Juju's jujuc) with this; it is
-// called once per tool call, synchronously, so concurrent calls of one dispatch are applied one at a time.
+// called once per tool call, synchronously, so concurrent calls of one dispatch are applied one at a time. The forms
+// and refusals follow upstream juju/juju internal/worker/uniter/runner/jujuc (docs/juju.md lists them).
 import type { Databag, FakeJujuState, FakeRelation } from './state.ts';
 
 /** One tool call as the client sent it. `env` is the dispatch's environment (the hook context, as Juju keeps it). */

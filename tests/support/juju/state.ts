@@ -1,5 +1,7 @@
 // The state file behind the fake hook tools: what Juju would know (input) and what the charm did (output).
 // Shaped like ops.testing's State: a test writes one, runs one event, and reads the next.
+// (upstream: canonical/operator ops/_private/harness.py and the ops.testing State; Juju's side: juju/juju
+// internal/worker/uniter, whose hook context holds the same facts.)
 
 export type Databag = Record<string, string>;
 

@@ -1,6 +1,9 @@
 // A simulated kubelet, Job controller, scheduler and hostPath provisioner in one Controller: it turns each Job into a
 // Pod, places the Pod on a node (honouring node affinity), binds the claims it mounts, runs the container on this
 // machine (container.ts) and reports Pod and Job status through the API as the real components would.
+// Upstream, each part follows: kubernetes/kubernetes pkg/controller/job/job_controller.go (Pods for a Job, backoffLimit,
+// activeDeadlineSeconds, FailedCreate events), pkg/scheduler (node affinity, Unschedulable), pkg/kubelet (container
+// states, image pulls, termination messages) and the hostPath provisioner of pkg/volume/hostpath.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

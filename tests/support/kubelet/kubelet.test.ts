@@ -1,4 +1,6 @@
 // The simulated kubelet as a Job controller and container runtime, driven through the in-process API only.
+// Each expectation is what the upstream component does (kubernetes/kubernetes pkg/controller/job, pkg/kubelet); the
+// simulated kubelet (index.ts) names the file each behaviour follows.
 import { expect } from 'chai';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,4 +1,6 @@
 // The resources the simulated kubelet reads and writes through the in-process API.
+// (core/v1 pods and persistentvolumeclaims, batch/v1 jobs, storage.k8s.io/v1 storageclasses: upstream
+// kubernetes/kubernetes api/discovery lists them under these groups.)
 import type { ResourceRef } from '../cluster/contract.ts';
 
 export const JOBS: ResourceRef = { group: 'batch', resource: 'jobs' };

@@ -1,4 +1,5 @@
 // What PyYAML's `yaml.safe_dump` writes for the flat documents Kubeflow's Python charms put into relation data: a
+// (upstream: yaml/pyyaml lib/yaml/representer.py, resolver.py and emitter.py)
 // mapping (keys sorted, as safe_dump's sort_keys=True does) or a list of scalars. A string is written plain unless
 // PyYAML's resolver would read the plain text as another type, or the emitter's scalar analysis rules plain out
 // (leading indicator, ': ' or ' #', surrounding spaces, line breaks); then it is single-quoted

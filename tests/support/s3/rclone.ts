@@ -1,5 +1,6 @@
 // Runs the machine's rclone (Debian's) with a remote defined only by environment variables, as the Jobs' containers
 // get it, so a test sees what the real tool does with the charm's settings.
+// (upstream: rclone/rclone fs/config/configmap, which reads RCLONE_CONFIG_<REMOTE>_<OPTION> variables)
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,4 +1,5 @@
 // A real S3 server process for tests, demo and benchmarks: s3rver bound to loopback on a free port.
+// (upstream: jamhall/s3rver lib/s3rver.js, a Koa app whose routes follow the S3 REST API)
 // Prints one JSON line {"port": N, "endpoint": "..."} on stdout when it is ready.
 // Usage: node --import tsx tests/support/s3/server-main.ts --dir <folder> [--port N] [--bucket name ...] [--tls-key f --tls-cert f]
 //        [--key-pair id:secret ...] (more key pairs s3rver accepts besides S3RVER/S3RVER) [--request-log file]

@@ -1,4 +1,5 @@
 // Starts and stops a real s3rver process (tests/support/s3/server-main.ts) for a test suite.
+// (upstream: jamhall/s3rver; its account model answers S3RVER/S3RVER, lib/models/account.js)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

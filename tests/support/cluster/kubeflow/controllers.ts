@@ -1,4 +1,6 @@
-// Every simulated Kubeflow controller the embedded cluster runs from the start.
+// Every simulated Kubeflow controller the embedded cluster runs from the start: the controllers of Charmed Kubeflow
+// 1.9/1.10 that make or act on user state (canonical/bundle-kubeflow), each following the upstream file its own
+// module names.
 import type { Controller } from '../contract.ts';
 import { kfpProfileController, type KfpProfileControllerOptions } from './kfp-profile-controller.ts';
 import { katibController } from './katib-controller.ts';

@@ -26,7 +26,8 @@ const maxBackoffMs = 2000;
 function isRetryable(error: unknown): boolean {
   const status = (error as { status?: unknown }).status;
   // A Pod a ResourceQuota refuses (tests/support/cluster/quota.ts) is tried again, as a real controller does after its
-  // FailedCreate event, until the quota admits it.
+  // FailedCreate event, until the quota admits it: upstream, controller-runtime requeues a failed reconcile with
+  // backoff (kubernetes-sigs/controller-runtime pkg/internal/controller/controller.go, reconcileHandler).
   const quota = status === 403 && /\b(exceeded|failed) quota\b/.test((error as Error).message ?? '');
   return quota || status === 409 || status === 404 || status === 429 || status === 500 || status === 503;
 }

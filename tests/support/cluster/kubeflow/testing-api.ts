@@ -1,4 +1,5 @@
 // A small in-memory InProcessApi for the controllers' unit tests, until (and beside) the embedded API server.
+// (The errors and resourceVersion rules are the API server's: upstream kubernetes/apimachinery pkg/api/errors.)
 // It keeps the semantics the controllers depend on: AlreadyExists / NotFound / Conflict errors, resourceVersion
 // bumps, finalizers holding a deletion, a namespace being required for namespaced objects, equality label
 // selectors, and events delivered after the write returns, in order. No garbage collector, no admission.

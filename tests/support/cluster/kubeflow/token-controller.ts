@@ -1,4 +1,4 @@
-// Kubernetes' token controller, simulated after kubernetes pkg/controller/serviceaccount/tokens_controller.go
+// Kubernetes' token controller, simulated after kubernetes/kubernetes pkg/controller/serviceaccount/tokens_controller.go
 // (syncSecret): a Secret of type kubernetes.io/service-account-token names its ServiceAccount in the annotation
 // kubernetes.io/service-account.name (and, once filled, its uid in kubernetes.io/service-account.uid). When no live
 // ServiceAccount matches that name and uid, the Secret is deleted; when one does and the Secret has no token yet,
