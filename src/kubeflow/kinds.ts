@@ -4,7 +4,7 @@
 // kinds (src/kubeflow/runtime-kinds.ts). Which objects of those kinds a controller made is src/kubeflow/generated.ts.
 import type { ApiResource } from '../kube/types.ts';
 import { runtimeKindOf } from './runtime-kinds.ts';
-import { knownKinds, type KnownKind } from './known-kinds.ts';
+import { knownKinds, spelledResource, type KnownKind } from './known-kinds.ts';
 
 /** the one cluster-scoped state kind: phase 1 of the kinds table */
 export const profileKind: KnownKind = knownKinds.find((k) => k.phase === 1)!;
@@ -19,7 +19,7 @@ const neededVerbs = ['list', 'get', 'create'];
 /** why this served resource holds no state, or undefined when it does */
 export function notStateReason(resource: Pick<ApiResource, 'group' | 'resource' | 'kind' | 'namespaced' | 'verbs'>): string | undefined {
   if (isProfileResource(resource)) return undefined;
-  const spelled = resource.group ? `${resource.resource}.${resource.group}` : resource.resource;
+  const spelled = spelledResource(resource);
   if (!resource.namespaced) return `${spelled} is cluster-scoped, and only Profiles are state at cluster scope`;
   const missing = neededVerbs.filter((verb) => !resource.verbs.includes(verb));
   if (missing.length) return `${spelled} is served without the verbs ${missing.join(', ')}, which a backup and a restore need`;

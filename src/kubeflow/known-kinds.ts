@@ -4,6 +4,7 @@
 // keeps (the backup engine), and the one cluster-scoped state kind (kinds.ts). Which kinds are state at all is
 // discovered from the API server (kinds.ts); a kind not named here is restored after every named one, in a stable
 // order, as Velero does.
+import { resourceFolder } from '../archive/paths.ts';
 
 export interface KnownKind {
   /** 1: Profiles, then the wait for their namespaces; 2: the objects of each namespace */
@@ -72,7 +73,7 @@ export function knownKind(group: string, resource: string): KnownKind | undefine
   return byResource.get(keyOf(group, resource));
 }
 
-/** Velero's spelling, `<resource>.<group>` or the bare resource for the core group */
+/** Velero's spelling, `<resource>.<group>` or the bare resource for the core group (the archive's folder name) */
 export function spelledResource(kind: Pick<KnownKind, 'group' | 'resource'>): string {
-  return kind.group ? `${kind.resource}.${kind.group}` : kind.resource;
+  return resourceFolder(kind.resource, kind.group);
 }

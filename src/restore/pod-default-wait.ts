@@ -6,6 +6,7 @@
 import type { KubeClient } from '../kube/client.ts';
 import type { ApiResource } from '../kube/types.ts';
 import { listOf } from './errors.ts';
+import { describe } from '../errors/index.ts';
 
 export class PodDefaultWait {
   /** namespace → names still awaited there */
@@ -78,7 +79,7 @@ export class PodDefaultWait {
     }
     this.stopWatch = this.kube.watch(this.resource, {
       onError: (error) => {
-        this.watchProblem = error instanceof Error ? error.message : String(error);
+        this.watchProblem = describe(error);
         this.stopWatch = undefined;
         this.giveUp();
       },

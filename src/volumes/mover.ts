@@ -12,6 +12,7 @@ import { moverJobName, moverSecretName, moverSelector, type MoveOperation } from
 import { failureReason, jobFailedCondition, jobFinished, jobSucceeded, parseMovedTree, terminationMessage, type CopyProgress } from './outcome.ts';
 import { placementFor } from './placement.ts';
 import { DEFAULT_MOVER_RESOURCES, parseMoverResources, type ResourceList } from './resources.ts';
+import { describeInline as describeError } from '../errors/index.ts';
 import {
   DEFAULT_JOB_DEADLINE_SECONDS, DEFAULT_JOB_TTL_SECONDS, DEFAULT_MOVER_CONCURRENCY, DEFAULT_MOVER_IMAGE, DEFAULT_PROGRESS_INTERVAL_MS,
   DEFAULT_START_TIMEOUT_SECONDS,
@@ -124,11 +125,6 @@ export async function cleanupVolumeMovers(kube: VolumeKube, namespaces: string[]
   return removed;
 }
 
-function describeError(error: unknown): string {
-  const e = error as { message?: unknown; reason?: unknown };
-  const text = typeof e?.message === 'string' ? e.message : String(error);
-  return text.replace(/\.$/, '');
-}
 
 async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: MoveVolumesOptions): Promise<VolumeResult[]> {
   const concurrency = options.concurrency ?? DEFAULT_MOVER_CONCURRENCY;

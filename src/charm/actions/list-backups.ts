@@ -1,6 +1,7 @@
 // The list-backups action: backups with their commit marker, newest first, from their manifests, each with the phase
 // its marker records (only Completed and PartiallyFailed ones can be restored).
 import type { ActionContext } from '../action-context.ts';
+import { describeInline } from '../../errors/index.ts';
 
 export async function run(ctx: ActionContext<'list-backups'>): Promise<void> {
   const s3 = await ctx.s3();
@@ -11,7 +12,7 @@ export async function run(ctx: ActionContext<'list-backups'>): Promise<void> {
   try {
     backups = await listBackups(openObjectStore(s3), { limit: ctx.params.limit, encryptionKey });
   } catch (error) {
-    ctx.fail(`The backups could not be listed: ${error instanceof Error ? error.message.replace(/\.$/, '') : String(error)}.`);
+    ctx.fail(`The backups could not be listed: ${describeInline(error)}.`);
   }
   await ctx.setResults({
     count: backups.length,

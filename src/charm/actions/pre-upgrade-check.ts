@@ -4,6 +4,7 @@ import type { ActionContext } from '../action-context.ts';
 import { guardOptionsOf } from '../guard.ts';
 import { newestInStore } from '../last-backup.ts';
 import { charmProblemSentence } from '../s3-wording.ts';
+import { describeInline } from '../../errors/index.ts';
 
 export async function run(ctx: ActionContext<'pre-upgrade-check'>): Promise<void> {
   const kube = await ctx.kube();
@@ -11,7 +12,7 @@ export async function run(ctx: ActionContext<'pre-upgrade-check'>): Promise<void
   try {
     guard = await guardOptionsOf(ctx.config);
   } catch (error) {
-    ctx.fail(`The charm's ${error instanceof Error ? error.message.replace(/\.$/, '') : String(error)}; fix it with juju config and retry.`);
+    ctx.fail(`The charm's ${describeInline(error)}; fix it with juju config and retry.`);
   }
   const [{ preUpgradeCheck, preflightActionResults }, { checkBucket }] = await Promise.all([import('../../guard/preflight.ts'), import('../../store/s3-client.ts')]);
   const maxBackupAgeMs = ctx.config['max-backup-age'] * 1000;
