@@ -18,9 +18,34 @@ export interface LoggedEvent {
   stored: Stored;
 }
 
+/**
+ * The object every in-process listener is handed: the stored one itself, frozen. A shared informer hands the same
+ * cached object to every event handler, which must not modify it (kubernetes/kubernetes staging/src/k8s.io/client-go/
+ * tools/cache/shared_informer.go; with KUBE_CACHE_MUTATION_DETECTOR set, tools/cache/mutation_detector.go panics when
+ * one does); frozen, such a write throws here instead of changing what the store holds. Nothing in the store modifies
+ * an object once stored (every write stores a new one), so freezing it costs only the first reader a walk over it,
+ * where a copy per listener cost a parse each.
+ */
+function sharedObject(e: LoggedEvent): KubeObject {
+  return deepFreeze(e.stored.obj);
+}
+
+export function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
 interface Table {
   items: Map<string, Stored>;
-  sorted: string[] | null;
+  /**
+   * The items' keys in key order, kept in order on every insert and delete, as the API server's watch cache keeps its
+   * objects in a B-tree by key for LISTs (kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/cacher/
+   * store_btree.go). Sorting the whole table again after each new key made every LIST after a create cost n log n.
+   */
+  sorted: string[];
 }
 
 export const refKey = (ref: ResourceRef): string => `${ref.group}/${ref.resource}`;
@@ -64,7 +89,7 @@ export class ObjectStore {
   private table(key: string): Table {
     let t = this.tables.get(key);
     if (!t) {
-      t = { items: new Map(), sorted: null };
+      t = { items: new Map(), sorted: [] };
       this.tables.set(key, t);
     }
     return t;
@@ -81,7 +106,7 @@ export class ObjectStore {
     const o = ordered(obj);
     o.metadata.resourceVersion = String(rv);
     const stored: Stored = { obj: o, json: JSON.stringify(o), rv };
-    if (!t.items.has(key)) t.sorted = null;
+    if (!t.items.has(key)) t.sorted.splice(lowerBound(t.sorted, key), 0, key);
     t.items.set(key, stored);
     this.emit({ rv, type, refKey: refKey(ref), ref, stored });
     return stored;
@@ -92,7 +117,7 @@ export class ObjectStore {
     const old = t?.items.get(key);
     if (!t || !old) return undefined;
     t.items.delete(key);
-    t.sorted = null;
+    t.sorted.splice(lowerBound(t.sorted, key), 1);
     const rv = ++this.rv;
     const o = { ...old.obj, metadata: { ...old.obj.metadata, resourceVersion: String(rv) } };
     const stored: Stored = { obj: o, json: JSON.stringify(o), rv };
@@ -118,7 +143,7 @@ export class ObjectStore {
   scan(ref: ResourceRef, namespace?: string): Stored[] {
     const t = this.tables.get(refKey(ref));
     if (!t) return [];
-    const keys = this.sortedKeys(t);
+    const keys = t.sorted;
     let from = 0;
     let to = keys.length;
     if (namespace !== undefined) {
@@ -129,11 +154,6 @@ export class ObjectStore {
     const out: Stored[] = [];
     for (let i = from; i < to; i++) out.push(t.items.get(keys[i]!)!);
     return out;
-  }
-
-  private sortedKeys(t: Table): string[] {
-    if (!t.sorted) t.sorted = [...t.items.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-    return t.sorted;
   }
 
   /** A consistent view of one resource for paginated LISTs, kept until it expires. */
@@ -178,14 +198,12 @@ export class ObjectStore {
   }
 
   subscribe(listener: (event: ClusterEvent) => void): () => void {
-    // the copy is made only when a listener reads it: most controllers look at the resource and skip the event
     return this.subscribeRaw((e) => {
-      let object: KubeObject | undefined;
       listener({
         type: e.type,
         ref: e.ref,
         get object() {
-          return (object ??= JSON.parse(e.stored.json) as KubeObject);
+          return sharedObject(e);
         },
       });
     });
