@@ -178,8 +178,16 @@ export class Cluster implements InProcessApi {
   }
 
   create(ref: ResourceRef, object: KubeObject, options: WriteOptions = {}): KubeObject {
+    return clone(this.createOwned(ref, clone(object), options));
+  }
+
+  /**
+   * create for a caller that hands over an object nobody else holds (the HTTP front end's decoded request body) and
+   * only reads the answer: the stored object itself, which must not be modified. It saves the two deep copies the
+   * in-process API makes to keep its callers' objects and the store's apart.
+   */
+  createOwned(ref: ResourceRef, obj: KubeObject, options: WriteOptions = {}): KubeObject {
     const d = this.def(ref);
-    const obj = clone(object);
     obj.metadata ??= {};
     for (const mutate of this.createMutators.get(refKey(ref)) ?? []) mutate(obj);
     const meta = obj.metadata;
@@ -217,7 +225,7 @@ export class Cluster implements InProcessApi {
     if (options.dryRun) return obj;
     const stored = this.write(d, key, obj, 'ADDED');
     if (isCrd(d)) this.defs.set(refKey(crdToDef(obj)), crdToDef(obj));
-    return clone(stored.obj);
+    return stored.obj;
   }
 
   update(ref: ResourceRef, object: KubeObject, options: WriteOptions = {}): KubeObject {
@@ -226,6 +234,11 @@ export class Cluster implements InProcessApi {
 
   updateStatus(ref: ResourceRef, object: KubeObject, options: WriteOptions = {}): KubeObject {
     return this.updateWith(ref, object, 'status', options);
+  }
+
+  /** update or updateStatus for a caller that hands over its object and only reads the answer (see createOwned) */
+  updateOwned(ref: ResourceRef, object: KubeObject, subresource: 'main' | 'status', options: WriteOptions = {}): KubeObject {
+    return this.updateFrom(ref, object, subresource, options, false);
   }
 
   mergePatch(ref: ResourceRef, name: string, namespace: string | undefined, patch: unknown, options: WriteOptions = {}): KubeObject {
@@ -247,7 +260,9 @@ export class Cluster implements InProcessApi {
     const next = change(clone(cur.obj));
     if (!next || typeof next !== 'object') throw new ApiError(422, 'Invalid', 'the patch did not produce an object');
     next.metadata ??= {};
-    // a patch that sets resourceVersion asks for optimistic concurrency; otherwise it applies to what it read
+    // a patch that sets resourceVersion asks for optimistic concurrency; otherwise it applies to the object as it is
+    // (the real handler retries on its own conflicts: kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/
+    // handlers/patch.go, MaxRetryWhenPatchConflicts; here nothing can write between the read and the write)
     if (next.metadata.resourceVersion === undefined || next.metadata.resourceVersion === cur.obj.metadata.resourceVersion)
       next.metadata.resourceVersion = cur.obj.metadata.resourceVersion;
     return this.updateWith(ref, next, subresource, options);
@@ -274,8 +289,12 @@ export class Cluster implements InProcessApi {
   }
 
   private updateWith(ref: ResourceRef, object: KubeObject, subresource: 'main' | 'status', options: WriteOptions, keepManagedFields = false): KubeObject {
+    return clone(this.updateFrom(ref, clone(object), subresource, options, keepManagedFields));
+  }
+
+  /** The update itself: `input` becomes the server's; the answer is the stored object (or what would be stored). */
+  private updateFrom(ref: ResourceRef, input: KubeObject, subresource: 'main' | 'status', options: WriteOptions, keepManagedFields: boolean): KubeObject {
     const d = this.def(ref);
-    const input = clone(object);
     input.metadata ??= {};
     const name = input.metadata.name ?? '';
     const namespace = d.namespaced ? input.metadata.namespace : undefined;
@@ -333,7 +352,7 @@ export class Cluster implements InProcessApi {
     if (d.group === '' && d.resource === 'namespaces' && old.metadata.deletionTimestamp) next.status = clone(old.status);
 
     this.admit('UPDATE', d, next, old, options, subresource === 'status' ? 'status' : '');
-    if (sameContent(old, next)) return clone(old);
+    if (sameContent(old, next)) return old;
     if (options.dryRun) return next;
     if (this.readyToVanish(d, next)) {
       this.remove(d, key);
@@ -341,7 +360,7 @@ export class Cluster implements InProcessApi {
     }
     const stored = this.write(d, key, next, 'MODIFIED');
     if (isCrd(d)) this.defs.set(refKey(crdToDef(next)), crdToDef(next));
-    return clone(stored.obj);
+    return stored.obj;
   }
 
   /** Namespace finalize: the namespace controller's last step, through spec.finalizers. */

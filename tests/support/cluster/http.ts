@@ -126,7 +126,7 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
           throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
         body.metadata.namespace = namespace;
       }
-      const created = ctx.cluster.create(def, body, opts);
+      const created = ctx.cluster.createOwned(def, body, opts);
       return json(res, 201, ctx.cluster.convert(created, def, target.version));
     }
     if (method === 'DELETE') {
@@ -155,7 +155,7 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
       body.metadata.name = name;
       if (def.namespaced) body.metadata.namespace = namespace;
       if (subresource === 'finalize') return out(ctx.cluster.finalizeNamespace(name, ((body.spec as { finalizers?: string[] }) ?? {}).finalizers ?? []));
-      return out(subresource === 'status' ? ctx.cluster.updateStatus(def, body, opts) : ctx.cluster.update(def, body, opts));
+      return out(ctx.cluster.updateOwned(def, body, subresource === 'status' ? 'status' : 'main', opts));
     }
     case 'PATCH':
       return out(await patch(ctx, req, target, name, q, opts));

@@ -16,7 +16,8 @@ function reconcileNotebook(api: InProcessApi, key: string): void {
   if (!notebook || notebook.metadata.deletionTimestamp) return;
   const ns = namespace!;
   const template = ((notebook.spec as { template?: { spec?: Record<string, unknown> } } | undefined)?.template ?? {}) as { spec?: Record<string, unknown> };
-  const podSpec = structuredClone(template.spec ?? { containers: [] });
+  // read only: `notebook` is this call's own copy, and create and update copy what they are given
+  const podSpec = template.spec ?? { containers: [] };
   const labels = { statefulset: name, 'notebook-name': name, ...notebook.metadata.labels };
   const replicas = notebook.metadata.annotations?.[stoppedAnnotation] ? 0 : 1;
   const owner = [controllerReference(notebook)];

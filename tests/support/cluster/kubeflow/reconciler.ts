@@ -126,19 +126,18 @@ export function controllerReference(owner: KubeObject) {
 export function ensure(api: InProcessApi, ref: ResourceRef, desired: KubeObject, owned: string[] = ['spec']): KubeObject {
   const existing = api.get(ref, desired.metadata.name!, desired.metadata.namespace);
   if (!existing) return api.create(ref, desired);
-  let changed = false;
-  const next = structuredClone(existing);
+  // `existing` is this call's own copy (api.get copies) and update copies what it is given, so the changes are
+  // made on a shallow copy of it, and only when there is one
+  let next: KubeObject | undefined;
+  const changing = () => (next ??= { ...existing, metadata: { ...existing.metadata } });
   for (const field of owned) {
-    if (JSON.stringify(existing[field]) !== JSON.stringify(desired[field])) {
-      next[field] = structuredClone(desired[field]);
-      changed = true;
-    }
+    if (JSON.stringify(existing[field]) !== JSON.stringify(desired[field])) changing()[field] = desired[field];
   }
   for (const [key, value] of Object.entries(desired.metadata.labels ?? {})) {
-    if (next.metadata.labels?.[key] !== value) {
-      next.metadata.labels = { ...next.metadata.labels, [key]: value };
-      changed = true;
+    if (existing.metadata.labels?.[key] !== value) {
+      const target = changing();
+      target.metadata.labels = { ...target.metadata.labels, [key]: value };
     }
   }
-  return changed ? api.update(ref, next) : existing;
+  return next ? api.update(ref, next) : existing;
 }
