@@ -282,10 +282,19 @@ export class KubeClient {
   }
 
   async patch(resource: ApiResource, name: string, namespace: string | undefined, patch: unknown, type: PatchType, options: PatchOptions = {}): Promise<KubeObject> {
+    return this.patchAt(resource, name, namespace, undefined, patch, type, options);
+  }
+
+  /** PATCH of the status subresource: only the status of what it produces is kept. */
+  async patchStatus(resource: ApiResource, name: string, namespace: string | undefined, patch: unknown, type: PatchType, options: PatchOptions = {}): Promise<KubeObject> {
+    return this.patchAt(resource, name, namespace, 'status', patch, type, options);
+  }
+
+  private async patchAt(resource: ApiResource, name: string, namespace: string | undefined, subresource: 'status' | undefined, patch: unknown, type: PatchType, options: PatchOptions): Promise<KubeObject> {
     if (type === 'apply' && !options.fieldManager) throw new Error(`A server-side apply of ${resource.resource} ${name} needs a fieldManager.`);
     const query = { ...writeQuery(options), ...(type === 'apply' && options.force ? { force: true } : {}) };
-    const path = withQuery(resourcePath(resource, { namespace, name }), query);
-    return this.send('patch', { verb: 'patch', resource: resource.resource, namespace, name }, 'PATCH', path, {
+    const path = withQuery(resourcePath(resource, { namespace, name, ...(subresource ? { subresource } : {}) }), query);
+    return this.send('patch', { verb: subresource ? 'patch status of' : 'patch', resource: resource.resource, namespace, name }, 'PATCH', path, {
       body: patch,
       contentType: patchContentTypes[type],
       // merge, strategic and apply patches state an end result, so sending one twice changes nothing more
