@@ -30,11 +30,11 @@ function sharedObject(e: LoggedEvent): KubeObject {
   return deepFreeze(e.stored.obj);
 }
 
+/** Freezes JSON-shaped data all the way down; a part frozen already (shared with an earlier object) is skipped. */
 export function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
-  }
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value;
+  Object.freeze(value);
+  for (const key in value) deepFreeze(value[key]);
   return value;
 }
 
