@@ -171,6 +171,7 @@ describe('KubeClient against a scripted API server', () => {
     await client.patch(notebooks, 'nb-001', 'alice', { metadata: {} }, 'strategic');
     await client.patch(notebooks, 'nb-001', 'alice', notebook(1), 'apply', { fieldManager: 'kubeflow-upgrader', force: true });
     await client.replaceStatus(notebooks, notebook(1));
+    await client.patchStatus(notebooks, 'nb-001', 'alice', [{ op: 'add', path: '/status', value: {} }], 'json', { fieldManager: 'kubeflow-upgrader' });
     await client.delete(notebooks, 'nb-001', 'alice', { propagationPolicy: 'Foreground', dryRun: true });
     const seen = api.requests.map((r) => [r.method, r.path, r.query.toString(), r.headers['content-type'] ?? '']);
     expect(seen).to.deep.equal([
@@ -180,10 +181,11 @@ describe('KubeClient against a scripted API server', () => {
       ['PATCH', '/apis/kubeflow.org/v1/namespaces/alice/notebooks/nb-001', '', 'application/strategic-merge-patch+json'],
       ['PATCH', '/apis/kubeflow.org/v1/namespaces/alice/notebooks/nb-001', 'fieldManager=kubeflow-upgrader&force=true', 'application/apply-patch+yaml'],
       ['PUT', '/apis/kubeflow.org/v1/namespaces/alice/notebooks/nb-001/status', '', 'application/json'],
+      ['PATCH', '/apis/kubeflow.org/v1/namespaces/alice/notebooks/nb-001/status', 'fieldManager=kubeflow-upgrader', 'application/json-patch+json'],
       ['DELETE', '/apis/kubeflow.org/v1/namespaces/alice/notebooks/nb-001', 'dryRun=All', 'application/json'],
     ]);
-    expect(JSON.parse(api.requests[6]!.body)).to.include({ propagationPolicy: 'Foreground' });
-    expect(client.requestCounts()).to.include({ patch: 4, update: 1, create: 0, delete: 0, dryRuns: 2, writes: 5 });
+    expect(JSON.parse(api.requests[7]!.body)).to.include({ propagationPolicy: 'Foreground' });
+    expect(client.requestCounts()).to.include({ patch: 5, update: 1, create: 0, delete: 0, dryRuns: 2, writes: 6 });
   });
 
   it('keeps at most api-concurrency requests in flight across all calls', async () => {

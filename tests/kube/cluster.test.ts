@@ -88,6 +88,23 @@ describe('KubeClient against the embedded cluster', function () {
     expect(error).to.include({ status: 409, reason: 'Conflict' });
   });
 
+  it('patches only the status through /status: a spec change in the same patch is dropped', async () => {
+    // the status subresource keeps everything but status from the stored object (apiextensions-apiserver
+    // pkg/registry/customresource/status_strategy.go, PrepareForUpdate)
+    const notebooks = (await client.findByResource('kubeflow.org', 'notebooks'))!;
+    const [first] = (await client.listAll(notebooks)).items;
+    const name = first!.metadata.name!;
+    const namespace = first!.metadata.namespace!;
+    const status = { readyReplicas: 7, conditions: [{ type: 'Restored', status: 'True' }] };
+    const patched = await client.patchStatus(notebooks, name, namespace, [
+      { op: 'add', path: '/status', value: status },
+      { op: 'add', path: '/spec/restoredBy', value: 'status patch' },
+    ], 'json', { fieldManager: 'test' });
+    expect(patched.status).to.deep.equal(status);
+    expect(patched.spec).to.deep.equal(first!.spec);
+    expect(Number(patched.metadata.resourceVersion)).to.be.greaterThan(Number(first!.metadata.resourceVersion));
+  });
+
   it('watches an object being added and then modified', async () => {
     const events: WatchEvent[] = [];
     const seen = new Promise<void>((resolve) => {
