@@ -5,8 +5,7 @@ import { StringDecoder } from 'node:string_decoder';
 import type { Readable, Writable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import type { KubeObject } from '../kube/types.ts';
-import { backupKeys } from '../store/layout.ts';
-import type { ObjectStore } from '../store/objects.ts';
+import type { BackupStore } from '../store/backup-store.ts';
 import { parseManifest, type Manifest } from './manifest.ts';
 import { METADATA_VERSION_PATH, parseItemPath, VELERO_FORMAT_VERSION, type ParsedItemPath } from './paths.ts';
 import { TarDecoder } from './tar-decode.ts';
@@ -73,27 +72,28 @@ export type ManifestRead =
   | { state: 'absent' }
   | { state: 'invalid'; reason: string };
 
-export interface ReadManifestOptions {
-  /** the user's encryption key: checks the marker's HMAC over the manifest's bytes as they arrive */
-  encryptionKey?: string | Buffer | undefined;
-}
-
-export async function readManifest(store: ObjectStore, id: string, options: ReadManifestOptions = {}): Promise<ManifestRead> {
-  const keys = backupKeys(id);
-  if (!(await store.exists(keys.manifest))) return { state: 'absent' };
+/**
+ * Decodes manifest bytes as they arrive, hashing them (and with a key checking the marker's HMAC over them) in the
+ * same pass, against the marker already read.
+ */
+export async function decodeManifest(
+  body: AsyncIterable<Buffer | Uint8Array>,
+  id: string,
+  marker: MarkerRead,
+  encryptionKey?: string | Buffer,
+): Promise<ManifestRead> {
   // Older backups and Velero's own markers carry no manifest digest: nothing to compare, as before.
-  const marker = await readMarker(store, id);
   const annotations = marker.state === 'present' ? (marker.marker.metadata.annotations as Record<string, unknown> | undefined) : undefined;
-  const verifier = options.encryptionKey !== undefined && options.encryptionKey.length > 0
-    ? new ManifestVerifier(options.encryptionKey, annotations?.[MANIFEST_HMAC_ANNOTATION])
+  const verifier = encryptionKey !== undefined && encryptionKey.length > 0
+    ? new ManifestVerifier(encryptionKey, annotations?.[MANIFEST_HMAC_ANNOTATION])
     : undefined;
   // Decoded and hashed as it arrives, and only the text is kept: the downloaded chunks, their concatenation, the text
   // and the parsed manifest held together would be the restore's memory peak on a large cluster.
   const hasher = createHash('sha256');
   const decoder = new StringDecoder('utf8');
   const pieces: string[] = [];
-  for await (const chunk of await store.getStream(keys.manifest)) {
-    hasher.update(chunk as Buffer);
+  for await (const chunk of body) {
+    hasher.update(chunk);
     verifier?.update(chunk as Buffer);
     pieces.push(decoder.write(chunk as Buffer));
   }
@@ -115,12 +115,11 @@ export async function readManifest(store: ObjectStore, id: string, options: Read
 
 export type MarkerRead = { state: 'present'; marker: Marker } | { state: 'absent' } | { state: 'invalid'; reason: string };
 
-export async function readMarker(store: ObjectStore, id: string): Promise<MarkerRead> {
-  const keys = backupKeys(id);
-  if (!(await store.exists(keys.marker))) return { state: 'absent' };
+/** Decodes the bytes of a velero-backup.json. */
+export function decodeMarker(bytes: Buffer): MarkerRead {
   let json: unknown;
   try {
-    json = JSON.parse((await store.getBytes(keys.marker)).toString('utf8'));
+    json = JSON.parse(bytes.toString('utf8'));
   } catch {
     return { state: 'invalid', reason: 'it is not valid JSON' };
   }
@@ -181,29 +180,39 @@ async function writeTo(sink: Writable, chunk: Buffer): Promise<boolean> {
  * are compared with the manifest too, so a full pass is a full verification. `stats` is filled at the end.
  */
 export async function* readItems(
-  store: ObjectStore,
+  store: BackupStore,
   id: string,
   options: ReadItemsOptions,
   stats: Partial<TarballStats> = {},
 ): AsyncGenerator<ArchiveItem> {
-  const keys = backupKeys(id);
+  const tarball = store.keys(id).tarball;
+  const source = await store.openTarball(id);
+  if (!source) {
+    const problem: Problem = { kind: 'missing-tarball', path: tarball, message: `Backup ${id} has no tarball ${store.url(tarball)}.` };
+    if (!options.onProblem) throw new ArchiveError(problem);
+    options.onProblem(problem);
+    return;
+  }
+  yield* decodeItems(source, id, tarball, options, stats);
+}
+
+/**
+ * Decodes the tarball of backup `id` from `source`, checking each item against the manifest as it passes; `path` is
+ * how problems name the tarball. A full pass is a full verification (see readItems).
+ */
+export async function* decodeItems(
+  source: Readable,
+  id: string,
+  path: string,
+  options: ReadItemsOptions,
+  stats: Partial<TarballStats> = {},
+): AsyncGenerator<ArchiveItem> {
   const { manifest } = options;
   const copies = options.copies ?? 'unversioned';
   const report = (problem: Problem) => {
     if (!options.onProblem) throw new ArchiveError(problem);
     options.onProblem(problem);
   };
-
-  let source: Readable;
-  try {
-    source = await store.getStream(keys.tarball);
-  } catch (error) {
-    if ((error as { condition?: string }).condition === 'not-found') {
-      report({ kind: 'missing-tarball', path: keys.tarball, message: `Backup ${id} has no tarball ${store.url(keys.tarball)}.` });
-      return;
-    }
-    throw error;
-  }
 
   const tarballHash = createHash('sha256');
   let tarballBytes = 0;
@@ -346,7 +355,7 @@ export async function* readItems(
     if (downloadError) throw downloadError;
     if (gunzipError) {
       report({
-        kind: 'corrupt-tarball', path: keys.tarball,
+        kind: 'corrupt-tarball', path,
         message: `The tarball of backup ${id} is damaged or truncated and could not be read to the end.`,
       });
     }
@@ -354,7 +363,7 @@ export async function* readItems(
     Object.assign(stats, { bytes: tarballBytes, sha256: sha, entries });
     if (manifest) {
       if (sha !== manifest.checksums.tarball || tarballBytes !== manifest.bytes) {
-        report({ kind: 'tarball-checksum', path: keys.tarball, message: `The tarball of backup ${id} does not match the checksum in its manifest.` });
+        report({ kind: 'tarball-checksum', path, message: `The tarball of backup ${id} does not match the checksum in its manifest.` });
       }
       const missing = index ? [...index].filter(([, at]) => at !== MET).map(([path]) => path) : pending!;
       for (const path of missing) report({ kind: 'missing-item', path, message: `Entry ${path} is in the manifest but missing from the tarball.` });

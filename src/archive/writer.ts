@@ -1,13 +1,15 @@
-// Writes one backup as a stream: item → tar entry → gzip → sha256 → multipart upload. Each addItem resolves only
-// once the tar stream has room again, so a producer awaiting it holds at most the upload's parts in memory.
-// Files are written in commit order: tarball, resource list, logs, results, manifest, and the marker last.
+// Encodes one backup as a stream: item → tar entry → gzip → sha256 → the backup store's tarball upload. Each addItem
+// resolves only once the tar stream has room again, so a producer awaiting it holds at most the upload's parts in
+// memory. At commit it encodes Velero's side files, our own, the manifest and the marker, and hands them to the
+// store's PendingBackup, which alone knows where they go and stores the marker last (src/store/backup-store.ts).
 import { createHash, hash } from 'node:crypto';
 import { pipeline, Readable, Transform, type TransformCallback } from 'node:stream';
 import { createGzip, gzipSync, type Gzip } from 'node:zlib';
 import type { input as ZodInput } from 'zod';
 import type { ApiResource, KubeObject } from '../kube/types.ts';
-import { backupKeys, newBackupId, type BackupKeys } from '../store/layout.ts';
-import type { ObjectStore, UploadHandle } from '../store/objects.ts';
+import type { BackupFile, BackupStore, PendingBackup } from '../store/backup-store.ts';
+import { newBackupId } from '../store/layout.ts';
+import type { UploadHandle } from '../store/objects.ts';
 import {
   MANIFEST_FORMAT_VERSION,
   ManifestSchema,
@@ -27,7 +29,7 @@ import { TarEncoder } from './tar.ts';
 import { veleroBackupObject } from './velero-backup.ts';
 
 export interface BackupWriterOptions {
-  store: ObjectStore;
+  store: BackupStore;
   toolVersion: string;
   scope: BackupScope;
   /** defaults to a fresh kf-… id */
@@ -113,7 +115,7 @@ interface ItemRecord {
 
 export class BackupWriter {
   readonly id: string;
-  readonly keys: BackupKeys;
+  private readonly pending: PendingBackup;
   private options: BackupWriterOptions;
   private readonly started: Date;
   private readonly gzip: Gzip;
@@ -150,12 +152,12 @@ export class BackupWriter {
   private streamError: Error | undefined;
   private tail: Promise<void> = Promise.resolve();
 
-  private constructor(options: BackupWriterOptions, id: string, started: Date) {
+  private constructor(options: BackupWriterOptions, pending: PendingBackup, started: Date) {
     this.options = options;
-    this.id = id;
-    this.keys = backupKeys(id);
+    this.id = pending.id;
+    this.pending = pending;
     this.started = started;
-    this.sealer = options.encryptionKey !== undefined ? SecretSealer.create(options.encryptionKey, id) : undefined;
+    this.sealer = options.encryptionKey !== undefined ? SecretSealer.create(options.encryptionKey, pending.id) : undefined;
     // Level 1: the backup's main thread waits on gzip's drain, and gzip shares the cores with it, the API server and
     // the GC; faster backups for a somewhat larger tarball (docs/performance.md). Any level reads back the same.
     const gzip = (this.gzip = createGzip({ level: 1 }));
@@ -171,7 +173,7 @@ export class BackupWriter {
     gzip.on('error', failed);
     this.digest.on('error', failed);
     gzip.pipe(this.digest);
-    this.upload = options.store.startUpload(this.keys.tarball, this.digest, 'application/gzip');
+    this.upload = pending.uploadTarball(this.digest);
     this.upload.done().catch((error: Error) => failed(error));
   }
 
@@ -181,12 +183,8 @@ export class BackupWriter {
    */
   static async start(options: BackupWriterOptions): Promise<BackupWriter> {
     const now = options.now?.() ?? new Date();
-    const id = options.id ?? newBackupId(now);
-    const keys = backupKeys(id);
-    for await (const existing of options.store.list(keys.folder)) {
-      throw new Error(`Backup ${id} already exists at ${options.store.url(existing.key)}; choose another id.`);
-    }
-    const writer = new BackupWriter(options, id, now);
+    const pending = await options.store.beginBackup(options.id ?? newBackupId(now));
+    const writer = new BackupWriter(options, pending, now);
     const version = Buffer.from(`${VELERO_FORMAT_VERSION}\n`);
     writer.plainEntries.push([METADATA_VERSION_PATH, sha256(version)]);
     writer.writeEntry(METADATA_VERSION_PATH, version);
@@ -195,7 +193,7 @@ export class BackupWriter {
   }
 
   get location(): string {
-    return this.options.store.url(this.keys.folder);
+    return this.pending.location;
   }
 
   get itemCount(): number {
@@ -401,16 +399,20 @@ export class BackupWriter {
   }
 
   /**
-   * Uploads the manifest as it is written; resolves to its sha256 and, with an encryption key, its HMAC (both of which
-   * the marker records).
+   * The manifest's bytes as they are written, and a promise of their sha256 and, with an encryption key, their HMAC
+   * (both of which the marker records), settled once the store has read the stream to its end.
    */
-  private async putManifest(manifest: Manifest): Promise<{ sha256: string; hmac: string | undefined }> {
+  private manifestStream(manifest: Manifest): { stream: Readable; digests: Promise<{ sha256: string; hmac: string | undefined }> } {
     const signer = this.options.encryptionKey !== undefined ? new ManifestSigner(this.options.encryptionKey) : undefined;
     const digest = new Digest(signer);
     // pipeline, not pipe: a failure while writing the pieces destroys the digest stream, so the upload fails too
     pipeline(Readable.from(this.manifestChunks(manifest)), digest, () => undefined);
-    await this.options.store.put(this.keys.manifest, digest, 'application/json');
-    return { sha256: digest.hash.digest('hex'), hmac: signer?.annotation() };
+    const digests = new Promise<{ sha256: string; hmac: string | undefined }>((resolve, reject) => {
+      digest.once('end', () => resolve({ sha256: digest.hash.digest('hex'), hmac: signer?.annotation() }));
+      digest.once('error', reject);
+    });
+    digests.catch(() => undefined); // observed by the marker; a failed upload is reported by the store
+    return { stream: digest, digests };
   }
 
   /** Finishes the tarball, writes the other files and finally the marker. On failure it aborts and rethrows. */
@@ -430,19 +432,17 @@ export class BackupWriter {
       for (const item of this.items()) names[keyIndex.get(item.listKey)!]!.push(item.listName);
       const resourceList: Record<string, string[]> = {};
       for (const key of [...this.listKeys].sort()) resourceList[key] = names[keyIndex.get(key)!]!.sort();
-      const rel = (key: string) => key.slice(this.keys.folder.length);
       const files: Record<string, string> = {};
-      // The files before the marker do not depend on each other: they go up side by side (each was a round trip of
-      // its own at commit), and all have settled before the marker is written or an abort deletes the folder.
-      const puts: Array<Promise<void>> = [];
-      const putSmall = (key: string, content: Buffer, type: string) => {
-        files[rel(key)] = sha256(content);
-        puts.push(this.options.store.put(key, content, type));
+      const toStore: BackupFile[] = [];
+      const addFile = (name: string, content: Buffer, contentType: string) => {
+        files[name] = sha256(content);
+        toStore.push({ name, content, contentType });
       };
-      putSmall(this.keys.resourceList, gzipSync(JSON.stringify(resourceList)), 'application/gzip');
-      putSmall(this.keys.logs, gzipSync(this.logChunks.join('')), 'application/gzip');
-      putSmall(this.keys.results, gzipSync(JSON.stringify({ errors: this.errors, warnings: this.warnings })), 'application/gzip');
-      for (const [name, content, type] of this.ownFiles) putSmall(`${this.keys.folder}${name}`, content, type);
+      const veleroFiles = this.pending.fileNames;
+      addFile(veleroFiles.resourceList, gzipSync(JSON.stringify(resourceList)), 'application/gzip');
+      addFile(veleroFiles.logs, gzipSync(this.logChunks.join('')), 'application/gzip');
+      addFile(veleroFiles.results, gzipSync(JSON.stringify({ errors: this.errors, warnings: this.warnings })), 'application/gzip');
+      for (const [name, content, type] of this.ownFiles) addFile(name, content, type);
       const completed = this.options.now?.() ?? new Date();
       const manifest = ManifestSchema.parse({
         formatVersion: MANIFEST_FORMAT_VERSION,
@@ -467,8 +467,7 @@ export class BackupWriter {
         errors: this.errorCount,
         extras: this.extras,
       } satisfies ManifestInput);
-      const manifestDigests = this.putManifest(manifest);
-      puts.push(manifestDigests.then(() => undefined));
+      const encoded = this.manifestStream(manifest);
       // The caller's copy gets its entries only if it reads them: 2×N paths as an object cost more than the backup.
       let entries: Record<string, string> | undefined;
       Object.defineProperty(manifest.checksums, 'entries', {
@@ -476,22 +475,27 @@ export class BackupWriter {
         configurable: true,
         get: () => (entries ??= this.entriesRecord()),
       });
-      const failed = (await Promise.allSettled(puts)).find((r) => r.status === 'rejected');
-      if (failed) throw failed.reason;
-      const marker = veleroBackupObject({
-        id: this.id,
-        started: this.started,
-        completed,
-        namespaces: this.options.scope.namespaces ?? [],
-        items: this.objects,
-        errors: this.errorCount,
-        warnings: this.warningCount,
-        storageLocation: this.options.storageLocation ?? 'default',
-        toolVersion: this.options.toolVersion,
-        manifestSha256: (await manifestDigests).sha256,
-        manifestHmac: (await manifestDigests).hmac,
+      await this.pending.commit({
+        files: toStore,
+        manifest: encoded.stream,
+        marker: async () => {
+          const digests = await encoded.digests;
+          const marker = veleroBackupObject({
+            id: this.id,
+            started: this.started,
+            completed,
+            namespaces: this.options.scope.namespaces ?? [],
+            items: this.objects,
+            errors: this.errorCount,
+            warnings: this.warningCount,
+            storageLocation: this.options.storageLocation ?? 'default',
+            toolVersion: this.options.toolVersion,
+            manifestSha256: digests.sha256,
+            manifestHmac: digests.hmac,
+          });
+          return Buffer.from(JSON.stringify(marker, null, 1));
+        },
       });
-      await this.options.store.put(this.keys.marker, Buffer.from(JSON.stringify(marker, null, 1)), 'application/json');
       this.state = 'committed';
       return {
         id: this.id, location: this.location, objects: this.objects, bytes: this.digest.bytes,
@@ -513,9 +517,8 @@ export class BackupWriter {
     if (this.state === 'aborted' || this.state === 'committed') return;
     this.state = 'aborted';
     this.streamError ??= new Error(`Backup ${this.id} was aborted.`);
-    await this.upload.abort();
     this.gzip.destroy();
-    await this.options.store.deleteFolder(this.keys.folder);
+    await this.pending.abort();
   }
 }
 

@@ -7,11 +7,12 @@
 // checksums is refused whatever skip-refused says.
 import type { KubeClient } from '../kube/client.ts';
 import type { ApiResource, KubeObject } from '../kube/types.ts';
-import { judgePhase, latestWholeBackup, readItems, readManifest, readMarker, SecretOpener, isSealed, type Manifest, type Problem } from '../archive/index.ts';
+import { judgePhase, latestWholeBackup, readItems, SecretOpener, isSealed, type Manifest, type Problem } from '../archive/index.ts';
 import { judgeAuthentication, NotAuthenticatedError, type AuthenticationOutcome } from '../archive/authenticate.ts';
 import { checkDataFiles } from '../archive/data-files.ts';
 import { resourceFolder } from '../archive/paths.ts';
-import type { ObjectStore } from '../store/objects.ts';
+import type { BackupStore } from '../store/backup-store.ts';
+import type { MarkerRead } from '../archive/reader.ts';
 import { restoreRefusal } from '../kubeflow/allow-list.ts';
 import { generatedReason } from '../kubeflow/generated.ts';
 import { isRecurringRun, recurringRunReason } from '../kubeflow/recurring-runs.ts';
@@ -88,20 +89,20 @@ export interface Preflight {
  * `latest` → the newest whole backup (Completed, or PartiallyFailed with a warning); any other id must have its
  * commit marker, and the phase there must say the backup is whole.
  */
-export async function resolveBackupId(store: ObjectStore, id: string, warnings: string[] = []): Promise<string> {
+export async function resolveBackupId(store: BackupStore, id: string, warnings: string[] = []): Promise<{ id: string; marker?: MarkerRead }> {
   if (id === 'latest') {
     const newest = await latestWholeBackup(store);
     if (!newest) throw new RestoreInputError(`There is no complete backup in ${store.url('backups/')} to restore; run backup-state first.`);
     if (newest.warning) warnings.push(newest.warning);
-    return newest.listing.id;
+    return { id: newest.listing.id };
   }
-  const marker = await readMarker(store, id);
+  const marker = await store.readMarker(id);
   if (marker.state === 'absent') throw new RestoreInputError(`There is no complete backup ${id} in ${store.url('backups/')}; list-backups shows the ones that exist.`);
   if (marker.state === 'invalid') throw new RestoreInputError(`Backup ${id} cannot be restored: its velero-backup.json is unusable (${marker.reason}).`);
   const verdict = judgePhase(id, marker.marker.status.phase);
   if (!verdict.whole) throw new RestoreInputError(`Backup ${id} cannot be restored: ${verdict.reason}.`);
   if (verdict.warning) warnings.push(verdict.warning);
-  return id;
+  return { id, marker };
 }
 
 interface Pending {
@@ -113,13 +114,15 @@ interface Pending {
   namespaced: boolean;
 }
 
-export async function runPreflight(kube: KubeClient, store: ObjectStore, request: PreflightRequest): Promise<Preflight> {
+export async function runPreflight(kube: KubeClient, store: BackupStore, request: PreflightRequest): Promise<Preflight> {
   // The target's discovery is needed only at the end, and costs 0.1-0.2 s of round trips: it runs while the archive
   // is read. A failure is not reported here; the lookups at the end ask again and report it.
   void kube.discover().catch(() => undefined);
   const warnings: string[] = [];
-  const backupId = await resolveBackupId(store, request.backupId, warnings);
-  const read = await readManifest(store, backupId, { encryptionKey: request.encryptionKey });
+  const resolved = await resolveBackupId(store, request.backupId, warnings);
+  const backupId = resolved.id;
+  // The manifest is read here once, and the Preflight hands it to the restore's later steps (control plane, volumes).
+  const read = await store.readManifest(backupId, { encryptionKey: request.encryptionKey, ...(resolved.marker ? { marker: resolved.marker } : {}) });
   if (read.state === 'invalid') throw new RestoreRefusedError(`Backup ${backupId} cannot be restored: its manifest is unusable (${read.reason}).`, [`manifest: ${read.reason}`]);
   if (read.state === 'present' && read.changed) {
     throw new RestoreRefusedError(`Backup ${backupId} cannot be restored: its manifest was changed after the backup was committed (${read.changed}).`, [`manifest: ${read.changed}`]);

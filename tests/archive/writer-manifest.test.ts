@@ -1,8 +1,9 @@
 import { expect } from 'chai';
+import { backupStore } from '../support/backup-store.ts';
 import { createHash } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import tar from 'tar-stream';
-import { BackupWriter, readManifest, verifyBackup } from '../../src/archive/index.ts';
+import { BackupWriter, verifyBackup } from '../../src/archive/index.ts';
 import { backupKeys } from '../../src/store/layout.ts';
 import type { ObjectStore } from '../../src/store/objects.ts';
 import type { S3ServerHandle } from '../support/s3/server.ts';
@@ -17,7 +18,7 @@ describe('archive writer: compact bookkeeping, same manifest and resource list',
   after(async () => server.stop());
 
   it('stores a manifest identical to JSON.stringify of the parsed manifest, with every tar entry and its sha256', async () => {
-    const w = await BackupWriter.start({ store, toolVersion: '0.1.0', scope: { action: 'backup-state', namespaces: ['alice', 'bob'] } });
+    const w = await BackupWriter.start({ store: backupStore(store), toolVersion: '0.1.0', scope: { action: 'backup-state', namespaces: ['alice', 'bob'] } });
     w.setExtra('note', { entries: 'an extras key named entries must not confuse the writer' });
     await w.addItems(PROFILES, [profile('alice'), profile('bob')]);
     await w.addItems(NOTEBOOKS, Array.from({ length: 300 }, (_, i) => notebook(i % 2 ? 'alice' : 'bob', `nb-${i}`)));
@@ -42,7 +43,7 @@ describe('archive writer: compact bookkeeping, same manifest and resource list',
     }
 
     const stored = await store.getBytes(backupKeys(summary.id).manifest);
-    const read = await readManifest(store, summary.id);
+    const read = await backupStore(store).readManifest(summary.id);
     if (read.state !== 'present') throw new Error(read.state);
     expect(stored.toString('utf8')).to.equal(JSON.stringify(read.manifest, null, 1));
     // the caller's copy has the same entries, on demand
@@ -75,11 +76,11 @@ describe('archive writer: compact bookkeeping, same manifest and resource list',
     expect(resourceList['v1/ConfigMap']).to.deep.equal([`alice/${longName}`]);
     expect(resourceList['kubeflow.org/v1/Notebook']).to.have.length(300);
     expect(resourceList['kubeflow.org/v1/Notebook']).to.include('alice/nb-1').and.include('bob/nb-0');
-    expect((await verifyBackup(store, summary.id)).status).to.equal('ok');
+    expect((await verifyBackup(backupStore(store), summary.id)).status).to.equal('ok');
   });
 
   it('refuses an object added twice, also within one batch', async () => {
-    const w = await BackupWriter.start({ store, toolVersion: '0.1.0', scope: { action: 'backup-state' } });
+    const w = await BackupWriter.start({ store: backupStore(store), toolVersion: '0.1.0', scope: { action: 'backup-state' } });
     await w.addItems(NOTEBOOKS, [notebook('alice', 'a')]);
     let error: unknown;
     try {

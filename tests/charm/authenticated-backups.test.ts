@@ -25,6 +25,7 @@ import { backupKeys } from '../../src/store/layout.ts';
 import { runBackup, type VolumeStep } from '../../src/backup/engine.ts';
 import { kdf, SecretOpener, type SealParameters } from '../../src/archive/seal.ts';
 import { rcloneBehaviourEnv, rcloneRemoteEnv, REMOTE_NAME } from '../../src/volumes/rclone-env.ts';
+import { backupStore } from '../support/backup-store.ts';
 
 const BUCKET = 'kubeflow-backups';
 const PREFIX = 'backups';
@@ -90,7 +91,7 @@ describe('authenticated backups through the real dispatch', function () {
   };
 
   async function backup(options: { key?: string; volumes?: boolean } = {}): Promise<string> {
-    const made = await runBackup(kubeA, store, {
+    const made = await runBackup(kubeA, backupStore(store), {
       kind: 'backup-state', includeVolumes: options.volumes === true, includeControlPlane: false, toolVersion: 'test',
       profileNamespaceSelector: 'app.kubernetes.io/part-of=kubeflow-profile', protectedCrdGroups: ['kubeflow.org'],
       ...(options.key ? { encryptionKey: options.key } : {}),

@@ -13,6 +13,7 @@ import { ObjectStore } from '../../src/store/objects.ts';
 import { runBackup } from '../../src/backup/engine.ts';
 import { collectUserState, compareStates } from '../../src/restore/compare.ts';
 import { putForeignArchive } from '../restore/fixtures.ts';
+import { backupStore } from '../support/backup-store.ts';
 
 const BUCKET = 'kubeflow-backups';
 
@@ -32,7 +33,7 @@ describe('restore-state action (real ./dispatch)', function () {
       client: new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } }),
       bucket: BUCKET, prefix: 'backups',
     });
-    const backup = await runBackup(kube, store, {
+    const backup = await runBackup(kube, backupStore(store), {
       kind: 'backup-state', includeVolumes: false, includeControlPlane: false, toolVersion: 'test',
       profileNamespaceSelector: 'app.kubernetes.io/part-of=kubeflow-profile', protectedCrdGroups: ['kubeflow.org'],
     });

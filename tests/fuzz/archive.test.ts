@@ -8,12 +8,13 @@ import { parseManifest } from '../../src/archive/manifest.ts';
 import { backupKeys } from '../../src/store/layout.ts';
 import { CONFIGMAPS, NOTEBOOKS, PROFILES, SECRETS, notebook, profile, secret } from '../archive/fixtures.ts';
 import { MemoryStore } from './memory-store.ts';
+import { backupStore } from '../support/backup-store.ts';
 
 const ID = 'kf-20250601-120000-abcdef';
 
 async function writeBackup(): Promise<MemoryStore> {
   const store = new MemoryStore();
-  const writer = await BackupWriter.start({ store, id: ID, toolVersion: 'fuzz', scope: { action: 'backup-state', namespaces: ['alice'], profiles: ['alice'], includeVolumes: false, includeControlPlane: false } });
+  const writer = await BackupWriter.start({ store: backupStore(store), id: ID, toolVersion: 'fuzz', scope: { action: 'backup-state', namespaces: ['alice'], profiles: ['alice'], includeVolumes: false, includeControlPlane: false } });
   await writer.addItem(PROFILES, profile('alice'));
   for (let i = 0; i < 4; i++) await writer.addItem(NOTEBOOKS, notebook('alice', `nb-${i}`, 40));
   await writer.addItem(SECRETS, secret('alice', 'creds', { token: 'not-a-real-token' }));
@@ -30,7 +31,7 @@ describe('fuzz: archives', function () {
 
   before(async () => {
     pristine = await writeBackup();
-    expect((await verifyBackup(pristine, ID)).status).to.equal('ok');
+    expect((await verifyBackup(backupStore(pristine), ID)).status).to.equal('ok');
   });
 
   function positions(length: number, count: number): number[] {
@@ -51,7 +52,7 @@ describe('fuzz: archives', function () {
         ] as const) {
           const store = pristine.clone();
           store.objects.set(key, damaged);
-          const report = await verifyBackup(store, ID);
+          const report = await verifyBackup(backupStore(store), ID);
           expect(report.status, `${which} ${label}`).to.equal('corrupt');
           cases++;
         }
@@ -73,12 +74,12 @@ describe('fuzz: archives', function () {
       if (damaged.equals(tarball)) return;
       const store = pristine.clone();
       store.objects.set(keys.tarball, damaged);
-      const report = await verifyBackup(store, ID);
+      const report = await verifyBackup(backupStore(store), ID);
       expect(report.status).to.equal('corrupt');
       for (const p of report.problems) expect(p.message).not.to.match(/\n\s+at /);
       const manifest = parseManifest(store.objects.get(keys.manifest)!);
       try {
-        for await (const _ of readItems(store, ID, { manifest: manifest.ok ? manifest.manifest : null })) void _;
+        for await (const _ of readItems(backupStore(store), ID, { manifest: manifest.ok ? manifest.manifest : null })) void _;
         expect.fail('a damaged tarball was read through');
       } catch (error) {
         expect((error as Error).name).to.equal('ArchiveError');

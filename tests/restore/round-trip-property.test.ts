@@ -17,7 +17,8 @@ import { runRestore } from '../../src/restore/engine.ts';
 import { collectUserState, comparable, identityOf, unmetFields } from '../../src/restore/compare.ts';
 import { contributorBindingName, type ContributorRole } from '../../src/kubeflow/contributors.ts';
 import { reservedNamespaces } from '../../src/kubeflow/profile-namespaces.ts';
-import { readManifest } from '../../src/archive/index.ts';
+import {  } from '../../src/archive/index.ts';
+import { backupStore } from '../support/backup-store.ts';
 
 const RUNS = 200;
 const SELECTOR_LABEL = { 'app.kubernetes.io/part-of': 'kubeflow-profile' };
@@ -197,16 +198,16 @@ describe('round trip property: every backup restores into an empty cluster', fun
       try {
         await populate(source, c);
         const store = new MemoryStore();
-        const backup = await runBackup(kubeSource, store, {
+        const backup = await runBackup(kubeSource, backupStore(store), {
           kind: 'backup-state', includeVolumes: false, includeControlPlane: false, toolVersion: 'property',
           profileNamespaceSelector: 'app.kubernetes.io/part-of=kubeflow-profile', protectedCrdGroups: [],
         });
         // every namespace left out is named with its reason, in the outcome and in the manifest
         expect(backup.leftOutNamespaces.map((l) => l.namespace)).to.deep.equal(expectedLeftOut(c));
-        const manifest = await readManifest(store, backup.backupId);
+        const manifest = await backupStore(store).readManifest(backup.backupId);
         expect(manifest.state === 'present' && manifest.manifest.extras.leftOutNamespaces).to.deep.equal(backup.leftOutNamespaces);
 
-        const restore = await runRestore(kubeTarget, store, { backupId: backup.backupId, waitTimeoutMs: 10_000 });
+        const restore = await runRestore(kubeTarget, backupStore(store), { backupId: backup.backupId, waitTimeoutMs: 10_000 });
         expect(restore.failures).to.deep.equal([]);
         expect(restore.refused).to.deep.equal([]);
         expect(restore.totals.failed).to.equal(0);

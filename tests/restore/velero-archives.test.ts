@@ -13,6 +13,7 @@ import { runRestore } from '../../src/restore/engine.ts';
 import { RestoreInputError } from '../../src/restore/errors.ts';
 import { collectUserState, compareStates, describeDifferences } from '../../src/restore/compare.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
+import { backupStore } from '../support/backup-store.ts';
 
 const SEED = 17;
 const BUCKET = 'velero';
@@ -59,12 +60,12 @@ describe('restore of Velero archives and of unfinished backups', function () {
       subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: `system:serviceaccounts:${namespace}` }],
     });
     const store = storeAt('round-trip');
-    const backup = await runBackup(kubeA, store, {
+    const backup = await runBackup(kubeA, backupStore(store), {
       kind: 'backup-state', includeVolumes: false, includeControlPlane: false, toolVersion: 'test',
       profileNamespaceSelector: 'app.kubernetes.io/part-of=kubeflow-profile', protectedCrdGroups: ['kubeflow.org'],
     });
     expect(backup.counts['rolebindings.rbac.authorization.k8s.io']).to.be.greaterThan(0);
-    const outcome = await runRestore(kubeB, store, { backupId: 'latest', waitTimeoutMs: 20_000 });
+    const outcome = await runRestore(kubeB, backupStore(store), { backupId: 'latest', waitTimeoutMs: 20_000 });
     expect(outcome.backupId).to.equal(backup.backupId);
     expect(outcome.totals).to.deep.include({ failed: 0 });
     const restored = await get(kubeB, 'rbac.authorization.k8s.io', 'rolebindings', 'system:image-pullers', namespace);
@@ -78,7 +79,7 @@ describe('restore of Velero archives and of unfinished backups', function () {
       name: 'velero-nightly', items: veleroProfileNamespace('velero-alice'), enableApiGroupVersions: true, directoryEntries: true,
       itemOperations: [], podVolumeBackups: [], volumeSnapshots: [],
     });
-    const outcome = await runRestore(kubeB, store, { backupId: 'velero-nightly', waitTimeoutMs: 20_000 });
+    const outcome = await runRestore(kubeB, backupStore(store), { backupId: 'velero-nightly', waitTimeoutMs: 20_000 });
     expect(outcome.warnings.join(' ')).to.include('no kubeflow-upgrader manifest');
     // the Profile, Notebook, Role, RoleBinding and ConfigMap; Velero's Namespace item is left to the profile controller
     expect(outcome.totals).to.deep.include({ created: 5, skipped: 1, failed: 0 });
@@ -97,7 +98,7 @@ describe('restore of Velero archives and of unfinished backups', function () {
       const before = kubeB.requestCounts().writes;
       let error: unknown;
       try {
-        await runRestore(kubeB, store, { backupId: name, waitTimeoutMs: 20_000 });
+        await runRestore(kubeB, backupStore(store), { backupId: name, waitTimeoutMs: 20_000 });
       } catch (caught) {
         error = caught;
       }
@@ -113,12 +114,12 @@ describe('restore of Velero archives and of unfinished backups', function () {
     await putVeleroBackup(store, { name: 'older-completed', items: veleroProfileNamespace('velero-carol'), started: at(1) });
     await putVeleroBackup(store, { name: 'newer-failed', items: veleroProfileNamespace('velero-carol'), started: at(2), phase: 'Failed' });
     await putVeleroBackup(store, { name: 'newest-inprogress', items: veleroProfileNamespace('velero-carol'), started: at(3), phase: 'InProgress' });
-    const outcome = await runRestore(kubeB, store, { backupId: 'latest', dryRun: true, waitTimeoutMs: 20_000 });
+    const outcome = await runRestore(kubeB, backupStore(store), { backupId: 'latest', dryRun: true, waitTimeoutMs: 20_000 });
     expect(outcome.backupId).to.equal('older-completed');
     expect(outcome.warnings.join(' ')).not.to.include('PartiallyFailed');
 
     await putVeleroBackup(store, { name: 'newest-partial', items: veleroProfileNamespace('velero-carol'), started: at(4), phase: 'PartiallyFailed' });
-    const partial = await runRestore(kubeB, store, { backupId: 'latest', dryRun: true, waitTimeoutMs: 20_000 });
+    const partial = await runRestore(kubeB, backupStore(store), { backupId: 'latest', dryRun: true, waitTimeoutMs: 20_000 });
     expect(partial.backupId).to.equal('newest-partial');
     expect(partial.warnings).to.include('Backup newest-partial is PartiallyFailed: errors were logged while it was made (see newest-partial-results.gz), so some objects may be missing from it.');
   });
