@@ -103,7 +103,7 @@ export async function archiveObjects(s3: S3Target, backupId: string): Promise<Ku
   const store = openStore(s3);
   const read = await store.readManifest(backupId);
   const objects: KubeObject[] = [];
-  for await (const item of readItems(store, backupId, { manifest: read.state === 'present' ? read.manifest : null })) objects.push(restorable(item.object));
+  for await (const item of readItems(store, backupId, { expected: read.state === 'present' ? read : null })) objects.push(restorable(item.object));
   return objects;
 }
 

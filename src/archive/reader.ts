@@ -6,6 +6,7 @@ import type { Readable, Writable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import type { KubeObject } from '../kube/types.ts';
 import type { BackupStore } from '../store/backup-store.ts';
+import type { ChecksumIndex } from './checksum-index.ts';
 import { parseManifest, type Manifest } from './manifest.ts';
 import { METADATA_VERSION_PATH, parseItemPath, VELERO_FORMAT_VERSION, type ParsedItemPath } from './paths.ts';
 import { TarDecoder } from './tar-decode.ts';
@@ -66,9 +67,10 @@ const MAX_ENTRY_BYTES = 16 * 1024 * 1024;
  * `changed` is set when the marker records the manifest's sha256 and the manifest no longer matches it: the manifest
  * was altered after the backup was committed (its item checksums can still be used to find which items differ).
  * `authentication` is set only when an encryption key was given: what the marker's HMAC says of the manifest's bytes.
+ * `checksums` are the manifest's entries, packed and read-only, apart from the manifest so a caller can let them go.
  */
 export type ManifestRead =
-  | { state: 'present'; manifest: Manifest; changed?: string; authentication?: Authentication }
+  | { state: 'present'; manifest: Manifest; checksums: ChecksumIndex; changed?: string; authentication?: Authentication }
   | { state: 'absent' }
   | { state: 'invalid'; reason: string };
 
@@ -106,7 +108,7 @@ export async function decodeManifest(
   if (!check.ok) return { state: 'invalid', reason: check.reason };
   if (check.manifest.backupId !== id) return { state: 'invalid', reason: `it names backup ${check.manifest.backupId}` };
   const recorded = annotations?.[MANIFEST_SHA256_ANNOTATION];
-  const read: ManifestRead = { state: 'present', manifest: check.manifest, ...(authentication ? { authentication } : {}) };
+  const read: ManifestRead = { state: 'present', manifest: check.manifest, checksums: check.checksums, ...(authentication ? { authentication } : {}) };
   if (typeof recorded === 'string' && recorded !== digest) {
     return { ...read, changed: 'its sha256 differs from the one velero-backup.json recorded when the backup was committed' };
   }
@@ -129,8 +131,11 @@ export function decodeMarker(bytes: Buffer): MarkerRead {
 }
 
 export interface ReadItemsOptions {
-  /** the manifest to check entries against; null for a foreign archive (nothing to check against) */
-  manifest: Manifest | null;
+  /**
+   * the manifest and its entry checksums to check the archive against (a present ManifestRead is one); null for a
+   * foreign archive (nothing to check against)
+   */
+  expected: ExpectedArchive | null;
   /**
    * which copies to yield: the unversioned ones (default, what restore uses), the preferred-version ones, or every
    * copy (preferred, unversioned and those in other version folders)
@@ -141,17 +146,13 @@ export interface ReadItemsOptions {
    * what a restore wants: never apply an archive that does not match its manifest.
    */
   onProblem?: (problem: Problem) => void;
-  /**
-   * The caller gives up the manifest's `checksums.entries`: they are moved at the start into an index of their own
-   * (path → position, and one buffer of raw digests), and the manifest is left with none. A restore reads the
-   * archive once: a digest string per entry, the entries object and a set of the paths not met yet would each grow
-   * with the cluster, at its memory peak.
-   */
-  consumeEntries?: boolean;
 }
 
-/** The position a consumed entry is left with once its path was met. */
-const MET = -1;
+/** What a backup's manifest says its archive holds. */
+export interface ExpectedArchive {
+  manifest: Manifest;
+  checksums: ChecksumIndex;
+}
 
 export interface TarballStats {
   bytes: number;
@@ -207,7 +208,7 @@ export async function* decodeItems(
   options: ReadItemsOptions,
   stats: Partial<TarballStats> = {},
 ): AsyncGenerator<ArchiveItem> {
-  const { manifest } = options;
+  const manifest = options.expected?.manifest ?? null;
   const copies = options.copies ?? 'unversioned';
   const report = (problem: Problem) => {
     if (!options.onProblem) throw new ArchiveError(problem);
@@ -239,27 +240,11 @@ export async function* decodeItems(
     }
   })();
 
-  // The manifest's paths not met yet: its own key strings, so they cost a hash table, not a second copy of every path
-  // (a set of the tar's names would). Names outside the manifest (every
-  // name of a foreign archive) are remembered apart, to tell a duplicate.
-  // With consumeEntries the entries move into a compact index (see ReadItemsOptions) that does that job too.
-  const consume = options.consumeEntries === true && manifest !== null;
-  const known = consume ? undefined : manifest?.checksums.entries;
-  const pending = known ? new Set(Object.keys(known)) : undefined;
-  let index: Map<string, number> | undefined;
-  let digests: Buffer | undefined;
-  if (consume) {
-    const entries = manifest.checksums.entries;
-    const paths = Object.keys(entries);
-    index = new Map();
-    digests = Buffer.allocUnsafe(paths.length * 32);
-    // parseManifest checked every digest: 64 lowercase hex digits
-    for (let i = 0; i < paths.length; i++) {
-      digests.write(entries[paths[i]!]!, i * 32, 32, 'hex');
-      index.set(paths[i]!, i);
-    }
-    manifest.checksums.entries = {};
-  }
+  // Which of the manifest's entries were met, by position: one byte each, beside the read-only index (a set of the
+  // paths not met yet would be a second hash table of every path). Names outside the manifest (every name of a
+  // foreign archive) are remembered apart, to tell a duplicate.
+  const index = options.expected?.checksums;
+  const met = index ? new Uint8Array(index.size) : undefined;
   const seenOutside = new Set<string>();
   let entries = 0;
   let completed = false;
@@ -286,17 +271,14 @@ export async function* decodeItems(
           const digest = hash('sha256', content, 'hex');
           let expected: string | undefined;
           let duplicate: boolean;
-          if (index) {
-            const at = index.get(name);
-            duplicate = at === MET;
-            if (at !== undefined && at !== MET) {
-              expected = digests!.toString('hex', at * 32, at * 32 + 32);
-              index.set(name, MET);
+          const at = index?.positionOf(name);
+          if (at !== undefined) {
+            duplicate = met![at] === 1;
+            if (!duplicate) {
+              expected = index!.digestAt(at);
+              met![at] = 1;
             }
-          } else {
-            expected = known?.[name];
-            duplicate = expected !== undefined && !pending!.delete(name);
-          }
+          } else duplicate = false;
           if (expected === undefined && !duplicate) {
             duplicate = seenOutside.has(name);
             seenOutside.add(name);
@@ -365,8 +347,8 @@ export async function* decodeItems(
       if (sha !== manifest.checksums.tarball || tarballBytes !== manifest.bytes) {
         report({ kind: 'tarball-checksum', path, message: `The tarball of backup ${id} does not match the checksum in its manifest.` });
       }
-      const missing = index ? [...index].filter(([, at]) => at !== MET).map(([path]) => path) : pending!;
-      for (const path of missing) report({ kind: 'missing-item', path, message: `Entry ${path} is in the manifest but missing from the tarball.` });
+      let at = 0;
+      for (const path of index!.paths()) if (met![at++] !== 1) report({ kind: 'missing-item', path, message: `Entry ${path} is in the manifest but missing from the tarball.` });
     }
     completed = true;
   } finally {

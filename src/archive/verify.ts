@@ -65,7 +65,7 @@ export async function verifyBackup(store: BackupStore, id: string, policy: Authe
   const key = policy.encryptionKey;
   const opener = key !== undefined && key.length > 0 && manifest?.encryption ? openerOrProblem(id, manifest.encryption, key, problems) : undefined;
   let objectsChecked = 0;
-  for await (const item of readItems(store, id, { manifest, copies: 'all', onProblem: (p) => problems.push(p) })) {
+  for await (const item of readItems(store, id, { expected: read.state === 'present' ? read : null, copies: 'all', onProblem: (p) => problems.push(p) })) {
     if (item.preferredVersion === undefined && item.otherVersion === undefined) {
       objectsChecked++;
       if (opener && isSealed(item.object)) {

@@ -20,7 +20,9 @@ import {
   type Manifest,
   type ManifestExtras,
   type VolumeEntry,
+  withoutEntries,
 } from './manifest.ts';
+import { ChecksumIndex } from './checksum-index.ts';
 import { itemPaths, METADATA_VERSION_PATH, PREFERRED_VERSION_SUFFIX, RESOURCES_ROOT, resourceFolder, SEALED_ROOT, VELERO_FORMAT_VERSION } from './paths.ts';
 import { isPvc, withoutVolumeBinding } from '../kubeflow/pvc-binding.ts';
 import { ManifestSigner } from './authenticate.ts';
@@ -49,7 +51,10 @@ export interface BackupSummary {
   bytes: number;
   sealedSecrets: number;
   clearSecrets: number;
+  /** the manifest as stored, but its entries */
   manifest: Manifest;
+  /** the entries' checksums, built when asked (2×N paths) */
+  checksums(): ChecksumIndex;
 }
 
 type ManifestInput = ZodInput<typeof ManifestSchema>;
@@ -358,10 +363,9 @@ export class BackupWriter {
     }
   }
 
-  private entriesRecord(): Record<string, string> {
-    const record: Record<string, string> = {};
-    for (const [path, sha] of this.entryPairs()) record[path] = sha;
-    return record;
+  /** The entries as a ChecksumIndex, built only when asked: at 2×N paths it costs more than the backup's peak. */
+  private checksumIndex(): ChecksumIndex {
+    return ChecksumIndex.fromPairs(this.entryPairs(), this.plainEntries.length + 2 * this.objects);
   }
 
   /**
@@ -371,13 +375,9 @@ export class BackupWriter {
    */
   private *manifestChunks(manifest: Manifest): Generator<Buffer> {
     const sentinel = '\u0000entries';
-    // The checksums are copied key by key without reading `entries`: by the time this runs, the caller's manifest
-    // has a getter there that builds all 2×N entries as one object (spreading the checksums would call it, at the
-    // backup's peak, only for the object to be replaced by the sentinel).
-    const checksums: Record<string, unknown> = {};
-    for (const key of Object.keys(manifest.checksums)) {
-      checksums[key] = key === 'entries' ? { [sentinel]: '' } : manifest.checksums[key as keyof Manifest['checksums']];
-    }
+    // The document's checksums in the schema's order, the entries a placeholder where their text goes.
+    const { algorithm, tarball, files } = manifest.checksums;
+    const checksums = { algorithm, tarball, entries: { [sentinel]: '' }, files };
     const text = JSON.stringify({ ...manifest, checksums }, null, 1);
     const marker = `${JSON.stringify(sentinel)}: ""`;
     const at = text.indexOf(marker);
@@ -444,7 +444,7 @@ export class BackupWriter {
       addFile(veleroFiles.results, gzipSync(JSON.stringify({ errors: this.errors, warnings: this.warnings })), 'application/gzip');
       for (const [name, content, type] of this.ownFiles) addFile(name, content, type);
       const completed = this.options.now?.() ?? new Date();
-      const manifest = ManifestSchema.parse({
+      const manifest = withoutEntries(ManifestSchema.parse({
         formatVersion: MANIFEST_FORMAT_VERSION,
         veleroFormatVersion: VELERO_FORMAT_VERSION,
         tool: { name: 'kubeflow-upgrader', version: this.options.toolVersion },
@@ -466,15 +466,8 @@ export class BackupWriter {
         warnings: this.warningCount,
         errors: this.errorCount,
         extras: this.extras,
-      } satisfies ManifestInput);
+      } satisfies ManifestInput));
       const encoded = this.manifestStream(manifest);
-      // The caller's copy gets its entries only if it reads them: 2×N paths as an object cost more than the backup.
-      let entries: Record<string, string> | undefined;
-      Object.defineProperty(manifest.checksums, 'entries', {
-        enumerable: true,
-        configurable: true,
-        get: () => (entries ??= this.entriesRecord()),
-      });
       await this.pending.commit({
         files: toStore,
         manifest: encoded.stream,
@@ -499,7 +492,7 @@ export class BackupWriter {
       this.state = 'committed';
       return {
         id: this.id, location: this.location, objects: this.objects, bytes: this.digest.bytes,
-        sealedSecrets: this.sealedSecrets, clearSecrets: this.clearSecrets, manifest,
+        sealedSecrets: this.sealedSecrets, clearSecrets: this.clearSecrets, manifest, checksums: () => this.checksumIndex(),
       };
     } catch (error) {
       this.state = 'open';

@@ -184,7 +184,7 @@ export async function runPreflight(kube: KubeClient, store: BackupStore, request
   // Chosen Profiles and namespaces are known up front; every item is still checked, only the chosen ones are spooled.
   const chosen = new Set([...request.profiles, ...request.namespaces]);
   try {
-    const items = readItems(store, backupId, { manifest, consumeEntries: true, onProblem: (problem) => problems.push(problem) });
+    const items = readItems(store, backupId, { expected: read.state === 'present' ? read : null, onProblem: (problem) => problems.push(problem) });
     for await (const item of items) {
       objectsChecked++;
       if (objectsChecked % 5000 === 0) await request.progress?.(`checked ${objectsChecked} archived objects`);
@@ -261,9 +261,6 @@ export async function runPreflight(kube: KubeClient, store: BackupStore, request
       await spool.append(`${key}@${version}`, namespace, item.json, object);
     }
     await spool.seal();
-    // Every item has been checked against its entry: the 2×N entries, one of the largest objects a restore holds, are
-    // not looked at again, and the restore would carry them to its end.
-    if (manifest) manifest.checksums.entries = {};
 
     for (const problem of problems) offenders.push(problem.path ? `${problem.path}: ${problem.message}` : problem.message);
     const profileNamespaces = new Set(profiles.keys());

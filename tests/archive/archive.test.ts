@@ -6,9 +6,10 @@ import { Readable } from 'node:stream';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import {
-  BackupWriter, listBackups, readItems, SecretOpener, SealError, verifyBackup, type Manifest, type Problem,
+  BackupWriter, listBackups, readItems, SecretOpener, SealError, verifyBackup, type ExpectedArchive, type Manifest, type Problem,
 } from '../../src/archive/index.ts';
 import { backupKeys } from '../../src/store/layout.ts';
+import { ChecksumIndex } from '../../src/archive/checksum-index.ts';
 import { ObjectStore } from '../../src/store/objects.ts';
 import type { S3ServerHandle } from '../support/s3/server.ts';
 import { CONFIGMAPS, NOTEBOOKS, PROFILES, SECRETS, noise, notebook, profile, secret, startStore } from './fixtures.ts';
@@ -18,10 +19,19 @@ const gc = runInNewContext('gc') as () => void;
 
 const scope = { action: 'backup-state', namespaces: ['alice', 'bob'] };
 
-async function manifestOf(store: ObjectStore, id: string): Promise<Manifest> {
+async function expectedOf(store: ObjectStore, id: string): Promise<ExpectedArchive> {
   const read = await backupStore(store).readManifest(id);
   if (read.state !== 'present') throw new Error(`no manifest: ${read.state}`);
-  return read.manifest;
+  return read;
+}
+
+async function manifestOf(store: ObjectStore, id: string): Promise<Manifest> {
+  return (await expectedOf(store, id)).manifest;
+}
+
+/** The expectation with one entry's digest replaced, as a manifest edited in memory would say. */
+function withDigest(expected: ExpectedArchive, path: string, digest: string): ExpectedArchive {
+  return { manifest: expected.manifest, checksums: ChecksumIndex.fromRecord({ ...expected.checksums.toRecord(), [path]: digest }) };
 }
 
 async function smallBackup(store: ObjectStore, count = 20): Promise<string> {
@@ -102,8 +112,9 @@ describe('archive: writer, reader and verification against s3rver', () => {
 
     const seen = new Map<string, string>();
     let preferred = 0;
-    const manifest = await manifestOf(store, summary.id);
-    for await (const item of readItems(backupStore(store), summary.id, { manifest, copies: 'all' })) {
+    const stored = await expectedOf(store, summary.id);
+    const manifest = stored.manifest;
+    for await (const item of readItems(backupStore(store), summary.id, { expected: stored, copies: 'all' })) {
       expect(item.verified).to.equal(true);
       if (item.preferredVersion) {
         expect(item.preferredVersion).to.equal('v1');
@@ -223,35 +234,34 @@ describe('archive: writer, reader and verification against s3rver', () => {
     for (const id of [flipped, truncated, dropped, extra, tampered, noTarball]) await store.deleteFolder(backupKeys(id).folder);
   });
 
-  it('consuming the manifest\'s entries finds the same problems, and leaves the manifest without entries', async () => {
+  it('checks every entry through the read-only checksum index, which a read leaves as it was', async () => {
     const id = await smallBackup(store);
     const entries = await tarEntries(await store.getBytes(backupKeys(id).tarball));
     const gone = 'resources/notebooks.kubeflow.org/namespaces/alice/nb-3.json';
     const again = entries.find((e) => e.name === 'resources/notebooks.kubeflow.org/namespaces/alice/nb-2.json')!;
     const stray = { name: 'resources/configmaps/namespaces/alice/stray.json', body: Buffer.from('{}') };
     await store.put(backupKeys(id).tarball, await packTar([...entries.filter((e) => e.name !== gone), again, stray, stray]));
-    const problemsOf = async (consumeEntries: boolean) => {
-      const manifest = await manifestOf(store, id);
-      manifest.checksums.entries['resources/notebooks.kubeflow.org/namespaces/alice/nb-1.json'] = '0'.repeat(64);
+    const expected = withDigest(await expectedOf(store, id), 'resources/notebooks.kubeflow.org/namespaces/alice/nb-1.json', '0'.repeat(64));
+    const before = expected.checksums.toRecord();
+    const problemsOf = async () => {
       const problems: Problem[] = [];
-      for await (const _ of readItems(backupStore(store), id, { manifest, copies: 'all', consumeEntries, onProblem: (p) => problems.push(p) })) void _;
-      return { problems, entries: manifest.checksums.entries };
+      for await (const _ of readItems(backupStore(store), id, { expected, copies: 'all', onProblem: (p) => problems.push(p) })) void _;
+      return problems;
     };
-    const kept = await problemsOf(false);
-    const consumed = await problemsOf(true);
-    expect(consumed.problems).to.deep.equal(kept.problems);
-    expect(kept.problems.map((p) => p.kind).sort()).to.deep.equal(['checksum-mismatch', 'duplicate-item', 'duplicate-item', 'extra-item', 'missing-item', 'tarball-checksum']);
-    expect(Object.values(kept.entries).every((digest) => /^[0-9a-f]{64}$/.test(digest))).to.equal(true);
-    expect(kept.problems.find((p) => p.kind === 'missing-item')?.path).to.equal(gone);
-    expect(consumed.entries).to.deep.equal({});
+    const first = await problemsOf();
+    expect(first.map((p) => p.kind).sort()).to.deep.equal(['checksum-mismatch', 'duplicate-item', 'duplicate-item', 'extra-item', 'missing-item', 'tarball-checksum']);
+    expect(first.find((p) => p.kind === 'missing-item')?.path).to.equal(gone);
+    // a second read of the same expectation finds the same: nothing of the index was used up or changed
+    expect(await problemsOf()).to.deep.equal(first);
+    expect(expected.checksums.toRecord()).to.deep.equal(before);
+    expect(Object.values(before).every((digest) => /^[0-9a-f]{64}$/.test(digest))).to.equal(true);
     await store.deleteFolder(backupKeys(id).folder);
   });
 
   it('a restore-style read throws on the first mismatch instead of yielding it', async () => {
     const id = await smallBackup(store, 3);
-    const manifest = await manifestOf(store, id);
-    manifest.checksums.entries['resources/notebooks.kubeflow.org/namespaces/alice/nb-0.json'] = '0'.repeat(64);
-    const read = async () => { for await (const _ of readItems(backupStore(store), id, { manifest })) void _; };
+    const expected = withDigest(await expectedOf(store, id), 'resources/notebooks.kubeflow.org/namespaces/alice/nb-0.json', '0'.repeat(64));
+    const read = async () => { for await (const _ of readItems(backupStore(store), id, { expected })) void _; };
     let error: unknown;
     await read().catch((e) => (error = e));
     expect(String(error)).to.match(/nb-0\.json does not match its checksum/);
@@ -295,7 +305,7 @@ describe('archive: writer, reader and verification against s3rver', () => {
     const foreign = await verifyBackup(backupStore(store), 'velero-nightly');
     expect(foreign).to.deep.include({ status: 'not-verifiable', objectsChecked: 1 });
     const names: string[] = [];
-    for await (const item of readItems(backupStore(store), 'velero-nightly', { manifest: null })) names.push(item.name);
+    for await (const item of readItems(backupStore(store), 'velero-nightly', { expected: null })) names.push(item.name);
     expect(names).to.deep.equal(['erin']);
   });
 
@@ -316,18 +326,19 @@ describe('archive: writer, reader and verification against s3rver', () => {
       if (o.key.endsWith('gz')) bytes = gunzipSync(bytes);
       for (const f of forms) expect(bytes.includes(f), `${f} in ${o.key}`).to.equal(false);
     }
-    const manifest = await manifestOf(store, summary.id);
+    const expected = await expectedOf(store, summary.id);
+    const manifest = expected.manifest;
     expect(manifest.encryption).to.include({ algorithm: 'aes-256-gcm', kdf: 'scrypt', sealedSecrets: 1 });
     expect(manifest.encryption!.keyId).to.match(/^kfu-[0-9a-f]{16}$/);
 
     let sealed;
-    for await (const item of readItems(backupStore(store), summary.id, { manifest })) {
+    for await (const item of readItems(backupStore(store), summary.id, { expected })) {
       if (item.object.kind !== 'Secret') continue;
       sealed = item.object;
       // out of Velero's resources/ folder, in one of our own that only our reader looks into
       expect(item.path).to.equal('kubeflow-upgrader-sealed/secrets/namespaces/alice/db.json');
     }
-    expect(Object.keys(manifest.checksums.entries).filter((p) => p.includes('/secrets/'))).to.deep.equal([
+    expect([...expected.checksums.paths()].filter((p) => p.includes('/secrets/'))).to.deep.equal([
       'kubeflow-upgrader-sealed/secrets/namespaces/alice/db.json', 'kubeflow-upgrader-sealed/secrets/v1-preferredversion/namespaces/alice/db.json',
     ]);
     expect(sealed!.metadata.annotations).to.include({ 'kubeflow-upgrader.io/sealed': 'aes-256-gcm', 'kubeflow-upgrader.io/sealed-key-id': manifest.encryption!.keyId });

@@ -32,7 +32,7 @@ describe('archive: archives written as Velero writes them', () => {
     ]);
 
     const unversioned: string[] = [];
-    for await (const item of readItems(backupStore(store), 'nightly-20260101', { manifest: null })) unversioned.push(`${item.object.apiVersion} ${item.path}`);
+    for await (const item of readItems(backupStore(store), 'nightly-20260101', { expected: null })) unversioned.push(`${item.object.apiVersion} ${item.path}`);
     expect(unversioned).to.deep.equal([
       'kubeflow.org/v1 resources/profiles.kubeflow.org/cluster/alice.json',
       'v1 resources/namespaces/cluster/alice.json',
@@ -42,7 +42,7 @@ describe('archive: archives written as Velero writes them', () => {
       'v1 resources/configmaps/namespaces/alice/settings.json',
     ]);
     const copies = { unversioned: 0, preferred: 0, other: [] as string[] };
-    for await (const item of readItems(backupStore(store), 'nightly-20260101', { manifest: null, copies: 'all' })) {
+    for await (const item of readItems(backupStore(store), 'nightly-20260101', { expected: null, copies: 'all' })) {
       if (item.preferredVersion) copies.preferred++;
       else if (item.otherVersion) copies.other.push(`${item.resource} ${item.otherVersion}`);
       else copies.unversioned++;

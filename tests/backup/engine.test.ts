@@ -89,7 +89,7 @@ describe('backup engine against the embedded cluster and s3rver', function () {
     const preferred: string[] = [];
     const manifest = await backupStore(store).readManifest(outcome.backupId);
     expect(manifest.state).to.equal('present');
-    for await (const item of readItems(backupStore(store), outcome.backupId, { manifest: manifest.state === 'present' ? manifest.manifest : null, copies: 'all' })) {
+    for await (const item of readItems(backupStore(store), outcome.backupId, { expected: manifest.state === 'present' ? manifest : null, copies: 'all' })) {
       expect(item.verified).to.equal(true);
       (item.path.includes('-preferredversion/') ? preferred : unversioned).push(identity(item.object));
     }
@@ -141,7 +141,7 @@ describe('backup engine against the embedded cluster and s3rver', function () {
   it('snapshot-profiles holds Profiles and contributors only, and list-backups shows complete backups newest first', async () => {
     const outcome = await runBackup(kube, backupStore(store), request({ kind: 'snapshot-profiles' }));
     const kinds = new Set<string>();
-    for await (const item of readItems(backupStore(store), outcome.backupId, { manifest: null })) {
+    for await (const item of readItems(backupStore(store), outcome.backupId, { expected: null })) {
       kinds.add(item.object.kind);
       if (item.object.kind !== 'Profile') expect(isContributorObject(item.object), item.path).to.equal(true);
     }
@@ -179,7 +179,7 @@ describe('backup engine against the embedded cluster and s3rver', function () {
     const chosen = dataset.profiles[3]!.profile.metadata.name!;
     const outcome = await runBackup(kube, backupStore(store), request({ namespaces: [chosen] }));
     const names = new Set<string>();
-    for await (const item of readItems(backupStore(store), outcome.backupId, { manifest: null })) names.add(item.object.metadata.namespace ?? `profile:${item.object.metadata.name}`);
+    for await (const item of readItems(backupStore(store), outcome.backupId, { expected: null })) names.add(item.object.metadata.namespace ?? `profile:${item.object.metadata.name}`);
     expect([...names].sort()).to.deep.equal([chosen, `profile:${chosen}`].sort());
   });
 

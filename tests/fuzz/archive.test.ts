@@ -79,7 +79,7 @@ describe('fuzz: archives', function () {
       for (const p of report.problems) expect(p.message).not.to.match(/\n\s+at /);
       const manifest = parseManifest(store.objects.get(keys.manifest)!);
       try {
-        for await (const _ of readItems(backupStore(store), ID, { manifest: manifest.ok ? manifest.manifest : null })) void _;
+        for await (const _ of readItems(backupStore(store), ID, { expected: manifest.ok ? manifest : null })) void _;
         expect.fail('a damaged tarball was read through');
       } catch (error) {
         expect((error as Error).name).to.equal('ArchiveError');

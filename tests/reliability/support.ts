@@ -59,5 +59,5 @@ export async function bucketState(store: ObjectStore): Promise<BucketState> {
 export async function entryChecksums(store: ObjectStore, id: string): Promise<Record<string, string>> {
   const read = await backupStore(store).readManifest(id);
   if (read.state !== 'present') throw new Error(`backup ${id} has no usable manifest (${read.state})`);
-  return read.manifest.checksums.entries;
+  return read.checksums.toRecord();
 }

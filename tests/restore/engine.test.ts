@@ -51,7 +51,7 @@ describe('restore engine against the embedded cluster and s3rver', function () {
     const read = await backupStore(store).readManifest(backupId);
     let statuses = 0;
     let resumes = 0;
-    for await (const item of readItems(backupStore(store), backupId, { manifest: read.state === 'present' ? read.manifest : null })) {
+    for await (const item of readItems(backupStore(store), backupId, { expected: read.state === 'present' ? read : null })) {
       if (!restoresStatus(item.object) || item.object.status === undefined) continue;
       statuses++;
       if (suspendedForStatus(item.object)) resumes++;
@@ -396,7 +396,7 @@ describe('restore engine against the embedded cluster and s3rver', function () {
     const archivedState = async () => {
       const read = await backupStore(store).readManifest(backupId);
       const out: KubeObject[] = [];
-      for await (const item of readItems(backupStore(store), backupId, { manifest: read.state === 'present' ? read.manifest : null })) out.push(item.object);
+      for await (const item of readItems(backupStore(store), backupId, { expected: read.state === 'present' ? read : null })) out.push(item.object);
       return out;
     };
 
