@@ -1,6 +1,6 @@
 // What the restore writes after or instead of a plain create, where a controller is involved: the ServiceAccounts a
 // controller makes (merged into, never replaced) and the status of kinds whose controller decides from it.
-import type { KubeClient } from '../kube/client.ts';
+import type { RestoreKube } from './kube-port.ts';
 import { isAlreadyExists, isConflict } from '../kube/errors.ts';
 import type { ApiResource, KubeObject } from '../kube/types.ts';
 import { serviceAccountMerge } from '../kubeflow/service-accounts.ts';
@@ -10,7 +10,7 @@ import type { Verdict } from './report.ts';
 
 /** What these writes need of the restore run. */
 export interface ObjectWriter {
-  kube: KubeClient;
+  kube: RestoreKube;
   /** planning only: say what would be done, write nothing */
   dry: boolean;
   fieldManager: string;
@@ -78,7 +78,7 @@ async function awaitObject(writer: ObjectWriter, resource: ApiResource, name: st
  * that write, or ours, then meets a 409, and ours is retried on the fresh object, so the archived status wins.
  * Returns why it could not be written, or undefined.
  */
-export async function writeArchivedStatus(kube: KubeClient, resource: ApiResource, made: KubeObject, status: unknown, fieldManager: string): Promise<string | undefined> {
+export async function writeArchivedStatus(kube: RestoreKube, resource: ApiResource, made: KubeObject, status: unknown, fieldManager: string): Promise<string | undefined> {
   let current = made;
   for (let attempt = 0; ; attempt++) {
     try {

@@ -5,7 +5,7 @@
 // Any offender refuses the whole restore, and the refusal lists every one of them — unless skip-refused is set: then
 // what the allow-list refuses is left out and listed, and everything else is restored. An archive that fails its
 // checksums is refused whatever skip-refused says.
-import type { KubeClient } from '../kube/client.ts';
+import type { RestoreKube } from './kube-port.ts';
 import type { ApiResource, KubeObject } from '../kube/types.ts';
 import { judgePhase, latestWholeBackup, readItems, SecretOpener, isSealed, type Manifest, type Problem } from '../archive/index.ts';
 import { judgeAuthentication, NotAuthenticatedError, type AuthenticationOutcome } from '../archive/authenticate.ts';
@@ -114,7 +114,7 @@ interface Pending {
   namespaced: boolean;
 }
 
-export async function runPreflight(kube: KubeClient, store: BackupStore, request: PreflightRequest): Promise<Preflight> {
+export async function runPreflight(kube: RestoreKube, store: BackupStore, request: PreflightRequest): Promise<Preflight> {
   // The target's discovery is needed only at the end, and costs 0.1-0.2 s of round trips: it runs while the archive
   // is read. A failure is not reported here; the lookups at the end ask again and report it.
   void kube.discover().catch(() => undefined);

@@ -9,6 +9,7 @@ import { generateDataset } from '../support/cluster/kubeflow/dataset.ts';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
 import { KubeClient } from '../../src/kube/client.ts';
 import { ObjectStore } from '../../src/store/objects.ts';
+import { MemoryBackupStore, type BackupStore } from '../../src/store/backup-store.ts';
 import { runBackup, type BackupRequest } from '../../src/backup/engine.ts';
 import { BackupInputError } from '../../src/backup/scope.ts';
 import { readItems, listBackups, verifyBackup } from '../../src/archive/index.ts';
@@ -204,5 +205,21 @@ describe('backup engine against the embedded cluster and s3rver', function () {
     const folders = new Set<string>();
     for await (const info of store.list('backups/')) folders.add(info.key.split('/')[1]!);
     expect(folders.size).to.equal(before);
+  });
+
+  it('writes the same archive into the in-memory backup store as into S3, committed and verifiable there too', async () => {
+    const memory = new MemoryBackupStore();
+    const namespaces = dataset.profiles.slice(0, 2).map((p) => p.profile.metadata.name!);
+    const inS3 = await runBackup(kube, backupStore(store), request({ namespaces }));
+    const inMemory = await runBackup(kube, memory, request({ namespaces }));
+    const checksumsOf = async (at: BackupStore, id: string) => {
+      const read = await at.readManifest(id);
+      if (read.state !== 'present') throw new Error(`no manifest: ${read.state}`);
+      return read.checksums.toRecord();
+    };
+    expect(inMemory.objects).to.equal(inS3.objects);
+    expect(await checksumsOf(memory, inMemory.backupId)).to.deep.equal(await checksumsOf(backupStore(store), inS3.backupId));
+    expect((await memory.listBackupFolders()).map((f) => [f.id, f.complete])).to.deep.equal([[inMemory.backupId, true]]);
+    expect(await verifyBackup(memory, inMemory.backupId)).to.deep.include({ status: 'ok', problems: [] });
   });
 });
