@@ -30,15 +30,8 @@ export function reusableBackups(store: BackupStore, currentId: string, pvcs: rea
  * control-plane entries the manifest records in extras.controlPlane), for the control-plane mirror's --copy-dest.
  */
 export function reusableMinioCopies(store: BackupStore, currentId: string, buckets: readonly string[], trust: ReuseTrust = {}): Promise<Map<string, string>> {
-  return pickSources(store, currentId, trust, new Set(buckets), (manifest) => {
-    const recorded = (manifest.extras['controlPlane'] as { entries?: unknown } | undefined)?.entries;
-    const offers: Array<[string, string]> = [];
-    for (const entry of Array.isArray(recorded) ? recorded : []) {
-      const { part, bucket, keyPrefix } = entry as { part?: unknown; bucket?: unknown; keyPrefix?: unknown };
-      if (part === 'minio' && typeof bucket === 'string' && typeof keyPrefix === 'string') offers.push([bucket, keyPrefix]);
-    }
-    return offers;
-  });
+  return pickSources(store, currentId, trust, new Set(buckets), (manifest) =>
+    (manifest.extras.controlPlane?.entries ?? []).flatMap((entry): Array<[string, string]> => (entry.part === 'minio' ? [[entry.bucket, entry.keyPrefix]] : [])));
 }
 
 /**

@@ -9,7 +9,9 @@ import { BUCKET, startStore } from '../archive/fixtures.ts';
 import { DATA_FILES_INDEX, indexDataFiles } from '../../src/archive/data-files.ts';
 import { backupKeys } from '../../src/store/layout.ts';
 import type { ObjectStore } from '../../src/store/objects.ts';
-import { MAX_BACKUPS_READ, reusableBackups, reusedByListing } from '../../src/volumes/reuse.ts';
+import { MAX_BACKUPS_READ, reusableBackups, reusableMinioCopies, reusedByListing } from '../../src/volumes/reuse.ts';
+import { MemoryBackupStore } from '../../src/store/backup-store.ts';
+import { MemoryObjects } from '../../src/store/memory-objects.ts';
 import { backupStore } from '../support/backup-store.ts';
 
 type Volume = { namespace: string; pvc: string; files: number; unbound?: true };
@@ -104,5 +106,27 @@ describe('volumes: reuse of an earlier backup', function () {
     for (let i = 0; i < MAX_BACKUPS_READ; i++) await backup(`kf-20261121-1000${String(i).padStart(2, '0')}-000000`, [{ namespace: 'hank', pvc: 'home', files: 1 }]);
     const found = await reusableBackups(backupStore(store), 'kf-20261122-100000-000000', [{ namespace: 'gina', name: 'old' }, { namespace: 'hank', name: 'home' }]);
     expect(Object.fromEntries(found)).to.deep.equal({ 'hank/home': `kf-20261121-1000${String(MAX_BACKUPS_READ - 1).padStart(2, '0')}-000000` });
+  });
+});
+
+describe('volumes: reuse of an earlier MinIO mirror (in-memory backup store)', () => {
+  const minio = (bucket: string, keyPrefix: string) => ({ part: 'minio', bucket, keyPrefix, objects: 1, bytes: 1, listingSha256: '0'.repeat(64), tool: 'rclone' });
+  const kfpDb = { part: 'kfp-db', database: 'mlpipeline', key: 'x', bytes: 1, sha256: '0'.repeat(64), tool: 'mysqldump', rclone: 'rclone' };
+
+  async function committed(objects: MemoryObjects, id: string, controlPlane: unknown): Promise<void> {
+    const keys = backupKeys(id);
+    const document = JSON.parse(manifest(id, [])) as Record<string, unknown>;
+    await objects.put(keys.manifest, JSON.stringify({ ...document, extras: { controlPlane } }));
+    await objects.put(keys.marker, '{}');
+  }
+
+  it('offers each bucket the key prefix of its copy in the newest complete backup that mirrored it, from the typed control-plane section', async () => {
+    const objects = new MemoryObjects();
+    await committed(objects, 'kf-20261101-100000-aaaaaa', { entries: [minio('mlpipeline', 'p/old/mlpipeline/'), minio('katib', 'p/old/katib/'), kfpDb] });
+    await committed(objects, 'kf-20261102-100000-bbbbbb', { entries: [minio('mlpipeline', 'p/new/mlpipeline/'), kfpDb] });
+    // a section another writer got wrong reads as absent: that backup offers nothing, the older one still does
+    await committed(objects, 'kf-20261103-100000-cccccc', { entries: [{ part: 'minio', bucket: 'katib' }] });
+    const found = await reusableMinioCopies(new MemoryBackupStore(objects), 'kf-20261104-100000-dddddd', ['mlpipeline', 'katib', 'absent']);
+    expect(Object.fromEntries(found)).to.deep.equal({ mlpipeline: 'p/new/mlpipeline/', katib: 'p/old/katib/' });
   });
 });
