@@ -36,6 +36,13 @@ export class MemoryObjects implements BackupObjects {
     return this.objects.get(key)?.bytes;
   }
 
+  /** A copy with the same objects, for a test that damages one copy per case. */
+  clone(): MemoryObjects {
+    const copy = new MemoryObjects({ bucket: this.bucket, prefix: this.prefix, now: this.now });
+    for (const [key, stored] of this.objects) copy.objects.set(key, { ...stored, bytes: Buffer.from(stored.bytes) });
+    return copy;
+  }
+
   /** Every key, in the order S3 lists them. */
   keys(): string[] {
     return [...this.objects.keys()].sort(byteOrder);

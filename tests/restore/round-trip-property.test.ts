@@ -9,7 +9,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { startCluster, type RunningCluster } from '../support/cluster/index.ts';
 import { refs } from '../support/cluster/kubeflow/refs.ts';
-import { MemoryStore } from '../fuzz/memory-store.ts';
+import { MemoryBackupStore } from '../../src/store/backup-store.ts';
 import { KubeClient } from '../../src/kube/client.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
 import { runBackup } from '../../src/backup/engine.ts';
@@ -18,7 +18,6 @@ import { collectUserState, comparable, identityOf, unmetFields } from '../../src
 import { contributorBindingName, type ContributorRole } from '../../src/kubeflow/contributors.ts';
 import { reservedNamespaces } from '../../src/kubeflow/profile-namespaces.ts';
 import {  } from '../../src/archive/index.ts';
-import { backupStore } from '../support/backup-store.ts';
 
 const RUNS = 200;
 const SELECTOR_LABEL = { 'app.kubernetes.io/part-of': 'kubeflow-profile' };
@@ -197,17 +196,17 @@ describe('round trip property: every backup restores into an empty cluster', fun
       ]);
       try {
         await populate(source, c);
-        const store = new MemoryStore();
-        const backup = await runBackup(kubeSource, backupStore(store), {
+        const store = new MemoryBackupStore();
+        const backup = await runBackup(kubeSource, store, {
           kind: 'backup-state', includeVolumes: false, includeControlPlane: false, toolVersion: 'property',
           profileNamespaceSelector: 'app.kubernetes.io/part-of=kubeflow-profile', protectedCrdGroups: [],
         });
         // every namespace left out is named with its reason, in the outcome and in the manifest
         expect(backup.leftOutNamespaces.map((l) => l.namespace)).to.deep.equal(expectedLeftOut(c));
-        const manifest = await backupStore(store).readManifest(backup.backupId);
+        const manifest = await store.readManifest(backup.backupId);
         expect(manifest.state === 'present' && manifest.manifest.extras.leftOutNamespaces).to.deep.equal(backup.leftOutNamespaces);
 
-        const restore = await runRestore(kubeTarget, backupStore(store), { backupId: backup.backupId, waitTimeoutMs: 10_000 });
+        const restore = await runRestore(kubeTarget, store, { backupId: backup.backupId, waitTimeoutMs: 10_000 });
         expect(restore.failures).to.deep.equal([]);
         expect(restore.refused).to.deep.equal([]);
         expect(restore.totals.failed).to.equal(0);
