@@ -2,8 +2,7 @@
 // resolves only once the tar stream has room again, so a producer awaiting it holds at most the upload's parts in
 // memory. At commit it encodes Velero's side files, our own, the manifest and the marker, and hands them to the
 // store's PendingBackup, which alone knows where they go and stores the marker last (src/store/backup-store.ts).
-import { createHash, hash } from 'node:crypto';
-import { pipeline, Readable, Transform, type TransformCallback } from 'node:stream';
+import { hash } from 'node:crypto';
 import { createGzip, gzipSync, type Gzip } from 'node:zlib';
 import type { input as ZodInput } from 'zod';
 import type { ApiResource, KubeObject } from '../kube/types.ts';
@@ -25,7 +24,8 @@ import {
 import { ChecksumIndex } from './checksum-index.ts';
 import { itemPaths, METADATA_VERSION_PATH, PREFERRED_VERSION_SUFFIX, RESOURCES_ROOT, resourceFolder, SEALED_ROOT, VELERO_FORMAT_VERSION } from './paths.ts';
 import { isPvc, withoutVolumeBinding } from '../kubeflow/pvc-binding.ts';
-import { ManifestSigner } from './authenticate.ts';
+import { Digest } from './digest.ts';
+import { streamManifest } from './manifest-stream.ts';
 import { SecretSealer } from './seal.ts';
 import { TarEncoder } from './tar.ts';
 import { veleroBackupObject } from './velero-backup.ts';
@@ -64,21 +64,8 @@ function sha256(data: Buffer | string): string {
   return hash('sha256', data, 'hex');
 }
 
-/** Passes bytes through while hashing and counting them: the stage between gzip and the upload (bench/archive-upload times it). */
-export class Digest extends Transform {
-  readonly hash = createHash('sha256');
-  bytes = 0;
-  /** `also` sees every byte too (the manifest's HMAC, computed in the same pass) */
-  constructor(private readonly also?: { update(chunk: Buffer): void }) {
-    super();
-  }
-  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback) {
-    this.hash.update(chunk);
-    this.also?.update(chunk);
-    this.bytes += chunk.length;
-    done(null, chunk);
-  }
-}
+// The hashing stage between gzip and the upload, exported here for the bench that times it.
+export { Digest };
 
 /**
  * Bytes of tar gathered before one gzip write. Every write is a zlib call on the thread pool, and one call per small
@@ -368,53 +355,6 @@ export class BackupWriter {
     return ChecksumIndex.fromPairs(this.entryPairs(), this.plainEntries.length + 2 * this.objects);
   }
 
-  /**
-   * The manifest as `JSON.stringify(manifest, null, 1)` would write it, in pieces: the entries are written as text a
-   * few thousand at a time instead of built as one object and one string of 2×N members first, and the pieces are
-   * streamed to the upload instead of joined (on a large cluster, joining the manifest would be the backup's peak).
-   */
-  private *manifestChunks(manifest: Manifest): Generator<Buffer> {
-    const sentinel = '\u0000entries';
-    // The document's checksums in the schema's order, the entries a placeholder where their text goes.
-    const { algorithm, tarball, files } = manifest.checksums;
-    const checksums = { algorithm, tarball, entries: { [sentinel]: '' }, files };
-    const text = JSON.stringify({ ...manifest, checksums }, null, 1);
-    const marker = `${JSON.stringify(sentinel)}: ""`;
-    const at = text.indexOf(marker);
-    const lineStart = text.lastIndexOf('\n', at) + 1;
-    const indent = text.slice(lineStart, at);
-    yield Buffer.from(text.slice(0, lineStart));
-    let batch: string[] = [];
-    let first = true;
-    for (const [path, sha] of this.entryPairs()) {
-      batch.push(`${first ? '' : ',\n'}${indent}${JSON.stringify(path)}: "${sha}"`);
-      first = false;
-      if (batch.length === 4096) {
-        yield Buffer.from(batch.join(''));
-        batch = [];
-      }
-    }
-    yield Buffer.from(batch.join(''));
-    yield Buffer.from(text.slice(at + marker.length));
-  }
-
-  /**
-   * The manifest's bytes as they are written, and a promise of their sha256 and, with an encryption key, their HMAC
-   * (both of which the marker records), settled once the store has read the stream to its end.
-   */
-  private manifestStream(manifest: Manifest): { stream: Readable; digests: Promise<{ sha256: string; hmac: string | undefined }> } {
-    const signer = this.options.encryptionKey !== undefined ? new ManifestSigner(this.options.encryptionKey) : undefined;
-    const digest = new Digest(signer);
-    // pipeline, not pipe: a failure while writing the pieces destroys the digest stream, so the upload fails too
-    pipeline(Readable.from(this.manifestChunks(manifest)), digest, () => undefined);
-    const digests = new Promise<{ sha256: string; hmac: string | undefined }>((resolve, reject) => {
-      digest.once('end', () => resolve({ sha256: digest.hash.digest('hex'), hmac: signer?.annotation() }));
-      digest.once('error', reject);
-    });
-    digests.catch(() => undefined); // observed by the marker; a failed upload is reported by the store
-    return { stream: digest, digests };
-  }
-
   /** Finishes the tarball, writes the other files and finally the marker. On failure it aborts and rethrows. */
   async commit(): Promise<BackupSummary> {
     await this.tail;
@@ -467,7 +407,7 @@ export class BackupWriter {
         errors: this.errorCount,
         extras: this.extras,
       } satisfies ManifestInput));
-      const encoded = this.manifestStream(manifest);
+      const encoded = streamManifest(manifest, this.entryPairs(), this.options.encryptionKey);
       await this.pending.commit({
         files: toStore,
         manifest: encoded.stream,
