@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto';
 import pLimit from 'p-limit';
 import type { BackupStore } from '../store/backup-store.ts';
+import type { MarkerRead } from './reader.ts';
 import type { BackupScope } from './manifest.ts';
 import { readItems, type Problem } from './reader.ts';
 import { BackupPhaseError, judgePhase } from './velero-backup.ts';
@@ -202,6 +203,25 @@ export async function latestWholeBackup(store: BackupStore): Promise<LatestBacku
   for (const listing of await listBackups(store)) {
     const verdict = judgePhase(listing.id, listing.phase);
     if (verdict.whole) return { listing, warning: verdict.warning };
+  }
+  return undefined;
+}
+
+/**
+ * `latest` for a restore: the same choice as latestWholeBackup, made from the markers alone (their start time is the
+ * manifest's `created`, both written from one clock reading), so that the restore reads the chosen manifest only once,
+ * in its preflight, where the key checks its HMAC.
+ */
+export async function latestWholeMarker(store: BackupStore): Promise<{ id: string; marker: MarkerRead; warning: string | undefined } | undefined> {
+  const ids = await store.listBackupIds();
+  const limit = pLimit(8);
+  const read = await Promise.all(ids.map((id) => limit(async () => ({ id, marker: await store.readMarker(id) }))));
+  const present = read.flatMap(({ id, marker }) =>
+    marker.state === 'present' ? [{ id, marker, created: normaliseTime(marker.marker.status.startTimestamp) ?? new Date(0).toISOString() }] : []);
+  present.sort((a, b) => (a.created === b.created ? b.id.localeCompare(a.id) : b.created.localeCompare(a.created)));
+  for (const { id, marker } of present) {
+    const verdict = judgePhase(id, marker.marker.status.phase);
+    if (verdict.whole) return { id, marker, warning: verdict.warning };
   }
   return undefined;
 }

@@ -7,7 +7,8 @@
 // checksums is refused whatever skip-refused says.
 import type { RestoreKube } from './kube-port.ts';
 import type { ApiResource, KubeObject } from '../kube/types.ts';
-import { judgePhase, latestWholeBackup, readItems, SecretOpener, isSealed, type Manifest, type Problem } from '../archive/index.ts';
+import { latestWholeMarker } from '../archive/verify.ts';
+import { judgePhase, readItems, SecretOpener, isSealed, type Manifest, type Problem } from '../archive/index.ts';
 import { judgeAuthentication, NotAuthenticatedError, type AuthenticationOutcome } from '../archive/authenticate.ts';
 import { checkDataFiles } from '../archive/data-files.ts';
 import { resourceFolder } from '../archive/paths.ts';
@@ -91,10 +92,10 @@ export interface Preflight {
  */
 export async function resolveBackupId(store: BackupStore, id: string, warnings: string[] = []): Promise<{ id: string; marker?: MarkerRead }> {
   if (id === 'latest') {
-    const newest = await latestWholeBackup(store);
+    const newest = await latestWholeMarker(store);
     if (!newest) throw new RestoreInputError(`There is no complete backup in ${store.url('backups/')} to restore; run backup-state first.`);
     if (newest.warning) warnings.push(newest.warning);
-    return { id: newest.listing.id };
+    return { id: newest.id, marker: newest.marker };
   }
   const marker = await store.readMarker(id);
   if (marker.state === 'absent') throw new RestoreInputError(`There is no complete backup ${id} in ${store.url('backups/')}; list-backups shows the ones that exist.`);

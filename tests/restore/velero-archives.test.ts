@@ -108,6 +108,33 @@ describe('restore of Velero archives and of unfinished backups', function () {
     }
   });
 
+  it('a restore of latest reads only the chosen backup\'s manifest, once (the choice is made from the markers)', async () => {
+    const store = storeAt('latest-once');
+    const request = {
+      kind: 'backup-state' as const, includeVolumes: false, includeControlPlane: false, toolVersion: 'test',
+      profileNamespaceSelector: 'app.kubernetes.io/part-of=kubeflow-profile', protectedCrdGroups: ['kubeflow.org'],
+    };
+    await runBackup(kubeA, backupStore(store), request);
+    const newest = await runBackup(kubeA, backupStore(store), request);
+    const reads: string[] = [];
+    const real = backupStore(store);
+    const counting = new Proxy(real, {
+      get(target, property, receiver) {
+        if (property === 'readManifest') {
+          return (id: string, ...rest: unknown[]) => {
+            reads.push(id);
+            return (target.readManifest as (...args: unknown[]) => unknown).call(target, id, ...rest);
+          };
+        }
+        const value = Reflect.get(target, property, receiver) as unknown;
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const outcome = await runRestore(kubeB, counting, { backupId: 'latest', dryRun: true, waitTimeoutMs: 20_000 });
+    expect(outcome.backupId).to.equal(newest.backupId);
+    expect(reads).to.deep.equal([newest.backupId]);
+  });
+
   it('latest passes over newer unfinished and failed backups, and warns when it takes a PartiallyFailed one', async () => {
     const store = storeAt('latest');
     const at = (hour: number) => new Date(Date.UTC(2026, 0, 1, hour));
