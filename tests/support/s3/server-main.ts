@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import S3rver from 's3rver';
+import { shareCopiedBodies, type S3rverFilesystemStore } from './shared-copies.ts';
 
 const { values } = parseArgs({
   options: {
@@ -44,6 +45,8 @@ const server = new S3rver({
   configureBuckets: values.bucket.map((name) => ({ name, configs: [] })),
   ...(tls ? { key: readFileSync(values['tls-key']!), cert: readFileSync(values['tls-cert']!) } : {}),
 });
+// A server-side copy costs this machine a request, not a copy of the bytes, as with a real S3 service (shared-copies.ts).
+shareCopiedBodies((server as unknown as { store: S3rverFilesystemStore }).store);
 const requestLog = values['request-log'];
 if (requestLog) {
   // One JSON line per request, written before s3rver handles it: what a test needs to tell an upload (a PUT with a
