@@ -94,4 +94,22 @@ describe('test support: s3rver server-side copies share the body', () => {
     for (const key of ['gone/deep/copy.txt', 'gone/source.txt']) await s3.send(new DeleteObjectCommand({ Bucket: BUCKET, Key: key }));
     expect(() => statSync(`${server.directory}/${BUCKET}/gone`)).to.throw(/ENOENT/);
   });
+
+  it('copies the bytes when started with serverSideCopy: bytes, as s3rver as published does', async () => {
+    const published = await startS3Server({ buckets: [BUCKET], serverSideCopy: 'bytes' });
+    const client = new S3Client({
+      endpoint: published.endpoint, region: 'us-east-1', forcePathStyle: true,
+      credentials: { accessKeyId: published.accessKeyId, secretAccessKey: published.secretAccessKey },
+    });
+    try {
+      await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'p/source.txt', Body: 'copied byte by byte' }));
+      const copied = await client.send(new CopyObjectCommand({ Bucket: BUCKET, Key: 'p/copy.txt', CopySource: `${BUCKET}/p/source.txt` }));
+      expect(copied.CopyObjectResult?.ETag).to.equal((await client.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'p/source.txt' }))).ETag);
+      const file = (key: string) => statSync(`${published.directory}/${BUCKET}/${key}._S3rver_object`);
+      expect(file('p/copy.txt').ino).not.to.equal(file('p/source.txt').ino);
+    } finally {
+      client.destroy();
+      await published.stop();
+    }
+  });
 });
