@@ -19,6 +19,13 @@ export interface SeenRequest {
 
 export type RequestMatcher = (request: SeenRequest) => boolean;
 
+/** Requests of one kind open at once through the proxy (FaultProxy.track). */
+export interface InFlightTally {
+  open: number;
+  peak: number;
+  total: number;
+}
+
 export interface FaultProxyOptions {
   /** s3rver's endpoint, e.g. http://127.0.0.1:1234 */
   target: string;
@@ -52,6 +59,7 @@ export class FaultProxy {
   private scripted: Array<S3Fault | 'pass'> = [];
   private only: RequestMatcher | undefined;
   private watches: Watch[] = [];
+  private readonly tallies: Array<{ matches: RequestMatcher; tally: InFlightTally }> = [];
   private readonly held = new Set<ServerResponse>();
   private readonly sockets = new Set<Socket>();
   private readonly target: URL;
@@ -112,6 +120,16 @@ export class FaultProxy {
     return new Promise((resolve) => this.watches.push({ matches: matcher, hold: options.hold ?? false, resolve }));
   }
 
+  /**
+   * Counts the requests matching `matcher` that are open at once (arrived, not yet answered in full), and the most
+   * there ever were: how many of them a client runs in parallel, whatever the machine's speed.
+   */
+  track(matcher: RequestMatcher): InFlightTally {
+    const tally = { open: 0, peak: 0, total: 0 };
+    this.tallies.push({ matches: matcher, tally });
+    return tally;
+  }
+
   private nextFault(seen: SeenRequest): S3Fault | 'pass' {
     if (this.only && !this.only(seen)) return 'pass';
     const scripted = this.scripted.shift();
@@ -123,6 +141,12 @@ export class FaultProxy {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const seen: SeenRequest = { method: req.method ?? 'GET', url: req.url ?? '/' };
     this.seen.push(seen);
+    for (const { matches, tally } of this.tallies) {
+      if (!matches(seen)) continue;
+      tally.total++;
+      tally.peak = Math.max(tally.peak, ++tally.open);
+      res.once('close', () => tally.open--);
+    }
     const watch = this.watches.find((w) => w.matches(seen));
     if (watch) {
       this.watches = this.watches.filter((w) => w !== watch);

@@ -1,0 +1,58 @@
+// A backup mover that reuses an earlier copy of its PVC (src/volumes/job.ts), against s3rver behind a proxy that slows
+// every server-side copy as a real S3's round trip does: the copies of one folder run in parallel. rclone's --copy-dest
+// would send them one at a time: it looks a file up in the earlier copy only from its march's SrcOnly callback, which
+// handles one directory's files one after another (rclone/rclone fs/march/march.go processJob, fs/sync/sync.go
+// SrcOnly), so a flat folder of many files took longer than uploading it. Parallelism is counted, never timed.
+import { expect } from 'chai';
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { newBackupId } from '../../src/store/layout.ts';
+import { backupVolumes } from '../../src/volumes/mover.ts';
+import { FaultProxy } from '../support/s3/fault-proxy.ts';
+import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
+import { createBoundPvc, s3For, startVolumeCluster, type VolumeCluster } from './helpers.ts';
+
+const FILES = 24;
+
+describe('volumes: a backup that reuses an earlier copy', function () {
+  let s3: S3ServerHandle;
+  let vc: VolumeCluster;
+  let proxy: FaultProxy | undefined;
+
+  before(async function () {
+    [s3, vc] = await Promise.all([startS3Server({ buckets: ['kf-backups'] }), startVolumeCluster()]);
+  });
+  after(async function () {
+    await proxy?.stop();
+    await vc?.stop();
+    await s3?.stop();
+  });
+
+  it('copies the files of one flat folder inside the bucket in parallel, and counts them as reused', async function () {
+    const folder = await createBoundPvc(vc, 'alice', 'flat');
+    let bytes = 0;
+    for (let i = 0; i < FILES; i++) {
+      const body = randomBytes(1000 + i);
+      writeFileSync(join(folder, `sample-${String(i).padStart(2, '0')}.npy`), body);
+      bytes += body.length;
+    }
+    const pvcs = [{ namespace: 'alice', name: 'flat' }];
+    const first = newBackupId();
+    await backupVolumes(vc.kube, { backupId: first, s3: s3For(s3, 'kf-backups'), pvcs });
+
+    const second = newBackupId();
+    // every write into the second backup's folder is a server-side copy here: nothing changed
+    const copyInto = (r: { method: string; url: string }) => r.method === 'PUT' && r.url.includes(`/backups/${second}/volumes/alice/flat/`);
+    proxy = await FaultProxy.start({ target: s3.endpoint, rate: 1, faults: ['latency'], latencyMs: 150, only: copyInto });
+    const copies = proxy.track(copyInto);
+    const [result] = await backupVolumes(vc.kube, {
+      backupId: second, s3: { ...s3For(s3, 'kf-backups'), endpoint: proxy.endpoint }, pvcs,
+      copyFrom: new Map([['alice/flat', first]]),
+    });
+
+    expect(copies.total, 'one server-side copy per file').to.equal(FILES);
+    expect(copies.peak, 'copies of the same folder sent side by side, not one after another').to.be.greaterThan(1);
+    expect(result).to.deep.include({ files: FILES, bytes, checksumVerified: true, reusedFrom: first, reused: { files: FILES, bytes } });
+  });
+});
