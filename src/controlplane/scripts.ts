@@ -169,15 +169,21 @@ LISTING=$(sha256sum < "$W/listing" | cut -d ' ' -f 1)
 `;
 
 /**
- * Mirrors one MinIO bucket into `store:$STORE_DIR`. With STORE_COPY_DEST (the bucket's copy in an earlier backup),
- * objects equal there in size and MD5 (--checksum: never by modification time) are copied inside the backup bucket
- * instead of read from MinIO and uploaded; rclone's copyDest (rclone/rclone fs/operations/operations.go) does it as a
- * server-side copy because the earlier copy and the target are on the same remote.
+ * Mirrors one MinIO bucket into `store:$STORE_DIR`. With STORE_COPY_DEST (the bucket's copy in an earlier backup), that
+ * copy is first copied inside the backup bucket (server-side, on --transfers), then MinIO is synced onto it: objects
+ * equal in size and MD5 (--checksum, both sides' listings: never by modification time) stay as copied, changed and new
+ * ones are read from MinIO and uploaded, and gone ones are deleted. Not --copy-dest: rclone looks an object up there
+ * only from its march's SrcOnly callback, one object after another within a directory (rclone/rclone
+ * fs/march/march.go processJob, fs/sync/sync.go SrcOnly), three requests in a row each (src/volumes/job.ts).
  */
 export const MINIO_BACKUP_SCRIPT = PRELUDE + RCLONE + String.raw`
-set --
-if [ -n "${'${STORE_COPY_DEST:-}'}" ]; then set -- --copy-dest "store:$STORE_COPY_DEST"; fi
-rclone copy --checksum "$@" "minio:$MINIO_BUCKET" "store:$STORE_DIR" 2> "$W/rclone.err" || {
+VERB=copy
+if [ -n "${'${STORE_COPY_DEST:-}'}" ]; then
+  rclone copy --checksum "store:$STORE_COPY_DEST" "store:$STORE_DIR" 2> "$W/rclone.err" \
+    || fail "copying the earlier backup's copy of MinIO bucket $MINIO_BUCKET inside the backup bucket failed" "$W/rclone.err"
+  VERB=sync
+fi
+rclone "$VERB" --checksum "minio:$MINIO_BUCKET" "store:$STORE_DIR" 2> "$W/rclone.err" || {
   grep -q -e 'directory not found' -e 'NoSuchBucket' "$W/rclone.err" && fail "the MinIO bucket $MINIO_BUCKET does not exist" "$W/rclone.err"
   fail "copying MinIO bucket $MINIO_BUCKET to the backup bucket failed" "$W/rclone.err"
 }
