@@ -1,6 +1,6 @@
 // Incremental volume backups: 1 GiB in 500 files on 5 PVCs backed up three times through the mover Jobs (simulated
 // kubelet, this machine's rclone, s3rver), in the same run: a first backup into an empty location, a second of the
-// unchanged volumes pointed at the first (--copy-dest), and a third after 1 % of the files were rewritten at the same
+// unchanged volumes reusing the first (its copy copied inside the bucket, the volume synced onto it), and a third after 1 % of the files were rewritten at the same
 // size. Bytes uploaded are read from the S3 server's request log (bodies of PUTs and part uploads that carry no
 // x-amz-copy-source), not from the mover's own account. Each backup's CPU is read apart: the movers' (sh and rclone,
 // the product's cost on the cluster's nodes), the S3 server's (its own process, a real S3's cost on its own machines)

@@ -15,7 +15,7 @@ export const ENV = {
   storeDir: 'STORE_DIR',
   expectedSha256: 'EXPECTED_SHA256',
   minioBucket: 'MINIO_BUCKET',
-  /** `<bucket>/<key prefix>` of the same MinIO bucket's copy in an earlier backup, for --copy-dest */
+  /** `<bucket>/<key prefix>` of the same MinIO bucket's copy in an earlier backup, copied before the sync */
   storeCopyDest: 'STORE_COPY_DEST',
   /** the emptyDir both containers of a database copy share */
   transferDir: 'TRANSFER_DIR',

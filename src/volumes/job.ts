@@ -106,7 +106,7 @@ export interface MoverJobInput {
   ttlSecondsAfterFinished: number;
   /** seconds between rclone's stats lines (default 10) */
   statsPeriodSeconds?: number;
-  /** backup only: `bucket/prefix/backups/<earlier id>/volumes/<ns>/<pvc>`, whose equal files are copied, not uploaded */
+  /** backup only: `bucket/prefix/backups/<earlier id>/volumes/<ns>/<pvc>`, copied inside the bucket before the sync */
   copyDestPath?: string;
   /** requests and limits of the container (`volume-mover-resources`); undefined sets neither */
   resources?: ResourceList | undefined;
