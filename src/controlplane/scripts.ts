@@ -179,8 +179,8 @@ LISTING=$(sha256sum < "$W/listing" | cut -d ' ' -f 1)
 export const MINIO_BACKUP_SCRIPT = PRELUDE + RCLONE + String.raw`
 VERB=copy
 if [ -n "${'${STORE_COPY_DEST:-}'}" ]; then
-  rclone copy --checksum "store:$STORE_COPY_DEST" "store:$STORE_DIR" 2> "$W/rclone.err" \
-    || fail "copying the earlier backup's copy of MinIO bucket $MINIO_BUCKET inside the backup bucket failed" "$W/rclone.err"
+  # The copy only saves uploads: if it fails (that backup pruned meanwhile), the sync uploads whatever is missing.
+  rclone copy --checksum "store:$STORE_COPY_DEST" "store:$STORE_DIR" 2> "$W/rclone.err" || true
   VERB=sync
 fi
 rclone "$VERB" --checksum "minio:$MINIO_BUCKET" "store:$STORE_DIR" 2> "$W/rclone.err" || {

@@ -58,8 +58,9 @@ export const MOVER_SCRIPT = [
   `  printf '{"volumeMover":2,"copy":%s}' "$(grep '"stats"' "$log" | tail -n 1)" > ${TERMINATION_LOG}`,
   '  exit 0',
   'fi',
-  // With an earlier backup of this PVC: its copy is copied inside the bucket, then the volume synced onto that.
-  ...rcloneStep('copy', '$MOVER_COPY_DEST', '$MOVER_TARGET'),
+  // With an earlier backup of this PVC: its copy is copied inside the bucket, then the volume synced onto that. The
+  // copy only saves uploads: if it fails (that backup pruned meanwhile), the sync uploads whatever is missing.
+  `rclone copy ${MOVER_COPY_FLAGS.join(' ')} --stats "\${MOVER_STATS_PERIOD:-10s}" "$MOVER_COPY_DEST" "$MOVER_TARGET" 2>>"$log" || true`,
   ...rcloneStep('sync', '$MOVER_SOURCE', '$MOVER_TARGET'),
   'if ! tree=$(rclone size --json "$MOVER_TARGET" 2>>"$log"); then',
   '  cat "$log" >&2',

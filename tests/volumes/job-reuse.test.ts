@@ -55,4 +55,16 @@ describe('volumes: a backup that reuses an earlier copy', function () {
     expect(copies.peak, 'copies of the same folder sent side by side, not one after another').to.be.greaterThan(1);
     expect(result).to.deep.include({ files: FILES, bytes, checksumVerified: true, reusedFrom: first, reused: { files: FILES, bytes } });
   });
+
+  it('uploads every file when the earlier copy is gone by the time the mover runs, and counts nothing as reused', async function () {
+    const folder = await createBoundPvc(vc, 'alice', 'orphan');
+    writeFileSync(join(folder, 'a.txt'), 'first file');
+    writeFileSync(join(folder, 'b.txt'), 'second file');
+    const pruned = newBackupId(); // a backup whose copy of this PVC was deleted after it was chosen: nothing is there
+    const [result] = await backupVolumes(vc.kube, {
+      backupId: newBackupId(), s3: s3For(s3, 'kf-backups'), pvcs: [{ namespace: 'alice', name: 'orphan' }],
+      copyFrom: new Map([['alice/orphan', pruned]]),
+    });
+    expect(result).to.deep.include({ files: 2, bytes: 21, checksumVerified: true, reusedFrom: pruned, reused: { files: 0, bytes: 0 } });
+  });
 });
