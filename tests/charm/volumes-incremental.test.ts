@@ -124,6 +124,9 @@ describe('incremental volume backups (real ./dispatch, s3rver request log)', fun
     expect(secondWrites.uploads, 'no upload in the second backup').to.deep.equal([]);
     expect(secondWrites.copies.map((c) => c.to).sort()).to.deep.equal([...hashTree(volume).keys()].sort());
     for (const copy of secondWrites.copies) expect(copy.from.replace(/^\//, '')).to.equal(`${BUCKET}/backups/backups/${first.id}/volumes/${namespace}/${pvc}/${copy.to}`);
+    // The earlier copy is listed, never looked up file by file (--copy-dest sent a HEAD there for every file).
+    const earlierFolder = `/${BUCKET}/backups/backups/${first.id}/volumes/${namespace}/${pvc}/`;
+    expect(readRequestLog(requestLog).filter((e) => e.method === 'HEAD' && e.path.startsWith(earlierFolder))).to.deep.equal([]);
     expect(second.results['volume-bytes-uploaded']).to.equal('0');
     expect(second.results['volume-bytes-reused']).to.equal(second.results['volume-bytes']);
     const secondEntry = await manifestEntry(second.id);
