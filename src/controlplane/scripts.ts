@@ -5,6 +5,7 @@
 //
 // Every script ends by writing one JSON outcome to $TERMINATION_LOG (Kubernetes' termination message, 4 KiB):
 // {"ok":true,…} or {"ok":false,"error":"<one sentence>","detail":"<tail of the tool's stderr>"}.
+import { REUSE_COPY_TRANSFERS } from '../volumes/job.ts';
 
 /** Environment the scripts read. Names of rclone remotes are fixed: `store` (the backup bucket), `minio`. */
 export const ENV = {
@@ -180,7 +181,7 @@ export const MINIO_BACKUP_SCRIPT = PRELUDE + RCLONE + String.raw`
 VERB=copy
 if [ -n "${'${STORE_COPY_DEST:-}'}" ]; then
   # The copy only saves uploads: if it fails (that backup pruned meanwhile), the sync uploads whatever is missing.
-  rclone copy --checksum "store:$STORE_COPY_DEST" "store:$STORE_DIR" 2> "$W/rclone.err" || true
+  rclone copy --checksum --transfers ${REUSE_COPY_TRANSFERS} "store:$STORE_COPY_DEST" "store:$STORE_DIR" 2> "$W/rclone.err" || true
   VERB=sync
 fi
 rclone "$VERB" --checksum "minio:$MINIO_BUCKET" "store:$STORE_DIR" 2> "$W/rclone.err" || {

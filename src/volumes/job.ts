@@ -32,6 +32,13 @@ const CA_MOUNT_PATH = '/etc/volume-mover';
 /** The `rclone copy` flags of the mover (with rcloneBehaviourEnv()); the bench's direct copy uses the same ones. */
 export const MOVER_COPY_FLAGS = ['--checksum', '--use-json-log', '--stats', '10s', '--stats-log-level', 'NOTICE'] as const;
 
+/**
+ * Copies in flight while an earlier backup's copy is copied inside the bucket. Each is a request and a wait for the S3
+ * service, no bytes through the node, so more run at once than uploads (RCLONE_TRANSFERS); the S3 service's own limits
+ * (AWS: thousands of writes per second per prefix) are far above, and rclone backs off on SlowDown.
+ */
+export const REUSE_COPY_TRANSFERS = 32;
+
 /** rclone logs its stats three times per progress interval, so each reading finds a line at most a third as old. */
 export function statsPeriodSeconds(progressIntervalMs: number): number {
   return Math.max(1, Math.round(progressIntervalMs / 3000));
@@ -60,7 +67,7 @@ export const MOVER_SCRIPT = [
   'fi',
   // With an earlier backup of this PVC: its copy is copied inside the bucket, then the volume synced onto that. The
   // copy only saves uploads: if it fails (that backup pruned meanwhile), the sync uploads whatever is missing.
-  `rclone copy ${MOVER_COPY_FLAGS.join(' ')} --stats "\${MOVER_STATS_PERIOD:-10s}" "$MOVER_COPY_DEST" "$MOVER_TARGET" 2>>"$log" || true`,
+  `rclone copy ${MOVER_COPY_FLAGS.join(' ')} --transfers ${REUSE_COPY_TRANSFERS} --stats "\${MOVER_STATS_PERIOD:-10s}" "$MOVER_COPY_DEST" "$MOVER_TARGET" 2>>"$log" || true`,
   ...rcloneStep('sync', '$MOVER_SOURCE', '$MOVER_TARGET'),
   'if ! tree=$(rclone size --json "$MOVER_TARGET" 2>>"$log"); then',
   '  cat "$log" >&2',
