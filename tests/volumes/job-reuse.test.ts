@@ -45,8 +45,9 @@ describe('volumes: a backup that reuses an earlier copy', function () {
     await backupVolumes(vc.kube, { backupId: first, s3: s3For(s3, 'kf-backups'), pvcs });
 
     const second = newBackupId();
-    // every write into the second backup's folder is a server-side copy here: nothing changed
-    const copyInto = (r: { method: string; url: string }) => r.method === 'PUT' && r.url.includes(`/backups/${second}/volumes/alice/flat/`);
+    // the copies into the second backup's folder (PUTs carrying x-amz-copy-source), each slowed by a round trip
+    const copyInto = (r: { method: string; url: string; copySource?: string }) =>
+      r.method === 'PUT' && r.copySource !== undefined && r.url.includes(`/backups/${second}/volumes/alice/flat/`);
     proxy = await FaultProxy.start({ target: s3.endpoint, rate: 1, faults: ['latency'], latencyMs: 300, only: copyInto });
     const copies = proxy.track(copyInto);
     const [result] = await backupVolumes(vc.kube, {
@@ -71,5 +72,27 @@ describe('volumes: a backup that reuses an earlier copy', function () {
       copyFrom: new Map([['alice/orphan', pruned]]),
     });
     expect(result).to.deep.include({ files: 2, bytes: 21, checksumVerified: true, reusedFrom: pruned, reused: { files: 0, bytes: 0 } });
+  });
+
+  it('uploads what it could not copy when the S3 service refuses the copies, and counts nothing as reused', async function () {
+    const folder = await createBoundPvc(vc, 'alice', 'refused');
+    writeFileSync(join(folder, 'kept.bin'), randomBytes(3000));
+    writeFileSync(join(folder, 'also-kept.bin'), randomBytes(2000));
+    const pvcs = [{ namespace: 'alice', name: 'refused' }];
+    const first = newBackupId();
+    await backupVolumes(vc.kube, { backupId: first, s3: s3For(s3, 'kf-backups'), pvcs });
+
+    const second = newBackupId();
+    // every copy into the second backup's folder is refused (403), as S3 does for a copy from an object it has
+    // archived; the sync then finds the files missing and uploads them
+    const copyInto = (r: { method: string; url: string; copySource?: string }) =>
+      r.method === 'PUT' && r.copySource !== undefined && r.url.includes(`/backups/${second}/volumes/alice/refused/`);
+    await proxy?.stop();
+    proxy = await FaultProxy.start({ target: s3.endpoint, rate: 1, faults: ['refused-403'], only: copyInto });
+    const [result] = await backupVolumes(vc.kube, {
+      backupId: second, s3: { ...s3For(s3, 'kf-backups'), endpoint: proxy.endpoint }, pvcs, copyFrom: new Map([['alice/refused', first]]),
+    });
+    expect(proxy.counts['refused-403'], 'the copies were tried and refused').to.be.greaterThan(0);
+    expect(result).to.deep.include({ files: 2, bytes: 5000, checksumVerified: true, reusedFrom: first, reused: { files: 0, bytes: 0 } });
   });
 });

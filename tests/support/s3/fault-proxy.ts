@@ -7,7 +7,12 @@ import type { AddressInfo, Socket } from 'node:net';
 import { seededRandom } from '../cluster/faults.ts';
 import { stopOnExit } from '../cleanup.ts';
 
-export type S3Fault = 'error-500' | 'slowdown-503' | 'reset-request' | 'truncate-response' | 'latency';
+export type S3Fault = 'error-500' | 'slowdown-503' | 'reset-request' | 'truncate-response' | 'latency' | 'refused-403';
+/**
+ * The transient faults, drawn from by rate. 'refused-403' is not one of them: S3 answers a request it will never allow
+ * with 403 (AccessDenied; InvalidObjectState for a CopyObject from an archived object, AWS S3 API reference
+ * CopyObject), which no retry mends; a test asks for it by name.
+ */
 export const allS3Faults: readonly S3Fault[] = ['error-500', 'slowdown-503', 'reset-request', 'truncate-response', 'latency'];
 
 /** What the proxy saw of a request: enough to match on. */
@@ -15,6 +20,8 @@ export interface SeenRequest {
   method: string;
   /** path and query, e.g. `/bucket/prefix/backups/kf-…/velero-backup.json?x-id=PutObject` */
   url: string;
+  /** a server-side copy's x-amz-copy-source header: what tells a CopyObject from an upload (both are PUTs) */
+  copySource?: string;
 }
 
 export type RequestMatcher = (request: SeenRequest) => boolean;
@@ -51,7 +58,7 @@ function s3ErrorXml(code: string, message: string): string {
 }
 
 export class FaultProxy {
-  readonly counts: Record<S3Fault | 'passed', number> = { 'error-500': 0, 'slowdown-503': 0, 'reset-request': 0, 'truncate-response': 0, latency: 0, passed: 0 };
+  readonly counts: Record<S3Fault | 'passed', number> = { 'error-500': 0, 'slowdown-503': 0, 'reset-request': 0, 'truncate-response': 0, latency: 0, 'refused-403': 0, passed: 0 };
   readonly seen: SeenRequest[] = [];
   private rate: number;
   private random: () => number;
@@ -139,7 +146,8 @@ export class FaultProxy {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const seen: SeenRequest = { method: req.method ?? 'GET', url: req.url ?? '/' };
+    const copySource = req.headers['x-amz-copy-source'];
+    const seen: SeenRequest = { method: req.method ?? 'GET', url: req.url ?? '/', ...(typeof copySource === 'string' ? { copySource } : {}) };
     this.seen.push(seen);
     for (const { matches, tally } of this.tallies) {
       if (!matches(seen)) continue;
@@ -166,6 +174,13 @@ export class FaultProxy {
         const [status, code] = fault === 'error-500' ? [500, 'InternalError'] : [503, 'SlowDown'];
         const body = s3ErrorXml(code, fault === 'error-500' ? 'We encountered an internal error. Please try again.' : 'Please reduce your request rate.');
         res.writeHead(status, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body), ...(fault === 'slowdown-503' ? { 'retry-after': '0' } : {}) });
+        res.end(body);
+        return;
+      }
+      case 'refused-403': {
+        await drain(req);
+        const body = s3ErrorXml('AccessDenied', 'Access Denied');
+        res.writeHead(403, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body) });
         res.end(body);
         return;
       }
