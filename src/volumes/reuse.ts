@@ -1,7 +1,7 @@
 // Incremental volume backups without chains: each PVC's mover is pointed at the same PVC's folder in the newest
-// complete earlier backup of this location, and rclone's --copy-dest copies every file there that is equal to the
-// volume's (same size and same MD5; fs/operations/operations.go copyDest and equal, rclone/rclone) inside the bucket
-// instead of uploading it. The copy is a whole object of the new backup, so deleting the older backup never touches
+// complete earlier backup of this location: that folder is copied inside the bucket and the volume synced onto it, so
+// every file equal to the volume's (same size and same MD5, rclone/rclone fs/operations/operations.go equal) stays a
+// server-side copy instead of being uploaded (src/volumes/job.ts). The copy is a whole object of the new backup, so deleting the older backup never touches
 // the newer one: no backup depends on another.
 import { checkDataFiles } from '../archive/data-files.ts';
 import type { Manifest } from '../archive/manifest.ts';
@@ -27,7 +27,7 @@ export function reusableBackups(store: BackupStore, currentId: string, pvcs: rea
 
 /**
  * MinIO bucket → the full key prefix of its copy in the newest complete, intact earlier backup that mirrored it (the
- * control-plane entries the manifest records in extras.controlPlane), for the control-plane mirror's --copy-dest.
+ * control-plane entries the manifest records in extras.controlPlane), for the control-plane mirror's reuse.
  */
 export function reusableMinioCopies(store: BackupStore, currentId: string, buckets: readonly string[], trust: ReuseTrust = {}): Promise<Map<string, string>> {
   return pickSources(store, currentId, trust, new Set(buckets), (manifest) =>
