@@ -9,23 +9,33 @@ import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { buildCharm, defaultCharmDir, isBuildFresh } from '../../../scripts/build.ts';
 
-const lockDir = `${defaultCharmDir}.lock`;
-const ownerFile = join(lockDir, 'pid');
-
 let building: Promise<string> | undefined;
 
 export function ensureCharmBuilt(): Promise<string> {
-  building ??= buildOnceAcrossProcesses();
+  building ??= buildOnce({
+    lockDir: `${defaultCharmDir}.lock`,
+    isFresh: () => isBuildFresh(defaultCharmDir),
+    build: () => buildCharm({ outDir: defaultCharmDir }),
+  }).then(() => defaultCharmDir);
   return building;
 }
 
-async function buildOnceAcrossProcesses(): Promise<string> {
+export interface BuildOnceOptions {
+  /** made (atomically) by the one process that builds, removed when it is done */
+  lockDir: string;
+  isFresh: () => boolean;
+  build: () => Promise<unknown>;
+}
+
+/** Builds unless fresh, while no other process (or caller) builds: the others wait and then find it fresh. */
+export async function buildOnce({ lockDir, isFresh, build }: BuildOnceOptions): Promise<void> {
   for (;;) {
-    if (isBuildFresh(defaultCharmDir)) return defaultCharmDir;
-    if (takeLock()) {
+    if (isFresh()) return;
+    if (takeLock(lockDir)) {
       try {
         // Another process may have finished its build between our check and our lock.
-        return isBuildFresh(defaultCharmDir) ? defaultCharmDir : await buildCharm({ outDir: defaultCharmDir });
+        if (!isFresh()) await build();
+        return;
       } finally {
         rmSync(lockDir, { recursive: true, force: true });
       }
@@ -34,25 +44,24 @@ async function buildOnceAcrossProcesses(): Promise<string> {
   }
 }
 
-/** mkdir is atomic: exactly one process creates the lock. A lock whose owner died (a killed run) is taken over. */
-function takeLock(): boolean {
-  mkdirSync(dirname(defaultCharmDir), { recursive: true });
+/** mkdir is atomic: exactly one caller creates the lock. A lock whose owner died (a killed run) is removed. */
+function takeLock(lockDir: string): boolean {
+  mkdirSync(dirname(lockDir), { recursive: true });
   try {
     mkdirSync(lockDir);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    if (ownerAlive()) return false;
-    rmSync(lockDir, { recursive: true, force: true });
+    if (!ownerAlive(lockDir)) rmSync(lockDir, { recursive: true, force: true });
     return false;
   }
-  writeFileSync(ownerFile, String(process.pid));
+  writeFileSync(join(lockDir, 'pid'), String(process.pid));
   return true;
 }
 
-function ownerAlive(): boolean {
+function ownerAlive(lockDir: string): boolean {
   let pid: number;
   try {
-    pid = Number(readFileSync(ownerFile, 'utf8'));
+    pid = Number(readFileSync(join(lockDir, 'pid'), 'utf8'));
   } catch {
     // The owner made the directory and is about to write its pid, unless it died in between long ago.
     try {
