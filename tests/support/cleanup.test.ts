@@ -60,7 +60,8 @@ describe('tests/support cleanup', function () {
   });
 
   // npm test runs the files in mocha worker processes (package.json): there the root hooks run in the worker, per
-  // file, and the reporter in the main process must still count the failed hook in CI's closing line.
+  // file (mocha lib/nodejs/worker.cjs loads the --require plugins in each worker), and the reporter in the main
+  // process, fed the workers' buffered events, must still count the failed hook in CI's closing line.
   it('in parallel mode too, and the closing summary line adds up both workers, the failed hook included', async function () {
     const outcome = await runFixture(['--parallel', '--jobs', '2'], [fixture, passingFixture]);
     expectFailedAndCleaned(outcome);
