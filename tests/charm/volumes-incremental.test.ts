@@ -15,6 +15,7 @@ import { runDispatch, type DispatchOutcome } from '../support/juju/harness.ts';
 import { s3Relation, track1Data } from '../support/juju/scenarios.ts';
 import { emptyState } from '../support/juju/state.ts';
 import { readRequestLog, startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
+import { clockPastSecondOf } from '../support/backup-ids.ts';
 import { hashTree, startKubeletCluster, type KubeletCluster } from '../volumes/helpers.ts';
 import type { VolumeEntry } from '../../src/archive/manifest.ts';
 
@@ -33,6 +34,7 @@ describe('incremental volume backups (real ./dispatch, s3rver request log)', fun
   let namespace: string;
   let pvc: string;
   let volume: string;
+  let lastBackupId: string | undefined;
 
   before(async () => {
     logDir = mkdtempSync(join(tmpdir(), 's3-requests-'));
@@ -67,11 +69,12 @@ describe('incremental volume backups (real ./dispatch, s3rver request log)', fun
 
   async function backup(side: KubeletCluster = source, key?: string): Promise<{ id: string; results: Record<string, string> }> {
     writeFileSync(requestLog, '');
-    // Backup ids name the second a backup started, and prune-backups orders by them: one backup per second.
-    await new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 10));
+    // prune-backups orders backups by their ids, which name the second each started: one backup per second.
+    await clockPastSecondOf(lastBackupId);
     const done = await action('backup-state', { 'include-control-plane': false }, side, {}, key);
     expect(done.state.actionFailure, done.stderr.slice(-2000)).to.equal(undefined);
-    return { id: done.state.actionResults['backup-id']!, results: done.state.actionResults };
+    lastBackupId = done.state.actionResults['backup-id']!;
+    return { id: lastBackupId, results: done.state.actionResults };
   }
 
   /**

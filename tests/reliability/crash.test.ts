@@ -15,6 +15,7 @@ import { moverPortOf } from '../../src/prune/movers.ts';
 import { moverLabels } from '../../src/volumes/labels.ts';
 import { verifyBackup } from '../../src/archive/index.ts';
 import { backupKeys } from '../../src/store/layout.ts';
+import { clockPastSecondOf } from '../support/backup-ids.ts';
 import { startDispatch } from './killable-dispatch.ts';
 import { bucketState, kubeAt, storeAt } from './support.ts';
 import { backupStore } from '../support/backup-store.ts';
@@ -109,7 +110,7 @@ describe('reliability: SIGKILL during a backup, then rerun and prune', function 
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
       ids.push(await rerunCompletesAllowingMany(prefix));
-      await new Promise((r) => setTimeout(r, 1100)); // ids carry seconds: keep their order unambiguous
+      await clockPastSecondOf(ids.at(-1)!);
     }
     const kube = await kubeAt(cluster.kubeconfigPath);
     try {
