@@ -9,6 +9,7 @@ import { Upload } from '@aws-sdk/lib-storage';
 import { Readable } from 'node:stream';
 import { BackupWriter, Digest } from '../src/archive/writer.ts';
 import { ObjectStore } from '../src/store/objects.ts';
+import { S3BackupStore } from '../src/store/backup-store.ts';
 import { backupKeys } from '../src/store/layout.ts';
 import { NOTEBOOKS, noise, notebook, s3ClientFor } from '../tests/archive/fixtures.ts';
 import { startS3Server } from '../tests/support/s3/server.ts';
@@ -34,7 +35,7 @@ export default async function archiveUpload(opts: BenchOptions): Promise<BenchRo
     const fillers = Array.from({ length: 64 }, (_, i) => noise(16 * 1024, i + 1));
 
     const archiveStart = performance.now();
-    const writer = await BackupWriter.start({ store, toolVersion: 'bench', scope: { action: 'bench' } });
+    const writer = await BackupWriter.start({ store: new S3BackupStore(store), toolVersion: 'bench', scope: { action: 'bench' } });
     for (let i = 0; i < items; i++) {
       const nb = notebook(`ns-${i % 50}`, `nb-${i}`);
       nb.metadata.annotations = { note: fillers[i % 64]! };

@@ -15,6 +15,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { execa } from 'execa';
 import { KubeClient } from '../src/kube/client.ts';
 import { ObjectStore } from '../src/store/objects.ts';
+import { S3BackupStore } from '../src/store/backup-store.ts';
 import { runRestore } from '../src/restore/engine.ts';
 import { startS3Server } from '../tests/support/s3/server.ts';
 import { CONCURRENCY, PAGE_SIZE, type ClientResult, type S3Target } from './support/client.ts';
@@ -33,10 +34,10 @@ interface RestoreResult extends ClientResult {
 async function restoreClient(kubeconfig: string, s3File: string, backupId: string): Promise<void> {
   const s3 = JSON.parse(readFileSync(s3File, 'utf8')) as S3Target;
   // the same bucket and prefix as bench/support/client.ts, whose backup this restores
-  const store = new ObjectStore({
+  const store = new S3BackupStore(new ObjectStore({
     client: new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } }),
     bucket: s3.bucket, prefix: 'bench',
-  });
+  }));
   const kube = await KubeClient.load({ kubeconfig, concurrency: CONCURRENCY, pageSize: PAGE_SIZE });
   try {
     let preflightMs = Number.NaN;

@@ -25,7 +25,9 @@ if (major === 24 && ENGINE_NODE_FLAGS.every((flag) => process.execArgv.includes(
     process.stderr.write(`kubeflow-upgrader needs Node.js 24 (this is ${process.version}); run npm ci in ${root} first.\n`);
     process.exit(1);
   }
-  const result = spawnSync(node24, [...ENGINE_NODE_FLAGS, '--import', 'tsx', entry, ...process.argv.slice(2)], { stdio: 'inherit', cwd: process.cwd(), env: { ...process.env, ...ENGINE_ENV } });
+  // The relaunch runs this file again, which then registers tsx by its path under root: `--import tsx` would be
+  // resolved from the user's current directory, where there is no tsx.
+  const result = spawnSync(node24, [...ENGINE_NODE_FLAGS, fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit', cwd: process.cwd(), env: { ...process.env, ...ENGINE_ENV } });
   if (result.error) {
     process.stderr.write(`kubeflow-upgrader: could not start Node.js 24: ${result.error.message}\n`);
     process.exit(1);

@@ -15,6 +15,7 @@ import { resourcePath } from '../../src/kube/paths.ts';
 import type { ApiResource, KubeObject } from '../../src/kube/types.ts';
 import { stateResources } from '../../src/kubeflow/kinds.ts';
 import { ObjectStore } from '../../src/store/objects.ts';
+import { S3BackupStore } from '../../src/store/backup-store.ts';
 
 export interface S3Target {
   endpoint: string;
@@ -41,9 +42,9 @@ function peakRssMiB(): number {
   return match ? Math.round(Number(match[1]) / 1024) : Number.NaN;
 }
 
-function openStore(s3: S3Target): ObjectStore {
+function openStore(s3: S3Target): S3BackupStore {
   const client = new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } });
-  return new ObjectStore({ client, bucket: s3.bucket, prefix: 'bench' });
+  return new S3BackupStore(new ObjectStore({ client, bucket: s3.bucket, prefix: 'bench' }));
 }
 
 async function backup(kube: KubeClient, s3: S3Target): Promise<Omit<ClientResult, 'mode' | 'ms' | 'peakRssMiB'>> {
@@ -97,12 +98,12 @@ async function restore(kube: KubeClient, s3: S3Target, backupId: string): Promis
 
 /** The archive's objects as the restore would send them (read before the clock starts). */
 export async function archiveObjects(s3: S3Target, backupId: string): Promise<KubeObject[]> {
-  const { readItems, readManifest } = await import('../../src/archive/index.ts');
+  const { readItems } = await import('../../src/archive/index.ts');
   const { restorable } = await import('../../src/restore/normalize.ts');
   const store = openStore(s3);
-  const read = await readManifest(store, backupId);
+  const read = await store.readManifest(backupId);
   const objects: KubeObject[] = [];
-  for await (const item of readItems(store, backupId, { manifest: read.state === 'present' ? read.manifest : null })) objects.push(restorable(item.object));
+  for await (const item of readItems(store, backupId, { expected: read.state === 'present' ? read : null })) objects.push(restorable(item.object));
   return objects;
 }
 

@@ -12,8 +12,8 @@
 import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { z } from 'zod';
-import { backupKeys, DATA_FILES_INDEX } from '../store/layout.ts';
-import type { ObjectStore } from '../store/objects.ts';
+import { DATA_FILES_INDEX } from '../store/layout.ts';
+import type { BackupStore } from '../store/backup-store.ts';
 import type { Manifest } from './manifest.ts';
 import type { Problem } from './reader.ts';
 
@@ -27,16 +27,16 @@ const IndexSchema = z.object({
 });
 type DataFilesIndex = z.infer<typeof IndexSchema>;
 
-function foldersOf(id: string): string[] {
-  const keys = backupKeys(id);
+function foldersOf(store: BackupStore, id: string): string[] {
+  const keys = store.keys(id);
   return [keys.volumesFolder, keys.controlPlaneFolder];
 }
 
-async function listDataFiles(store: ObjectStore, id: string): Promise<DataFilesIndex['files']> {
-  const folder = backupKeys(id).folder;
+async function listDataFiles(store: BackupStore, id: string): Promise<DataFilesIndex['files']> {
+  const folder = store.keys(id).folder;
   const files: DataFilesIndex['files'] = {};
-  for (const prefix of foldersOf(id)) {
-    for await (const object of store.list(prefix)) {
+  for (const prefix of foldersOf(store, id)) {
+    for await (const object of store.listObjects(prefix)) {
       files[object.key.slice(folder.length)] = { size: object.size, ...(object.etag ? { etag: object.etag } : {}) };
     }
   }
@@ -44,7 +44,7 @@ async function listDataFiles(store: ObjectStore, id: string): Promise<DataFilesI
 }
 
 /** The gzipped index of what is under the backup's data folders now, or undefined when they are empty. */
-export async function indexDataFiles(store: ObjectStore, id: string): Promise<Buffer | undefined> {
+export async function indexDataFiles(store: BackupStore, id: string): Promise<Buffer | undefined> {
   const files = await listDataFiles(store, id);
   const sorted = Object.fromEntries(Object.entries(files).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   if (Object.keys(sorted).length === 0) return undefined;
@@ -55,13 +55,13 @@ export async function indexDataFiles(store: ObjectStore, id: string): Promise<Bu
  * Compares the backup's data folders with its index. A backup whose manifest records no index (older, or one without
  * volume or control-plane data) has nothing to compare: `[]`. Each difference is one problem naming the file.
  */
-export async function checkDataFiles(store: ObjectStore, id: string, manifest: Manifest): Promise<Problem[]> {
+export async function checkDataFiles(store: BackupStore, id: string, manifest: Manifest): Promise<Problem[]> {
   const expectedSha = manifest.checksums.files[DATA_FILES_INDEX];
   if (expectedSha === undefined) return [];
-  const key = backupKeys(id).dataFilesIndex;
+  const key = store.keys(id).dataFilesIndex;
   const problem = (message: string, path = key): Problem => ({ kind: 'data-file', path, message });
-  if (!(await store.exists(key))) return [problem(`The index of the volume and control-plane files of backup ${id} is missing.`)];
-  const bytes = await store.getBytes(key);
+  const bytes = await store.readFile(id, DATA_FILES_INDEX);
+  if (!bytes) return [problem(`The index of the volume and control-plane files of backup ${id} is missing.`)];
   if (createHash('sha256').update(bytes).digest('hex') !== expectedSha) {
     return [problem(`The index of the volume and control-plane files of backup ${id} does not match its checksum in the manifest.`)];
   }

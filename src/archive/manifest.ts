@@ -1,6 +1,7 @@
 // kubeflow-upgrader.json: our manifest beside the Velero files. The zod schema is the type, so what we write
 // and what we accept on read can never drift apart.
 import { z } from 'zod';
+import { ChecksumIndex } from './checksum-index.ts';
 
 export const MANIFEST_FORMAT_VERSION = 1;
 export const MANIFEST_FILE = 'kubeflow-upgrader.json';
@@ -131,7 +132,12 @@ export const ManifestSchema = z.object({
   extras: ExtrasSchema.default({}),
 });
 
-export type Manifest = z.infer<typeof ManifestSchema>;
+/** The manifest as its JSON holds it, checksums.entries included. */
+export type ManifestDocument = z.infer<typeof ManifestSchema>;
+/** The manifest's checksums but the entries, which are held apart in a ChecksumIndex (checksum-index.ts). */
+export type ManifestChecksums = Omit<ManifestDocument['checksums'], 'entries'>;
+/** The manifest as the program holds it: typed, and without the 2×N-member entries object. */
+export type Manifest = Omit<ManifestDocument, 'checksums'> & { checksums: ManifestChecksums };
 export type ManifestExtras = z.infer<typeof ExtrasSchema>;
 export type ControlPlaneEntry = z.infer<typeof ControlPlaneEntrySchema>;
 export type ControlPlaneRecord = z.infer<typeof ControlPlaneRecordSchema>;
@@ -143,7 +149,7 @@ export type VolumeEntry = z.infer<typeof VolumeEntrySchema>;
 export type ApplicationEntry = z.input<typeof ApplicationSchema>;
 export type CrdSnapshot = z.infer<typeof CrdSnapshotSchema>;
 
-export type ManifestCheck = { ok: true; manifest: Manifest } | { ok: false; reason: string };
+export type ManifestCheck = { ok: true; manifest: Manifest; checksums: ChecksumIndex } | { ok: false; reason: string };
 
 /** Parses manifest bytes; never throws: a bad manifest is a finding, not a crash. */
 export function parseManifest(bytes: Buffer | string): ManifestCheck {
@@ -153,15 +159,17 @@ export function parseManifest(bytes: Buffer | string): ManifestCheck {
   } catch {
     return { ok: false, reason: 'it is not valid JSON' };
   }
-  // The entries (two paths per object) are checked here and kept as parsed: through zod they would cost a copy of the
-  // whole record and a regex call per entry, and that copy would be a restore's memory peak.
+  // The entries (two paths per object) are checked here and packed into the index: through zod they would cost a copy
+  // of the whole record and a regex call per entry, and that copy would be a restore's memory peak.
   const checksums = (json as { checksums?: { entries?: unknown } } | null)?.checksums;
   const entries = checksums && typeof checksums === 'object' ? checksums.entries : undefined;
   const plainEntries = entries !== null && typeof entries === 'object' && !Array.isArray(entries);
+  let index = ChecksumIndex.empty;
   if (plainEntries) {
     for (const [path, digest] of Object.entries(entries)) {
       if (typeof digest !== 'string' || !SHA256_HEX.test(digest)) return { ok: false, reason: `field checksums.entries.${path} must be a sha256 hex digest` };
     }
+    index = ChecksumIndex.fromRecord(entries as Record<string, string>);
     checksums!.entries = {};
   }
   const parsed = ManifestSchema.safeParse(json);
@@ -169,6 +177,11 @@ export function parseManifest(bytes: Buffer | string): ManifestCheck {
     const first = parsed.error.issues[0];
     return { ok: false, reason: `field ${first?.path.join('.') || '(root)'} ${first?.message ?? 'is invalid'}` };
   }
-  if (plainEntries) parsed.data.checksums.entries = entries as Record<string, string>;
-  return { ok: true, manifest: parsed.data };
+  return { ok: true, manifest: withoutEntries(parsed.data), checksums: index };
+}
+
+/** The document's fields as the program holds them, in the same order (the writer streams them in this order). */
+export function withoutEntries(document: ManifestDocument): Manifest {
+  const { entries: _entries, ...checksums } = document.checksums;
+  return { ...document, checksums };
 }

@@ -5,8 +5,8 @@ import { StringDecoder } from 'node:string_decoder';
 import type { Readable, Writable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import type { KubeObject } from '../kube/types.ts';
-import { backupKeys } from '../store/layout.ts';
-import type { ObjectStore } from '../store/objects.ts';
+import type { BackupStore } from '../store/backup-store.ts';
+import type { ChecksumIndex } from './checksum-index.ts';
 import { parseManifest, type Manifest } from './manifest.ts';
 import { METADATA_VERSION_PATH, parseItemPath, VELERO_FORMAT_VERSION, type ParsedItemPath } from './paths.ts';
 import { TarDecoder } from './tar-decode.ts';
@@ -67,33 +67,35 @@ const MAX_ENTRY_BYTES = 16 * 1024 * 1024;
  * `changed` is set when the marker records the manifest's sha256 and the manifest no longer matches it: the manifest
  * was altered after the backup was committed (its item checksums can still be used to find which items differ).
  * `authentication` is set only when an encryption key was given: what the marker's HMAC says of the manifest's bytes.
+ * `checksums` are the manifest's entries, packed and read-only, apart from the manifest so a caller can let them go.
  */
 export type ManifestRead =
-  | { state: 'present'; manifest: Manifest; changed?: string; authentication?: Authentication }
+  | { state: 'present'; manifest: Manifest; checksums: ChecksumIndex; changed?: string; authentication?: Authentication }
   | { state: 'absent' }
   | { state: 'invalid'; reason: string };
 
-export interface ReadManifestOptions {
-  /** the user's encryption key: checks the marker's HMAC over the manifest's bytes as they arrive */
-  encryptionKey?: string | Buffer | undefined;
-}
-
-export async function readManifest(store: ObjectStore, id: string, options: ReadManifestOptions = {}): Promise<ManifestRead> {
-  const keys = backupKeys(id);
-  if (!(await store.exists(keys.manifest))) return { state: 'absent' };
+/**
+ * Decodes manifest bytes as they arrive, hashing them (and with a key checking the marker's HMAC over them) in the
+ * same pass, against the marker already read.
+ */
+export async function decodeManifest(
+  body: AsyncIterable<Buffer | Uint8Array>,
+  id: string,
+  marker: MarkerRead,
+  encryptionKey?: string | Buffer,
+): Promise<ManifestRead> {
   // Older backups and Velero's own markers carry no manifest digest: nothing to compare, as before.
-  const marker = await readMarker(store, id);
   const annotations = marker.state === 'present' ? (marker.marker.metadata.annotations as Record<string, unknown> | undefined) : undefined;
-  const verifier = options.encryptionKey !== undefined && options.encryptionKey.length > 0
-    ? new ManifestVerifier(options.encryptionKey, annotations?.[MANIFEST_HMAC_ANNOTATION])
+  const verifier = encryptionKey !== undefined && encryptionKey.length > 0
+    ? new ManifestVerifier(encryptionKey, annotations?.[MANIFEST_HMAC_ANNOTATION])
     : undefined;
   // Decoded and hashed as it arrives, and only the text is kept: the downloaded chunks, their concatenation, the text
   // and the parsed manifest held together would be the restore's memory peak on a large cluster.
   const hasher = createHash('sha256');
   const decoder = new StringDecoder('utf8');
   const pieces: string[] = [];
-  for await (const chunk of await store.getStream(keys.manifest)) {
-    hasher.update(chunk as Buffer);
+  for await (const chunk of body) {
+    hasher.update(chunk);
     verifier?.update(chunk as Buffer);
     pieces.push(decoder.write(chunk as Buffer));
   }
@@ -106,7 +108,7 @@ export async function readManifest(store: ObjectStore, id: string, options: Read
   if (!check.ok) return { state: 'invalid', reason: check.reason };
   if (check.manifest.backupId !== id) return { state: 'invalid', reason: `it names backup ${check.manifest.backupId}` };
   const recorded = annotations?.[MANIFEST_SHA256_ANNOTATION];
-  const read: ManifestRead = { state: 'present', manifest: check.manifest, ...(authentication ? { authentication } : {}) };
+  const read: ManifestRead = { state: 'present', manifest: check.manifest, checksums: check.checksums, ...(authentication ? { authentication } : {}) };
   if (typeof recorded === 'string' && recorded !== digest) {
     return { ...read, changed: 'its sha256 differs from the one velero-backup.json recorded when the backup was committed' };
   }
@@ -115,12 +117,11 @@ export async function readManifest(store: ObjectStore, id: string, options: Read
 
 export type MarkerRead = { state: 'present'; marker: Marker } | { state: 'absent' } | { state: 'invalid'; reason: string };
 
-export async function readMarker(store: ObjectStore, id: string): Promise<MarkerRead> {
-  const keys = backupKeys(id);
-  if (!(await store.exists(keys.marker))) return { state: 'absent' };
+/** Decodes the bytes of a velero-backup.json. */
+export function decodeMarker(bytes: Buffer): MarkerRead {
   let json: unknown;
   try {
-    json = JSON.parse((await store.getBytes(keys.marker)).toString('utf8'));
+    json = JSON.parse(bytes.toString('utf8'));
   } catch {
     return { state: 'invalid', reason: 'it is not valid JSON' };
   }
@@ -130,8 +131,11 @@ export async function readMarker(store: ObjectStore, id: string): Promise<Marker
 }
 
 export interface ReadItemsOptions {
-  /** the manifest to check entries against; null for a foreign archive (nothing to check against) */
-  manifest: Manifest | null;
+  /**
+   * the manifest and its entry checksums to check the archive against (a present ManifestRead is one); null for a
+   * foreign archive (nothing to check against)
+   */
+  expected: ExpectedArchive | null;
   /**
    * which copies to yield: the unversioned ones (default, what restore uses), the preferred-version ones, or every
    * copy (preferred, unversioned and those in other version folders)
@@ -142,17 +146,13 @@ export interface ReadItemsOptions {
    * what a restore wants: never apply an archive that does not match its manifest.
    */
   onProblem?: (problem: Problem) => void;
-  /**
-   * The caller gives up the manifest's `checksums.entries`: they are moved at the start into an index of their own
-   * (path → position, and one buffer of raw digests), and the manifest is left with none. A restore reads the
-   * archive once: a digest string per entry, the entries object and a set of the paths not met yet would each grow
-   * with the cluster, at its memory peak.
-   */
-  consumeEntries?: boolean;
 }
 
-/** The position a consumed entry is left with once its path was met. */
-const MET = -1;
+/** What a backup's manifest says its archive holds. */
+export interface ExpectedArchive {
+  manifest: Manifest;
+  checksums: ChecksumIndex;
+}
 
 export interface TarballStats {
   bytes: number;
@@ -181,29 +181,39 @@ async function writeTo(sink: Writable, chunk: Buffer): Promise<boolean> {
  * are compared with the manifest too, so a full pass is a full verification. `stats` is filled at the end.
  */
 export async function* readItems(
-  store: ObjectStore,
+  store: BackupStore,
   id: string,
   options: ReadItemsOptions,
   stats: Partial<TarballStats> = {},
 ): AsyncGenerator<ArchiveItem> {
-  const keys = backupKeys(id);
-  const { manifest } = options;
+  const tarball = store.keys(id).tarball;
+  const source = await store.openTarball(id);
+  if (!source) {
+    const problem: Problem = { kind: 'missing-tarball', path: tarball, message: `Backup ${id} has no tarball ${store.url(tarball)}.` };
+    if (!options.onProblem) throw new ArchiveError(problem);
+    options.onProblem(problem);
+    return;
+  }
+  yield* decodeItems(source, id, tarball, options, stats);
+}
+
+/**
+ * Decodes the tarball of backup `id` from `source`, checking each item against the manifest as it passes; `path` is
+ * how problems name the tarball. A full pass is a full verification (see readItems).
+ */
+export async function* decodeItems(
+  source: Readable,
+  id: string,
+  path: string,
+  options: ReadItemsOptions,
+  stats: Partial<TarballStats> = {},
+): AsyncGenerator<ArchiveItem> {
+  const manifest = options.expected?.manifest ?? null;
   const copies = options.copies ?? 'unversioned';
   const report = (problem: Problem) => {
     if (!options.onProblem) throw new ArchiveError(problem);
     options.onProblem(problem);
   };
-
-  let source: Readable;
-  try {
-    source = await store.getStream(keys.tarball);
-  } catch (error) {
-    if ((error as { condition?: string }).condition === 'not-found') {
-      report({ kind: 'missing-tarball', path: keys.tarball, message: `Backup ${id} has no tarball ${store.url(keys.tarball)}.` });
-      return;
-    }
-    throw error;
-  }
 
   const tarballHash = createHash('sha256');
   let tarballBytes = 0;
@@ -230,27 +240,11 @@ export async function* readItems(
     }
   })();
 
-  // The manifest's paths not met yet: its own key strings, so they cost a hash table, not a second copy of every path
-  // (a set of the tar's names would). Names outside the manifest (every
-  // name of a foreign archive) are remembered apart, to tell a duplicate.
-  // With consumeEntries the entries move into a compact index (see ReadItemsOptions) that does that job too.
-  const consume = options.consumeEntries === true && manifest !== null;
-  const known = consume ? undefined : manifest?.checksums.entries;
-  const pending = known ? new Set(Object.keys(known)) : undefined;
-  let index: Map<string, number> | undefined;
-  let digests: Buffer | undefined;
-  if (consume) {
-    const entries = manifest.checksums.entries;
-    const paths = Object.keys(entries);
-    index = new Map();
-    digests = Buffer.allocUnsafe(paths.length * 32);
-    // parseManifest checked every digest: 64 lowercase hex digits
-    for (let i = 0; i < paths.length; i++) {
-      digests.write(entries[paths[i]!]!, i * 32, 32, 'hex');
-      index.set(paths[i]!, i);
-    }
-    manifest.checksums.entries = {};
-  }
+  // Which of the manifest's entries were met, by position: one byte each, beside the read-only index (a set of the
+  // paths not met yet would be a second hash table of every path). Names outside the manifest (every name of a
+  // foreign archive) are remembered apart, to tell a duplicate.
+  const index = options.expected?.checksums;
+  const met = index ? new Uint8Array(index.size) : undefined;
   const seenOutside = new Set<string>();
   let entries = 0;
   let completed = false;
@@ -277,17 +271,14 @@ export async function* readItems(
           const digest = hash('sha256', content, 'hex');
           let expected: string | undefined;
           let duplicate: boolean;
-          if (index) {
-            const at = index.get(name);
-            duplicate = at === MET;
-            if (at !== undefined && at !== MET) {
-              expected = digests!.toString('hex', at * 32, at * 32 + 32);
-              index.set(name, MET);
+          const at = index?.positionOf(name);
+          if (at !== undefined) {
+            duplicate = met![at] === 1;
+            if (!duplicate) {
+              expected = index!.digestAt(at);
+              met![at] = 1;
             }
-          } else {
-            expected = known?.[name];
-            duplicate = expected !== undefined && !pending!.delete(name);
-          }
+          } else duplicate = false;
           if (expected === undefined && !duplicate) {
             duplicate = seenOutside.has(name);
             seenOutside.add(name);
@@ -346,7 +337,7 @@ export async function* readItems(
     if (downloadError) throw downloadError;
     if (gunzipError) {
       report({
-        kind: 'corrupt-tarball', path: keys.tarball,
+        kind: 'corrupt-tarball', path,
         message: `The tarball of backup ${id} is damaged or truncated and could not be read to the end.`,
       });
     }
@@ -354,10 +345,10 @@ export async function* readItems(
     Object.assign(stats, { bytes: tarballBytes, sha256: sha, entries });
     if (manifest) {
       if (sha !== manifest.checksums.tarball || tarballBytes !== manifest.bytes) {
-        report({ kind: 'tarball-checksum', path: keys.tarball, message: `The tarball of backup ${id} does not match the checksum in its manifest.` });
+        report({ kind: 'tarball-checksum', path, message: `The tarball of backup ${id} does not match the checksum in its manifest.` });
       }
-      const missing = index ? [...index].filter(([, at]) => at !== MET).map(([path]) => path) : pending!;
-      for (const path of missing) report({ kind: 'missing-item', path, message: `Entry ${path} is in the manifest but missing from the tarball.` });
+      let at = 0;
+      for (const path of index!.paths()) if (met![at++] !== 1) report({ kind: 'missing-item', path, message: `Entry ${path} is in the manifest but missing from the tarball.` });
     }
     completed = true;
   } finally {

@@ -1,10 +1,10 @@
 // verify-backup and list-backups: both read only, both tolerate whatever they find in the bucket.
 import { createHash } from 'node:crypto';
 import pLimit from 'p-limit';
-import { backupKeys, backupNameOfFolder, BACKUPS_FOLDER } from '../store/layout.ts';
-import type { ObjectStore } from '../store/objects.ts';
+import type { BackupStore } from '../store/backup-store.ts';
+import type { MarkerRead } from './reader.ts';
 import type { BackupScope } from './manifest.ts';
-import { readItems, readManifest, readMarker, type Problem } from './reader.ts';
+import { readItems, type Problem } from './reader.ts';
 import { BackupPhaseError, judgePhase } from './velero-backup.ts';
 import { judgeAuthentication, MANIFEST_HMAC_ANNOTATION, type AuthenticationOutcome, type AuthenticationPolicy } from './authenticate.ts';
 import { isSealed, SecretOpener } from './seal.ts';
@@ -37,10 +37,10 @@ export function sealingNote(manifest: { encryption: { binding?: string | undefin
  * (and dropped), so one moved from another Secret or backup is a finding. A foreign Velero backup without our manifest
  * is read through and reported as not verifiable unless it is unreadable.
  */
-export async function verifyBackup(store: ObjectStore, id: string, policy: AuthenticationPolicy = {}): Promise<VerifyReport> {
-  const keys = backupKeys(id);
+export async function verifyBackup(store: BackupStore, id: string, policy: AuthenticationPolicy = {}): Promise<VerifyReport> {
+  const keys = store.keys(id);
   const problems: Problem[] = [];
-  const marker = await readMarker(store, id);
+  const marker = await store.readMarker(id);
   if (marker.state === 'present') {
     const verdict = judgePhase(id, marker.marker.status.phase);
     if (!verdict.whole) throw new BackupPhaseError(verdict.reason);
@@ -50,7 +50,7 @@ export async function verifyBackup(store: ObjectStore, id: string, policy: Authe
   } else if (marker.state === 'invalid') {
     problems.push({ kind: 'bad-marker', path: keys.marker, message: `The velero-backup.json of backup ${id} is unusable: ${marker.reason}.` });
   }
-  const read = await readManifest(store, id, { encryptionKey: policy.encryptionKey });
+  const read = await store.readManifest(id, { encryptionKey: policy.encryptionKey, marker });
   // A manifest that no longer matches its recorded sha256 is reported as corrupt below; anything else with a key set
   // must carry the right HMAC before a byte of the archive is trusted.
   const authentication = read.state === 'invalid' || (read.state === 'present' && read.changed)
@@ -66,7 +66,7 @@ export async function verifyBackup(store: ObjectStore, id: string, policy: Authe
   const key = policy.encryptionKey;
   const opener = key !== undefined && key.length > 0 && manifest?.encryption ? openerOrProblem(id, manifest.encryption, key, problems) : undefined;
   let objectsChecked = 0;
-  for await (const item of readItems(store, id, { manifest, copies: 'all', onProblem: (p) => problems.push(p) })) {
+  for await (const item of readItems(store, id, { expected: read.state === 'present' ? read : null, copies: 'all', onProblem: (p) => problems.push(p) })) {
     if (item.preferredVersion === undefined && item.otherVersion === undefined) {
       objectsChecked++;
       if (opener && isSealed(item.object)) {
@@ -84,12 +84,13 @@ export async function verifyBackup(store: ObjectStore, id: string, policy: Authe
     for (const [file, expected] of Object.entries(manifest.checksums.files)) {
       if (file === DATA_FILES_INDEX) continue;
       const key = `${keys.folder}${file}`;
-      if (!(await store.exists(key))) {
+      const body = await store.openFile(id, file);
+      if (!body) {
         problems.push({ kind: 'missing-file', path: key, message: `File ${file} of backup ${id} is missing.` });
         continue;
       }
       const digest = createHash('sha256');
-      for await (const chunk of await store.getStream(key)) digest.update(chunk as Buffer);
+      for await (const chunk of body) digest.update(chunk as Buffer);
       if (digest.digest('hex') !== expected) {
         problems.push({ kind: 'file-checksum', path: key, message: `File ${file} of backup ${id} does not match its checksum in the manifest.` });
       }
@@ -146,12 +147,8 @@ export interface ListOptions {
 }
 
 /** Backups with their marker, whatever its phase, newest first, described from their manifests. */
-export async function listBackups(store: ObjectStore, options: ListOptions = {}): Promise<BackupListing[]> {
-  const ids: string[] = [];
-  for await (const folder of store.listFolders(BACKUPS_FOLDER)) {
-    const id = backupNameOfFolder(folder);
-    if (id) ids.push(id);
-  }
+export async function listBackups(store: BackupStore, options: ListOptions = {}): Promise<BackupListing[]> {
+  const ids = await store.listBackupIds();
   const limit = pLimit(8);
   const found = await Promise.all(ids.map((id) => limit(() => describe(store, id, options.encryptionKey))));
   const listed = found.filter((b): b is BackupListing => b !== undefined);
@@ -160,12 +157,12 @@ export async function listBackups(store: ObjectStore, options: ListOptions = {})
 }
 
 /** One backup as list-backups shows it (its HMAC checked when a key is given), or undefined without a marker. */
-export async function describeBackup(store: ObjectStore, id: string, encryptionKey?: string | Buffer): Promise<BackupListing | undefined> {
+export async function describeBackup(store: BackupStore, id: string, encryptionKey?: string | Buffer): Promise<BackupListing | undefined> {
   return describe(store, id, encryptionKey);
 }
 
-async function describe(store: ObjectStore, id: string, encryptionKey: string | Buffer | undefined): Promise<BackupListing | undefined> {
-  const marker = await readMarker(store, id);
+async function describe(store: BackupStore, id: string, encryptionKey: string | Buffer | undefined): Promise<BackupListing | undefined> {
+  const marker = await store.readMarker(id);
   if (marker.state !== 'present') return undefined;
   const status = marker.marker.status;
   const carriesHmac = typeof (marker.marker.metadata.annotations as Record<string, unknown> | undefined)?.[MANIFEST_HMAC_ANNOTATION] === 'string';
@@ -177,11 +174,11 @@ async function describe(store: ObjectStore, id: string, encryptionKey: string | 
     scope: undefined,
     description: undefined,
     objects: status.progress?.itemsBackedUp,
-    bytes: (await store.head(backupKeys(id).tarball))?.size,
+    bytes: await store.tarballSize(id),
     encrypted: false,
     authentication: 'not-authenticated' as const,
   };
-  const read = await readManifest(store, id, { encryptionKey });
+  const read = await store.readManifest(id, { encryptionKey, marker });
   if (read.state === 'absent') return { ...fromMarker, format: 'velero', problem: undefined };
   if (read.state === 'invalid') return { ...fromMarker, format: 'kubeflow-upgrader', problem: `manifest unusable: ${read.reason}` };
   const m = read.manifest;
@@ -202,10 +199,29 @@ export interface LatestBackup {
 }
 
 /** What `latest` means: the newest backup whose marker says Completed or PartiallyFailed. */
-export async function latestWholeBackup(store: ObjectStore): Promise<LatestBackup | undefined> {
+export async function latestWholeBackup(store: BackupStore): Promise<LatestBackup | undefined> {
   for (const listing of await listBackups(store)) {
     const verdict = judgePhase(listing.id, listing.phase);
     if (verdict.whole) return { listing, warning: verdict.warning };
+  }
+  return undefined;
+}
+
+/**
+ * `latest` for a restore: the same choice as latestWholeBackup, made from the markers alone (their start time is the
+ * manifest's `created`, both written from one clock reading), so that the restore reads the chosen manifest only once,
+ * in its preflight, where the key checks its HMAC.
+ */
+export async function latestWholeMarker(store: BackupStore): Promise<{ id: string; marker: MarkerRead; warning: string | undefined } | undefined> {
+  const ids = await store.listBackupIds();
+  const limit = pLimit(8);
+  const read = await Promise.all(ids.map((id) => limit(async () => ({ id, marker: await store.readMarker(id) }))));
+  const present = read.flatMap(({ id, marker }) =>
+    marker.state === 'present' ? [{ id, marker, created: normaliseTime(marker.marker.status.startTimestamp) ?? new Date(0).toISOString() }] : []);
+  present.sort((a, b) => (a.created === b.created ? b.id.localeCompare(a.id) : b.created.localeCompare(a.created)));
+  for (const { id, marker } of present) {
+    const verdict = judgePhase(id, marker.marker.status.phase);
+    if (verdict.whole) return { id, marker, warning: verdict.warning };
   }
   return undefined;
 }

@@ -1,13 +1,14 @@
-// Writes one backup as a stream: item → tar entry → gzip → sha256 → multipart upload. Each addItem resolves only
-// once the tar stream has room again, so a producer awaiting it holds at most the upload's parts in memory.
-// Files are written in commit order: tarball, resource list, logs, results, manifest, and the marker last.
-import { createHash, hash } from 'node:crypto';
-import { pipeline, Readable, Transform, type TransformCallback } from 'node:stream';
+// Encodes one backup as a stream: item → tar entry → gzip → sha256 → the backup store's tarball upload. Each addItem
+// resolves only once the tar stream has room again, so a producer awaiting it holds at most the upload's parts in
+// memory. At commit it encodes Velero's side files, our own, the manifest and the marker, and hands them to the
+// store's PendingBackup, which alone knows where they go and stores the marker last (src/store/backup-store.ts).
+import { hash } from 'node:crypto';
 import { createGzip, gzipSync, type Gzip } from 'node:zlib';
 import type { input as ZodInput } from 'zod';
 import type { ApiResource, KubeObject } from '../kube/types.ts';
-import { backupKeys, newBackupId, type BackupKeys } from '../store/layout.ts';
-import type { ObjectStore, UploadHandle } from '../store/objects.ts';
+import type { BackupFile, BackupStore, PendingBackup } from '../store/backup-store.ts';
+import { newBackupId } from '../store/layout.ts';
+import type { UploadHandle } from '../store/objects.ts';
 import {
   MANIFEST_FORMAT_VERSION,
   ManifestSchema,
@@ -18,16 +19,19 @@ import {
   type Manifest,
   type ManifestExtras,
   type VolumeEntry,
+  withoutEntries,
 } from './manifest.ts';
+import { ChecksumIndex } from './checksum-index.ts';
 import { itemPaths, METADATA_VERSION_PATH, PREFERRED_VERSION_SUFFIX, RESOURCES_ROOT, resourceFolder, SEALED_ROOT, VELERO_FORMAT_VERSION } from './paths.ts';
 import { isPvc, withoutVolumeBinding } from '../kubeflow/pvc-binding.ts';
-import { ManifestSigner } from './authenticate.ts';
+import { Digest } from './digest.ts';
+import { streamManifest } from './manifest-stream.ts';
 import { SecretSealer } from './seal.ts';
 import { TarEncoder } from './tar.ts';
 import { veleroBackupObject } from './velero-backup.ts';
 
 export interface BackupWriterOptions {
-  store: ObjectStore;
+  store: BackupStore;
   toolVersion: string;
   scope: BackupScope;
   /** defaults to a fresh kf-… id */
@@ -47,7 +51,10 @@ export interface BackupSummary {
   bytes: number;
   sealedSecrets: number;
   clearSecrets: number;
+  /** the manifest as stored, but its entries */
   manifest: Manifest;
+  /** the entries' checksums, built when asked (2×N paths) */
+  checksums(): ChecksumIndex;
 }
 
 type ManifestInput = ZodInput<typeof ManifestSchema>;
@@ -57,21 +64,8 @@ function sha256(data: Buffer | string): string {
   return hash('sha256', data, 'hex');
 }
 
-/** Passes bytes through while hashing and counting them: the stage between gzip and the upload (bench/archive-upload times it). */
-export class Digest extends Transform {
-  readonly hash = createHash('sha256');
-  bytes = 0;
-  /** `also` sees every byte too (the manifest's HMAC, computed in the same pass) */
-  constructor(private readonly also?: { update(chunk: Buffer): void }) {
-    super();
-  }
-  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback) {
-    this.hash.update(chunk);
-    this.also?.update(chunk);
-    this.bytes += chunk.length;
-    done(null, chunk);
-  }
-}
+// The hashing stage between gzip and the upload, exported here for the bench that times it.
+export { Digest };
 
 /**
  * Bytes of tar gathered before one gzip write. Every write is a zlib call on the thread pool, and one call per small
@@ -113,7 +107,7 @@ interface ItemRecord {
 
 export class BackupWriter {
   readonly id: string;
-  readonly keys: BackupKeys;
+  private readonly pending: PendingBackup;
   private options: BackupWriterOptions;
   private readonly started: Date;
   private readonly gzip: Gzip;
@@ -150,12 +144,12 @@ export class BackupWriter {
   private streamError: Error | undefined;
   private tail: Promise<void> = Promise.resolve();
 
-  private constructor(options: BackupWriterOptions, id: string, started: Date) {
+  private constructor(options: BackupWriterOptions, pending: PendingBackup, started: Date) {
     this.options = options;
-    this.id = id;
-    this.keys = backupKeys(id);
+    this.id = pending.id;
+    this.pending = pending;
     this.started = started;
-    this.sealer = options.encryptionKey !== undefined ? SecretSealer.create(options.encryptionKey, id) : undefined;
+    this.sealer = options.encryptionKey !== undefined ? SecretSealer.create(options.encryptionKey, pending.id) : undefined;
     // Level 1: the backup's main thread waits on gzip's drain, and gzip shares the cores with it, the API server and
     // the GC; faster backups for a somewhat larger tarball (docs/performance.md). Any level reads back the same.
     const gzip = (this.gzip = createGzip({ level: 1 }));
@@ -171,7 +165,7 @@ export class BackupWriter {
     gzip.on('error', failed);
     this.digest.on('error', failed);
     gzip.pipe(this.digest);
-    this.upload = options.store.startUpload(this.keys.tarball, this.digest, 'application/gzip');
+    this.upload = pending.uploadTarball(this.digest);
     this.upload.done().catch((error: Error) => failed(error));
   }
 
@@ -181,12 +175,8 @@ export class BackupWriter {
    */
   static async start(options: BackupWriterOptions): Promise<BackupWriter> {
     const now = options.now?.() ?? new Date();
-    const id = options.id ?? newBackupId(now);
-    const keys = backupKeys(id);
-    for await (const existing of options.store.list(keys.folder)) {
-      throw new Error(`Backup ${id} already exists at ${options.store.url(existing.key)}; choose another id.`);
-    }
-    const writer = new BackupWriter(options, id, now);
+    const pending = await options.store.beginBackup(options.id ?? newBackupId(now));
+    const writer = new BackupWriter(options, pending, now);
     const version = Buffer.from(`${VELERO_FORMAT_VERSION}\n`);
     writer.plainEntries.push([METADATA_VERSION_PATH, sha256(version)]);
     writer.writeEntry(METADATA_VERSION_PATH, version);
@@ -195,7 +185,7 @@ export class BackupWriter {
   }
 
   get location(): string {
-    return this.options.store.url(this.keys.folder);
+    return this.pending.location;
   }
 
   get itemCount(): number {
@@ -360,57 +350,9 @@ export class BackupWriter {
     }
   }
 
-  private entriesRecord(): Record<string, string> {
-    const record: Record<string, string> = {};
-    for (const [path, sha] of this.entryPairs()) record[path] = sha;
-    return record;
-  }
-
-  /**
-   * The manifest as `JSON.stringify(manifest, null, 1)` would write it, in pieces: the entries are written as text a
-   * few thousand at a time instead of built as one object and one string of 2×N members first, and the pieces are
-   * streamed to the upload instead of joined (on a large cluster, joining the manifest would be the backup's peak).
-   */
-  private *manifestChunks(manifest: Manifest): Generator<Buffer> {
-    const sentinel = '\u0000entries';
-    // The checksums are copied key by key without reading `entries`: by the time this runs, the caller's manifest
-    // has a getter there that builds all 2×N entries as one object (spreading the checksums would call it, at the
-    // backup's peak, only for the object to be replaced by the sentinel).
-    const checksums: Record<string, unknown> = {};
-    for (const key of Object.keys(manifest.checksums)) {
-      checksums[key] = key === 'entries' ? { [sentinel]: '' } : manifest.checksums[key as keyof Manifest['checksums']];
-    }
-    const text = JSON.stringify({ ...manifest, checksums }, null, 1);
-    const marker = `${JSON.stringify(sentinel)}: ""`;
-    const at = text.indexOf(marker);
-    const lineStart = text.lastIndexOf('\n', at) + 1;
-    const indent = text.slice(lineStart, at);
-    yield Buffer.from(text.slice(0, lineStart));
-    let batch: string[] = [];
-    let first = true;
-    for (const [path, sha] of this.entryPairs()) {
-      batch.push(`${first ? '' : ',\n'}${indent}${JSON.stringify(path)}: "${sha}"`);
-      first = false;
-      if (batch.length === 4096) {
-        yield Buffer.from(batch.join(''));
-        batch = [];
-      }
-    }
-    yield Buffer.from(batch.join(''));
-    yield Buffer.from(text.slice(at + marker.length));
-  }
-
-  /**
-   * Uploads the manifest as it is written; resolves to its sha256 and, with an encryption key, its HMAC (both of which
-   * the marker records).
-   */
-  private async putManifest(manifest: Manifest): Promise<{ sha256: string; hmac: string | undefined }> {
-    const signer = this.options.encryptionKey !== undefined ? new ManifestSigner(this.options.encryptionKey) : undefined;
-    const digest = new Digest(signer);
-    // pipeline, not pipe: a failure while writing the pieces destroys the digest stream, so the upload fails too
-    pipeline(Readable.from(this.manifestChunks(manifest)), digest, () => undefined);
-    await this.options.store.put(this.keys.manifest, digest, 'application/json');
-    return { sha256: digest.hash.digest('hex'), hmac: signer?.annotation() };
+  /** The entries as a ChecksumIndex, built only when asked: at 2×N paths it costs more than the backup's peak. */
+  private checksumIndex(): ChecksumIndex {
+    return ChecksumIndex.fromPairs(this.entryPairs(), this.plainEntries.length + 2 * this.objects);
   }
 
   /** Finishes the tarball, writes the other files and finally the marker. On failure it aborts and rethrows. */
@@ -430,21 +372,19 @@ export class BackupWriter {
       for (const item of this.items()) names[keyIndex.get(item.listKey)!]!.push(item.listName);
       const resourceList: Record<string, string[]> = {};
       for (const key of [...this.listKeys].sort()) resourceList[key] = names[keyIndex.get(key)!]!.sort();
-      const rel = (key: string) => key.slice(this.keys.folder.length);
       const files: Record<string, string> = {};
-      // The files before the marker do not depend on each other: they go up side by side (each was a round trip of
-      // its own at commit), and all have settled before the marker is written or an abort deletes the folder.
-      const puts: Array<Promise<void>> = [];
-      const putSmall = (key: string, content: Buffer, type: string) => {
-        files[rel(key)] = sha256(content);
-        puts.push(this.options.store.put(key, content, type));
+      const toStore: BackupFile[] = [];
+      const addFile = (name: string, content: Buffer, contentType: string) => {
+        files[name] = sha256(content);
+        toStore.push({ name, content, contentType });
       };
-      putSmall(this.keys.resourceList, gzipSync(JSON.stringify(resourceList)), 'application/gzip');
-      putSmall(this.keys.logs, gzipSync(this.logChunks.join('')), 'application/gzip');
-      putSmall(this.keys.results, gzipSync(JSON.stringify({ errors: this.errors, warnings: this.warnings })), 'application/gzip');
-      for (const [name, content, type] of this.ownFiles) putSmall(`${this.keys.folder}${name}`, content, type);
+      const veleroFiles = this.pending.fileNames;
+      addFile(veleroFiles.resourceList, gzipSync(JSON.stringify(resourceList)), 'application/gzip');
+      addFile(veleroFiles.logs, gzipSync(this.logChunks.join('')), 'application/gzip');
+      addFile(veleroFiles.results, gzipSync(JSON.stringify({ errors: this.errors, warnings: this.warnings })), 'application/gzip');
+      for (const [name, content, type] of this.ownFiles) addFile(name, content, type);
       const completed = this.options.now?.() ?? new Date();
-      const manifest = ManifestSchema.parse({
+      const manifest = withoutEntries(ManifestSchema.parse({
         formatVersion: MANIFEST_FORMAT_VERSION,
         veleroFormatVersion: VELERO_FORMAT_VERSION,
         tool: { name: 'kubeflow-upgrader', version: this.options.toolVersion },
@@ -466,36 +406,33 @@ export class BackupWriter {
         warnings: this.warningCount,
         errors: this.errorCount,
         extras: this.extras,
-      } satisfies ManifestInput);
-      const manifestDigests = this.putManifest(manifest);
-      puts.push(manifestDigests.then(() => undefined));
-      // The caller's copy gets its entries only if it reads them: 2×N paths as an object cost more than the backup.
-      let entries: Record<string, string> | undefined;
-      Object.defineProperty(manifest.checksums, 'entries', {
-        enumerable: true,
-        configurable: true,
-        get: () => (entries ??= this.entriesRecord()),
+      } satisfies ManifestInput));
+      const encoded = streamManifest(manifest, this.entryPairs(), this.options.encryptionKey);
+      await this.pending.commit({
+        files: toStore,
+        manifest: encoded.stream,
+        marker: async () => {
+          const digests = await encoded.digests;
+          const marker = veleroBackupObject({
+            id: this.id,
+            started: this.started,
+            completed,
+            namespaces: this.options.scope.namespaces ?? [],
+            items: this.objects,
+            errors: this.errorCount,
+            warnings: this.warningCount,
+            storageLocation: this.options.storageLocation ?? 'default',
+            toolVersion: this.options.toolVersion,
+            manifestSha256: digests.sha256,
+            manifestHmac: digests.hmac,
+          });
+          return Buffer.from(JSON.stringify(marker, null, 1));
+        },
       });
-      const failed = (await Promise.allSettled(puts)).find((r) => r.status === 'rejected');
-      if (failed) throw failed.reason;
-      const marker = veleroBackupObject({
-        id: this.id,
-        started: this.started,
-        completed,
-        namespaces: this.options.scope.namespaces ?? [],
-        items: this.objects,
-        errors: this.errorCount,
-        warnings: this.warningCount,
-        storageLocation: this.options.storageLocation ?? 'default',
-        toolVersion: this.options.toolVersion,
-        manifestSha256: (await manifestDigests).sha256,
-        manifestHmac: (await manifestDigests).hmac,
-      });
-      await this.options.store.put(this.keys.marker, Buffer.from(JSON.stringify(marker, null, 1)), 'application/json');
       this.state = 'committed';
       return {
         id: this.id, location: this.location, objects: this.objects, bytes: this.digest.bytes,
-        sealedSecrets: this.sealedSecrets, clearSecrets: this.clearSecrets, manifest,
+        sealedSecrets: this.sealedSecrets, clearSecrets: this.clearSecrets, manifest, checksums: () => this.checksumIndex(),
       };
     } catch (error) {
       this.state = 'open';
@@ -513,9 +450,8 @@ export class BackupWriter {
     if (this.state === 'aborted' || this.state === 'committed') return;
     this.state = 'aborted';
     this.streamError ??= new Error(`Backup ${this.id} was aborted.`);
-    await this.upload.abort();
     this.gzip.destroy();
-    await this.options.store.deleteFolder(this.keys.folder);
+    await this.pending.abort();
   }
 }
 

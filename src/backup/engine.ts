@@ -1,12 +1,12 @@
 // The backup engine: lists every state kind the cluster serves (discovered: src/kubeflow/kinds.ts), page by page, keeps what is user state in the chosen
 // Profiles and namespaces, and streams it into the archive. Nothing here knows about Juju or where S3 settings came
-// from; the charm and the CLI hand in a KubeClient and an ObjectStore.
-import type { KubeClient } from '../kube/client.ts';
+// from; the charm and the CLI hand in their KubeClient (as the port src/backup/kube-port.ts) and a BackupStore.
+import type { BackupKube } from './kube-port.ts';
 import type { ApiResource, KubeObject } from '../kube/types.ts';
 import { BackupWriter } from '../archive/writer.ts';
 import { DATA_FILES_INDEX, indexDataFiles } from '../archive/data-files.ts';
 import { ControlPlaneRecordSchema, type ControlPlaneOutcome, type Manifest, type VolumeEntry } from '../archive/manifest.ts';
-import type { ObjectStore } from '../store/objects.ts';
+import type { BackupStore } from '../store/backup-store.ts';
 import { backupDecision } from '../kubeflow/backup-selection.ts';
 import { isProfileResource, profileKind, stateResources } from '../kubeflow/kinds.ts';
 import { knownKinds, spelledResource } from '../kubeflow/known-kinds.ts';
@@ -103,7 +103,7 @@ function resourcesFor(kind: BackupKind, discovered: readonly ApiResource[]): { r
   return { resources, missing: wanted.filter((name) => !served.has(name)) };
 }
 
-export async function runBackup(kube: KubeClient, store: ObjectStore, request: BackupRequest): Promise<BackupOutcome> {
+export async function runBackup(kube: BackupKube, store: BackupStore, request: BackupRequest): Promise<BackupOutcome> {
   const started = Date.now();
   const ticker = new ProgressTicker(request.progress);
   const filter = parseResourceFilter(request.includeResources?.join(','), request.excludeResources?.join(','));

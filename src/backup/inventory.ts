@@ -1,6 +1,6 @@
 // What the backup records about the cluster beside the objects: the Juju model's applications and their workload
 // images (to redeploy the same revisions on blue/green), and the CRDs with their storedVersions (the upgrade hazard).
-import type { KubeClient } from '../kube/client.ts';
+import type { BackupKube } from './kube-port.ts';
 import type { KubeObject } from '../kube/types.ts';
 import type { ApplicationEntry, CrdSnapshot } from '../archive/manifest.ts';
 
@@ -12,7 +12,7 @@ function podImages(workload: KubeObject): string[] {
 }
 
 /** The applications of the Juju model (its namespace): one entry per application with every image it runs. */
-export async function modelInventory(kube: KubeClient, modelNamespace: string | undefined): Promise<ApplicationEntry[]> {
+export async function modelInventory(kube: BackupKube, modelNamespace: string | undefined): Promise<ApplicationEntry[]> {
   if (!modelNamespace) return [];
   const byApp = new Map<string, Set<string>>();
   for (const resourceName of ['statefulsets', 'deployments']) {
@@ -32,7 +32,7 @@ export async function modelInventory(kube: KubeClient, modelNamespace: string | 
 }
 
 /** The CRDs of the given groups with their versions and storedVersions. */
-export async function crdSnapshot(kube: KubeClient, groups: readonly string[]): Promise<CrdSnapshot[]> {
+export async function crdSnapshot(kube: BackupKube, groups: readonly string[]): Promise<CrdSnapshot[]> {
   const resource = await kube.findByResource('apiextensions.k8s.io', 'customresourcedefinitions');
   if (!resource) return [];
   const wanted = new Set(groups);

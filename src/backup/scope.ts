@@ -1,6 +1,6 @@
 // Which Profiles and namespaces one backup covers, decided from the cluster and the user's request before anything
 // is written: an unknown name is refused with the list of names that do exist.
-import type { KubeClient } from '../kube/client.ts';
+import type { BackupKube } from './kube-port.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { judgeProfileNamespaces, type LeftOutNamespace } from '../kubeflow/profile-namespaces.ts';
 import { KfuError } from '../errors/index.ts';
@@ -39,7 +39,7 @@ function listOf(names: Iterable<string>): string {
   return sorted.length > 20 ? `${sorted.slice(0, 20).join(', ')} and ${sorted.length - 20} more` : sorted.join(', ');
 }
 
-export async function resolveScope(kube: KubeClient, request: ScopeRequest): Promise<ResolvedScope> {
+export async function resolveScope(kube: BackupKube, request: ScopeRequest): Promise<ResolvedScope> {
   const profileResource = await kube.findByResource('kubeflow.org', 'profiles');
   const namespaceResource = await kube.findByResource('', 'namespaces');
   if (!namespaceResource) throw new Error('The API server does not serve namespaces; is the kubeconfig pointing at a Kubernetes API server?');

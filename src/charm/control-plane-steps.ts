@@ -29,8 +29,8 @@ export function controlPlaneBackupStep(kube: KubeClient, s3: S3Settings, config:
     const volumeKube = volumeKubeFromClient(kube);
     const mlmd = await withMlmd(volumeKube, view, namespace);
     // Each MinIO bucket's mirror copies the objects an earlier backup already holds inside the backup bucket.
-    const [{ reusableMinioCopies }, { openObjectStore }] = await Promise.all([import('../volumes/reuse.ts'), import('../store/open.ts')]);
-    const minioCopyFrom = await reusableMinioCopies(openObjectStore(s3), backupId, mlmd.targets['object-storage']?.buckets ?? [], trust);
+    const [{ reusableMinioCopies }, { openBackupStore }] = await Promise.all([import('../volumes/reuse.ts'), import('../store/open.ts')]);
+    const minioCopyFrom = await reusableMinioCopies(openBackupStore(s3), backupId, mlmd.targets['object-storage']?.buckets ?? [], trust);
     const result = await backupControlPlane(volumeKube, {
       minioCopyFrom,
       backupId,

@@ -5,6 +5,7 @@
 //
 // Every script ends by writing one JSON outcome to $TERMINATION_LOG (Kubernetes' termination message, 4 KiB):
 // {"ok":true,…} or {"ok":false,"error":"<one sentence>","detail":"<tail of the tool's stderr>"}.
+import { REUSE_COPY_TRANSFERS } from '../volumes/job.ts';
 
 /** Environment the scripts read. Names of rclone remotes are fixed: `store` (the backup bucket), `minio`. */
 export const ENV = {
@@ -15,7 +16,7 @@ export const ENV = {
   storeDir: 'STORE_DIR',
   expectedSha256: 'EXPECTED_SHA256',
   minioBucket: 'MINIO_BUCKET',
-  /** `<bucket>/<key prefix>` of the same MinIO bucket's copy in an earlier backup, for --copy-dest */
+  /** `<bucket>/<key prefix>` of the same MinIO bucket's copy in an earlier backup, copied before the sync */
   storeCopyDest: 'STORE_COPY_DEST',
   /** the emptyDir both containers of a database copy share */
   transferDir: 'TRANSFER_DIR',
@@ -169,15 +170,21 @@ LISTING=$(sha256sum < "$W/listing" | cut -d ' ' -f 1)
 `;
 
 /**
- * Mirrors one MinIO bucket into `store:$STORE_DIR`. With STORE_COPY_DEST (the bucket's copy in an earlier backup),
- * objects equal there in size and MD5 (--checksum: never by modification time) are copied inside the backup bucket
- * instead of read from MinIO and uploaded; rclone's copyDest (rclone/rclone fs/operations/operations.go) does it as a
- * server-side copy because the earlier copy and the target are on the same remote.
+ * Mirrors one MinIO bucket into `store:$STORE_DIR`. With STORE_COPY_DEST (the bucket's copy in an earlier backup), that
+ * copy is first copied inside the backup bucket (server-side, on --transfers), then MinIO is synced onto it: objects
+ * equal in size and MD5 (--checksum, both sides' listings: never by modification time) stay as copied, changed and new
+ * ones are read from MinIO and uploaded, and gone ones are deleted. Not --copy-dest: rclone looks an object up there
+ * only from its march's SrcOnly callback, one object after another within a directory (rclone/rclone
+ * fs/march/march.go processJob, fs/sync/sync.go SrcOnly), three requests in a row each (src/volumes/job.ts).
  */
 export const MINIO_BACKUP_SCRIPT = PRELUDE + RCLONE + String.raw`
-set --
-if [ -n "${'${STORE_COPY_DEST:-}'}" ]; then set -- --copy-dest "store:$STORE_COPY_DEST"; fi
-rclone copy --checksum "$@" "minio:$MINIO_BUCKET" "store:$STORE_DIR" 2> "$W/rclone.err" || {
+VERB=copy
+if [ -n "${'${STORE_COPY_DEST:-}'}" ]; then
+  # The copy only saves uploads: if it fails (that backup pruned meanwhile), the sync uploads whatever is missing.
+  rclone copy --checksum --transfers ${REUSE_COPY_TRANSFERS} "store:$STORE_COPY_DEST" "store:$STORE_DIR" 2> "$W/rclone.err" || true
+  VERB=sync
+fi
+rclone "$VERB" --checksum "minio:$MINIO_BUCKET" "store:$STORE_DIR" 2> "$W/rclone.err" || {
   grep -q -e 'directory not found' -e 'NoSuchBucket' "$W/rclone.err" && fail "the MinIO bucket $MINIO_BUCKET does not exist" "$W/rclone.err"
   fail "copying MinIO bucket $MINIO_BUCKET to the backup bucket failed" "$W/rclone.err"
 }

@@ -1,6 +1,6 @@
 // What the restore writes after or instead of a plain create, where a controller is involved: the ServiceAccounts a
 // controller makes (merged into, never replaced) and the status of kinds whose controller decides from it.
-import type { KubeClient } from '../kube/client.ts';
+import type { RestoreKube } from './kube-port.ts';
 import { isAlreadyExists, isConflict, isNotFound } from '../kube/errors.ts';
 import type { ApiResource, KubeObject } from '../kube/types.ts';
 import { serviceAccountMerge } from '../kubeflow/service-accounts.ts';
@@ -10,7 +10,7 @@ import type { Verdict } from './report.ts';
 
 /** What these writes need of the restore run. */
 export interface ObjectWriter {
-  kube: KubeClient;
+  kube: RestoreKube;
   /** planning only: say what would be done, write nothing */
   dry: boolean;
   fieldManager: string;
@@ -81,7 +81,7 @@ async function awaitObject(writer: ObjectWriter, resource: ApiResource, name: st
  * written first, and cost a GET and a second PUT. The controller's own write after ours meets the 409 instead and
  * reads the archived status on its retry. Returns why it could not be written, or undefined.
  */
-export async function writeArchivedStatus(kube: KubeClient, resource: ApiResource, made: KubeObject, status: unknown, fieldManager: string): Promise<string | undefined> {
+export async function writeArchivedStatus(kube: RestoreKube, resource: ApiResource, made: KubeObject, status: unknown, fieldManager: string): Promise<string | undefined> {
   // "add" replaces a member that exists and adds one that does not (RFC 6902, 4.1), so the result is the same
   // whoever wrote first, and resending it changes nothing more
   const replaceStatus = [{ op: 'add', path: '/status', value: status }];

@@ -4,13 +4,14 @@
 // client's concurrency (global step barriers across 1000 namespaces left the client idle at every step's tail).
 // Every object is judged against what the target already holds — compared with one LIST per kind where the
 // Profile existed, or on a 409 where this run just made the namespace — so a rerun after any crash converges and
-// writes nothing that already matches. Nothing here knows about Juju; the charm and the CLI hand in a KubeClient and an ObjectStore,
+// writes nothing that already matches. Nothing here knows about Juju; the charm and the CLI hand in their KubeClient (as the port
+// src/restore/kube-port.ts) and a BackupStore,
 // and the volume and control-plane steps are optional callbacks.
 import pLimit, { type LimitFunction } from 'p-limit';
-import type { KubeClient } from '../kube/client.ts';
+import type { RestoreKube } from './kube-port.ts';
 import { isAlreadyExists, isConflict } from '../kube/errors.ts';
 import type { ApiResource, KubeObject, OwnerReference } from '../kube/types.ts';
-import type { ObjectStore } from '../store/objects.ts';
+import type { BackupStore } from '../store/backup-store.ts';
 import { describeObject } from '../kubeflow/identity.ts';
 import { parseResourceFilter, type ResourceFilter } from '../kubeflow/resource-filters.ts';
 import { suspendedForStatus } from '../kubeflow/status-kinds.ts';
@@ -104,7 +105,7 @@ export interface RestoreOutcome {
 
 const FIELD_MANAGER = 'kubeflow-upgrader';
 
-export async function runRestore(kube: KubeClient, store: ObjectStore, request: RestoreRequest): Promise<RestoreOutcome> {
+export async function runRestore(kube: RestoreKube, store: BackupStore, request: RestoreRequest): Promise<RestoreOutcome> {
   const started = Date.now();
   let status = `reading backup ${request.backupId}`;
   let lastSent: string | undefined;
@@ -217,7 +218,7 @@ class RestoreRun {
   private readonly archivedData: ReadonlySet<string>;
 
   constructor(
-    private readonly kube: KubeClient,
+    private readonly kube: RestoreKube,
     private readonly preflight: Preflight,
     private readonly request: RestoreRequest,
     private readonly dry: boolean,

@@ -4,7 +4,7 @@
 // controlled by it, so fixing or deleting it wakes nothing; and a rerun finds the Profile unchanged and does not write
 // it. So each Profile that already existed and whose namespace is missing or not the Profile's own gets our
 // annotation set to the time of the request: a change the controller sees, which makes it look again.
-import type { KubeClient } from '../kube/client.ts';
+import type { RestoreKube } from './kube-port.ts';
 import type { ApiResource, KubeObject } from '../kube/types.ts';
 import { reconcileRequestAnnotation } from '../kubeflow/profile-namespaces.ts';
 
@@ -19,7 +19,7 @@ export function nudgeReason(profile: KubeObject, namespace: KubeObject | undefin
 
 /** Sets the annotation on each Profile that needs it (one namespace LIST, one PATCH per such Profile); returns their names. */
 export async function nudgeProfiles(
-  kube: KubeClient, profileResource: ApiResource, profiles: readonly KubeObject[], options: { fieldManager: string; now?: () => Date },
+  kube: RestoreKube, profileResource: ApiResource, profiles: readonly KubeObject[], options: { fieldManager: string; now?: () => Date },
 ): Promise<string[]> {
   if (profiles.length === 0) return [];
   const namespaceResource = await kube.findByResource('', 'namespaces');

@@ -3,7 +3,7 @@
 // every namespace (a restore of 1000 namespaces does not poll 1000 times), and one deadline, `restore-wait-timeout`
 // after the first namespace starts waiting, serves the whole restore: a controller that is down costs one timeout,
 // not one per namespace. What never came is named in a warning; the restore goes on.
-import type { KubeClient } from '../kube/client.ts';
+import type { RestoreKube } from './kube-port.ts';
 import type { ApiResource } from '../kube/types.ts';
 import { listOf } from './errors.ts';
 import { describe } from '../errors/index.ts';
@@ -21,7 +21,7 @@ export class PodDefaultWait {
   private watchProblem: string | undefined;
 
   constructor(
-    private readonly kube: KubeClient,
+    private readonly kube: RestoreKube,
     private readonly resource: ApiResource | undefined,
     expected: ReadonlyMap<string, readonly string[]>,
     private readonly timeoutMs: number,

@@ -5,13 +5,15 @@
 // Any offender refuses the whole restore, and the refusal lists every one of them — unless skip-refused is set: then
 // what the allow-list refuses is left out and listed, and everything else is restored. An archive that fails its
 // checksums is refused whatever skip-refused says.
-import type { KubeClient } from '../kube/client.ts';
+import type { RestoreKube } from './kube-port.ts';
 import type { ApiResource, KubeObject } from '../kube/types.ts';
-import { judgePhase, latestWholeBackup, readItems, readManifest, readMarker, SecretOpener, isSealed, type Manifest, type Problem } from '../archive/index.ts';
+import { latestWholeMarker } from '../archive/verify.ts';
+import { judgePhase, readItems, SecretOpener, isSealed, type Manifest, type Problem } from '../archive/index.ts';
 import { judgeAuthentication, NotAuthenticatedError, type AuthenticationOutcome } from '../archive/authenticate.ts';
 import { checkDataFiles } from '../archive/data-files.ts';
 import { resourceFolder } from '../archive/paths.ts';
-import type { ObjectStore } from '../store/objects.ts';
+import type { BackupStore } from '../store/backup-store.ts';
+import type { MarkerRead } from '../archive/reader.ts';
 import { restoreRefusal } from '../kubeflow/allow-list.ts';
 import { generatedReason } from '../kubeflow/generated.ts';
 import { isRecurringRun, recurringRunReason } from '../kubeflow/recurring-runs.ts';
@@ -88,20 +90,20 @@ export interface Preflight {
  * `latest` → the newest whole backup (Completed, or PartiallyFailed with a warning); any other id must have its
  * commit marker, and the phase there must say the backup is whole.
  */
-export async function resolveBackupId(store: ObjectStore, id: string, warnings: string[] = []): Promise<string> {
+export async function resolveBackupId(store: BackupStore, id: string, warnings: string[] = []): Promise<{ id: string; marker?: MarkerRead }> {
   if (id === 'latest') {
-    const newest = await latestWholeBackup(store);
+    const newest = await latestWholeMarker(store);
     if (!newest) throw new RestoreInputError(`There is no complete backup in ${store.url('backups/')} to restore; run backup-state first.`);
     if (newest.warning) warnings.push(newest.warning);
-    return newest.listing.id;
+    return { id: newest.id, marker: newest.marker };
   }
-  const marker = await readMarker(store, id);
+  const marker = await store.readMarker(id);
   if (marker.state === 'absent') throw new RestoreInputError(`There is no complete backup ${id} in ${store.url('backups/')}; list-backups shows the ones that exist.`);
   if (marker.state === 'invalid') throw new RestoreInputError(`Backup ${id} cannot be restored: its velero-backup.json is unusable (${marker.reason}).`);
   const verdict = judgePhase(id, marker.marker.status.phase);
   if (!verdict.whole) throw new RestoreInputError(`Backup ${id} cannot be restored: ${verdict.reason}.`);
   if (verdict.warning) warnings.push(verdict.warning);
-  return id;
+  return { id, marker };
 }
 
 interface Pending {
@@ -113,13 +115,15 @@ interface Pending {
   namespaced: boolean;
 }
 
-export async function runPreflight(kube: KubeClient, store: ObjectStore, request: PreflightRequest): Promise<Preflight> {
+export async function runPreflight(kube: RestoreKube, store: BackupStore, request: PreflightRequest): Promise<Preflight> {
   // The target's discovery is needed only at the end, and costs 0.1-0.2 s of round trips: it runs while the archive
   // is read. A failure is not reported here; the lookups at the end ask again and report it.
   void kube.discover().catch(() => undefined);
   const warnings: string[] = [];
-  const backupId = await resolveBackupId(store, request.backupId, warnings);
-  const read = await readManifest(store, backupId, { encryptionKey: request.encryptionKey });
+  const resolved = await resolveBackupId(store, request.backupId, warnings);
+  const backupId = resolved.id;
+  // The manifest is read here once, and the Preflight hands it to the restore's later steps (control plane, volumes).
+  const read = await store.readManifest(backupId, { encryptionKey: request.encryptionKey, ...(resolved.marker ? { marker: resolved.marker } : {}) });
   if (read.state === 'invalid') throw new RestoreRefusedError(`Backup ${backupId} cannot be restored: its manifest is unusable (${read.reason}).`, [`manifest: ${read.reason}`]);
   if (read.state === 'present' && read.changed) {
     throw new RestoreRefusedError(`Backup ${backupId} cannot be restored: its manifest was changed after the backup was committed (${read.changed}).`, [`manifest: ${read.changed}`]);
@@ -181,7 +185,7 @@ export async function runPreflight(kube: KubeClient, store: ObjectStore, request
   // Chosen Profiles and namespaces are known up front; every item is still checked, only the chosen ones are spooled.
   const chosen = new Set([...request.profiles, ...request.namespaces]);
   try {
-    const items = readItems(store, backupId, { manifest, consumeEntries: true, onProblem: (problem) => problems.push(problem) });
+    const items = readItems(store, backupId, { expected: read.state === 'present' ? read : null, onProblem: (problem) => problems.push(problem) });
     for await (const item of items) {
       objectsChecked++;
       if (objectsChecked % 5000 === 0) await request.progress?.(`checked ${objectsChecked} archived objects`);
@@ -258,9 +262,6 @@ export async function runPreflight(kube: KubeClient, store: ObjectStore, request
       await spool.append(`${key}@${version}`, namespace, item.json, object);
     }
     await spool.seal();
-    // Every item has been checked against its entry: the 2×N entries, one of the largest objects a restore holds, are
-    // not looked at again, and the restore would carry them to its end.
-    if (manifest) manifest.checksums.entries = {};
 
     for (const problem of problems) offenders.push(problem.path ? `${problem.path}: ${problem.message}` : problem.message);
     const profileNamespaces = new Set(profiles.keys());

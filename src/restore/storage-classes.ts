@@ -1,7 +1,7 @@
 // The restore's look at storage classes before it writes: which archived PVCs storage-class-map moves to another
 // class (shown on every run, dry-run included), and one warning per PVC whose class the target does not have and the
 // map does not change — such a PVC would stay Pending, and so would whatever mounts it.
-import type { KubeClient } from '../kube/client.ts';
+import type { RestoreKube } from './kube-port.ts';
 import { storageClassOf } from '../kubeflow/storage-classes.ts';
 import { spoolKey, type Preflight } from './preflight.ts';
 
@@ -11,7 +11,7 @@ export interface StorageClassReview {
   warnings: string[];
 }
 
-export async function reviewStorageClasses(kube: KubeClient, preflight: Preflight, map: ReadonlyMap<string, string>): Promise<StorageClassReview> {
+export async function reviewStorageClasses(kube: RestoreKube, preflight: Preflight, map: ReadonlyMap<string, string>): Promise<StorageClassReview> {
   const changes: string[] = [];
   const warnings: string[] = [];
   const pvcSteps = preflight.steps.filter((s) => s.group === '' && s.resource === 'persistentvolumeclaims');

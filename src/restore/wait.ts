@@ -4,7 +4,7 @@
 // controller records its refusal with a plain Update, which the Profile CRD's status subresource drops (kubeflow/
 // kubeflow v1.10.0 components/profile-controller/controllers/profile_controller.go, appendErrorConditionAndReturn),
 // so a real Profile never shows it.
-import type { KubeClient } from '../kube/client.ts';
+import type { RestoreKube } from './kube-port.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { ownerAnnotation, profileOwner } from '../kubeflow/profile-namespaces.ts';
 import { RestoreStoppedError, listOf } from './errors.ts';
@@ -26,7 +26,7 @@ function namespaceState(namespace: KubeObject | undefined, owner: string | undef
 }
 
 /** Resolves once every Profile's namespace is ready; throws one sentence naming the namespaces that are not. */
-export async function waitForProfileNamespaces(kube: KubeClient, profiles: readonly KubeObject[], options: WaitForNamespacesOptions): Promise<void> {
+export async function waitForProfileNamespaces(kube: RestoreKube, profiles: readonly KubeObject[], options: WaitForNamespacesOptions): Promise<void> {
   const watch = await watchProfileNamespaces(kube, profiles, { ...(options.progress ? { progress: options.progress } : {}) });
   const failure = await watch.settle(options.timeoutMs);
   if (failure) throw new RestoreStoppedError(failure);
@@ -49,7 +49,7 @@ export interface NamespaceWatch {
  * controller's time, not ours).
  */
 export async function watchProfileNamespaces(
-  kube: KubeClient, profiles: readonly KubeObject[], options: { progress?: (message: string) => void | Promise<void>; onReady?: (namespace: string) => void },
+  kube: RestoreKube, profiles: readonly KubeObject[], options: { progress?: (message: string) => void | Promise<void>; onReady?: (namespace: string) => void },
 ): Promise<NamespaceWatch> {
   const owners = new Map(profiles.map((p) => [p.metadata.name!, profileOwner(p)]));
   const waiting = new Map<string, string>([...owners.keys()].map((name) => [name, 'the namespace does not exist yet']));

@@ -1,5 +1,6 @@
-// Key names only, like Velero's object_store_layout.go: every other module asks here where a thing lives.
-// Keys are relative to the configured path prefix; ObjectStore adds the prefix.
+// Key names only, like Velero's object_store_layout.go: the BackupStore (backup-store.ts) reaches objects by these,
+// and hands them to the rest of the code through keys(id); the movers name their folders by them too. Keys are
+// relative to the configured path prefix; ObjectStore adds the prefix.
 import { randomBytes } from 'node:crypto';
 
 /** The only top-level folders Velero accepts under a backup location's prefix; anything else invalidates it. */

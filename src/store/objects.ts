@@ -1,10 +1,12 @@
 // The one seam to the object store for the archive: streaming put/get, head, list, delete, all relative to a
 // location prefix, with every failure turned into one sentence that names the object but never a credential.
 import {
+  AbortMultipartUploadCommand,
   DeleteObjectCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
   HeadObjectCommand,
+  ListMultipartUploadsCommand,
   ListObjectsCommand,
   PutObjectCommand,
   type StorageClass,
@@ -267,6 +269,45 @@ export class ObjectStore {
     for await (const page of this.pages(folder, '/')) {
       for (const p of page.CommonPrefixes ?? []) if (p.Prefix) yield this.relative(p.Prefix);
     }
+  }
+
+  /** Deletes one object; deleting one that does not exist is not an error (S3's DeleteObject answers 204 either way). */
+  async delete(key: string): Promise<void> {
+    try {
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key) }));
+    } catch (error) {
+      throw this.fail(error, 'delete', key);
+    }
+  }
+
+  /**
+   * Aborts the multipart uploads under a relative folder that were started before `startedBefore` (a crashed run's
+   * leftovers), or only counts them with `dryRun`. Throws a StoreError; condition 'other' when the store cannot list
+   * them (s3rver and some gateways do not implement ListMultipartUploads).
+   */
+  async abortUploadsUnder(folder: string, startedBefore: Date, dryRun: boolean): Promise<number> {
+    let aborted = 0;
+    let keyMarker: string | undefined;
+    let uploadIdMarker: string | undefined;
+    try {
+      for (;;) {
+        const page = await this.client.send(new ListMultipartUploadsCommand({
+          Bucket: this.bucket, Prefix: this.fullKey(folder), KeyMarker: keyMarker, UploadIdMarker: uploadIdMarker,
+        }));
+        for (const upload of page.Uploads ?? []) {
+          if (!upload.Key || !upload.UploadId || !upload.Initiated) continue;
+          if (upload.Initiated.getTime() > startedBefore.getTime()) continue;
+          if (!dryRun) await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: upload.Key, UploadId: upload.UploadId }));
+          aborted++;
+        }
+        if (!page.IsTruncated) break;
+        keyMarker = page.NextKeyMarker;
+        uploadIdMarker = page.NextUploadIdMarker;
+      }
+    } catch (error) {
+      throw classifyStoreError(error, 'list the unfinished uploads of', this.url(folder));
+    }
+    return aborted;
   }
 
   /** Deletes every object under a relative folder (which must end in '/'); returns how many were deleted. */

@@ -18,14 +18,39 @@ const CA_MOUNT_PATH = '/etc/volume-mover';
  * While it runs, the log file is followed onto stdout, so its stats lines (every 10 s) reach the Pod's log, where the
  * mover reads the progress. (A separate `rclone check` + `rclone size` pass would add a large share of the copy's
  * time again, docs/performance.md.)
+ *
+ * A backup with an earlier copy of the PVC (MOVER_COPY_DEST) first copies that copy inside the bucket, then syncs the
+ * volume onto it: files equal in size and MD5 stay as copied, changed and new ones are uploaded, gone ones deleted.
+ * Not `--copy-dest`: rclone looks a file up there only when the new location lacks it, from its march's SrcOnly
+ * callback, which runs one file after another within a directory (rclone/rclone fs/march/march.go processJob,
+ * fs/sync/sync.go SrcOnly, the same from 1.60 to 1.75), three requests in a row per file; a flat folder of many files
+ * then took far longer than uploading it. A bucket-to-bucket copy runs on `--transfers` (CopyObject and a HEAD per
+ * file), and the sync compares each file with the listing's ETag on `--checkers`, sending nothing for an equal one.
+ * The finished tree's size (`rclone size`, one listing) tells reused bytes from uploaded ones: whatever the sync did
+ * not upload was copied inside the bucket.
  */
 /** The `rclone copy` flags of the mover (with rcloneBehaviourEnv()); the bench's direct copy uses the same ones. */
 export const MOVER_COPY_FLAGS = ['--checksum', '--use-json-log', '--stats', '10s', '--stats-log-level', 'NOTICE'] as const;
+
+/**
+ * Copies in flight while an earlier backup's copy is copied inside the bucket. Each is a request and a wait for the S3
+ * service, no bytes through the node, so more run at once than uploads (RCLONE_TRANSFERS); the S3 service's own limits
+ * (AWS: thousands of writes per second per prefix) are far above, and rclone backs off on SlowDown.
+ */
+export const REUSE_COPY_TRANSFERS = 32;
 
 /** rclone logs its stats three times per progress interval, so each reading finds a line at most a third as old. */
 export function statsPeriodSeconds(progressIntervalMs: number): number {
   return Math.max(1, Math.round(progressIntervalMs / 3000));
 }
+
+/** `rclone <verb> <flags> <from> <to>`, its log onto the followed file; a failure puts the log on stderr and ends the script. */
+const rcloneStep = (verb: string, from: string, to: string) => [
+  `if ! rclone ${verb} ${MOVER_COPY_FLAGS.join(' ')} --stats "\${MOVER_STATS_PERIOD:-10s}" "${from}" "${to}" 2>>"$log"; then`,
+  '  cat "$log" >&2',
+  '  exit 1',
+  'fi',
+];
 
 export const MOVER_SCRIPT = [
   'set -eu',
@@ -35,14 +60,20 @@ export const MOVER_SCRIPT = [
   // however the script ends, the follower goes with it: left running it would hold the container's output open
   'follower=$!',
   'trap \'kill "$follower" 2>/dev/null || true\' EXIT',
-  // With an earlier backup of this PVC, files equal to its copy are copied inside the bucket instead of uploaded.
-  'set --',
-  'if [ -n "${MOVER_COPY_DEST:-}" ]; then set -- --copy-dest "$MOVER_COPY_DEST"; fi',
-  `if ! rclone copy ${MOVER_COPY_FLAGS.join(' ')} --stats "\${MOVER_STATS_PERIOD:-10s}" "$@" "$MOVER_SOURCE" "$MOVER_TARGET" 2>"$log"; then`,
+  'if [ -z "${MOVER_COPY_DEST:-}" ]; then',
+  ...rcloneStep('copy', '$MOVER_SOURCE', '$MOVER_TARGET').map((line) => `  ${line}`),
+  `  printf '{"volumeMover":2,"copy":%s}' "$(grep '"stats"' "$log" | tail -n 1)" > ${TERMINATION_LOG}`,
+  '  exit 0',
+  'fi',
+  // With an earlier backup of this PVC: its copy is copied inside the bucket, then the volume synced onto that. The
+  // copy only saves uploads: if it fails (that backup pruned meanwhile), the sync uploads whatever is missing.
+  `rclone copy ${MOVER_COPY_FLAGS.join(' ')} --transfers ${REUSE_COPY_TRANSFERS} --stats "\${MOVER_STATS_PERIOD:-10s}" "$MOVER_COPY_DEST" "$MOVER_TARGET" 2>>"$log" || true`,
+  ...rcloneStep('sync', '$MOVER_SOURCE', '$MOVER_TARGET'),
+  'if ! tree=$(rclone size --json "$MOVER_TARGET" 2>>"$log"); then',
   '  cat "$log" >&2',
   '  exit 1',
   'fi',
-  `printf '{"volumeMover":2,"copy":%s}' "$(grep '"stats"' "$log" | tail -n 1)" > ${TERMINATION_LOG}`,
+  `printf '{"volumeMover":2,"copy":%s,"tree":%s}' "$(grep '"stats"' "$log" | tail -n 1)" "$tree" > ${TERMINATION_LOG}`,
 ].join('\n');
 
 export interface CredentialsSecretInput {
@@ -83,7 +114,7 @@ export interface MoverJobInput {
   ttlSecondsAfterFinished: number;
   /** seconds between rclone's stats lines (default 10) */
   statsPeriodSeconds?: number;
-  /** backup only: `bucket/prefix/backups/<earlier id>/volumes/<ns>/<pvc>`, whose equal files are copied, not uploaded */
+  /** backup only: `bucket/prefix/backups/<earlier id>/volumes/<ns>/<pvc>`, copied inside the bucket before the sync */
   copyDestPath?: string;
   /** requests and limits of the container (`volume-mover-resources`); undefined sets neither */
   resources?: ResourceList | undefined;

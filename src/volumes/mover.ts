@@ -39,7 +39,7 @@ export interface VolumeResult {
   node?: string;
   /** set when nothing was copied, and why (e.g. a PVC that was never bound holds no data) */
   skipped?: string;
-  /** backup: the earlier backup whose copy of this PVC rclone compared against (--copy-dest) */
+  /** backup: the earlier backup whose copy of this PVC the new one started from (copied inside the bucket) */
   reusedFrom?: string;
   /** backup: files and bytes copied inside the bucket from `reusedFrom`, when rclone counted them apart */
   reused?: { files: number; bytes: number };

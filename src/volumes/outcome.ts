@@ -6,7 +6,7 @@ export interface MovedTree {
   files: number;
   bytes: number;
   checksumVerified: boolean;
-  /** files and bytes copied inside the bucket (--copy-dest); undefined when this rclone does not count them apart */
+  /** files and bytes copied inside the bucket from an earlier backup; undefined when this rclone does not count them apart */
   reused?: { files: number; bytes: number };
 }
 
@@ -62,15 +62,25 @@ interface CopyStats {
 /**
  * The JSON a successful mover writes: rclone's final stats. Files = transferred (hash-verified after transfer) plus
  * checked (already there, equal by hash under --checksum); bytes = bytes transferred, the whole tree on a fresh target.
+ * A backup that reused an earlier copy (src/volumes/job.ts) adds the finished tree's size (`rclone size --json`: count,
+ * bytes); its stats are the sync's, whose transfers are the uploads, so the rest of the tree was copied inside the bucket.
  */
 export function parseMovedTree(message: string | undefined): MovedTree | undefined {
   if (!message) return undefined;
   try {
-    const parsed = JSON.parse(message) as { volumeMover?: unknown; copy?: { stats?: CopyStats } };
+    const parsed = JSON.parse(message) as { volumeMover?: unknown; copy?: { stats?: CopyStats }; tree?: { count?: unknown; bytes?: unknown } };
     const stats = parsed.copy?.stats;
     const numbers = [stats?.bytes, stats?.transfers, stats?.checks, stats?.errors];
     if (parsed.volumeMover !== 2 || !numbers.every((n) => typeof n === 'number')) return undefined;
     const [bytes, transfers, checks, errors] = numbers as number[];
+    if (parsed.tree !== undefined) {
+      const { count, bytes: treeBytes } = parsed.tree;
+      if (typeof count !== 'number' || typeof treeBytes !== 'number') return undefined;
+      return {
+        files: count, bytes: treeBytes, checksumVerified: errors === 0,
+        reused: { files: Math.max(0, count - transfers!), bytes: Math.max(0, treeBytes - bytes!) },
+      };
+    }
     // rclone 1.64 and later count server-side copies apart as well as in bytes and transfers (fs/accounting/stats.go
     // AddServerSideCopy, accounting.go ServerSideCopyEnd); earlier ones only in bytes and transfers.
     const copies = stats?.serverSideCopies;

@@ -1,15 +1,11 @@
 // Incremental volume backups without chains: each PVC's mover is pointed at the same PVC's folder in the newest
-// complete earlier backup of this location, and rclone's --copy-dest copies every file there that is equal to the
-// volume's (same size and same MD5; fs/operations/operations.go copyDest and equal, rclone/rclone) inside the bucket
-// instead of uploading it. The copy is a whole object of the new backup, so deleting the older backup never touches
+// complete earlier backup of this location: that folder is copied inside the bucket and the volume synced onto it, so
+// every file equal to the volume's (same size and same MD5, rclone/rclone fs/operations/operations.go equal) stays a
+// server-side copy instead of being uploaded (src/volumes/job.ts). The copy is a whole object of the new backup, so deleting the older backup never touches
 // the newer one: no backup depends on another.
 import { checkDataFiles } from '../archive/data-files.ts';
 import type { Manifest } from '../archive/manifest.ts';
-import { readManifest } from '../archive/reader.ts';
-import { folderFacts } from '../prune/engine.ts';
-import type { FolderFacts } from '../prune/plan.ts';
-import { backupKeys } from '../store/layout.ts';
-import type { ObjectStore } from '../store/objects.ts';
+import type { BackupFolder, BackupStore } from '../store/backup-store.ts';
 
 export interface PvcKey {
   namespace: string;
@@ -22,7 +18,7 @@ export const pvcKey = (namespace: string, name: string): string => `${namespace}
  * `namespace/pvc` → the id of the newest complete, intact backup (marker present) other than `currentId` whose
  * manifest records data for that PVC. PVCs found in no earlier backup are absent: their movers upload everything.
  */
-export function reusableBackups(store: ObjectStore, currentId: string, pvcs: readonly PvcKey[], trust: ReuseTrust = {}): Promise<Map<string, string>> {
+export function reusableBackups(store: BackupStore, currentId: string, pvcs: readonly PvcKey[], trust: ReuseTrust = {}): Promise<Map<string, string>> {
   const wanted = new Set(pvcs.map((p) => pvcKey(p.namespace, p.name)));
   return pickSources(store, currentId, trust, wanted, (manifest) => manifest.volumes
     .filter((entry) => !entry.unbound && entry.files > 0)
@@ -31,18 +27,11 @@ export function reusableBackups(store: ObjectStore, currentId: string, pvcs: rea
 
 /**
  * MinIO bucket → the full key prefix of its copy in the newest complete, intact earlier backup that mirrored it (the
- * control-plane entries the manifest records in extras.controlPlane), for the control-plane mirror's --copy-dest.
+ * control-plane entries the manifest records in extras.controlPlane), for the control-plane mirror's reuse.
  */
-export function reusableMinioCopies(store: ObjectStore, currentId: string, buckets: readonly string[], trust: ReuseTrust = {}): Promise<Map<string, string>> {
-  return pickSources(store, currentId, trust, new Set(buckets), (manifest) => {
-    const recorded = (manifest.extras['controlPlane'] as { entries?: unknown } | undefined)?.entries;
-    const offers: Array<[string, string]> = [];
-    for (const entry of Array.isArray(recorded) ? recorded : []) {
-      const { part, bucket, keyPrefix } = entry as { part?: unknown; bucket?: unknown; keyPrefix?: unknown };
-      if (part === 'minio' && typeof bucket === 'string' && typeof keyPrefix === 'string') offers.push([bucket, keyPrefix]);
-    }
-    return offers;
-  });
+export function reusableMinioCopies(store: BackupStore, currentId: string, buckets: readonly string[], trust: ReuseTrust = {}): Promise<Map<string, string>> {
+  return pickSources(store, currentId, trust, new Set(buckets), (manifest) =>
+    (manifest.extras.controlPlane?.entries ?? []).flatMap((entry): Array<[string, string]> => (entry.part === 'minio' ? [[entry.bucket, entry.keyPrefix]] : [])));
 }
 
 /**
@@ -70,7 +59,7 @@ export interface ReuseTrust {
  * The data files are listed only for a backup that offers something still wanted.
  */
 async function pickSources(
-  store: ObjectStore,
+  store: BackupStore,
   currentId: string,
   trust: ReuseTrust,
   wanted: ReadonlySet<string>,
@@ -78,8 +67,8 @@ async function pickSources(
 ): Promise<Map<string, string>> {
   const found = new Map<string, string>();
   if (wanted.size === 0) return found;
-  const second = (f: FolderFacts) => f.created?.getTime() ?? 0;
-  const complete = (await folderFacts(store))
+  const second = (f: BackupFolder) => f.created?.getTime() ?? 0;
+  const complete = (await store.listBackupFolders())
     .filter((f) => f.complete && f.ours && f.id !== currentId)
     .sort((a, b) => second(b) - second(a))
     .slice(0, MAX_BACKUPS_READ);
@@ -88,7 +77,7 @@ async function pickSources(
     while (end < complete.length && second(complete[end]!) === second(complete[start]!)) end++;
     const group: Manifest[] = [];
     for (const folder of complete.slice(start, end)) {
-      const read = await readManifest(store, folder.id, { encryptionKey: trust.encryptionKey });
+      const read = await store.readManifest(folder.id, { encryptionKey: trust.encryptionKey });
       if (read.state !== 'present' || read.changed) continue;
       if (read.authentication !== undefined && read.authentication !== 'authenticated') continue;
       group.push(read.manifest);
@@ -111,12 +100,12 @@ async function pickSources(
  * one was a multipart upload of the same bytes, which rclone would itself have copied; so this never counts an upload
  * as reused.
  */
-export async function reusedByListing(store: ObjectStore, newFolder: string, oldFolder: string): Promise<{ files: number; bytes: number }> {
+export async function reusedByListing(store: BackupStore, newFolder: string, oldFolder: string): Promise<{ files: number; bytes: number }> {
   const old = new Map<string, { size: number; etag: string | undefined }>();
-  for await (const object of store.list(oldFolder)) old.set(object.key.slice(oldFolder.length), { size: object.size, etag: object.etag });
+  for await (const object of store.listObjects(oldFolder)) old.set(object.key.slice(oldFolder.length), { size: object.size, etag: object.etag });
   let files = 0;
   let bytes = 0;
-  for await (const object of store.list(newFolder)) {
+  for await (const object of store.listObjects(newFolder)) {
     const before = old.get(object.key.slice(newFolder.length));
     if (before && before.size === object.size && before.etag !== undefined && before.etag === object.etag) {
       files++;

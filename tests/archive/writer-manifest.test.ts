@@ -1,8 +1,9 @@
 import { expect } from 'chai';
+import { backupStore } from '../support/backup-store.ts';
 import { createHash } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import tar from 'tar-stream';
-import { BackupWriter, readManifest, verifyBackup } from '../../src/archive/index.ts';
+import { BackupWriter, ChecksumIndex, verifyBackup } from '../../src/archive/index.ts';
 import { backupKeys } from '../../src/store/layout.ts';
 import type { ObjectStore } from '../../src/store/objects.ts';
 import type { S3ServerHandle } from '../support/s3/server.ts';
@@ -17,36 +18,41 @@ describe('archive writer: compact bookkeeping, same manifest and resource list',
   after(async () => server.stop());
 
   it('stores a manifest identical to JSON.stringify of the parsed manifest, with every tar entry and its sha256', async () => {
-    const w = await BackupWriter.start({ store, toolVersion: '0.1.0', scope: { action: 'backup-state', namespaces: ['alice', 'bob'] } });
+    const w = await BackupWriter.start({ store: backupStore(store), toolVersion: '0.1.0', scope: { action: 'backup-state', namespaces: ['alice', 'bob'] } });
     w.setExtra('note', { entries: 'an extras key named entries must not confuse the writer' });
     await w.addItems(PROFILES, [profile('alice'), profile('bob')]);
     await w.addItems(NOTEBOOKS, Array.from({ length: 300 }, (_, i) => notebook(i % 2 ? 'alice' : 'bob', `nb-${i}`)));
     const longName = `c-${'x'.repeat(200)}`; // a path too long for ustar: a pax header
     await w.addItem(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: longName, namespace: 'alice' }, data: { a: 'b' } });
-    // The 2×N entries as one object are built only for a caller that reads them, never for the upload itself.
-    const prototype = BackupWriter.prototype as unknown as { entriesRecord(): Record<string, string> };
-    const entriesRecord = prototype.entriesRecord;
+    // The 2×N entries as an index are built only for a caller that asks for them, never for the upload itself.
+    const prototype = BackupWriter.prototype as unknown as { checksumIndex(): ChecksumIndex };
+    const checksumIndex = prototype.checksumIndex;
     let built = 0;
-    prototype.entriesRecord = function (this: unknown) {
+    prototype.checksumIndex = function (this: unknown) {
       built++;
-      return entriesRecord.call(this);
+      return checksumIndex.call(this);
     };
     let summary: Awaited<ReturnType<BackupWriter['commit']>>;
+    let mine: ChecksumIndex;
     try {
       summary = await w.commit();
       expect(built, 'entries built while committing').to.equal(0);
-      expect(Object.keys(summary.manifest.checksums.entries)).to.have.length(1 + 2 * 303);
+      expect(summary.manifest.checksums).to.not.have.property('entries');
+      mine = summary.checksums();
+      expect(mine.size).to.equal(1 + 2 * 303);
       expect(built).to.equal(1);
     } finally {
-      prototype.entriesRecord = entriesRecord;
+      prototype.checksumIndex = checksumIndex;
     }
 
     const stored = await store.getBytes(backupKeys(summary.id).manifest);
-    const read = await readManifest(store, summary.id);
+    const read = await backupStore(store).readManifest(summary.id);
     if (read.state !== 'present') throw new Error(read.state);
-    expect(stored.toString('utf8')).to.equal(JSON.stringify(read.manifest, null, 1));
-    // the caller's copy has the same entries, on demand
-    expect(summary.manifest.checksums.entries).to.deep.equal(read.manifest.checksums.entries);
+    const { algorithm, tarball: tarballSha, files } = read.manifest.checksums;
+    const document = { ...read.manifest, checksums: { algorithm, tarball: tarballSha, entries: read.checksums.toRecord(), files } };
+    expect(stored.toString('utf8')).to.equal(JSON.stringify(document, null, 1));
+    // the caller's index has the same entries, in the same order
+    expect([...mine.entries()]).to.deep.equal([...read.checksums.entries()]);
 
     // every tar entry is in the manifest with the sha256 of its bytes, in tar order
     const tarball = gunzipSync(await store.getBytes(backupKeys(summary.id).tarball));
@@ -65,7 +71,7 @@ describe('archive writer: compact bookkeeping, same manifest and resource list',
       extract.on('error', reject);
       extract.end(tarball);
     });
-    expect(Object.entries(read.manifest.checksums.entries)).to.deep.equal(seen);
+    expect([...read.checksums.entries()]).to.deep.equal(seen);
     expect(seen.length).to.equal(1 + 2 * 303);
     expect(seen.some(([name]) => name.endsWith(`${longName}.json`))).to.equal(true);
 
@@ -75,11 +81,11 @@ describe('archive writer: compact bookkeeping, same manifest and resource list',
     expect(resourceList['v1/ConfigMap']).to.deep.equal([`alice/${longName}`]);
     expect(resourceList['kubeflow.org/v1/Notebook']).to.have.length(300);
     expect(resourceList['kubeflow.org/v1/Notebook']).to.include('alice/nb-1').and.include('bob/nb-0');
-    expect((await verifyBackup(store, summary.id)).status).to.equal('ok');
+    expect((await verifyBackup(backupStore(store), summary.id)).status).to.equal('ok');
   });
 
   it('refuses an object added twice, also within one batch', async () => {
-    const w = await BackupWriter.start({ store, toolVersion: '0.1.0', scope: { action: 'backup-state' } });
+    const w = await BackupWriter.start({ store: backupStore(store), toolVersion: '0.1.0', scope: { action: 'backup-state' } });
     await w.addItems(NOTEBOOKS, [notebook('alice', 'a')]);
     let error: unknown;
     try {

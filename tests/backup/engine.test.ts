@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { backupStore } from '../support/backup-store.ts';
 import { gunzipSync } from 'node:zlib';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -8,9 +9,10 @@ import { generateDataset } from '../support/cluster/kubeflow/dataset.ts';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
 import { KubeClient } from '../../src/kube/client.ts';
 import { ObjectStore } from '../../src/store/objects.ts';
+import { MemoryBackupStore, type BackupStore } from '../../src/store/backup-store.ts';
 import { runBackup, type BackupRequest } from '../../src/backup/engine.ts';
 import { BackupInputError } from '../../src/backup/scope.ts';
-import { readItems, readManifest, listBackups, verifyBackup } from '../../src/archive/index.ts';
+import { readItems, listBackups, verifyBackup } from '../../src/archive/index.ts';
 import { isContributorObject } from '../../src/kubeflow/contributors.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
 
@@ -76,7 +78,7 @@ describe('backup engine against the embedded cluster and s3rver', function () {
   });
 
   it('writes the Velero layout with every user-state object once per path kind and no generated object', async () => {
-    const outcome = await runBackup(kube, store, request({ description: 'first' }));
+    const outcome = await runBackup(kube, backupStore(store), request({ description: 'first' }));
     const keys: string[] = [];
     for await (const info of store.list(`backups/${outcome.backupId}/`)) keys.push(info.key.slice(`backups/${outcome.backupId}/`.length));
     expect(keys.sort()).to.deep.equal([
@@ -86,9 +88,9 @@ describe('backup engine against the embedded cluster and s3rver', function () {
 
     const unversioned: string[] = [];
     const preferred: string[] = [];
-    const manifest = await readManifest(store, outcome.backupId);
+    const manifest = await backupStore(store).readManifest(outcome.backupId);
     expect(manifest.state).to.equal('present');
-    for await (const item of readItems(store, outcome.backupId, { manifest: manifest.state === 'present' ? manifest.manifest : null, copies: 'all' })) {
+    for await (const item of readItems(backupStore(store), outcome.backupId, { expected: manifest.state === 'present' ? manifest : null, copies: 'all' })) {
       expect(item.verified).to.equal(true);
       (item.path.includes('-preferredversion/') ? preferred : unversioned).push(identity(item.object));
     }
@@ -112,11 +114,11 @@ describe('backup engine against the embedded cluster and s3rver', function () {
     const m = manifest.state === 'present' ? manifest.manifest : undefined;
     expect(m!.inventory.applications.length).to.be.greaterThan(0);
     expect(m!.crds.map((c) => c.name)).to.include('notebooks.kubeflow.org');
-    expect((await verifyBackup(store, outcome.backupId)).status).to.equal('ok');
+    expect((await verifyBackup(backupStore(store), outcome.backupId)).status).to.equal('ok');
   });
 
   it('seals every Secret with an encryption key: no Secret value in clear anywhere in the bucket', async () => {
-    const outcome = await runBackup(kube, store, request({ encryptionKey: 'correct horse battery staple' }));
+    const outcome = await runBackup(kube, backupStore(store), request({ encryptionKey: 'correct horse battery staple' }));
     expect(outcome.sealedSecrets).to.be.greaterThan(0);
     expect(outcome.clearSecrets).to.equal(0);
     const secretValues = dataset.profiles
@@ -138,16 +140,16 @@ describe('backup engine against the embedded cluster and s3rver', function () {
   });
 
   it('snapshot-profiles holds Profiles and contributors only, and list-backups shows complete backups newest first', async () => {
-    const outcome = await runBackup(kube, store, request({ kind: 'snapshot-profiles' }));
+    const outcome = await runBackup(kube, backupStore(store), request({ kind: 'snapshot-profiles' }));
     const kinds = new Set<string>();
-    for await (const item of readItems(store, outcome.backupId, { manifest: null })) {
+    for await (const item of readItems(backupStore(store), outcome.backupId, { expected: null })) {
       kinds.add(item.object.kind);
       if (item.object.kind !== 'Profile') expect(isContributorObject(item.object), item.path).to.equal(true);
     }
     expect([...kinds].sort()).to.deep.equal(['AuthorizationPolicy', 'Profile', 'RoleBinding']);
     expect(outcome.profiles).to.equal(PROFILES);
     expect(outcome.contributors).to.be.greaterThan(0);
-    const listed = await listBackups(store);
+    const listed = await listBackups(backupStore(store));
     expect(listed[0]!.id).to.equal(outcome.backupId);
     expect(listed.length).to.equal(3);
   });
@@ -158,38 +160,38 @@ describe('backup engine against the embedded cluster and s3rver', function () {
       for await (const info of store.list('backups/')) all.push(info.key);
       return all.sort();
     };
-    const before = await listBackups(store);
+    const before = await listBackups(backupStore(store));
     const keysBefore = await keys();
     let error: unknown;
     try {
-      await runBackup(kube, store, request({ namespaces: ['kube-system'] }));
+      await runBackup(kube, backupStore(store), request({ namespaces: ['kube-system'] }));
     } catch (e) {
       error = e;
     }
     expect(error).to.be.instanceOf(BackupInputError);
     expect((error as Error).message).to.match(/^Namespace kube-system is not a profile namespace; the profile namespaces are: /);
     expect((error as Error).message).to.include(dataset.profiles[1]!.profile.metadata.name!);
-    expect((await listBackups(store)).length).to.equal(before.length);
+    expect((await listBackups(backupStore(store))).length).to.equal(before.length);
     // not one file: the writer started beside the scope's LISTs took its folder away again
     expect(await keys()).to.deep.equal(keysBefore);
   });
 
   it('backs up only the namespaces asked for, with their Profiles', async () => {
     const chosen = dataset.profiles[3]!.profile.metadata.name!;
-    const outcome = await runBackup(kube, store, request({ namespaces: [chosen] }));
+    const outcome = await runBackup(kube, backupStore(store), request({ namespaces: [chosen] }));
     const names = new Set<string>();
-    for await (const item of readItems(store, outcome.backupId, { manifest: null })) names.add(item.object.metadata.namespace ?? `profile:${item.object.metadata.name}`);
+    for await (const item of readItems(backupStore(store), outcome.backupId, { expected: null })) names.add(item.object.metadata.namespace ?? `profile:${item.object.metadata.name}`);
     expect([...names].sort()).to.deep.equal([chosen, `profile:${chosen}`].sort());
   });
 
   it('aborts without a marker when the API server fails mid-way', async () => {
     const failing = await KubeClient.load({ kubeconfig: cluster.kubeconfigPath, retry: { maxAttempts: 2, baseDelayMs: 10, maxDelayMs: 20, deadlineMs: 500 } });
-    const before = (await listBackups(store)).length;
+    const before = (await listBackups(backupStore(store))).length;
     cluster.faults.only({ pathIncludes: '/notebooks' }).setRate('error', 1);
     try {
       let error: unknown;
       try {
-        await runBackup(failing, store, request());
+        await runBackup(failing, backupStore(store), request());
       } catch (e) {
         error = e;
       }
@@ -198,10 +200,26 @@ describe('backup engine against the embedded cluster and s3rver', function () {
       cluster.faults.clear();
       failing.close();
     }
-    expect((await listBackups(store)).length).to.equal(before);
+    expect((await listBackups(backupStore(store))).length).to.equal(before);
     // Nothing is left of the failed backup: no folder without a marker either.
     const folders = new Set<string>();
     for await (const info of store.list('backups/')) folders.add(info.key.split('/')[1]!);
     expect(folders.size).to.equal(before);
+  });
+
+  it('writes the same archive into the in-memory backup store as into S3, committed and verifiable there too', async () => {
+    const memory = new MemoryBackupStore();
+    const namespaces = dataset.profiles.slice(0, 2).map((p) => p.profile.metadata.name!);
+    const inS3 = await runBackup(kube, backupStore(store), request({ namespaces }));
+    const inMemory = await runBackup(kube, memory, request({ namespaces }));
+    const checksumsOf = async (at: BackupStore, id: string) => {
+      const read = await at.readManifest(id);
+      if (read.state !== 'present') throw new Error(`no manifest: ${read.state}`);
+      return read.checksums.toRecord();
+    };
+    expect(inMemory.objects).to.equal(inS3.objects);
+    expect(await checksumsOf(memory, inMemory.backupId)).to.deep.equal(await checksumsOf(backupStore(store), inS3.backupId));
+    expect((await memory.listBackupFolders()).map((f) => [f.id, f.complete])).to.deep.equal([[inMemory.backupId, true]]);
+    expect(await verifyBackup(memory, inMemory.backupId)).to.deep.include({ status: 'ok', problems: [] });
   });
 });

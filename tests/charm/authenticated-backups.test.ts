@@ -1,7 +1,7 @@
-// Authenticated backups through the real ./dispatch (issue 24): with encryption-key set, a bucket writer without the
-// key can neither forge a backup nor splice one, and every refusal comes before the first write into the cluster.
-// Backups are made in-process (as the charm's engine makes them), tampered with as a bucket writer could, then
-// verified, listed and restored by the charm.
+// Authenticated backups (issue 24): with encryption-key set, a bucket writer without the key can neither forge a
+// backup nor splice one, and every refusal comes before the first write into the cluster. Backups are made
+// in-process (as the charm's engine makes them), tampered with as a bucket writer could, then verified, listed and
+// restored by the charm's actions, run in process (runEvent): what is checked is the charm's decisions, not packing.
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
 import { createCipheriv, randomBytes } from 'node:crypto';
@@ -10,8 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { ensureCharmBuilt } from '../support/juju/charm-build.ts';
-import { runDispatch, type DispatchOutcome } from '../support/juju/harness.ts';
+import { runEvent, type EventOutcome } from '../support/juju/run-event.ts';
 import { s3Relation, track1Data } from '../support/juju/scenarios.ts';
 import { emptyState } from '../support/juju/state.ts';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
@@ -25,6 +24,7 @@ import { backupKeys } from '../../src/store/layout.ts';
 import { runBackup, type VolumeStep } from '../../src/backup/engine.ts';
 import { kdf, SecretOpener, type SealParameters } from '../../src/archive/seal.ts';
 import { rcloneBehaviourEnv, rcloneRemoteEnv, REMOTE_NAME } from '../../src/volumes/rclone-env.ts';
+import { backupStore } from '../support/backup-store.ts';
 
 const BUCKET = 'kubeflow-backups';
 const PREFIX = 'backups';
@@ -32,9 +32,8 @@ const KEY = 'a passphrase only the operator knows';
 const KEY_SECRET = 'secret:cta0authbackupskey0000001';
 const PROFILES = { group: 'kubeflow.org', resource: 'profiles' };
 
-describe('authenticated backups through the real dispatch', function () {
+describe('authenticated backups (the charm in process)', function () {
   this.timeout(180_000);
-  let charmDir: string;
   let s3: S3ServerHandle;
   let a: RunningCluster;
   let b: RunningCluster;
@@ -43,7 +42,7 @@ describe('authenticated backups through the real dispatch', function () {
   let namespace: string;
 
   before(async () => {
-    [charmDir, s3, a, b] = await Promise.all([ensureCharmBuilt(), startS3Server({ buckets: [BUCKET] }), startCluster({ profiles: 2, seed: 24 }), startCluster({ seed: 24 })]);
+    [s3, a, b] = await Promise.all([startS3Server({ buckets: [BUCKET] }), startCluster({ profiles: 2, seed: 24 }), startCluster({ seed: 24 })]);
     namespace = a.api.list(PROFILES)[0]!.metadata.name!;
     const secret = (name: string, password: string): KubeObject => ({
       apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, type: 'Opaque', data: { password: Buffer.from(password).toString('base64') },
@@ -90,7 +89,7 @@ describe('authenticated backups through the real dispatch', function () {
   };
 
   async function backup(options: { key?: string; volumes?: boolean } = {}): Promise<string> {
-    const made = await runBackup(kubeA, store, {
+    const made = await runBackup(kubeA, backupStore(store), {
       kind: 'backup-state', includeVolumes: options.volumes === true, includeControlPlane: false, toolVersion: 'test',
       profileNamespaceSelector: 'app.kubernetes.io/part-of=kubeflow-profile', protectedCrdGroups: ['kubeflow.org'],
       ...(options.key ? { encryptionKey: options.key } : {}),
@@ -99,14 +98,14 @@ describe('authenticated backups through the real dispatch', function () {
     return made.backupId;
   }
 
-  function action(name: string, params: Record<string, unknown>, options: { key?: boolean } = {}): Promise<DispatchOutcome> {
+  function action(name: string, params: Record<string, unknown>, options: { key?: boolean } = {}): Promise<EventOutcome> {
     const state = emptyState({
       config: { 'restore-wait-timeout': 30, ...(options.key === false ? {} : { 'encryption-key': KEY_SECRET }) },
       relations: [s3Relation(track1Data(s3, BUCKET))],
       actionParams: params,
     });
     state.secrets[KEY_SECRET] = { revisions: [{ key: KEY }] };
-    return runDispatch(charmDir, state, { event: `actions/${name}`, env: { KUBECONFIG: b.kubeconfigPath } });
+    return runEvent(state, { event: `actions/${name}`, env: { KUBECONFIG: b.kubeconfigPath } });
   }
 
   /** Nothing was written into the target: no Profile (the restore's first write) and no Secret of the namespace. */
@@ -115,7 +114,7 @@ describe('authenticated backups through the real dispatch', function () {
     expect(b.api.list({ group: '', resource: 'secrets' }, { namespace })).to.have.length(0);
   }
 
-  function expectRefused(outcome: DispatchOutcome, message: RegExp): void {
+  function expectRefused(outcome: EventOutcome, message: RegExp): void {
     expect(outcome.exitCode).to.not.equal(0);
     expect(outcome.state.actionFailure, JSON.stringify(outcome.state.logs.slice(-3))).to.match(message);
     expect(outcome.state.actionFailure).not.to.include('\n');

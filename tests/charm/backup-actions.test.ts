@@ -1,8 +1,9 @@
-// backup-state, snapshot-profiles, list-backups and verify-backup as Juju runs them: the real ./dispatch with fake
-// hook tools, KUBECONFIG pointing at the embedded cluster, s3-integrator's track-1 data pointing at a real s3rver.
+// backup-state, snapshot-profiles, list-backups and verify-backup: the charm's results and failures, run in process
+// (runEvent, over the same fake hook tools' rules as the real ./dispatch) with KUBECONFIG pointing at the embedded
+// cluster and s3-integrator's track-1 data pointing at a real s3rver. The packed dispatch runs these actions end to
+// end in tests/reliability/secret-hygiene.test.ts.
 import { expect } from 'chai';
-import { ensureCharmBuilt } from '../support/juju/charm-build.ts';
-import { runDispatch, type DispatchOutcome } from '../support/juju/harness.ts';
+import { runEvent, type EventOutcome } from '../support/juju/run-event.ts';
 import { s3Relation, track1Data } from '../support/juju/scenarios.ts';
 import { emptyState, type FakeJujuState } from '../support/juju/state.ts';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
@@ -13,14 +14,13 @@ import { ObjectStore } from '../../src/store/objects.ts';
 
 const BUCKET = 'kubeflow-backups';
 
-describe('backup actions through the real dispatch', function () {
+describe('backup actions (the charm in process)', function () {
   this.timeout(120_000);
-  let charmDir: string;
   let s3: S3ServerHandle;
   let cluster: RunningCluster;
 
   before(async () => {
-    [charmDir, s3, cluster] = await Promise.all([ensureCharmBuilt(), startS3Server({ buckets: [BUCKET] }), startCluster({ profiles: 4, seed: 5 })]);
+    [s3, cluster] = await Promise.all([startS3Server({ buckets: [BUCKET] }), startCluster({ profiles: 4, seed: 5 })]);
   });
   after(async () => {
     await Promise.all([s3?.stop(), cluster?.stop()]);
@@ -29,8 +29,8 @@ describe('backup actions through the real dispatch', function () {
   function state(params: Record<string, unknown>, config: Record<string, unknown> = {}): FakeJujuState {
     return emptyState({ relations: [s3Relation(track1Data(s3, BUCKET))], actionParams: params, config });
   }
-  function action(name: string, params: Record<string, unknown>, config: Record<string, unknown> = {}): Promise<DispatchOutcome> {
-    return runDispatch(charmDir, state(params, config), { event: `actions/${name}`, env: { KUBECONFIG: cluster.kubeconfigPath } });
+  function action(name: string, params: Record<string, unknown>, config: Record<string, unknown> = {}): Promise<EventOutcome> {
+    return runEvent(state(params, config), { event: `actions/${name}`, env: { KUBECONFIG: cluster.kubeconfigPath } });
   }
 
   it('backup-state writes a complete backup and reports it; list-backups and verify-backup find it', async () => {
@@ -89,7 +89,7 @@ describe('backup actions through the real dispatch', function () {
       relations: [s3Relation(track1Data({ ...s3, accessKeyId: 'NOT-THE-KEY-ID' }, BUCKET))],
       actionParams: { 'include-volumes': false },
     });
-    const { state: after, exitCode } = await runDispatch(charmDir, bad, { event: 'actions/backup-state', env: { KUBECONFIG: cluster.kubeconfigPath } });
+    const { state: after, exitCode } = await runEvent(bad, { event: 'actions/backup-state', env: { KUBECONFIG: cluster.kubeconfigPath } });
     expect(exitCode).to.not.equal(0);
     expect(after.actionFailure).to.match(/credentials|rejected|S3/i);
     expect(after.actionFailure).not.to.include('NOT-THE-KEY-ID');

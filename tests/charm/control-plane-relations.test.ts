@@ -1,8 +1,10 @@
-// The control-plane relations through the real dispatch: the leader asks mysql-k8s for its database, bad MinIO data
-// is a status note (exit 0), and backup-state lists what it covers and what not, with reasons.
+// The control-plane relations, the charm's hooks and actions run in process (runEvent, over the same fake hook tools'
+// rules as the real ./dispatch): the leader asks mysql-k8s for its database, bad MinIO data is a status note (exit 0),
+// and backup-state lists what it covers and what not, with reasons. control-plane-roundtrip.test.ts runs the packed
+// dispatch end to end over these relations.
 import { expect } from 'chai';
-import { ensureCharmBuilt } from '../support/juju/charm-build.ts';
-import { runDispatch, unitStatus, type DispatchOutcome } from '../support/juju/harness.ts';
+import { unitStatus } from '../support/juju/harness.ts';
+import { runEvent, type EventOutcome } from '../support/juju/run-event.ts';
 import { s3Relation, track1Data } from '../support/juju/scenarios.ts';
 import { emptyState, type FakeJujuState, type FakeRelation } from '../support/juju/state.ts';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
@@ -18,14 +20,13 @@ function relation(id: string, endpoint: string, remoteApp: string, remoteAppData
   return { id, endpoint, remoteApp, remoteUnits: [`${remoteApp}/0`], localAppData: {}, localUnitData: {}, remoteAppData, remoteUnitsData: { [`${remoteApp}/0`]: {} } };
 }
 
-describe('control-plane relations through the real dispatch', function () {
+describe('control-plane relations (the charm in process)', function () {
   this.timeout(120_000);
-  let charmDir: string;
   let s3: S3ServerHandle;
   let cluster: RunningCluster;
 
   before(async () => {
-    [charmDir, s3, cluster] = await Promise.all([ensureCharmBuilt(), startS3Server({ buckets: [BUCKET] }), startCluster({ profiles: 1, seed: 3 })]);
+    [s3, cluster] = await Promise.all([startS3Server({ buckets: [BUCKET] }), startCluster({ profiles: 1, seed: 3 })]);
   });
   after(async () => {
     await Promise.all([s3?.stop(), cluster?.stop()]);
@@ -43,8 +44,8 @@ describe('control-plane relations through the real dispatch', function () {
   // Not what MinIO writes (SDI validates its answer against the v1 schema before sending) but what another
   // object-storage provider could: the charm must say so, not fail.
   const brokenMinio = () => relation('object-storage:8', 'object-storage', 'minio', { data: 'access-key: only-this' });
-  function dispatch(event: string, start: FakeJujuState, relationId?: string): Promise<DispatchOutcome> {
-    return runDispatch(charmDir, start, { event, ...(relationId ? { relation: relationId } : {}), env: { KUBECONFIG: cluster.kubeconfigPath } });
+  function dispatch(event: string, start: FakeJujuState, relationId?: string): Promise<EventOutcome> {
+    return runEvent(start, { event, ...(relationId ? { relation: relationId } : {}), env: { KUBECONFIG: cluster.kubeconfigPath } });
   }
 
   it('the leader asks for the configured database on kfp-db-relation-joined', async () => {
@@ -85,7 +86,7 @@ describe('control-plane relations through the real dispatch', function () {
   // MinIO's own config: keys PyYAML writes unquoted that YAML 1.2 would read as numbers.
   const minio: MinioCharm = { app: 'minio', model: 'kubeflow', accessKey: '1e3', secretKey: '12345678E9', port: 9000 };
   const ourMinioRelation = () => relation('object-storage:8', 'object-storage', 'minio', {});
-  const find = (outcome: DispatchOutcome, id: string) => outcome.state.relations.find((r) => r.id === id)!;
+  const find = (outcome: EventOutcome, id: string) => outcome.state.relations.find((r) => r.id === id)!;
 
   it('lists our object-storage versions first on every object-storage event whatever the config says, so MinIO answers every consumer', async () => {
     const kfpUi = otherConsumer('object-storage:3', 'kfp-ui', true);
@@ -93,7 +94,7 @@ describe('control-plane relations through the real dispatch', function () {
     expect(stalled).to.deep.equal({ status: 'waiting', message: 'List of <ops.model.Relation object-storage:8> versions not found for apps: kubeflow-upgrader', workloadApplied: false });
     expect(kfpUi.minioAppData['data']).to.equal(undefined);
 
-    let last: DispatchOutcome | undefined;
+    let last: EventOutcome | undefined;
     for (const event of ['created', 'joined', 'changed']) {
       // kfp-db's own option is a typo: its request cannot be written, object-storage's must be anyway.
       const start = state([ourMinioRelation(), relation('kfp-db:7', 'kfp-db', 'kfp-db', {})], { config: { 'kfp-db': 'ml-pipeline!' } });

@@ -1,8 +1,10 @@
-// The CRD guard and the upgrade actions as Juju runs them: the real ./dispatch with fake hook tools, KUBECONFIG
-// pointing at the embedded cluster (whose admission evaluates the policy's CEL), s3-integrator data pointing at s3rver.
+// The CRD guard and the upgrade actions: the charm's hooks and actions run in process (runEvent, over the same fake
+// hook tools' rules as the real ./dispatch), KUBECONFIG pointing at the embedded cluster (whose admission evaluates
+// the policy's CEL), s3-integrator data pointing at s3rver. What is checked is the charm's decisions and the guard it
+// leaves in the cluster, not packing; tests/reliability/secret-hygiene.test.ts runs these hooks through ./dispatch.
 import { expect } from 'chai';
-import { ensureCharmBuilt } from '../support/juju/charm-build.ts';
-import { runDispatch, unitStatus, type DispatchOutcome } from '../support/juju/harness.ts';
+import { unitStatus } from '../support/juju/harness.ts';
+import { runEvent, type EventOutcome } from '../support/juju/run-event.ts';
 import { s3Relation, track1Data } from '../support/juju/scenarios.ts';
 import { emptyState, type FakeJujuState } from '../support/juju/state.ts';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
@@ -22,15 +24,14 @@ async function refusal(action: Promise<unknown>): Promise<{ status: number; mess
   throw new Error('expected the API server to refuse the request');
 }
 
-describe('CRD guard and upgrade actions through the real dispatch', function () {
+describe('CRD guard and upgrade actions (the charm in process)', function () {
   this.timeout(120_000);
-  let charmDir: string;
   let s3: S3ServerHandle;
   let cluster: RunningCluster;
   let client: KubeClient;
 
   before(async () => {
-    [charmDir, s3, cluster] = await Promise.all([ensureCharmBuilt(), startS3Server({ buckets: [BUCKET] }), startCluster({ profiles: 2, seed: 11 })]);
+    [s3, cluster] = await Promise.all([startS3Server({ buckets: [BUCKET] }), startCluster({ profiles: 2, seed: 11 })]);
     client = await KubeClient.load({ kubeconfig: cluster.kubeconfigPath });
   });
   after(async () => {
@@ -41,8 +42,8 @@ describe('CRD guard and upgrade actions through the real dispatch', function () 
   function state(overrides: Partial<FakeJujuState> = {}): FakeJujuState {
     return emptyState({ relations: [s3Relation(track1Data(s3, BUCKET))], ...overrides });
   }
-  function dispatch(event: string, start: FakeJujuState): Promise<DispatchOutcome> {
-    return runDispatch(charmDir, start, { event, env: { KUBECONFIG: cluster.kubeconfigPath } });
+  function dispatch(event: string, start: FakeJujuState): Promise<EventOutcome> {
+    return runEvent(start, { event, env: { KUBECONFIG: cluster.kubeconfigPath } });
   }
   const policy = () => client.tryGet(POLICIES, CRD_GUARD_NAME);
 

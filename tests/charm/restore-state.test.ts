@@ -1,9 +1,9 @@
-// restore-state through the real ./dispatch: fake hook tools, s3-integrator data pointing at s3rver, KUBECONFIG at
-// the embedded cluster.
+// restore-state's results and refusals: the charm's action run in process (runEvent, over the same fake hook tools'
+// rules as the real ./dispatch), s3-integrator data pointing at s3rver, KUBECONFIG at the embedded cluster. The packed
+// dispatch restores end to end in user-state-roundtrip.test.ts and tests/reliability.
 import { expect } from 'chai';
 import { S3Client } from '@aws-sdk/client-s3';
-import { ensureCharmBuilt } from '../support/juju/charm-build.ts';
-import { runDispatch, type DispatchOutcome } from '../support/juju/harness.ts';
+import { runEvent, type EventOutcome } from '../support/juju/run-event.ts';
 import { s3Relation, track1Data } from '../support/juju/scenarios.ts';
 import { emptyState } from '../support/juju/state.ts';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
@@ -13,12 +13,12 @@ import { ObjectStore } from '../../src/store/objects.ts';
 import { runBackup } from '../../src/backup/engine.ts';
 import { collectUserState, compareStates } from '../../src/restore/compare.ts';
 import { putForeignArchive } from '../restore/fixtures.ts';
+import { backupStore } from '../support/backup-store.ts';
 
 const BUCKET = 'kubeflow-backups';
 
-describe('restore-state action (real ./dispatch)', function () {
+describe('restore-state action (the charm in process)', function () {
   this.timeout(120_000);
-  let charmDir: string;
   let s3: S3ServerHandle;
   let a: RunningCluster;
   let b: RunningCluster;
@@ -26,13 +26,13 @@ describe('restore-state action (real ./dispatch)', function () {
   let store: ObjectStore;
 
   before(async () => {
-    [charmDir, s3, a, b] = await Promise.all([ensureCharmBuilt(), startS3Server({ buckets: [BUCKET] }), startCluster({ profiles: 4, seed: 9 }), startCluster({ seed: 9 })]);
+    [s3, a, b] = await Promise.all([startS3Server({ buckets: [BUCKET] }), startCluster({ profiles: 4, seed: 9 }), startCluster({ seed: 9 })]);
     const kube = await KubeClient.load({ kubeconfig: a.kubeconfigPath });
     store = new ObjectStore({
       client: new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } }),
       bucket: BUCKET, prefix: 'backups',
     });
-    const backup = await runBackup(kube, store, {
+    const backup = await runBackup(kube, backupStore(store), {
       kind: 'backup-state', includeVolumes: false, includeControlPlane: false, toolVersion: 'test',
       profileNamespaceSelector: 'app.kubernetes.io/part-of=kubeflow-profile', protectedCrdGroups: ['kubeflow.org'],
     });
@@ -41,8 +41,8 @@ describe('restore-state action (real ./dispatch)', function () {
   });
   after(async () => Promise.all([s3?.stop(), a?.stop(), b?.stop()]));
 
-  const restore = (params: Record<string, unknown>, config: Record<string, unknown> = {}): Promise<DispatchOutcome> =>
-    runDispatch(charmDir, emptyState({ config: { 'restore-wait-timeout': 30, ...config }, relations: [s3Relation(track1Data(s3, BUCKET))], actionParams: params }), {
+  const restore = (params: Record<string, unknown>, config: Record<string, unknown> = {}): Promise<EventOutcome> =>
+    runEvent(emptyState({ config: { 'restore-wait-timeout': 30, ...config }, relations: [s3Relation(track1Data(s3, BUCKET))], actionParams: params }), {
       event: 'actions/restore-state',
       env: { KUBECONFIG: b.kubeconfigPath },
     });

@@ -1,10 +1,13 @@
-// The s3-credentials relation as s3-integrator (both tracks) and AWS really behave, through the real ./dispatch:
-// addressing style, region redirects, plain-string values, a reset tls-ca-chain, and what the unit says while
-// track 2 has not answered. S3 is s3rver behind region-proxy.ts (virtual-hosted requests, 301 with the bucket's region).
+// The s3-credentials relation as s3-integrator (both tracks) and AWS really behave: addressing style, region
+// redirects, plain-string values, a reset tls-ca-chain, and what the unit says while track 2 has not answered.
+// Addressing and regions go through the real ./dispatch, to s3rver behind region-proxy.ts (virtual-hosted requests,
+// 301 with the bucket's region), with a resolver for <bucket>.s3.localhost in the charm's process; the rest are the
+// charm's decisions over path-style s3rver, run in process (runEvent).
 import { expect } from 'chai';
 import { fileURLToPath } from 'node:url';
 import { ensureCharmBuilt } from '../support/juju/charm-build.ts';
 import { runDispatch, unitStatus, type DispatchEvent, type DispatchOutcome } from '../support/juju/harness.ts';
+import { runEvent, type EventOutcome } from '../support/juju/run-event.ts';
 import { S3_RELATION_ID, TRACK2_SECRET, s3Relation, track1Data } from '../support/juju/scenarios.ts';
 import { emptyState, type Databag, type FakeJujuState } from '../support/juju/state.ts';
 import { Track1Integrator, Track2Integrator } from '../support/juju/s3-integrator.ts';
@@ -17,7 +20,7 @@ const WEST_BUCKET = 'kf-west';
 const NUMERIC_KEY = '12345678901234567890';
 const LOCALHOST_DNS = fileURLToPath(new URL('../support/s3/localhost-dns.cjs', import.meta.url));
 
-describe('charm s3-credentials relation (real ./dispatch, s3rver behind an AWS-like region proxy)', function () {
+describe('charm s3-credentials relation (addressing and regions through the real ./dispatch behind an AWS-like region proxy)', function () {
   let charmDir: string;
   let s3: S3ServerHandle;
   let proxy: RegionProxy;
@@ -31,10 +34,15 @@ describe('charm s3-credentials relation (real ./dispatch, s3rver behind an AWS-l
     await s3?.stop();
   });
 
-  /** The charm resolves `<bucket>.s3.localhost` as a cluster's DNS would resolve a real endpoint. */
+  /**
+   * Through the packed ./dispatch, where the charm's own Node resolves `<bucket>.s3.localhost` as a cluster's DNS
+   * would resolve a real endpoint (a resolver hook this test process must not take on).
+   */
   async function run(state: FakeJujuState, event: DispatchEvent): Promise<DispatchOutcome> {
     return runDispatch(charmDir, state, { ...event, env: { NODE_OPTIONS: `--require ${LOCALHOST_DNS}`, ...event.env } });
   }
+  /** The charm's decisions in process (runEvent): path-style requests to s3rver, no resolver needed. */
+  const decide = (state: FakeJujuState, event: DispatchEvent): Promise<EventOutcome> => runEvent(state, event);
   const changed = { event: 's3-credentials-relation-changed', relation: S3_RELATION_ID };
   const viaProxy = (bucket: string, extra: Databag = {}) => {
     const data = track1Data({ ...s3, endpoint: proxy.endpoint }, bucket, extra);
@@ -96,13 +104,13 @@ describe('charm s3-credentials relation (real ./dispatch, s3rver behind an AWS-l
   describe('values are plain strings', () => {
     it('a 20-digit access key is used exactly as written', async () => {
       const data = track1Data({ ...s3, accessKeyId: NUMERIC_KEY }, BUCKET);
-      const { state } = await run(emptyState({ relations: [s3Relation(data)] }), changed);
+      const { state } = await decide(emptyState({ relations: [s3Relation(data)] }), changed);
       expect(unitStatus(state)?.status).to.equal('active');
     });
 
     for (const chain of ['""', '[]']) {
       it(`tls-ca-chain ${chain} (s3-integrator 1 after \`juju config --reset tls-ca-chain\`) means no chain: active`, async () => {
-        const { state } = await run(emptyState({ relations: [s3Relation(track1Data(s3, BUCKET, { 'tls-ca-chain': chain }))] }), changed);
+        const { state } = await decide(emptyState({ relations: [s3Relation(track1Data(s3, BUCKET, { 'tls-ca-chain': chain }))] }), changed);
         expect(unitStatus(state)?.status).to.equal('active');
       });
     }
@@ -112,7 +120,7 @@ describe('charm s3-credentials relation (real ./dispatch, s3rver behind an AWS-l
     const silentProvider = (config: Record<string, unknown> = {}) => emptyState({ config, relations: [s3Relation({}, {})] });
 
     it('while s3-integrator 2 has not answered, the wait names the bucket asked for and what to set', async () => {
-      const joined = await run(silentProvider(), { event: 's3-credentials-relation-joined', relation: S3_RELATION_ID });
+      const joined = await decide(silentProvider(), { event: 's3-credentials-relation-joined', relation: S3_RELATION_ID });
       expect(joined.state.relations[0]!.localAppData).to.include({ bucket: BUCKET, 'lib-version': '1.0' });
       expect(unitStatus(joined.state)).to.deep.equal({
         status: 'waiting',
@@ -121,7 +129,7 @@ describe('charm s3-credentials relation (real ./dispatch, s3rver behind an AWS-l
     });
 
     it('a dotted bucket name, which s3-integrator 2 cannot create, is named in the wait', async () => {
-      const { state } = await run(silentProvider({ 's3-bucket': 'team.backups' }), { event: 'config-changed' });
+      const { state } = await decide(silentProvider({ 's3-bucket': 'team.backups' }), { event: 'config-changed' });
       expect(state.relations[0]!.localAppData).to.include({ bucket: 'team.backups' });
       expect(unitStatus(state)).to.deep.equal({
         status: 'waiting',
@@ -134,7 +142,7 @@ describe('charm s3-credentials relation (real ./dispatch, s3rver behind an AWS-l
         relations: [s3Relation({ 'lib-version': '1.0', bucket: BUCKET, endpoint: s3.endpoint, region: 'us-east-1', 'secret-extra': TRACK2_SECRET })],
         secrets: { [TRACK2_SECRET]: { revisions: [{ 'access-key': s3.accessKeyId }] } },
       });
-      const { state } = await run(start, changed);
+      const { state } = await decide(start, changed);
       expect(unitStatus(state)).to.deep.equal({
         status: 'blocked',
         message: "s3-integrator's credentials secret has no secret-key; put the keys in a Juju secret, juju grant-secret it to s3-integrator and juju config s3-integrator credentials=<secret-uri>",
@@ -148,41 +156,41 @@ describe('charm s3-credentials relation (real ./dispatch, s3rver behind an AWS-l
     it('track 1: the first bucket any consumer asked for wins, and a later s3-bucket change is not answered', async () => {
       const provider = new Track1Integrator(keys());
       provider.consumerAsked('s3-credentials:3', 'relation-3');
-      let { state } = await run(emptyState({ relations: [s3Relation({}, {})] }), joined);
+      let { state } = await decide(emptyState({ relations: [s3Relation({}, {})] }), joined);
       expect(state.relations[0]!.localAppData.bucket).to.equal(BUCKET);
       expect(provider.answer(state, S3_RELATION_ID)).to.include({ bucket: 'relation-3' });
-      ({ state } = await run(state, changed));
+      ({ state } = await decide(state, changed));
       expect(unitStatus(state)?.message).to.match(/^backups to s3:\/\/relation-3\/kubeflow-upgrader(;|$)/);
 
       state.config = { 's3-bucket': 'team-backups' };
-      ({ state } = await run(state, { event: 'config-changed' }));
+      ({ state } = await decide(state, { event: 'config-changed' }));
       expect(state.relations[0]!.localAppData.bucket).to.equal('team-backups');
       expect(provider.answer(state, S3_RELATION_ID)).to.equal(undefined);
-      ({ state } = await run(state, changed));
+      ({ state } = await decide(state, changed));
       expect(unitStatus(state)?.message).to.match(/^backups to s3:\/\/relation-3\/kubeflow-upgrader; s3-bucket "team-backups" is not used: s3-integrator sends "relation-3" \(set bucket on s3-integrator\)/);
     });
 
     it('track 1: its bucket option wins over the bucket we ask for', async () => {
       const provider = new Track1Integrator({ ...keys(), bucket: BUCKET });
-      let { state } = await run(emptyState({ config: { 's3-bucket': 'team-backups' }, relations: [s3Relation({}, {})] }), joined);
+      let { state } = await decide(emptyState({ config: { 's3-bucket': 'team-backups' }, relations: [s3Relation({}, {})] }), joined);
       provider.answer(state, S3_RELATION_ID);
-      ({ state } = await run(state, changed));
+      ({ state } = await decide(state, changed));
       expect(unitStatus(state)?.message).to.match(new RegExp(`^backups to s3://${BUCKET}/`));
     });
 
     it('track 2: creates the bucket we ask for, and the unit turns active on it', async () => {
       const provider = new Track2Integrator(keys());
-      let { state } = await run(emptyState({ config: { 's3-bucket': 'kf-created-by-track2' }, relations: [s3Relation({}, {})] }), joined);
+      let { state } = await decide(emptyState({ config: { 's3-bucket': 'kf-created-by-track2' }, relations: [s3Relation({}, {})] }), joined);
       expect(await provider.answer(state, S3_RELATION_ID)).to.include({ bucket: 'kf-created-by-track2' });
-      ({ state } = await run(state, changed));
+      ({ state } = await decide(state, changed));
       expect(unitStatus(state)?.message).to.match(/^backups to s3:\/\/kf-created-by-track2\/kubeflow-upgrader(;|$)/);
     });
 
     it('track 2: a bucket it may not create gets no answer, and the unit waits naming what to set', async () => {
       const provider = new Track2Integrator(keys(), { mayCreateBuckets: false });
-      let { state } = await run(emptyState({ config: { 's3-bucket': 'kf-nobody-created' }, relations: [s3Relation({}, {})] }), joined);
+      let { state } = await decide(emptyState({ config: { 's3-bucket': 'kf-nobody-created' }, relations: [s3Relation({}, {})] }), joined);
       expect(await provider.answer(state, S3_RELATION_ID)).to.equal(undefined);
-      ({ state } = await run(state, changed));
+      ({ state } = await decide(state, changed));
       expect(unitStatus(state)).to.deep.equal({
         status: 'waiting',
         message: 'waiting for s3-integrator: it needs credentials and a bucket it can find or create ("kf-nobody-created" asked); set s3-bucket here or bucket on s3-integrator',
@@ -191,9 +199,9 @@ describe('charm s3-credentials relation (real ./dispatch, s3rver behind an AWS-l
 
     it('track 2: a dotted name is refused by the provider, and the wait says so', async () => {
       const provider = new Track2Integrator(keys());
-      let { state } = await run(emptyState({ config: { 's3-bucket': 'team.backups' }, relations: [s3Relation({}, {})] }), joined);
+      let { state } = await decide(emptyState({ config: { 's3-bucket': 'team.backups' }, relations: [s3Relation({}, {})] }), joined);
       expect(await provider.answer(state, S3_RELATION_ID)).to.equal(undefined);
-      ({ state } = await run(state, changed));
+      ({ state } = await decide(state, changed));
       expect(unitStatus(state)?.message).to.match(/^waiting for s3-integrator: its track 2 cannot create "team\.backups"/);
     });
   });

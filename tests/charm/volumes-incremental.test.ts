@@ -9,12 +9,13 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, renameSync, rmSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { ensureCharmBuilt } from '../support/juju/charm-build.ts';
 import { runDispatch, type DispatchOutcome } from '../support/juju/harness.ts';
 import { s3Relation, track1Data } from '../support/juju/scenarios.ts';
 import { emptyState } from '../support/juju/state.ts';
 import { readRequestLog, startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
+import { clockPastSecondOf } from '../support/backup-ids.ts';
 import { hashTree, startKubeletCluster, type KubeletCluster } from '../volumes/helpers.ts';
 import type { VolumeEntry } from '../../src/archive/manifest.ts';
 
@@ -33,6 +34,7 @@ describe('incremental volume backups (real ./dispatch, s3rver request log)', fun
   let namespace: string;
   let pvc: string;
   let volume: string;
+  let lastBackupId: string | undefined;
 
   before(async () => {
     logDir = mkdtempSync(join(tmpdir(), 's3-requests-'));
@@ -67,21 +69,39 @@ describe('incremental volume backups (real ./dispatch, s3rver request log)', fun
 
   async function backup(side: KubeletCluster = source, key?: string): Promise<{ id: string; results: Record<string, string> }> {
     writeFileSync(requestLog, '');
-    // Backup ids name the second a backup started, and prune-backups orders by them: one backup per second.
-    await new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 10));
+    // prune-backups orders backups by their ids, which name the second each started: one backup per second.
+    await clockPastSecondOf(lastBackupId);
     const done = await action('backup-state', { 'include-control-plane': false }, side, {}, key);
     expect(done.state.actionFailure, done.stderr.slice(-2000)).to.equal(undefined);
-    return { id: done.state.actionResults['backup-id']!, results: done.state.actionResults };
+    lastBackupId = done.state.actionResults['backup-id']!;
+    return { id: lastBackupId, results: done.state.actionResults };
   }
 
-  /** The volume-folder writes of backup `id` in the request log: uploads (a body or multipart part) and server-side copies. */
+  /**
+   * The volume-folder writes of backup `id` in the request log: uploads (a body or multipart part), server-side copies
+   * and deletes.
+   */
   function writes(id: string) {
     const folder = `/${BUCKET}/backups/backups/${id}/volumes/${namespace}/${pvc}/`;
-    const mine = readRequestLog(requestLog).filter((e) => e.path.startsWith(folder) && (e.method === 'PUT' || e.method === 'POST'));
+    const all = readRequestLog(requestLog).filter((e) => e.path.startsWith(folder));
+    const mine = all.filter((e) => e.method === 'PUT' || e.method === 'POST');
     return {
       uploads: mine.filter((e) => !e.copySource).map((e) => e.path.slice(folder.length)).sort(),
       copies: mine.filter((e) => e.copySource).map((e) => ({ to: e.path.slice(folder.length), from: e.copySource! })),
+      deletes: all.filter((e) => e.method === 'DELETE').map((e) => e.path.slice(folder.length)).sort(),
     };
+  }
+
+  /** The files of backup `id`'s copy of the volume, as the bucket lists them. */
+  async function storedFiles(id: string): Promise<string[]> {
+    const client = new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } });
+    try {
+      const prefix = `backups/backups/${id}/volumes/${namespace}/${pvc}/`;
+      const listed = await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: prefix }));
+      return (listed.Contents ?? []).map((o) => o.Key!.slice(prefix.length)).sort();
+    } finally {
+      client.destroy();
+    }
   }
 
   async function manifestEntry(id: string): Promise<VolumeEntry> {
@@ -107,6 +127,9 @@ describe('incremental volume backups (real ./dispatch, s3rver request log)', fun
     expect(secondWrites.uploads, 'no upload in the second backup').to.deep.equal([]);
     expect(secondWrites.copies.map((c) => c.to).sort()).to.deep.equal([...hashTree(volume).keys()].sort());
     for (const copy of secondWrites.copies) expect(copy.from.replace(/^\//, '')).to.equal(`${BUCKET}/backups/backups/${first.id}/volumes/${namespace}/${pvc}/${copy.to}`);
+    // The earlier copy is listed, never looked up file by file (--copy-dest sent a HEAD there for every file).
+    const earlierFolder = `/${BUCKET}/backups/backups/${first.id}/volumes/${namespace}/${pvc}/`;
+    expect(readRequestLog(requestLog).filter((e) => e.method === 'HEAD' && e.path.startsWith(earlierFolder))).to.deep.equal([]);
     expect(second.results['volume-bytes-uploaded']).to.equal('0');
     expect(second.results['volume-bytes-reused']).to.equal(second.results['volume-bytes']);
     const secondEntry = await manifestEntry(second.id);
@@ -125,8 +148,11 @@ describe('incremental volume backups (real ./dispatch, s3rver request log)', fun
     const third = await backup();
     const thirdWrites = writes(third.id);
     expect(thirdWrites.uploads, 'exactly the changed, new and renamed files are uploaded').to.deep.equal(['new-empty.txt', 'new-name.parquet', 'weights.bin']);
-    expect(thirdWrites.copies.map((c) => c.to)).to.include.members(['config.json', 'untouched.npy']);
-    expect(thirdWrites.copies.map((c) => c.to)).not.to.include('weights.bin');
+    // The second backup's copy is copied whole inside the bucket, then the volume synced onto it: the changed file is
+    // uploaded over its copy, and the deleted file and the renamed file's old name are deleted again.
+    expect(thirdWrites.copies.map((c) => c.to).sort()).to.deep.equal(['config.json', 'old-name.parquet', 'to-delete.csv', 'untouched.npy', 'weights.bin']);
+    expect(thirdWrites.deletes).to.deep.equal(['old-name.parquet', 'to-delete.csv']);
+    expect(await storedFiles(third.id), 'the backup holds the volume\'s files and only them').to.deep.equal([...expected.keys()].sort());
     const thirdEntry = await manifestEntry(third.id);
     expect(thirdEntry).to.deep.include({ reusedFrom: second.id, bytesUploaded: 400_000 + 50_000, files: expected.size });
 
@@ -150,7 +176,8 @@ describe('incremental volume backups (real ./dispatch, s3rver request log)', fun
     const fromTarget = await backup(target);
     const targetWrites = writes(fromTarget.id);
     expect(targetWrites.uploads).to.deep.equal(['weights.bin']);
-    expect(targetWrites.copies.map((c) => c.to).sort()).to.deep.equal([...expected.keys()].filter((f) => f !== 'weights.bin').sort());
+    expect(targetWrites.copies.map((c) => c.to).sort()).to.deep.equal([...expected.keys()].sort());
+    expect(targetWrites.deletes).to.deep.equal([]);
     expect(await manifestEntry(fromTarget.id)).to.deep.include({ reusedFrom: third.id, bytesUploaded: 400_000 });
   });
 

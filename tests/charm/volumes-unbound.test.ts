@@ -1,10 +1,10 @@
 // A PVC that was never bound has no volume and so no data: backup-state records it as unbound with no data (not as an
 // archived tree of 0 files), and restore-state creates it without a fill mark and starts no mover for it, while the
-// bound PVCs beside it are filled as usual. Through the real ./dispatch, on the simulated kubelet.
+// bound PVCs beside it are filled as usual. The charm's actions run in process (runEvent); the mover Jobs run on the
+// simulated kubelet.
 import { expect } from 'chai';
 import { S3Client, GetObjectCommand } from '@aws-sdk/client-s3';
-import { ensureCharmBuilt } from '../support/juju/charm-build.ts';
-import { runDispatch, type DispatchOutcome } from '../support/juju/harness.ts';
+import { runEvent, type EventOutcome } from '../support/juju/run-event.ts';
 import { s3Relation, track1Data } from '../support/juju/scenarios.ts';
 import { emptyState } from '../support/juju/state.ts';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
@@ -17,9 +17,8 @@ const BUCKET = 'unbound';
 const PVCS = { group: '', resource: 'persistentvolumeclaims' };
 const CLASSES = { group: 'storage.k8s.io', resource: 'storageclasses' };
 
-describe('unbound PVCs: recorded with no data, restored without a mover (real ./dispatch)', function () {
+describe('unbound PVCs: recorded with no data, restored without a mover (the charm in process)', function () {
   this.timeout(180_000);
-  let charmDir: string;
   let s3: S3ServerHandle;
   let source: KubeletCluster;
   let target: KubeletCluster;
@@ -27,7 +26,7 @@ describe('unbound PVCs: recorded with no data, restored without a mover (real ./
   const jobsFor = new Map<string, number>();
 
   before(async () => {
-    [charmDir, s3, source, target] = await Promise.all([ensureCharmBuilt(), startS3Server({ buckets: [BUCKET] }), startKubeletCluster({ profiles: 1, seed: 51 }), startKubeletCluster({ profiles: 0, seed: 51 })]);
+    [s3, source, target] = await Promise.all([startS3Server({ buckets: [BUCKET] }), startKubeletCluster({ profiles: 1, seed: 51 }), startKubeletCluster({ profiles: 0, seed: 51 })]);
     namespace = source.cluster.api.list(PVCS).find((p) => p.metadata.namespace !== 'kubeflow')!.metadata.namespace!;
     for (const side of [source, target]) side.cluster.api.create(CLASSES, storageClass('late', { volumeBindingMode: 'WaitForFirstConsumer' }));
     source.cluster.api.create(PVCS, {
@@ -43,9 +42,9 @@ describe('unbound PVCs: recorded with no data, restored without a mover (real ./
     await Promise.all([s3?.stop(), source?.stop(), target?.stop()]);
   });
 
-  function action(name: string, params: Record<string, unknown>, side: KubeletCluster): Promise<DispatchOutcome> {
+  function action(name: string, params: Record<string, unknown>, side: KubeletCluster): Promise<EventOutcome> {
     const state = emptyState({ relations: [s3Relation(track1Data(s3, BUCKET))], actionParams: params, config: { 'restore-wait-timeout': 60 } });
-    return runDispatch(charmDir, state, { event: `actions/${name}`, env: { KUBECONFIG: side.cluster.kubeconfigPath } });
+    return runEvent(state, { event: `actions/${name}`, env: { KUBECONFIG: side.cluster.kubeconfigPath } });
   }
 
   it('backs up the unbound claim as unbound, and restores it without filling it', async () => {

@@ -1,12 +1,20 @@
 // --help of the program and of every command, through the real process: every flag the parser accepts is documented,
 // with the exit codes and examples.
 import { expect } from 'chai';
+import { tmpdir } from 'node:os';
 import { commands } from '../../src/cli/run.ts';
 import { optionsOf } from '../../src/cli/usage.ts';
 import { runCli } from './run-cli.ts';
 
 describe('kubeflow-upgrader --help', function () {
   this.timeout(60_000);
+
+  it('starts from any directory, not only the project root (its relaunch finds tsx beside itself)', async () => {
+    const { exitCode, stdout, stderr } = await runCli(['--help'], {}, tmpdir());
+    expect(stderr).to.equal('');
+    expect(exitCode).to.equal(0);
+    expect(stdout).to.include('kubeflow-upgrader');
+  });
 
   it('lists every command and the exit codes', async () => {
     const { exitCode, stdout } = await runCli(['--help']);

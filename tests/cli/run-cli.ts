@@ -11,9 +11,11 @@ export interface CliRun {
   stderr: string;
 }
 
-export async function runCli(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
+/** `cwd`: the directory the user runs it from (the project root unless given). */
+export async function runCli(args: string[], env: Record<string, string> = {}, cwd = root): Promise<CliRun> {
   const result = await execa(process.execPath, [BIN, ...args], {
     reject: false,
+    cwd,
     extendEnv: false,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...env },
     timeout: 120_000,

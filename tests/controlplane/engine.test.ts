@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import type { S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { startMariaDb, type MariaDbHandle } from '../support/mariadb/server.ts';
 import { readRequestLog, startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
 import { backupControlPlane, ControlPlaneError, emptyDatabaseSentence, restoreControlPlane, type ControlPlaneTargets } from '../../src/controlplane/engine.ts';
@@ -163,6 +163,7 @@ describe('control-plane engine', function () {
     await emptyBucket(minioClient, 'mlpipeline');
     await putObject(minioClient, 'mlpipeline', 'artifacts/run-1/model.bin', randomBytes(60_000));
     await putObject(minioClient, 'mlpipeline', 'artifacts/run-1/metrics.json', Buffer.from('{"accuracy":0.91}'));
+    await putObject(minioClient, 'mlpipeline', 'artifacts/run-0/deleted-since.txt', Buffer.from('gone by the second backup'));
     const kube = new LocalJobKube();
     const minioOnly = { 'object-storage': targets['object-storage'] };
     const firstId = 'kf-20250202-101500-0c0ffe';
@@ -172,6 +173,7 @@ describe('control-plane engine', function () {
     // Same size, other bytes: only a checksum tells it changed.
     await putObject(minioClient, 'mlpipeline', 'artifacts/run-1/metrics.json', Buffer.from('{"accuracy":0.19}'));
     await putObject(minioClient, 'mlpipeline', 'artifacts/run-2/new.bin', randomBytes(1000));
+    await minioClient.send(new DeleteObjectCommand({ Bucket: 'mlpipeline', Key: 'artifacts/run-0/deleted-since.txt' }));
     writeFileSync(storeRequests, '');
     const secondId = 'kf-20250203-101500-0c0ffe';
     const second = await backupControlPlane(kube, {
@@ -181,7 +183,13 @@ describe('control-plane engine', function () {
     const folder = `/backups/kubeflow/backups/${secondId}/control-plane/minio/mlpipeline/`;
     const writes = readRequestLog(storeRequests).filter((e) => e.path.startsWith(folder) && (e.method === 'PUT' || e.method === 'POST'));
     expect(writes.filter((e) => !e.copySource).map((e) => e.path.slice(folder.length)).sort()).to.deep.equal(['artifacts/run-1/metrics.json', 'artifacts/run-2/new.bin']);
-    expect(writes.filter((e) => e.copySource).map((e) => [e.path.slice(folder.length), e.copySource!.replace(/^\//, '')])).to.deep.equal([
+    // The earlier copy is copied whole inside the backup bucket, then MinIO synced onto it: the changed object is
+    // uploaded over its copy, the unchanged one stays as copied, and the one deleted from MinIO since is deleted again.
+    const deletes = readRequestLog(storeRequests).filter((e) => e.path.startsWith(folder) && e.method === 'DELETE');
+    expect(deletes.map((e) => e.path.slice(folder.length))).to.deep.equal(['artifacts/run-0/deleted-since.txt']);
+    expect(writes.filter((e) => e.copySource).map((e) => [e.path.slice(folder.length), e.copySource!.replace(/^\//, '')]).sort()).to.deep.equal([
+      ['artifacts/run-0/deleted-since.txt', `backups/${earlier.keyPrefix}artifacts/run-0/deleted-since.txt`],
+      ['artifacts/run-1/metrics.json', `backups/${earlier.keyPrefix}artifacts/run-1/metrics.json`],
       ['artifacts/run-1/model.bin', `backups/${earlier.keyPrefix}artifacts/run-1/model.bin`],
     ]);
 

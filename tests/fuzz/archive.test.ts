@@ -7,13 +7,14 @@ import { verifyBackup, readItems } from '../../src/archive/index.ts';
 import { parseManifest } from '../../src/archive/manifest.ts';
 import { backupKeys } from '../../src/store/layout.ts';
 import { CONFIGMAPS, NOTEBOOKS, PROFILES, SECRETS, notebook, profile, secret } from '../archive/fixtures.ts';
-import { MemoryStore } from './memory-store.ts';
+import { MemoryBackupStore } from '../../src/store/backup-store.ts';
+import { MemoryObjects } from '../../src/store/memory-objects.ts';
 
 const ID = 'kf-20250601-120000-abcdef';
 
-async function writeBackup(): Promise<MemoryStore> {
-  const store = new MemoryStore();
-  const writer = await BackupWriter.start({ store, id: ID, toolVersion: 'fuzz', scope: { action: 'backup-state', namespaces: ['alice'], profiles: ['alice'], includeVolumes: false, includeControlPlane: false } });
+async function writeBackup(): Promise<MemoryObjects> {
+  const store = new MemoryObjects({ prefix: 'fuzz' });
+  const writer = await BackupWriter.start({ store: new MemoryBackupStore(store), id: ID, toolVersion: 'fuzz', scope: { action: 'backup-state', namespaces: ['alice'], profiles: ['alice'], includeVolumes: false, includeControlPlane: false } });
   await writer.addItem(PROFILES, profile('alice'));
   for (let i = 0; i < 4; i++) await writer.addItem(NOTEBOOKS, notebook('alice', `nb-${i}`, 40));
   await writer.addItem(SECRETS, secret('alice', 'creds', { token: 'not-a-real-token' }));
@@ -24,13 +25,13 @@ async function writeBackup(): Promise<MemoryStore> {
 
 describe('fuzz: archives', function () {
   this.timeout(60_000);
-  let pristine: MemoryStore;
+  let pristine: MemoryObjects;
   const keys = backupKeys(ID);
   const checksummed = [keys.tarball, keys.resourceList, keys.logs, keys.results];
 
   before(async () => {
     pristine = await writeBackup();
-    expect((await verifyBackup(pristine, ID)).status).to.equal('ok');
+    expect((await verifyBackup(new MemoryBackupStore(pristine), ID)).status).to.equal('ok');
   });
 
   function positions(length: number, count: number): number[] {
@@ -42,7 +43,7 @@ describe('fuzz: archives', function () {
   for (const which of ['tarball', 'resourceList', 'logs', 'results'] as const) {
     it(`finds every single-bit flip and every truncation of the ${which}`, async () => {
       const key = keys[which];
-      const bytes = pristine.objects.get(key)!;
+      const bytes = pristine.bytesOf(key)!;
       let cases = 0;
       for (const at of positions(bytes.length, which === 'tarball' ? 500 : 150)) {
         for (const [label, damaged] of [
@@ -50,8 +51,8 @@ describe('fuzz: archives', function () {
           [`truncated to ${at} bytes`, bytes.subarray(0, at)],
         ] as const) {
           const store = pristine.clone();
-          store.objects.set(key, damaged);
-          const report = await verifyBackup(store, ID);
+          await store.put(key, damaged);
+          const report = await verifyBackup(new MemoryBackupStore(store), ID);
           expect(report.status, `${which} ${label}`).to.equal('corrupt');
           cases++;
         }
@@ -62,7 +63,7 @@ describe('fuzz: archives', function () {
   }
 
   it('random and mutated tarballs (1000 cases): verify reports corrupt, a restore read throws only ArchiveError', async () => {
-    const tarball = pristine.objects.get(keys.tarball)!;
+    const tarball = pristine.bytesOf(keys.tarball)!;
     const mutated = fc.tuple(fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 8 }), fc.boolean()).map(([edits, cut]) => {
       const b = Buffer.from(tarball);
       for (const [at, value] of edits) b[at % b.length] = value;
@@ -72,13 +73,13 @@ describe('fuzz: archives', function () {
     await fc.assert(fc.asyncProperty(bytes, async (damaged) => {
       if (damaged.equals(tarball)) return;
       const store = pristine.clone();
-      store.objects.set(keys.tarball, damaged);
-      const report = await verifyBackup(store, ID);
+      await store.put(keys.tarball, damaged);
+      const report = await verifyBackup(new MemoryBackupStore(store), ID);
       expect(report.status).to.equal('corrupt');
       for (const p of report.problems) expect(p.message).not.to.match(/\n\s+at /);
-      const manifest = parseManifest(store.objects.get(keys.manifest)!);
+      const manifest = parseManifest(store.bytesOf(keys.manifest)!);
       try {
-        for await (const _ of readItems(store, ID, { manifest: manifest.ok ? manifest.manifest : null })) void _;
+        for await (const _ of readItems(new MemoryBackupStore(store), ID, { expected: manifest.ok ? manifest : null })) void _;
         expect.fail('a damaged tarball was read through');
       } catch (error) {
         expect((error as Error).name).to.equal('ArchiveError');
@@ -87,7 +88,7 @@ describe('fuzz: archives', function () {
   });
 
   it('manifest JSON, random or mutated (2000 cases): parsed or refused with a reason, never thrown', () => {
-    const text = pristine.objects.get(keys.manifest)!.toString();
+    const text = pristine.bytesOf(keys.manifest)!.toString();
     const mutatedText = fc.tuple(fc.nat(), fc.nat({ max: 20 }), fc.string({ maxLength: 6 })).map(([at, del, insert]) => {
       const i = at % text.length;
       return text.slice(0, i) + insert + text.slice(i + del);

@@ -14,6 +14,7 @@ import { KubeClient } from '../../src/kube/client.ts';
 import { ObjectStore } from '../../src/store/objects.ts';
 import { runBackup } from '../../src/backup/engine.ts';
 import { backupKeys } from '../../src/store/layout.ts';
+import { backupStore } from '../support/backup-store.ts';
 
 const BUCKET = 'fuzz-dispatch';
 const STACK = /\n\s+at |\bat .*\.(m?js|ts|cjs):\d+|node:internal|^\s*at /m;
@@ -62,7 +63,7 @@ describe('fuzz: malformed input through the real dispatch', function () {
       // One good backup per corruption, each under its own path prefix, so the cases run side by side.
       for (const prefix of ['flip', 'truncate', 'manifest-garbage', 'marker-garbage']) {
         const at = new ObjectStore({ client, bucket: BUCKET, prefix });
-        const { backupId } = await runBackup(kube, at, {
+        const { backupId } = await runBackup(kube, backupStore(at), {
           kind: 'backup-state', includeVolumes: false, includeControlPlane: false, toolVersion: 'test',
           profileNamespaceSelector: 'app.kubernetes.io/part-of=kubeflow-profile', protectedCrdGroups: ['kubeflow.org'],
         });

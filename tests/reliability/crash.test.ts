@@ -15,8 +15,10 @@ import { moverPortOf } from '../../src/prune/movers.ts';
 import { moverLabels } from '../../src/volumes/labels.ts';
 import { verifyBackup } from '../../src/archive/index.ts';
 import { backupKeys } from '../../src/store/layout.ts';
+import { clockPastSecondOf } from '../support/backup-ids.ts';
 import { startDispatch } from './killable-dispatch.ts';
 import { bucketState, kubeAt, storeAt } from './support.ts';
+import { backupStore } from '../support/backup-store.ts';
 
 const BUCKET = 'crash';
 
@@ -63,7 +65,7 @@ describe('reliability: SIGKILL during a backup, then rerun and prune', function 
     const id = rerun.state.actionResults['backup-id']!;
     const listed = await runDispatch(charmDir, state({}, prefix), { event: 'actions/list-backups', env: { KUBECONFIG: cluster.kubeconfigPath } });
     expect(listed.state.actionResults).to.include({ count: '1', 'backups.0.id': id });
-    expect((await verifyBackup(storeAt(s3.endpoint, BUCKET, prefix), id)).status).to.equal('ok');
+    expect((await verifyBackup(backupStore(storeAt(s3.endpoint, BUCKET, prefix)), id)).status).to.equal('ok');
     return id;
   }
 
@@ -92,12 +94,12 @@ describe('reliability: SIGKILL during a backup, then rerun and prune', function 
       if (file === 'velero-backup.json') {
         // Everything but the marker was written: verify says it never completed.
         expect(leftover).to.have.length(1);
-        expect((await verifyBackup(store, leftover[0]!)).problems.map((p) => p.kind)).to.include('missing-marker');
+        expect((await verifyBackup(backupStore(store), leftover[0]!)).problems.map((p) => p.kind)).to.include('missing-marker');
       }
       // Within the grace period the leftover may be a running backup and stays; after it, prune removes it.
       const dry = await runDispatch(charmDir, state({ 'dry-run': true }, prefix, { 'backup-retention': 1 }), { event: 'actions/prune-backups', env: { KUBECONFIG: cluster.kubeconfigPath } });
       expect(dry.state.actionResults).to.include({ deleted: 'none', 'dry-run': 'true' });
-      const later = await pruneBackups(store, { retention: 1, dryRun: false, now: new Date(Date.now() + 2 * 3_600_000) });
+      const later = await pruneBackups(backupStore(store), { retention: 1, dryRun: false, now: new Date(Date.now() + 2 * 3_600_000) });
       expect(later.deleted.map((d) => d.id)).to.deep.equal(leftover);
       expect(await bucketState(store)).to.deep.equal({ committed: [id], incomplete: [] });
     });
@@ -108,7 +110,7 @@ describe('reliability: SIGKILL during a backup, then rerun and prune', function 
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
       ids.push(await rerunCompletesAllowingMany(prefix));
-      await new Promise((r) => setTimeout(r, 1100)); // ids carry seconds: keep their order unambiguous
+      await clockPastSecondOf(ids.at(-1)!);
     }
     const kube = await kubeAt(cluster.kubeconfigPath);
     try {
@@ -132,7 +134,7 @@ describe('reliability: SIGKILL during a backup, then rerun and prune', function 
       expect(await store.exists(backupKeys(ids[0]!).marker)).to.equal(false);
       expect((await bucketState(store)).committed.sort()).to.deep.equal([ids[1], ids[2]].sort());
       // The mover objects are seconds old here; an hour later they are leftovers.
-      const cleaned = await pruneBackups(store, { retention: 2, dryRun: false, movers: moverPortOf(kube), now: new Date(Date.now() + 2 * 3_600_000) });
+      const cleaned = await pruneBackups(backupStore(store), { retention: 2, dryRun: false, movers: moverPortOf(kube), now: new Date(Date.now() + 2 * 3_600_000) });
       expect(cleaned.movers).to.deep.equal({ jobs: 1, secrets: 1 });
       expect(await kube.tryGet(jobs!, 'kfu-left-job', ns)).to.equal(undefined);
       expect(await kube.tryGet(secrets!, 'kfu-left-secret', ns)).to.equal(undefined);

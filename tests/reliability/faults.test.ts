@@ -9,6 +9,7 @@ import { runBackup } from '../../src/backup/engine.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
 import type { ObjectStore } from '../../src/store/objects.ts';
 import { backupRequest, bucketState, entryChecksums, kubeAt, storeAt } from './support.ts';
+import { backupStore } from '../support/backup-store.ts';
 
 const BUCKET = 'reliability';
 
@@ -28,7 +29,7 @@ describe('reliability: backups under S3 and API faults', function () {
     cluster.faults.retryAfterSeconds = 0;
     cluster.faults.latencyMs = 5;
     const direct = storeAt(s3.endpoint, BUCKET, 'clean');
-    clean = await entryChecksums(direct, (await runBackup(kube, direct, backupRequest())).backupId);
+    clean = await entryChecksums(direct, (await runBackup(kube, backupStore(direct), backupRequest())).backupId);
   });
   afterEach(() => {
     proxy.setRate(0);
@@ -51,7 +52,7 @@ describe('reliability: backups under S3 and API faults', function () {
     let id: string | undefined;
     let failure: unknown;
     try {
-      id = (await runBackup(kube, store, backupRequest())).backupId;
+      id = (await runBackup(kube, backupStore(store), backupRequest())).backupId;
     } catch (error) {
       failure = error;
     }
@@ -106,7 +107,7 @@ describe('reliability: backups under S3 and API faults', function () {
     proxy.restrictTo((r) => r.method === 'PUT' && r.url.includes('velero-backup.json'));
     proxy.setRate(1, 3, ['error-500']);
     const store = freshStore();
-    const failure = await runBackup(kube, store, backupRequest()).then(() => undefined, (e: unknown) => e as Error);
+    const failure = await runBackup(kube, backupStore(store), backupRequest()).then(() => undefined, (e: unknown) => e as Error);
     expect(failure?.message).to.match(/velero-backup\.json.*InternalError/);
     proxy.setRate(0);
     expect((await bucketState(store)).committed).to.deep.equal([]);

@@ -16,6 +16,7 @@ import { collectUserState, compareStates, describeDifferences, identityOf } from
 import type { KubeObject } from '../../src/kube/types.ts';
 import { startDispatch } from './killable-dispatch.ts';
 import { backupRequest, kubeAt, storeAt } from './support.ts';
+import { backupStore } from '../support/backup-store.ts';
 
 const BUCKET = 'restore-crash';
 const SEED = 11;
@@ -39,7 +40,7 @@ describe('reliability: SIGKILL during restore-state, then rerun: converges, no d
     [charmDir, s3, source] = await Promise.all([ensureCharmBuilt(), startS3Server({ buckets: [BUCKET] }), startCluster({ profiles: 3, seed: SEED })]);
     const kube = await kubeAt(source.kubeconfigPath);
     try {
-      objects = (await runBackup(kube, storeAt(s3.endpoint, BUCKET, 'kf'), backupRequest())).objects;
+      objects = (await runBackup(kube, backupStore(storeAt(s3.endpoint, BUCKET, 'kf')), backupRequest())).objects;
       sourceState = await collectUserState(kube);
     } finally {
       kube.close();

@@ -3,11 +3,12 @@
 import { createS3Client } from '../../src/store/s3-client.ts';
 import { ObjectStore } from '../../src/store/objects.ts';
 import { KubeClient } from '../../src/kube/client.ts';
-import { readManifest } from '../../src/archive/index.ts';
+import {  } from '../../src/archive/index.ts';
 import { backupKeys, backupNameOfFolder, BACKUPS_FOLDER } from '../../src/store/layout.ts';
 import type { BackupRequest } from '../../src/backup/engine.ts';
 import type { S3Settings } from '../../src/store/settings.ts';
 import type { RetrySettings } from '../../src/retry/policy.ts';
+import { backupStore } from '../support/backup-store.ts';
 
 export const fastRetry: Partial<RetrySettings> = { baseDelayMs: 5, maxDelayMs: 50, deadlineMs: 20_000, maxAttempts: 10 };
 
@@ -56,7 +57,7 @@ export async function bucketState(store: ObjectStore): Promise<BucketState> {
 
 /** The sha256 of every tar entry of a committed backup, by entry path: equal maps mean the same items. */
 export async function entryChecksums(store: ObjectStore, id: string): Promise<Record<string, string>> {
-  const read = await readManifest(store, id);
+  const read = await backupStore(store).readManifest(id);
   if (read.state !== 'present') throw new Error(`backup ${id} has no usable manifest (${read.state})`);
-  return read.manifest.checksums.entries;
+  return read.checksums.toRecord();
 }

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { backupStore } from '../support/backup-store.ts';
 import { S3Client } from '@aws-sdk/client-s3';
 import { startCluster, type RunningCluster } from '../support/cluster/index.ts';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
@@ -11,7 +12,7 @@ import { RestoreInputError, RestoreRefusedError, RestoreStoppedError } from '../
 import { backupKeys } from '../../src/store/layout.ts';
 import { isContributorObject } from '../../src/kubeflow/contributors.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
-import { readItems, readManifest } from '../../src/archive/index.ts';
+import { readItems } from '../../src/archive/index.ts';
 import { profileOwner, reconcileRequestAnnotation } from '../../src/kubeflow/profile-namespaces.ts';
 import { restorable } from '../../src/restore/normalize.ts';
 import { restoresStatus, suspendedForStatus } from '../../src/kubeflow/status-kinds.ts';
@@ -40,7 +41,7 @@ describe('restore engine against the embedded cluster and s3rver', function () {
   let archived: number;
 
   const restore = (kube: KubeClient, overrides: Partial<RestoreRequest> = {}) =>
-    runRestore(kube, store, { backupId, waitTimeoutMs: 20_000, ...overrides });
+    runRestore(kube, backupStore(store), { backupId, waitTimeoutMs: 20_000, ...overrides });
 
   /**
    * How many archived objects of the backup get their status written back (one PATCH of the status each, however
@@ -48,10 +49,10 @@ describe('restore engine against the embedded cluster and s3rver', function () {
    * each): src/kubeflow/status-kinds.ts.
    */
   const archivedStatuses = async () => {
-    const read = await readManifest(store, backupId);
+    const read = await backupStore(store).readManifest(backupId);
     let statuses = 0;
     let resumes = 0;
-    for await (const item of readItems(store, backupId, { manifest: read.state === 'present' ? read.manifest : null })) {
+    for await (const item of readItems(backupStore(store), backupId, { expected: read.state === 'present' ? read : null })) {
       if (!restoresStatus(item.object) || item.object.status === undefined) continue;
       statuses++;
       if (suspendedForStatus(item.object)) resumes++;
@@ -68,7 +69,7 @@ describe('restore engine against the embedded cluster and s3rver', function () {
       credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
     });
     store = new ObjectStore({ client, bucket: BUCKET, prefix: 'kf' });
-    const backup = await runBackup(kubeA, store, {
+    const backup = await runBackup(kubeA, backupStore(store), {
       kind: 'backup-state', includeVolumes: false, includeControlPlane: false, toolVersion: 'test',
       profileNamespaceSelector: 'app.kubernetes.io/part-of=kubeflow-profile', protectedCrdGroups: ['kubeflow.org'],
       encryptionKey: 'restore-test-passphrase',
@@ -394,9 +395,9 @@ describe('restore engine against the embedded cluster and s3rver', function () {
 
     /** the archive's Profiles and ConfigMaps, as backed up */
     const archivedState = async () => {
-      const read = await readManifest(store, backupId);
+      const read = await backupStore(store).readManifest(backupId);
       const out: KubeObject[] = [];
-      for await (const item of readItems(store, backupId, { manifest: read.state === 'present' ? read.manifest : null })) out.push(item.object);
+      for await (const item of readItems(backupStore(store), backupId, { expected: read.state === 'present' ? read : null })) out.push(item.object);
       return out;
     };
 
@@ -528,13 +529,13 @@ describe('restore engine against the embedded cluster and s3rver', function () {
       };
       await succeed(experimentsRef, 'tuned', 'Experiment', { trials: 4, trialsSucceeded: 4, currentOptimalTrial: { parameterAssignments: [{ name: 'lr', value: '0.042' }] } });
       await succeed(pytorchjobsRef, 'trained', 'PyTorchJob', { replicaStatuses: { Master: { succeeded: 1 } } });
-      const backup = await runBackup(kubeA, store, {
+      const backup = await runBackup(kubeA, backupStore(store), {
         kind: 'backup-state', includeVolumes: false, includeControlPlane: false, toolVersion: 'test', namespaces: [namespace],
         profileNamespaceSelector: 'app.kubernetes.io/part-of=kubeflow-profile', protectedCrdGroups: ['kubeflow.org'], encryptionKey: 'restore-test-passphrase',
       });
       fresh = await startCluster({ seed: SEED });
       kubeF = await KubeClient.load({ kubeconfig: fresh.kubeconfigPath, concurrency: 8 });
-      outcome = await runRestore(kubeF, store, { backupId: backup.backupId, waitTimeoutMs: 20_000, encryptionKey: 'restore-test-passphrase' });
+      outcome = await runRestore(kubeF, backupStore(store), { backupId: backup.backupId, waitTimeoutMs: 20_000, encryptionKey: 'restore-test-passphrase' });
     });
     after(async () => {
       kubeF?.close();
@@ -583,7 +584,7 @@ describe('restore engine against the embedded cluster and s3rver', function () {
       await kubeC.create(namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name, annotations: { owner: 'someone-else@example.com' } } });
       let error: unknown;
       try {
-        await runRestore(kubeC, store, { backupId, profiles: [name], waitTimeoutMs: 1500, encryptionKey: 'restore-test-passphrase', protectedNamespaces: [] });
+        await runRestore(kubeC, backupStore(store), { backupId, profiles: [name], waitTimeoutMs: 1500, encryptionKey: 'restore-test-passphrase', protectedNamespaces: [] });
       } catch (caught) {
         error = caught;
       }
@@ -639,11 +640,11 @@ describe('restore engine: ownerReferences between restored objects', function ()
         },
         data: { a: 'b' },
       });
-      const backup = await runBackup(kubeSource, store, {
+      const backup = await runBackup(kubeSource, backupStore(store), {
         kind: 'backup-state', includeVolumes: false, includeControlPlane: false, toolVersion: 'test',
         profileNamespaceSelector: 'app.kubernetes.io/part-of=kubeflow-profile', protectedCrdGroups: ['kubeflow.org'],
       });
-      await runRestore(kubeTarget, store, { backupId: backup.backupId, waitTimeoutMs: 20_000 });
+      await runRestore(kubeTarget, backupStore(store), { backupId: backup.backupId, waitTimeoutMs: 20_000 });
       const restoredOwner = await kubeTarget.get(secrets, 'owner-secret', namespace);
       const restored = await kubeTarget.get(configmaps, 'owned-cm', namespace);
       expect(restoredOwner.metadata.uid).to.not.equal(owner.metadata.uid);

@@ -9,7 +9,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { startCluster, type RunningCluster } from '../support/cluster/index.ts';
 import { refs } from '../support/cluster/kubeflow/refs.ts';
-import { MemoryStore } from '../fuzz/memory-store.ts';
+import { MemoryBackupStore } from '../../src/store/backup-store.ts';
 import { KubeClient } from '../../src/kube/client.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
 import { runBackup } from '../../src/backup/engine.ts';
@@ -17,7 +17,7 @@ import { runRestore } from '../../src/restore/engine.ts';
 import { collectUserState, comparable, identityOf, unmetFields } from '../../src/restore/compare.ts';
 import { contributorBindingName, type ContributorRole } from '../../src/kubeflow/contributors.ts';
 import { reservedNamespaces } from '../../src/kubeflow/profile-namespaces.ts';
-import { readManifest } from '../../src/archive/index.ts';
+import {  } from '../../src/archive/index.ts';
 
 const RUNS = 200;
 const SELECTOR_LABEL = { 'app.kubernetes.io/part-of': 'kubeflow-profile' };
@@ -196,14 +196,14 @@ describe('round trip property: every backup restores into an empty cluster', fun
       ]);
       try {
         await populate(source, c);
-        const store = new MemoryStore();
+        const store = new MemoryBackupStore();
         const backup = await runBackup(kubeSource, store, {
           kind: 'backup-state', includeVolumes: false, includeControlPlane: false, toolVersion: 'property',
           profileNamespaceSelector: 'app.kubernetes.io/part-of=kubeflow-profile', protectedCrdGroups: [],
         });
         // every namespace left out is named with its reason, in the outcome and in the manifest
         expect(backup.leftOutNamespaces.map((l) => l.namespace)).to.deep.equal(expectedLeftOut(c));
-        const manifest = await readManifest(store, backup.backupId);
+        const manifest = await store.readManifest(backup.backupId);
         expect(manifest.state === 'present' && manifest.manifest.extras.leftOutNamespaces).to.deep.equal(backup.leftOutNamespaces);
 
         const restore = await runRestore(kubeTarget, store, { backupId: backup.backupId, waitTimeoutMs: 10_000 });

@@ -13,6 +13,7 @@ import { runRestore } from '../../src/restore/engine.ts';
 import { RestoreInputError } from '../../src/restore/errors.ts';
 import { collectUserState, compareStates, describeDifferences } from '../../src/restore/compare.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
+import { backupStore } from '../support/backup-store.ts';
 
 const SEED = 17;
 const BUCKET = 'velero';
@@ -59,12 +60,12 @@ describe('restore of Velero archives and of unfinished backups', function () {
       subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: `system:serviceaccounts:${namespace}` }],
     });
     const store = storeAt('round-trip');
-    const backup = await runBackup(kubeA, store, {
+    const backup = await runBackup(kubeA, backupStore(store), {
       kind: 'backup-state', includeVolumes: false, includeControlPlane: false, toolVersion: 'test',
       profileNamespaceSelector: 'app.kubernetes.io/part-of=kubeflow-profile', protectedCrdGroups: ['kubeflow.org'],
     });
     expect(backup.counts['rolebindings.rbac.authorization.k8s.io']).to.be.greaterThan(0);
-    const outcome = await runRestore(kubeB, store, { backupId: 'latest', waitTimeoutMs: 20_000 });
+    const outcome = await runRestore(kubeB, backupStore(store), { backupId: 'latest', waitTimeoutMs: 20_000 });
     expect(outcome.backupId).to.equal(backup.backupId);
     expect(outcome.totals).to.deep.include({ failed: 0 });
     const restored = await get(kubeB, 'rbac.authorization.k8s.io', 'rolebindings', 'system:image-pullers', namespace);
@@ -78,7 +79,7 @@ describe('restore of Velero archives and of unfinished backups', function () {
       name: 'velero-nightly', items: veleroProfileNamespace('velero-alice'), enableApiGroupVersions: true, directoryEntries: true,
       itemOperations: [], podVolumeBackups: [], volumeSnapshots: [],
     });
-    const outcome = await runRestore(kubeB, store, { backupId: 'velero-nightly', waitTimeoutMs: 20_000 });
+    const outcome = await runRestore(kubeB, backupStore(store), { backupId: 'velero-nightly', waitTimeoutMs: 20_000 });
     expect(outcome.warnings.join(' ')).to.include('no kubeflow-upgrader manifest');
     // the Profile, Notebook, Role, RoleBinding and ConfigMap; Velero's Namespace item is left to the profile controller
     expect(outcome.totals).to.deep.include({ created: 5, skipped: 1, failed: 0 });
@@ -97,7 +98,7 @@ describe('restore of Velero archives and of unfinished backups', function () {
       const before = kubeB.requestCounts().writes;
       let error: unknown;
       try {
-        await runRestore(kubeB, store, { backupId: name, waitTimeoutMs: 20_000 });
+        await runRestore(kubeB, backupStore(store), { backupId: name, waitTimeoutMs: 20_000 });
       } catch (caught) {
         error = caught;
       }
@@ -107,18 +108,45 @@ describe('restore of Velero archives and of unfinished backups', function () {
     }
   });
 
+  it('a restore of latest reads only the chosen backup\'s manifest, once (the choice is made from the markers)', async () => {
+    const store = storeAt('latest-once');
+    const request = {
+      kind: 'backup-state' as const, includeVolumes: false, includeControlPlane: false, toolVersion: 'test',
+      profileNamespaceSelector: 'app.kubernetes.io/part-of=kubeflow-profile', protectedCrdGroups: ['kubeflow.org'],
+    };
+    await runBackup(kubeA, backupStore(store), request);
+    const newest = await runBackup(kubeA, backupStore(store), request);
+    const reads: string[] = [];
+    const real = backupStore(store);
+    const counting = new Proxy(real, {
+      get(target, property, receiver) {
+        if (property === 'readManifest') {
+          return (id: string, ...rest: unknown[]) => {
+            reads.push(id);
+            return (target.readManifest as (...args: unknown[]) => unknown).call(target, id, ...rest);
+          };
+        }
+        const value = Reflect.get(target, property, receiver) as unknown;
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const outcome = await runRestore(kubeB, counting, { backupId: 'latest', dryRun: true, waitTimeoutMs: 20_000 });
+    expect(outcome.backupId).to.equal(newest.backupId);
+    expect(reads).to.deep.equal([newest.backupId]);
+  });
+
   it('latest passes over newer unfinished and failed backups, and warns when it takes a PartiallyFailed one', async () => {
     const store = storeAt('latest');
     const at = (hour: number) => new Date(Date.UTC(2026, 0, 1, hour));
     await putVeleroBackup(store, { name: 'older-completed', items: veleroProfileNamespace('velero-carol'), started: at(1) });
     await putVeleroBackup(store, { name: 'newer-failed', items: veleroProfileNamespace('velero-carol'), started: at(2), phase: 'Failed' });
     await putVeleroBackup(store, { name: 'newest-inprogress', items: veleroProfileNamespace('velero-carol'), started: at(3), phase: 'InProgress' });
-    const outcome = await runRestore(kubeB, store, { backupId: 'latest', dryRun: true, waitTimeoutMs: 20_000 });
+    const outcome = await runRestore(kubeB, backupStore(store), { backupId: 'latest', dryRun: true, waitTimeoutMs: 20_000 });
     expect(outcome.backupId).to.equal('older-completed');
     expect(outcome.warnings.join(' ')).not.to.include('PartiallyFailed');
 
     await putVeleroBackup(store, { name: 'newest-partial', items: veleroProfileNamespace('velero-carol'), started: at(4), phase: 'PartiallyFailed' });
-    const partial = await runRestore(kubeB, store, { backupId: 'latest', dryRun: true, waitTimeoutMs: 20_000 });
+    const partial = await runRestore(kubeB, backupStore(store), { backupId: 'latest', dryRun: true, waitTimeoutMs: 20_000 });
     expect(partial.backupId).to.equal('newest-partial');
     expect(partial.warnings).to.include('Backup newest-partial is PartiallyFailed: errors were logged while it was made (see newest-partial-results.gz), so some objects may be missing from it.');
   });

@@ -21,6 +21,7 @@ import { differingVolumes, restoreKilledDuringFill, seedVolumes, SOAK_MOVERS } f
 import { collectUserState, compareStates, describeDifferences } from '../../src/restore/compare.ts';
 import { backupRequest, bucketState, entryChecksums, kubeAt, s3Settings, storeAt } from '../reliability/support.ts';
 import { requireSystemTools } from '../../scripts/system-tools.ts';
+import { backupStore } from '../support/backup-store.ts';
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '20' }, 'fault-rate': { type: 'string', default: '0.1' }, profiles: { type: 'string', default: '10' }, seed: { type: 'string', default: '1' } } });
 requireSystemTools('soak');
@@ -48,7 +49,7 @@ const withVolumes = (endpoint: string, prefix: string) => backupRequest({ includ
 let violations = 0;
 try {
   const direct = storeAt(s3.endpoint, BUCKET, 'clean');
-  const cleanRun = await runBackup(kube, direct, withVolumes(s3.endpoint, 'clean'));
+  const cleanRun = await runBackup(kube, backupStore(direct), withVolumes(s3.endpoint, 'clean'));
   const clean = await entryChecksums(direct, cleanRun.backupId);
   console.log(`clean run: ${cleanRun.objects} objects, ${Object.keys(clean).length} tar entries, ${cleanRun.volumes.copied} PVC(s) with ${[...sourceVolumes.values()].reduce((n, t) => n + t.size, 0)} files`);
   const sourceState = await collectUserState(kube);
@@ -68,7 +69,7 @@ try {
     let id: string | undefined;
     let failure = '';
     try {
-      id = (await runBackup(kube, store, withVolumes(proxy.endpoint, `run-${run}`))).backupId;
+      id = (await runBackup(kube, backupStore(store), withVolumes(proxy.endpoint, `run-${run}`))).backupId;
     } catch (error) {
       failure = error instanceof Error ? error.message : String(error);
     }

@@ -9,6 +9,7 @@ import { expect } from 'chai';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const fixture = join(root, 'tests', 'support', 'fixtures', 'failing-before-all.fixture.ts');
+const passingFixture = join(root, 'tests', 'support', 'fixtures', 'passing.fixture.ts');
 
 /** Processes whose environment carries `marker`: the child mocha and everything it started (they inherit it). */
 function processesMarked(marker: string): number[] {
@@ -25,11 +26,12 @@ function processesMarked(marker: string): number[] {
 describe('tests/support cleanup', function () {
   this.timeout(120_000);
 
-  it('a before-all hook that fails after starting servers ends the run non-zero and leaves no process behind', async function () {
+  /** Runs `files` in a child mocha with `modeArgs`; returns its exit code, its output and what it left running. */
+  async function runFixture(modeArgs: string[], files = [fixture]): Promise<{ code: number | string; output: string; left: number[] }> {
     const marker = `KF_LEAK_MARKER=${randomBytes(8).toString('hex')}`;
     const [key, value] = marker.split('=') as [string, string];
     const mocha = join(root, 'node_modules', '.bin', 'mocha');
-    const child = spawn(mocha, ['--no-exit', '--reporter', 'dot', fixture], {
+    const child = spawn(mocha, [...modeArgs, '--no-exit', ...files], {
       cwd: root, env: { ...process.env, [key]: value }, stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -42,11 +44,27 @@ describe('tests/support cleanup', function () {
     });
     const left = processesMarked(value);
     for (const pid of left) try { process.kill(pid, 'SIGKILL'); } catch { /* already gone */ }
+    return { code, output, left };
+  }
 
+  function expectFailedAndCleaned({ code, output, left }: { code: number | string; output: string; left: number[] }): void {
     expect(code, output).to.not.equal(0);
     expect(code, output).to.be.a('number');
     expect(output).to.include('spawn mariadb-install-db ENOENT (simulated)');
     expect(output).to.match(/cleanup: stopped what failed suites left running: .*s3rver/);
     expect(left, `processes left behind: ${left.join(', ')}`).to.deep.equal([]);
+  }
+
+  it('a before-all hook that fails after starting servers ends the run non-zero and leaves no process behind', async function () {
+    expectFailedAndCleaned(await runFixture(['--reporter', 'dot']));
+  });
+
+  // npm test runs the files in mocha worker processes (package.json): there the root hooks run in the worker, per
+  // file (mocha lib/nodejs/worker.cjs loads the --require plugins in each worker), and the reporter in the main
+  // process, fed the workers' buffered events, must still count the failed hook in CI's closing line.
+  it('in parallel mode too, and the closing summary line adds up both workers, the failed hook included', async function () {
+    const outcome = await runFixture(['--parallel', '--jobs', '2'], [fixture, passingFixture]);
+    expectFailedAndCleaned(outcome);
+    expect(outcome.output).to.match(/^1 passed, 1 failed, 0 skipped$/m);
   });
 });

@@ -50,14 +50,17 @@ describe('volumes: Job and Secret builders', function () {
     expect(env(job('restore'))).to.include({ MOVER_TARGET: '/volume' });
   });
 
-  it('points a backup mover at the earlier copy of its PVC (--copy-dest), never a restore mover', function () {
+  it('points a backup mover at the earlier copy of its PVC, never a restore mover', function () {
     const env = (j: ReturnType<typeof job>) => Object.fromEntries((j.spec as any).template.spec.containers[0].env.filter((e: any) => 'value' in e).map((e: any) => [e.name, e.value]));
     const earlier = remotePath(s3, 'backups/kf-20250130-120000-000000/volumes/alice/workspace/');
     expect(env(job('backup', undefined, earlier))).to.include({ MOVER_COPY_DEST: 'kfustore:backups/team/kf/backups/kf-20250130-120000-000000/volumes/alice/workspace' });
     expect(env(job('backup'))).not.to.have.property('MOVER_COPY_DEST');
     expect(env(job('restore', undefined, earlier))).not.to.have.property('MOVER_COPY_DEST');
     const script = (job('backup').spec as any).template.spec.containers[0].command[2] as string;
-    expect(script).to.include('--copy-dest "$MOVER_COPY_DEST"').and.to.include('--checksum');
+    // the earlier copy is copied inside the bucket, then the volume synced onto it by size and checksum
+    expect(script).to.include('rclone copy --checksum').and.to.include('"$MOVER_COPY_DEST" "$MOVER_TARGET"');
+    expect(script).to.include('rclone sync --checksum').and.to.include('"$MOVER_SOURCE" "$MOVER_TARGET"');
+    expect(script).not.to.include('--copy-dest');
   });
 
   it('bounds the Job, keeps the Istio sidecar out and pins it to a node when asked', function () {
@@ -85,6 +88,10 @@ describe('volumes: Job and Secret builders', function () {
     // rclone 1.64 and later also count server-side copies apart (fs/accounting/stats.go RemoteStats)
     const withCopies = { ...stats, serverSideCopies: 2, serverSideCopyBytes: 40 };
     expect(parseMovedTree(JSON.stringify({ volumeMover: 2, copy: { stats: withCopies } }))).to.deep.equal({ files: 3, bytes: 42, checksumVerified: true, reused: { files: 2, bytes: 40 } });
+    // after a reuse: the sync's stats (2 files uploaded, 42 bytes) and the finished tree's size
+    expect(parseMovedTree(JSON.stringify({ volumeMover: 2, copy: { stats }, tree: { count: 10, bytes: 1042, sizeless: 0 } })))
+      .to.deep.equal({ files: 10, bytes: 1042, checksumVerified: true, reused: { files: 8, bytes: 1000 } });
+    expect(parseMovedTree(JSON.stringify({ volumeMover: 2, copy: { stats }, tree: {} }))).to.equal(undefined);
     expect(parseMovedTree(JSON.stringify({ volumeMover: 2, copy: {} }))).to.equal(undefined);
     expect(parseMovedTree('some log text')).to.equal(undefined);
     const tail = [

@@ -24,8 +24,8 @@ export async function run(ctx: ActionContext<'backup-state'>): Promise<void> {
   const s3 = await ctx.s3();
   const kube = await ctx.kube();
   const encryptionKey = await ctx.encryptionKey();
-  const [{ runBackup }, { openObjectStore }] = await Promise.all([import('../../backup/engine.ts'), import('../../store/open.ts')]);
-  const store = openObjectStore(s3);
+  const [{ runBackup }, { openBackupStore }] = await Promise.all([import('../../backup/engine.ts'), import('../../store/open.ts')]);
+  const store = openBackupStore(s3);
   const params = ctx.params;
   const controlPlane = params['include-control-plane'] ? await readControlPlane(ctx.charm, ctx.config) : undefined;
   let outcome;

@@ -33,8 +33,8 @@ export async function run(ctx: ActionContext<'pre-upgrade-check'>): Promise<void
       const newest = await newestInStore(settings);
       if (!newest) return undefined;
       // Only the newest is checked (one scrypt): it is the one a rollback would restore.
-      const [{ describeBackup }, { openObjectStore }] = await Promise.all([import('../../archive/verify.ts'), import('../../store/open.ts')]);
-      const listed = await describeBackup(openObjectStore(settings), newest.id, await ctx.encryptionKey());
+      const [{ describeBackup }, { openBackupStore }] = await Promise.all([import('../../archive/verify.ts'), import('../../store/open.ts')]);
+      const listed = await describeBackup(openBackupStore(settings), newest.id, await ctx.encryptionKey());
       return { id: newest.id, completedAt: new Date(newest.completed), ...(listed ? { authentication: listed.authentication } : {}) };
     },
   });

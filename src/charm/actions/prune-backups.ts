@@ -7,10 +7,10 @@ import { ActionFailure } from '../action-context.ts';
 
 export async function run(ctx: ActionContext<'prune-backups'>): Promise<void> {
   const s3 = await ctx.s3();
-  const [{ pruneBackups }, { moverPortOf }, { openObjectStore }] = await Promise.all([
+  const [{ pruneBackups }, { moverPortOf }, { openBackupStore }] = await Promise.all([
     import('../../prune/engine.ts'), import('../../prune/movers.ts'), import('../../store/open.ts'),
   ]);
-  const store = openObjectStore(s3);
+  const store = openBackupStore(s3);
   const dryRun = ctx.params['dry-run'];
   const notes: string[] = [];
   let movers;

@@ -1,7 +1,7 @@
 // The restore-state action: params and config in, the restore engine run, counts (or the plan, on dry-run) out.
 // Every stop is one sentence: the engine's own errors already are, anything else goes to the runner's fallback.
 import type { ActionContext } from '../action-context.ts';
-import { openObjectStore } from '../../store/open.ts';
+import { openBackupStore } from '../../store/open.ts';
 import { runRestore } from '../../restore/engine.ts';
 import { RestoreInputError, RestoreRefusedError, RestoreStoppedError } from '../../restore/errors.ts';
 import { volumeRestoreStep } from '../../volumes/steps.ts';
@@ -16,7 +16,7 @@ export async function run(ctx: ActionContext<'restore-state'>): Promise<void> {
   const s3 = await ctx.s3();
   const kube = await ctx.kube();
   const encryptionKey = await ctx.encryptionKey();
-  const store = openObjectStore(s3);
+  const store = openBackupStore(s3);
   // AWS itself has no endpoint in the relation: the movers then use its regional endpoint (moverS3Settings).
   const volumes = params['include-volumes'] ? volumeRestoreStep(kube, s3, moverConfig(ctx.config)) : undefined;
   // Opt-in only: loading a dump overwrites the live KFP and Katib databases and MinIO buckets.

@@ -6,12 +6,12 @@ import { describeBackupFailure } from '../backup-failure.ts';
 export async function run(ctx: ActionContext<'snapshot-profiles'>): Promise<void> {
   const s3 = await ctx.s3();
   const kube = await ctx.kube();
-  const [{ runBackup }, { openObjectStore }] = await Promise.all([import('../../backup/engine.ts'), import('../../store/open.ts')]);
+  const [{ runBackup }, { openBackupStore }] = await Promise.all([import('../../backup/engine.ts'), import('../../store/open.ts')]);
   let outcome;
   try {
     outcome = await runBackup(
       kube,
-      openObjectStore(s3),
+      openBackupStore(s3),
       backupRequest('snapshot-profiles', ctx.config, { name: ctx.modelName }, {
         profiles: ctx.params.profiles,
         includeVolumes: false,

@@ -1,5 +1,5 @@
 // Pieces several commands share: the output flags, opening the store, and naming a backup id (or `latest`).
-import type { ObjectStore } from '../../store/objects.ts';
+import type { BackupStore } from '../../store/backup-store.ts';
 import type { S3Settings } from '../../store/settings.ts';
 import type { CommandContext, OptionTable } from '../usage.ts';
 import { UsageError } from '../usage.ts';
@@ -15,11 +15,11 @@ export const outputOptions: OptionTable = {
 
 export const BACKUP_ID = /^kf-\d{8}-\d{6}-[0-9a-f]{6}$/;
 
-export async function openStore(ctx: CommandContext): Promise<{ settings: S3Settings; store: ObjectStore }> {
+export async function openStore(ctx: CommandContext): Promise<{ settings: S3Settings; store: BackupStore }> {
   const settings = s3SettingsFrom(ctx.values, ctx.env);
   ctx.out.hide(settings.secretKey);
-  const { openObjectStore } = await import('../../store/open.ts');
-  return { settings, store: openObjectStore(settings) };
+  const { openBackupStore } = await import('../../store/open.ts');
+  return { settings, store: openBackupStore(settings) };
 }
 
 /** The backup id argument: a backup name (ours or a Velero one) or `latest`. */
@@ -37,7 +37,7 @@ export function backupIdArgument(ctx: CommandContext, required: boolean): string
  * `latest` → the newest whole backup's id (Completed, or PartiallyFailed with a warning to `warn`); fails in one
  * sentence when there is none.
  */
-export async function resolveBackupId(store: ObjectStore, id: string, warn: (sentence: string) => void = () => undefined): Promise<string> {
+export async function resolveBackupId(store: BackupStore, id: string, warn: (sentence: string) => void = () => undefined): Promise<string> {
   if (id !== 'latest') return id;
   const { latestWholeBackup } = await import('../../archive/verify.ts');
   const newest = await latestWholeBackup(store);

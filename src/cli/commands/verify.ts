@@ -33,10 +33,8 @@ export const verifyCommand: Command = {
     try {
       const id = await resolveBackupId(store, requested, (warning) => ctx.out.progress(warning));
       ctx.out.progress(`verifying backup ${id}`);
-      const { backupKeys } = await import('../../store/layout.ts');
-      const keys = backupKeys(id);
       // Nothing at all under that id is a wrong id, not a corrupt backup: say so in one sentence.
-      if (!(await store.exists(keys.marker)) && !(await store.exists(keys.manifest)) && !(await store.exists(keys.tarball))) {
+      if (!(await store.holdsBackup(id))) {
         throw new Error(`there is no backup ${id} in ${store.url()}; kubeflow-upgrader list shows the complete ones.`);
       }
       const { verifyBackup } = await import('../../archive/verify.ts');

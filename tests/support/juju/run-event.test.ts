@@ -51,6 +51,7 @@ describe('runEvent: the charm in process decides what the real dispatch decides'
       const inProcess = await runEvent(state(), event);
       const dispatched = await runDispatch(charmDir, state(), event);
       expect(inProcess.exitCode).to.equal(dispatched.exitCode);
+      expect(inProcess.stdout).to.equal(dispatched.stdout);
       expect(kept(inProcess.state)).to.deep.equal(kept(dispatched.state));
     });
   }

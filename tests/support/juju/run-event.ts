@@ -13,6 +13,8 @@ import type { FakeJujuState } from './state.ts';
 
 export interface EventOutcome {
   exitCode: number;
+  /** what the charm wrote to stdout (Juju keeps it in the unit's log, so no secret may reach it either) */
+  stdout: string;
   /** what the charm wrote to stderr (Juju shows it in the hook's failure) */
   stderr: string;
   state: FakeJujuState;
@@ -25,9 +27,20 @@ function readsStdin(args: string[]): boolean {
   return args.some((arg, i) => arg === '--file=-' || arg === '-file=-' || (arg === '-' && (args[i - 1] === '--file' || args[i - 1] === '-file')));
 }
 
+/** Collects what is written to `stream` until the returned function puts the stream back and returns the text. */
+function capture(stream: NodeJS.WriteStream): () => string {
+  const chunks: string[] = [];
+  const write = stream.write.bind(stream);
+  stream.write = ((chunk: string | Uint8Array) => { chunks.push(String(chunk)); return true; }) as typeof stream.write;
+  return () => {
+    stream.write = write;
+    return chunks.join('');
+  };
+}
+
 /**
  * Runs the charm's main() for `event` over a copy of `state`. `env` adds to the hook's environment (KUBECONFIG, …),
- * as event.env does for runDispatch. One event at a time per process: main() writes to process.stderr.
+ * as event.env does for runDispatch. One event at a time per process: main() writes to process.stdout and stderr.
  */
 export async function runEvent(state: FakeJujuState, event: DispatchEvent): Promise<EventOutcome> {
   const working = JSON.parse(JSON.stringify(state)) as FakeJujuState;
@@ -37,13 +50,15 @@ export async function runEvent(state: FakeJujuState, event: DispatchEvent): Prom
     if (reply.exitCode !== 0) throw new HookToolError(tool, reply.exitCode, reply.stderr);
     return reply.stdout;
   };
-  const stderr: string[] = [];
-  const write = process.stderr.write.bind(process.stderr);
-  process.stderr.write = ((chunk: string | Uint8Array) => { stderr.push(String(chunk)); return true; }) as typeof process.stderr.write;
+  const stdout = capture(process.stdout);
+  const stderr = capture(process.stderr);
+  let exitCode: number;
   try {
-    const exitCode = await main(env, runner);
-    return { exitCode, stderr: stderr.join(''), state: working };
-  } finally {
-    process.stderr.write = write;
+    exitCode = await main(env, runner);
+  } catch (error) {
+    stdout();
+    stderr();
+    throw error;
   }
+  return { exitCode, stdout: stdout(), stderr: stderr(), state: working };
 }

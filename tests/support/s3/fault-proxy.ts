@@ -7,7 +7,12 @@ import type { AddressInfo, Socket } from 'node:net';
 import { seededRandom } from '../cluster/faults.ts';
 import { stopOnExit } from '../cleanup.ts';
 
-export type S3Fault = 'error-500' | 'slowdown-503' | 'reset-request' | 'truncate-response' | 'latency';
+export type S3Fault = 'error-500' | 'slowdown-503' | 'reset-request' | 'truncate-response' | 'latency' | 'refused-403';
+/**
+ * The transient faults, drawn from by rate. 'refused-403' is not one of them: S3 answers a request it will never allow
+ * with 403 (AccessDenied; InvalidObjectState for a CopyObject from an archived object, AWS S3 API reference
+ * CopyObject), which no retry mends; a test asks for it by name.
+ */
 export const allS3Faults: readonly S3Fault[] = ['error-500', 'slowdown-503', 'reset-request', 'truncate-response', 'latency'];
 
 /** What the proxy saw of a request: enough to match on. */
@@ -15,9 +20,18 @@ export interface SeenRequest {
   method: string;
   /** path and query, e.g. `/bucket/prefix/backups/kf-…/velero-backup.json?x-id=PutObject` */
   url: string;
+  /** a server-side copy's x-amz-copy-source header: what tells a CopyObject from an upload (both are PUTs) */
+  copySource?: string;
 }
 
 export type RequestMatcher = (request: SeenRequest) => boolean;
+
+/** Requests of one kind open at once through the proxy (FaultProxy.track). */
+export interface InFlightTally {
+  open: number;
+  peak: number;
+  total: number;
+}
 
 export interface FaultProxyOptions {
   /** s3rver's endpoint, e.g. http://127.0.0.1:1234 */
@@ -44,7 +58,7 @@ function s3ErrorXml(code: string, message: string): string {
 }
 
 export class FaultProxy {
-  readonly counts: Record<S3Fault | 'passed', number> = { 'error-500': 0, 'slowdown-503': 0, 'reset-request': 0, 'truncate-response': 0, latency: 0, passed: 0 };
+  readonly counts: Record<S3Fault | 'passed', number> = { 'error-500': 0, 'slowdown-503': 0, 'reset-request': 0, 'truncate-response': 0, latency: 0, 'refused-403': 0, passed: 0 };
   readonly seen: SeenRequest[] = [];
   private rate: number;
   private random: () => number;
@@ -52,6 +66,7 @@ export class FaultProxy {
   private scripted: Array<S3Fault | 'pass'> = [];
   private only: RequestMatcher | undefined;
   private watches: Watch[] = [];
+  private readonly tallies: Array<{ matches: RequestMatcher; tally: InFlightTally }> = [];
   private readonly held = new Set<ServerResponse>();
   private readonly sockets = new Set<Socket>();
   private readonly target: URL;
@@ -112,6 +127,16 @@ export class FaultProxy {
     return new Promise((resolve) => this.watches.push({ matches: matcher, hold: options.hold ?? false, resolve }));
   }
 
+  /**
+   * Counts the requests matching `matcher` that are open at once (arrived, not yet answered in full), and the most
+   * there ever were: how many of them a client runs in parallel, whatever the machine's speed.
+   */
+  track(matcher: RequestMatcher): InFlightTally {
+    const tally = { open: 0, peak: 0, total: 0 };
+    this.tallies.push({ matches: matcher, tally });
+    return tally;
+  }
+
   private nextFault(seen: SeenRequest): S3Fault | 'pass' {
     if (this.only && !this.only(seen)) return 'pass';
     const scripted = this.scripted.shift();
@@ -121,8 +146,15 @@ export class FaultProxy {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const seen: SeenRequest = { method: req.method ?? 'GET', url: req.url ?? '/' };
+    const copySource = req.headers['x-amz-copy-source'];
+    const seen: SeenRequest = { method: req.method ?? 'GET', url: req.url ?? '/', ...(typeof copySource === 'string' ? { copySource } : {}) };
     this.seen.push(seen);
+    for (const { matches, tally } of this.tallies) {
+      if (!matches(seen)) continue;
+      tally.total++;
+      tally.peak = Math.max(tally.peak, ++tally.open);
+      res.once('close', () => tally.open--);
+    }
     const watch = this.watches.find((w) => w.matches(seen));
     if (watch) {
       this.watches = this.watches.filter((w) => w !== watch);
@@ -142,6 +174,13 @@ export class FaultProxy {
         const [status, code] = fault === 'error-500' ? [500, 'InternalError'] : [503, 'SlowDown'];
         const body = s3ErrorXml(code, fault === 'error-500' ? 'We encountered an internal error. Please try again.' : 'Please reduce your request rate.');
         res.writeHead(status, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body), ...(fault === 'slowdown-503' ? { 'retry-after': '0' } : {}) });
+        res.end(body);
+        return;
+      }
+      case 'refused-403': {
+        await drain(req);
+        const body = s3ErrorXml('AccessDenied', 'Access Denied');
+        res.writeHead(403, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body) });
         res.end(body);
         return;
       }

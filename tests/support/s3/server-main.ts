@@ -3,11 +3,13 @@
 // Prints one JSON line {"port": N, "endpoint": "..."} on stdout when it is ready.
 // Usage: node --import tsx tests/support/s3/server-main.ts --dir <folder> [--port N] [--bucket name ...] [--tls-key f --tls-cert f]
 //        [--key-pair id:secret ...] (more key pairs s3rver accepts besides S3RVER/S3RVER) [--request-log file]
+//        [--copy-bytes] (server-side copies copy the bytes, as s3rver as published does)
 import { appendFileSync, readFileSync, mkdirSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import S3rver from 's3rver';
+import { shareCopiedBodies, type S3rverFilesystemStore } from './shared-copies.ts';
 
 const { values } = parseArgs({
   options: {
@@ -18,6 +20,7 @@ const { values } = parseArgs({
     'tls-cert': { type: 'string' },
     'key-pair': { type: 'string', multiple: true, default: [] },
     'request-log': { type: 'string' },
+    'copy-bytes': { type: 'boolean', default: false },
   },
 });
 if (!values.dir) {
@@ -44,6 +47,8 @@ const server = new S3rver({
   configureBuckets: values.bucket.map((name) => ({ name, configs: [] })),
   ...(tls ? { key: readFileSync(values['tls-key']!), cert: readFileSync(values['tls-cert']!) } : {}),
 });
+// A server-side copy costs this machine a request, not a copy of the bytes, as with a real S3 service (shared-copies.ts).
+if (!values['copy-bytes']) shareCopiedBodies((server as unknown as { store: S3rverFilesystemStore }).store);
 const requestLog = values['request-log'];
 if (requestLog) {
   // One JSON line per request, written before s3rver handles it: what a test needs to tell an upload (a PUT with a

@@ -35,6 +35,12 @@ export interface S3ServerOptions {
   keepDirectory?: boolean;
   /** a file the server appends one JSON line to per request (see RequestLogEntry) */
   requestLog?: string;
+  /**
+   * how a server-side copy stores the new object's body: 'link' (default) shares the source's file, costing this
+   * machine no copy of the bytes, as a real S3's copy costs the client's machines none (shared-copies.ts); 'bytes'
+   * copies them as s3rver as published does
+   */
+  serverSideCopy?: 'link' | 'bytes';
 }
 
 /** One request as the test server's request log records it (tests/support/s3/server-main.ts). */
@@ -64,6 +70,7 @@ export async function startS3Server(options: S3ServerOptions = {}): Promise<S3Se
   for (const id of options.accessKeys ?? []) args.push('--key-pair', `${id}:${id}`);
   if (options.tlsKeyFile && options.tlsCertFile) args.push('--tls-key', options.tlsKeyFile, '--tls-cert', options.tlsCertFile);
   if (options.requestLog) args.push('--request-log', options.requestLog);
+  if (options.serverSideCopy === 'bytes') args.push('--copy-bytes');
   if (options.credentials) args.push('--key-pair', `${options.credentials.accessKeyId}:${options.credentials.secretAccessKey}`);
   const child: ChildProcess = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   const stop = stopOnExit('s3rver', async () => {

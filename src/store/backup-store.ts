@@ -1,0 +1,271 @@
+// The persistence seam: everything the engines store or read of a backup goes through a BackupStore, which alone knows
+// the key layout (layout.ts) and the order in which a backup's files are committed. The shape follows Velero's
+// BackupStore (vmware-tanzu/velero pkg/persistence/object_store.go: ListBackups, PutBackup, GetBackupMetadata,
+// GetBackupContents, DeleteBackup, over an ObjectStore plugin, keys from pkg/persistence/object_store_layout.go);
+// the commit differs on purpose: Velero's PutBackup writes velero-backup.json before the tarball, ours writes it last,
+// so a folder without the marker is never a backup for list, restore or Velero (docs/architecture.md, "The archive").
+// One implementation serves both backends: S3 (ObjectStore) and a Map (MemoryObjects) for engine tests and benches.
+import type { Readable } from 'node:stream';
+import { decodeManifest, decodeMarker, type ManifestRead, type MarkerRead } from '../archive/reader.ts';
+import { backupIdTime, backupKeys, backupNameOfFolder, BACKUPS_FOLDER, isBackupId, type BackupKeys } from './layout.ts';
+import { MemoryObjects } from './memory-objects.ts';
+import type { ObjectInfo, ObjectStore, UploadHandle } from './objects.ts';
+import { StoreError } from './objects.ts';
+
+/** What the backup store asks of an object store: ObjectStore's methods, keys relative to the location's prefix. */
+export type BackupObjects = Pick<
+  ObjectStore,
+  'url' | 'startUpload' | 'put' | 'getStream' | 'getBytes' | 'head' | 'exists' | 'list' | 'listFolders' | 'delete' | 'deleteFolder' | 'abortUploadsUnder'
+>;
+
+/** A folder under backups/, committed or not: what prune plans with and what reuse picks from. */
+export interface BackupFolder {
+  id: string;
+  /** its velero-backup.json exists */
+  complete: boolean;
+  /** when the backup started (from its id); for a foreign name, the newest write; undefined when unknown */
+  created: Date | undefined;
+  /** the newest object in the folder: a running backup keeps this recent */
+  lastWrite: Date | undefined;
+  /** one of our ids (kf-…); foreign Velero backups in the same location are never pruned */
+  ours: boolean;
+}
+
+/** A file of a backup beside its tarball and manifest: its name in the backup folder, its bytes and content type. */
+export interface BackupFile {
+  name: string;
+  content: Buffer;
+  contentType: string;
+}
+
+/** What a backup commits once its tarball is stored. */
+export interface BackupCommit {
+  /** Velero's side files and ours; they and the manifest are stored side by side */
+  files: BackupFile[];
+  /** the manifest's bytes as they are written */
+  manifest: Readable;
+  /** the marker's bytes, asked for once every file and the manifest are stored (it records the manifest's digests) */
+  marker: () => Buffer | Promise<Buffer>;
+}
+
+/**
+ * One backup being written. The tarball goes up while items are still added; `commit` stores the other files and the
+ * marker last; `abort` (also what a failed commit does) deletes the folder, so no marker and no partial data remain.
+ */
+export interface PendingBackup {
+  readonly id: string;
+  /** `s3://…/backups/<id>/`, for results and sentences */
+  readonly location: string;
+  /** the names in the backup folder of Velero's side files, which the manifest records by name */
+  readonly fileNames: { resourceList: string; logs: string; results: string };
+  /** starts the tarball's streaming upload; the body is read as the upload's parts fill */
+  uploadTarball(body: Readable): UploadHandle;
+  commit(files: BackupCommit): Promise<void>;
+  abort(): Promise<void>;
+}
+
+export interface ReadManifestOptions {
+  /** the user's encryption key: checks the marker's HMAC over the manifest's bytes as they arrive */
+  encryptionKey?: string | Buffer | undefined;
+  /** the marker already read, so it is not read again */
+  marker?: MarkerRead;
+}
+
+export interface BackupStore {
+  /** `s3://bucket/prefix/<key>` for a key relative to the location: where something lives, for sentences */
+  url(key?: string): string;
+  /** where each file of backup `id` lives, relative to the location: problems and results name files by these */
+  keys(id: string): BackupKeys;
+  /** the names of the folders under backups/, committed or not (Velero's ListBackups) */
+  listBackupIds(): Promise<string[]>;
+  /** every folder under backups/ with whether its marker is present and when it was written to */
+  listBackupFolders(): Promise<BackupFolder[]>;
+  /** whether anything of the backup itself is there (its marker, manifest or tarball): a wrong id finds none */
+  holdsBackup(id: string): Promise<boolean>;
+  readMarker(id: string): Promise<MarkerRead>;
+  /** the typed manifest, its sha256 compared with the marker's and, with a key, its HMAC checked */
+  readManifest(id: string, options?: ReadManifestOptions): Promise<ManifestRead>;
+  /** the tarball's bytes, or undefined when there is none (Velero's GetBackupContents) */
+  openTarball(id: string): Promise<Readable | undefined>;
+  tarballSize(id: string): Promise<number | undefined>;
+  /** a file of the backup folder by its name there (side files, the data-files index), or undefined when absent */
+  openFile(id: string, name: string): Promise<Readable | undefined>;
+  /** a small file of the backup folder, whole, or undefined when absent */
+  readFile(id: string, name: string): Promise<Buffer | undefined>;
+  /** the objects under a folder of the location (a backup's volumes/ or control-plane/), keys relative to the location */
+  listObjects(folder: string): AsyncIterable<ObjectInfo>;
+  /** opens a new backup; refuses an id whose folder holds anything, so a retried action never mixes two backups */
+  beginBackup(id: string): Promise<PendingBackup>;
+  /** removes a backup, marker first: an interruption leaves an incomplete folder, never a backup with missing files */
+  deleteBackup(id: string): Promise<void>;
+  /** aborts (or with dryRun counts) unfinished multipart uploads under backups/ started before `startedBefore` */
+  abortStaleUploads(startedBefore: Date, dryRun: boolean): Promise<number>;
+}
+
+/** A BackupStore over any object store that answers like S3 (Velero's objectBackupStore over its ObjectStore plugin). */
+export class ObjectBackupStore implements BackupStore {
+  constructor(readonly objects: BackupObjects) {}
+
+  url(key = ''): string {
+    return this.objects.url(key);
+  }
+
+  keys(id: string): BackupKeys {
+    return backupKeys(id);
+  }
+
+  async listBackupIds(): Promise<string[]> {
+    const ids: string[] = [];
+    for await (const folder of this.objects.listFolders(BACKUPS_FOLDER)) {
+      const id = backupNameOfFolder(folder);
+      if (id) ids.push(id);
+    }
+    return ids;
+  }
+
+  async listBackupFolders(): Promise<BackupFolder[]> {
+    const folders: BackupFolder[] = [];
+    for (const id of await this.listBackupIds()) {
+      const keys = backupKeys(id);
+      let complete = false;
+      let lastWrite: Date | undefined;
+      for await (const object of this.objects.list(keys.folder)) {
+        if (object.key === keys.marker) complete = true;
+        if (object.lastModified && (!lastWrite || object.lastModified > lastWrite)) lastWrite = object.lastModified;
+      }
+      folders.push({ id, complete, created: backupIdTime(id) ?? lastWrite, lastWrite, ours: isBackupId(id) });
+    }
+    return folders;
+  }
+
+  async holdsBackup(id: string): Promise<boolean> {
+    const keys = backupKeys(id);
+    return (await this.objects.exists(keys.marker)) || (await this.objects.exists(keys.manifest)) || this.objects.exists(keys.tarball);
+  }
+
+  async readMarker(id: string): Promise<MarkerRead> {
+    const key = backupKeys(id).marker;
+    if (!(await this.objects.exists(key))) return { state: 'absent' };
+    return decodeMarker(await this.objects.getBytes(key));
+  }
+
+  async readManifest(id: string, options: ReadManifestOptions = {}): Promise<ManifestRead> {
+    const key = backupKeys(id).manifest;
+    if (!(await this.objects.exists(key))) return { state: 'absent' };
+    const marker = options.marker ?? await this.readMarker(id);
+    return decodeManifest(await this.objects.getStream(key), id, marker, options.encryptionKey);
+  }
+
+  async openTarball(id: string): Promise<Readable | undefined> {
+    return this.tryGet(backupKeys(id).tarball);
+  }
+
+  async tarballSize(id: string): Promise<number | undefined> {
+    return (await this.objects.head(backupKeys(id).tarball))?.size;
+  }
+
+  async openFile(id: string, name: string): Promise<Readable | undefined> {
+    return this.tryGet(`${backupKeys(id).folder}${name}`);
+  }
+
+  async readFile(id: string, name: string): Promise<Buffer | undefined> {
+    try {
+      return await this.objects.getBytes(`${backupKeys(id).folder}${name}`);
+    } catch (error) {
+      if (error instanceof StoreError && error.condition === 'not-found') return undefined;
+      throw error;
+    }
+  }
+
+  listObjects(folder: string): AsyncIterable<ObjectInfo> {
+    return this.objects.list(folder);
+  }
+
+  // Velero's tryGet asks whether the object exists first; one GET that may answer not-found is one round trip less.
+  private async tryGet(key: string): Promise<Readable | undefined> {
+    try {
+      return await this.objects.getStream(key);
+    } catch (error) {
+      if (error instanceof StoreError && error.condition === 'not-found') return undefined;
+      throw error;
+    }
+  }
+
+  async beginBackup(id: string): Promise<PendingBackup> {
+    const keys = backupKeys(id);
+    for await (const existing of this.objects.list(keys.folder)) {
+      throw new Error(`Backup ${id} already exists at ${this.objects.url(existing.key)}; choose another id.`);
+    }
+    return new ObjectPendingBackup(this.objects, id, keys);
+  }
+
+  async deleteBackup(id: string): Promise<void> {
+    const keys = backupKeys(id);
+    await this.objects.delete(keys.marker);
+    await this.objects.deleteFolder(keys.folder);
+  }
+
+  abortStaleUploads(startedBefore: Date, dryRun: boolean): Promise<number> {
+    return this.objects.abortUploadsUnder(BACKUPS_FOLDER, startedBefore, dryRun);
+  }
+}
+
+class ObjectPendingBackup implements PendingBackup {
+  readonly location: string;
+  readonly fileNames: PendingBackup['fileNames'];
+  private tarball: UploadHandle | undefined;
+  private state: 'open' | 'committed' | 'aborted' = 'open';
+
+  constructor(private readonly objects: BackupObjects, readonly id: string, private readonly keys: BackupKeys) {
+    this.location = objects.url(keys.folder);
+    const name = (key: string) => key.slice(keys.folder.length);
+    this.fileNames = { resourceList: name(keys.resourceList), logs: name(keys.logs), results: name(keys.results) };
+  }
+
+  uploadTarball(body: Readable): UploadHandle {
+    if (this.tarball) throw new Error(`Backup ${this.id} already has its tarball upload.`);
+    this.tarball = this.objects.startUpload(this.keys.tarball, body, 'application/gzip');
+    return this.tarball;
+  }
+
+  async commit(commit: BackupCommit): Promise<void> {
+    if (this.state !== 'open') throw new Error(`Backup ${this.id} is ${this.state}; it cannot be committed.`);
+    if (!this.tarball) throw new Error(`Backup ${this.id} has no tarball to commit.`);
+    try {
+      await this.tarball.done();
+      // The files before the marker do not depend on each other: they go up side by side, and all have settled before
+      // the marker is written or an abort deletes the folder.
+      const puts = commit.files.map((file) => this.objects.put(`${this.keys.folder}${file.name}`, file.content, file.contentType));
+      puts.push(this.objects.put(this.keys.manifest, commit.manifest, 'application/json'));
+      const failed = (await Promise.allSettled(puts)).find((r) => r.status === 'rejected');
+      if (failed) throw failed.reason;
+      await this.objects.put(this.keys.marker, await commit.marker(), 'application/json');
+      this.state = 'committed';
+    } catch (error) {
+      // The original failure is the one worth reporting; cleanup problems would only hide it.
+      await this.abort().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  async abort(): Promise<void> {
+    if (this.state !== 'open') return;
+    this.state = 'aborted';
+    await this.tarball?.abort();
+    await this.objects.deleteFolder(this.keys.folder);
+  }
+}
+
+/** The backup store of an S3 location. */
+export class S3BackupStore extends ObjectBackupStore {
+  constructor(override readonly objects: ObjectStore) {
+    super(objects);
+  }
+}
+
+/** A backup store whose objects live in memory; `objects` lets a test tamper with them. */
+export class MemoryBackupStore extends ObjectBackupStore {
+  constructor(override readonly objects: MemoryObjects = new MemoryObjects()) {
+    super(objects);
+  }
+}

@@ -1,0 +1,11 @@
+// Tests hold an ObjectStore (or the fuzzers' map) to read and tamper with raw keys; the engines take a BackupStore.
+// One wrapper for both, so a test names the bytes it changes and the product reads them through the real seam.
+import { ObjectBackupStore, type BackupObjects, type BackupStore } from '../../src/store/backup-store.ts';
+
+const wrapped = new WeakMap<BackupObjects, BackupStore>();
+
+export function backupStore(objects: BackupObjects): BackupStore {
+  let store = wrapped.get(objects);
+  if (!store) wrapped.set(objects, (store = new ObjectBackupStore(objects)));
+  return store;
+}
