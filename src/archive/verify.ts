@@ -208,22 +208,32 @@ export async function latestWholeBackup(store: BackupStore): Promise<LatestBacku
 }
 
 /**
- * `latest` for a restore: the same choice as latestWholeBackup, made from the markers alone (their start time is the
- * manifest's `created`, both written from one clock reading), so that the restore reads the chosen manifest only once,
- * in its preflight, where the key checks its HMAC.
+ * `latest` for a restore: the same choice as latestWholeBackup, made from the markers, so that the restore reads the
+ * chosen manifest only once, in its preflight, where the key checks its HMAC. A marker's start time has whole seconds
+ * (RFC 3339, as Velero writes it); only backups that start in the same second as the newest whole one have their
+ * manifests read, for the millisecond `created` that orders them as the listing does.
  */
 export async function latestWholeMarker(store: BackupStore): Promise<{ id: string; marker: MarkerRead; warning: string | undefined } | undefined> {
   const ids = await store.listBackupIds();
   const limit = pLimit(8);
   const read = await Promise.all(ids.map((id) => limit(async () => ({ id, marker: await store.readMarker(id) }))));
-  const present = read.flatMap(({ id, marker }) =>
-    marker.state === 'present' ? [{ id, marker, created: normaliseTime(marker.marker.status.startTimestamp) ?? new Date(0).toISOString() }] : []);
-  present.sort((a, b) => (a.created === b.created ? b.id.localeCompare(a.id) : b.created.localeCompare(a.created)));
-  for (const { id, marker } of present) {
+  const whole = read.flatMap(({ id, marker }) => {
+    if (marker.state !== 'present') return [];
     const verdict = judgePhase(id, marker.marker.status.phase);
-    if (verdict.whole) return { id, marker, warning: verdict.warning };
+    const created = normaliseTime(marker.marker.status.startTimestamp) ?? new Date(0).toISOString();
+    return verdict.whole ? [{ id, marker, created, warning: verdict.warning }] : [];
+  });
+  const newestSecond = whole.reduce<string | undefined>((max, b) => (max === undefined || b.created > max ? b.created : max), undefined);
+  const tied = whole.filter((b) => b.created === newestSecond);
+  if (tied.length > 1) {
+    await Promise.all(tied.map((b) => limit(async () => {
+      const manifest = await store.readManifest(b.id, { marker: b.marker });
+      if (manifest.state === 'present') b.created = normaliseTime(manifest.manifest.created) ?? b.created;
+    })));
   }
-  return undefined;
+  tied.sort((a, b) => (a.created === b.created ? b.id.localeCompare(a.id) : b.created.localeCompare(a.created)));
+  const newest = tied[0];
+  return newest && { id: newest.id, marker: newest.marker, warning: newest.warning };
 }
 
 function normaliseTime(text: string | undefined): string | undefined {

@@ -14,6 +14,7 @@ import { RestoreInputError } from '../../src/restore/errors.ts';
 import { collectUserState, compareStates, describeDifferences } from '../../src/restore/compare.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
 import { backupStore } from '../support/backup-store.ts';
+import type { BackupStore } from '../../src/store/backup-store.ts';
 
 const SEED = 17;
 const BUCKET = 'velero';
@@ -114,10 +115,32 @@ describe('restore of Velero archives and of unfinished backups', function () {
       kind: 'backup-state' as const, includeVolumes: false, includeControlPlane: false, toolVersion: 'test',
       profileNamespaceSelector: 'app.kubernetes.io/part-of=kubeflow-profile', protectedCrdGroups: ['kubeflow.org'],
     };
-    await runBackup(kubeA, backupStore(store), request);
-    const newest = await runBackup(kubeA, backupStore(store), request);
+    // started in two different seconds: the markers alone order them
+    await runBackup(kubeA, backupStore(store), { ...request, now: () => new Date('2026-01-01T10:00:00.900Z') });
+    const newest = await runBackup(kubeA, backupStore(store), { ...request, now: () => new Date('2026-01-01T10:00:01.100Z') });
+    const { counting, reads } = countingManifestReads(backupStore(store));
+    const outcome = await runRestore(kubeB, counting, { backupId: 'latest', dryRun: true, waitTimeoutMs: 20_000 });
+    expect(outcome.backupId).to.equal(newest.backupId);
+    expect(reads).to.deep.equal([newest.backupId]);
+  });
+
+  it('latest tells apart two backups started in the same second (the markers have whole seconds) by their manifests', async () => {
+    const store = storeAt('latest-same-second');
+    const request = {
+      kind: 'backup-state' as const, includeVolumes: false, includeControlPlane: false, toolVersion: 'test',
+      profileNamespaceSelector: 'app.kubernetes.io/part-of=kubeflow-profile', protectedCrdGroups: ['kubeflow.org'],
+    };
+    const first = await runBackup(kubeA, backupStore(store), { ...request, now: () => new Date('2026-01-01T10:00:00.100Z') });
+    const second = await runBackup(kubeA, backupStore(store), { ...request, now: () => new Date('2026-01-01T10:00:00.700Z') });
+    const { counting, reads } = countingManifestReads(backupStore(store));
+    const outcome = await runRestore(kubeB, counting, { backupId: 'latest', dryRun: true, waitTimeoutMs: 20_000 });
+    expect(outcome.backupId).to.equal(second.backupId);
+    // the two tied ones to order them, then the chosen one in the preflight, with the key
+    expect([...reads].sort()).to.deep.equal([first.backupId, second.backupId, second.backupId].sort());
+  });
+
+  function countingManifestReads(real: BackupStore): { counting: BackupStore; reads: string[] } {
     const reads: string[] = [];
-    const real = backupStore(store);
     const counting = new Proxy(real, {
       get(target, property, receiver) {
         if (property === 'readManifest') {
@@ -130,10 +153,8 @@ describe('restore of Velero archives and of unfinished backups', function () {
         return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
       },
     });
-    const outcome = await runRestore(kubeB, counting, { backupId: 'latest', dryRun: true, waitTimeoutMs: 20_000 });
-    expect(outcome.backupId).to.equal(newest.backupId);
-    expect(reads).to.deep.equal([newest.backupId]);
-  });
+    return { counting, reads };
+  }
 
   it('latest passes over newer unfinished and failed backups, and warns when it takes a PartiallyFailed one', async () => {
     const store = storeAt('latest');
