@@ -7,24 +7,11 @@ import type { ApiResource, KubeObject } from '../../../src/kube/types.ts';
 import { Cluster } from './cluster.ts';
 import type { ClusterEvent, ResourceRef } from './contract.ts';
 import { startCluster, type RunningCluster } from './index.ts';
+import { WIDGETS } from './widgets-crd.ts';
 
 const CONFIGMAPS: ResourceRef = { group: '', resource: 'configmaps' };
 const NAMESPACES: ResourceRef = { group: '', resource: 'namespaces' };
 
-const WIDGETS: KubeObject = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: 'widgets.example.org' },
-  spec: {
-    group: 'example.org',
-    scope: 'Namespaced',
-    names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
-    versions: [
-      { name: 'v1alpha1', served: true, storage: false, schema: { openAPIV3Schema: { type: 'object' } } },
-      { name: 'v1', served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object' } } },
-    ],
-  },
-};
 
 function configMap(namespace: string, name: string, data: Record<string, string> = { a: '1' }): KubeObject {
   return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, labels: { app: 'x' } }, data };

@@ -4,21 +4,8 @@ import * as k8s from '@kubernetes/client-node';
 import { request as httpsRequest } from 'node:https';
 import type { KubeObject } from '../../../src/kube/types.ts';
 import { startCluster, type RunningCluster } from './index.ts';
+import { WIDGETS } from './widgets-crd.ts';
 
-const WIDGETS: KubeObject = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: 'widgets.example.org' },
-  spec: {
-    group: 'example.org',
-    scope: 'Namespaced',
-    names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
-    versions: [
-      { name: 'v1alpha1', served: true, storage: false, schema: { openAPIV3Schema: { type: 'object' } } },
-      { name: 'v1', served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object' } } },
-    ],
-  },
-};
 
 function statusOf(e: unknown): { code: number; reason: string; message: string; details?: Record<string, unknown> } {
   const body = (e as k8s.ApiException<string>).body;
