@@ -1,5 +1,7 @@
 // The test run always ends: a before-all hook that fails after starting servers leaves no process behind, and mocha
-// exits by itself (run here without --exit, so only the cleanup can make it end).
+// exits by itself (run here without --exit, so only the cleanup can make it end). In parallel mode root hooks run in
+// each worker around each file, and the main process sums the workers' results (github.com/mochajs/mocha
+// lib/nodejs/worker.cjs and lib/nodejs/parallel-buffered-runner.cjs).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';

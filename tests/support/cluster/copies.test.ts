@@ -1,6 +1,7 @@
 // What the embedded API server keeps is its own: the copies it saves (the HTTP front end's, the watch events shared by
 // every in-process listener, the key index kept in order) must never let a caller's object and a stored one meet,
-// and a write that changes nothing stays a no-op, as on a real server.
+// and a write that changes nothing stays a no-op, as on a real server (kubernetes/kubernetes
+// staging/src/k8s.io/apiserver/pkg/storage/etcd3/store.go GuaranteedUpdate; client-go tools/cache/shared_informer.go).
 import { expect } from 'chai';
 import { KubeClient } from '../../../src/kube/client.ts';
 import type { ApiResource, KubeObject } from '../../../src/kube/types.ts';

@@ -1,4 +1,5 @@
 // The charm is built once however many mocha workers ask for it at the same time (tests/support/juju/charm-build.ts).
+// Nothing upstream is simulated here: the build is our own (scripts/build.ts).
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,4 +1,5 @@
 // The unpacked charm the dispatch tests run: built once per test run, and again only when a source changed.
+// Nothing upstream is simulated here: it is our own build (scripts/build.ts) of the charm Juju would unpack.
 //
 // `npm test` runs test files in several mocha worker processes at once, and each of them may ask for the charm. The
 // build swaps build/charm out and in whole (scripts/build.ts), so two builds at once could pull the charm away from

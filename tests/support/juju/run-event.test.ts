@@ -1,6 +1,8 @@
 // runEvent (in process) must decide exactly what the packed charm's real ./dispatch decides, or fast charm tests
 // would prove something about a different program. Each case runs both ways over the same state and compares what
 // Juju would keep: statuses, relation data, unit state, action results and failure, logs, and the tool calls made.
+// The hook tools on both sides answer by the rules of hook-tool.ts, which cite the juju/juju and canonical/operator
+// files they follow.
 import { expect } from 'chai';
 import { ensureCharmBuilt } from './charm-build.ts';
 import { runDispatch, type DispatchEvent } from './harness.ts';

@@ -1,5 +1,5 @@
 // The charm's logic for one event, in this process: state in → event → state out, like ops.testing's
-// `Context.run(event, state)`. The same hook-tool rules (hook-tool.ts) answer as for the real ./dispatch, through the
+// `Context.run(event, state)` (canonical/operator testing/src/scenario). The same hook-tool rules (hook-tool.ts) answer as for the real ./dispatch, through the
 // charm's ToolRunner seam instead of executables on PATH, so a test of the charm's decisions costs milliseconds
 // instead of a process with its own Node. runDispatch (harness.ts) stays for what only the packed charm can show:
 // packing, the dispatch shim, the environment Juju gives a hook, and whole flows end to end.

@@ -1,5 +1,5 @@
 // The test S3 server's server-side copy links the body instead of copying it (shared-copies.ts); what a client sees must
-// stay what s3rver (jamhall/s3rver lib/controllers/object.js putObjectCopy, lib/stores/filesystem.js copyObject) and a
+// stay what s3rver (github.com/jamhall/s3rver lib/controllers/object.js putObjectCopy, lib/stores/filesystem.js copyObject) and a
 // real S3 show: the source's ETag, COPY/REPLACE metadata directives, Last-Modified at the copy's time, and objects that
 // stay independent when either side is overwritten or deleted afterwards.
 import { expect } from 'chai';

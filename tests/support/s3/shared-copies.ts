@@ -1,7 +1,7 @@
 // Server-side copies (CopyObject) that cost the test server no copy of the bytes: the new object's body is a hard link
 // to the source's file, so a copy takes the same few system calls whatever the object's size.
 //
-// Why: s3rver's filesystem store (jamhall/s3rver lib/stores/filesystem.js, copyObject) copies the body file with
+// Why: s3rver's filesystem store (github.com/jamhall/s3rver lib/stores/filesystem.js, copyObject) copies the body file with
 // fs-extra's copy, which is fs.copyFile, i.e. copy_file_range: on ext4 the kernel still reads and writes every byte, on
 // the same two cores the volume movers run on. A real S3 service performs a copy on its own machines; the cluster that
 // asked for it spends only the request. What a client can observe stays as s3rver shows it:
