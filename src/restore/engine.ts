@@ -31,7 +31,7 @@ import { RestoreReport, type KindTally, type PlanEntry, type Verdict } from './r
 import type { SpooledItem } from './spool.ts';
 import { nudgeProfiles } from './nudge.ts';
 import { watchProfileNamespaces } from './wait.ts';
-import { FILL_SELECTOR, withFillMark } from '../volumes/fill-mark.ts';
+import { isPvcStep, VolumeFill } from './volume-fill.ts';
 import { Channel } from './channel.ts';
 import { mergeIntoControllerServiceAccount, writeArchivedStatus } from './controller-objects.ts';
 import { describe } from '../errors/index.ts';
@@ -214,8 +214,8 @@ class RestoreRun {
   private namespacesDone = 0;
   /** set by execute(): the wait for late PodDefaults before each namespace's first workload */
   private podDefaults: PodDefaultWait | undefined;
-  /** `namespace/name` of every PVC whose data the backup holds (unbound claims held none) */
-  private readonly archivedData: ReadonlySet<string>;
+  /** fills the PVCs this run creates (or an earlier run left unfilled) with their archived data */
+  private readonly volumeFill: VolumeFill;
 
   constructor(
     private readonly kube: RestoreKube,
@@ -230,7 +230,7 @@ class RestoreRun {
     this.policy = request.conflictPolicy ?? 'skip';
     this.limit = Math.max(2, kube.concurrency * 2);
     this.slots = pLimit(this.limit);
-    this.archivedData = new Set((preflight.manifest?.volumes ?? []).filter((v) => !v.unbound).map((v) => `${v.namespace}/${v.pvc}`));
+    this.volumeFill = new VolumeFill(kube, preflight, request, dry, (message) => this.say(message));
   }
 
   async execute(): Promise<this> {
@@ -254,7 +254,7 @@ class RestoreRun {
     for (const item of preflight.skipped) this.report.record(item.key, item.kind, item.namespace, 'skip', `${item.kind}/${item.namespace}: ${item.reason}`);
     // Volume data must be in a new PVC before anything that mounts it exists, so when there is data to fill, every
     // namespace stops after its PVCs, the volumes are filled, and then the rest goes on. Otherwise: no barrier.
-    const cut = this.fillsVolumes() ? preflight.steps.findIndex(isAfterPvcs) : -1;
+    const cut = this.volumeFill.fills() ? preflight.steps.findIndex(isAfterPvcs) : -1;
     const early = cut < 0 ? preflight.steps : preflight.steps.slice(0, cut);
     const late = cut < 0 ? [] : preflight.steps.slice(cut);
     const newPvcs: Array<{ namespace: string; name: string }> = [];
@@ -431,31 +431,6 @@ class RestoreRun {
     return this.preflight.profiles.map((profile) => ({ uid: profile.metadata.uid, object: restorable(profile) }));
   }
 
-  private fillsVolumes(): boolean {
-    return !this.dry && this.request.includeVolumes !== false && this.request.volumes !== undefined && this.archivedData.size > 0;
-  }
-
-  /** A PVC this run creates and will fill goes in with the fill mark, so that a crash before the fill ends is repaired by a rerun. */
-  private withMarkIfFilled(resource: ApiResource, object: KubeObject): KubeObject {
-    if (resource.resource !== 'persistentvolumeclaims' || resource.group !== '' || !this.fillsVolumes()) return object;
-    if (!this.archivedData.has(`${object.metadata.namespace ?? ''}/${object.metadata.name ?? ''}`)) return object;
-    return withFillMark(object, this.preflight.backupId);
-  }
-
-  /** PVCs of the restored namespaces that still carry the fill mark: made by this run or by one that did not finish filling them. */
-  private async markedPvcs(): Promise<Array<{ namespace: string; name: string }>> {
-    const resource = this.preflight.steps.find(isPvcStep)?.target ?? await this.kube.findByResource('', 'persistentvolumeclaims');
-    if (!resource) return [];
-    const namespaces = this.preflight.namespaces;
-    const found: KubeObject[] = [];
-    if (namespaces.size <= 3) {
-      for (const namespace of namespaces) found.push(...(await this.kube.listAll(resource, { namespace, labelSelector: FILL_SELECTOR })).items);
-    } else {
-      found.push(...(await this.kube.listAll(resource, { labelSelector: FILL_SELECTOR })).items.filter((o) => namespaces.has(o.metadata.namespace ?? '')));
-    }
-    return found.filter((o) => !o.metadata.deletionTimestamp).map((o) => ({ namespace: o.metadata.namespace ?? '', name: o.metadata.name ?? '' }));
-  }
-
   /** what the target holds of one resource, keyed `namespace/name`, in the namespaces restored */
   private async liveObjects(resource: ApiResource, namespaces: ReadonlySet<string> | undefined): Promise<Map<string, KubeObject>> {
     const live = new Map<string, KubeObject>();
@@ -517,7 +492,7 @@ class RestoreRun {
       if (this.dry) return record('create');
       try {
         const guard = item.status !== undefined ? suspendedForStatus(wanted) : undefined;
-        const made = await this.kube.create(resource, this.withMarkIfFilled(resource, guard?.create ?? wanted), { safeToRetry: true, fieldManager: FIELD_MANAGER });
+        const made = await this.kube.create(resource, this.volumeFill.withMarkIfFilled(resource, guard?.create ?? wanted), { safeToRetry: true, fieldManager: FIELD_MANAGER });
         this.remember(item.uid, made);
         if (item.status !== undefined) {
           const problem = await writeArchivedStatus(this.kube, resource, made, item.status, FIELD_MANAGER);
@@ -599,41 +574,9 @@ class RestoreRun {
   }
 
   private async restoreVolumes(created: Array<{ namespace: string; name: string }>): Promise<void> {
-    const { request, preflight } = this;
-    if (request.includeVolumes === false) {
-      this.volumes.note = 'include-volumes=false: no volume data was restored';
-      return;
-    }
-    if (this.archivedData.size === 0) {
-      this.volumes.note = preflight.manifest?.volumes.length ? 'the backup holds no volume data (its PVCs were never bound)' : 'the backup holds no volume data';
-      return;
-    }
-    const createdWithData = created.filter((p) => this.archivedData.has(`${p.namespace}/${p.name}`));
-    if (this.dry) {
-      if (createdWithData.length) this.volumes.note = `would fill ${createdWithData.length} new PVC(s) with their archived data`;
-      else this.volumes.note = 'no new PVC to fill: PVCs that already existed keep their data';
-      return;
-    }
-    if (!request.volumes) {
-      this.volumes.note = createdWithData.length ? `${createdWithData.length} new PVC(s) were created empty: no volume mover is configured` : 'no new PVC to fill';
-      if (createdWithData.length) this.warnings.push(this.volumes.note);
-      return;
-    }
-    // The mark, not this run's list of creations, says what to fill: a PVC created by a run that crashed before its
-    // fill ended still carries it, and one that existed before any restore never does.
-    const marked = await this.markedPvcs();
-    const fill = marked.filter((p) => this.archivedData.has(`${p.namespace}/${p.name}`));
-    for (const p of marked) {
-      if (!this.archivedData.has(`${p.namespace}/${p.name}`)) this.warnings.push(`PVC ${p.namespace}/${p.name} waits to be filled, but backup ${preflight.backupId} holds no data for it; it was left as it is`);
-    }
-    if (fill.length === 0) {
-      this.volumes.note = 'no PVC to fill: PVCs that already existed keep their data';
-      return;
-    }
-    const resumed = fill.length - createdWithData.filter((p) => fill.some((f) => f.namespace === p.namespace && f.name === p.name)).length;
-    await this.say(`filling ${fill.length} PVC(s) with their archived data${resumed > 0 ? ` (${resumed} left unfilled by an earlier run)` : ''}`);
-    const result = await request.volumes(preflight.backupId, fill, (m) => this.say(m));
-    this.volumes = { restored: result.restored };
+    const { volumes, warnings } = await this.volumeFill.fill(created);
+    this.volumes = volumes;
+    this.warnings.push(...warnings);
   }
 
   private async restoreControlPlane(): Promise<void> {
@@ -648,10 +591,6 @@ class RestoreRun {
     this.controlPlane = { restored: result.restored, ...(result.notes.length ? { note: result.notes.join(' ') } : {}) };
     this.warnings.push(...result.notes);
   }
-}
-
-function isPvcStep(step: SpooledStep): boolean {
-  return step.resource === 'persistentvolumeclaims' && step.group === '';
 }
 
 /** true for a step that may use a PVC: everything but the core kinds ordered up to and including PVCs */

@@ -1,0 +1,106 @@
+// The restore's volume phase: which PVCs get their archived data, and the fill mark that makes that survive a crash.
+// A PVC this run creates with data to fill goes in carrying the mark (src/volumes/fill-mark.ts); the fill then takes
+// every marked PVC of the restored namespaces, so a rerun finishes what a crashed run left unfilled, and a PVC that
+// existed before any restore (never marked) keeps its data.
+import type { ProgressSink } from '../backup/progress.ts';
+import type { ApiResource, KubeObject } from '../kube/types.ts';
+import { FILL_SELECTOR, withFillMark } from '../volumes/fill-mark.ts';
+import type { RestoreKube } from './kube-port.ts';
+import type { Preflight, SpooledStep } from './preflight.ts';
+
+export interface PvcName {
+  namespace: string;
+  name: string;
+}
+
+/** What the fill needs of the restore request: whether volumes are wanted, and the mover step that fills them. */
+export interface VolumeFillRequest {
+  includeVolumes?: boolean;
+  volumes?: (backupId: string, pvcs: PvcName[], progress: ProgressSink) => Promise<{ restored: number }>;
+}
+
+export interface VolumeFillOutcome {
+  volumes: { restored: number; note?: string };
+  warnings: string[];
+}
+
+export function isPvcStep(step: SpooledStep): boolean {
+  return step.resource === 'persistentvolumeclaims' && step.group === '';
+}
+
+export class VolumeFill {
+  /** `namespace/name` of every PVC whose data the backup holds (unbound claims held none) */
+  private readonly archivedData: ReadonlySet<string>;
+
+  constructor(
+    private readonly kube: Pick<RestoreKube, 'findByResource' | 'listAll'>,
+    private readonly preflight: Pick<Preflight, 'backupId' | 'manifest' | 'steps' | 'namespaces'>,
+    private readonly request: VolumeFillRequest,
+    private readonly dry: boolean,
+    private readonly say: ProgressSink,
+  ) {
+    this.archivedData = new Set((preflight.manifest?.volumes ?? []).filter((v) => !v.unbound).map((v) => `${v.namespace}/${v.pvc}`));
+  }
+
+  /** whether this run fills volumes: then the restore stops each namespace after its PVCs until they are filled */
+  fills(): boolean {
+    return !this.dry && this.request.includeVolumes !== false && this.request.volumes !== undefined && this.archivedData.size > 0;
+  }
+
+  /** A PVC this run creates and will fill goes in with the fill mark, so that a crash before the fill ends is repaired by a rerun. */
+  withMarkIfFilled(resource: ApiResource, object: KubeObject): KubeObject {
+    if (resource.resource !== 'persistentvolumeclaims' || resource.group !== '' || !this.fills()) return object;
+    if (!this.holdsData(object.metadata.namespace ?? '', object.metadata.name ?? '')) return object;
+    return withFillMark(object, this.preflight.backupId);
+  }
+
+  /** Fills the marked PVCs; `created` are the PVCs this run made, for the notes of a dry run and of a run without a mover. */
+  async fill(created: readonly PvcName[]): Promise<VolumeFillOutcome> {
+    const { request, preflight } = this;
+    const warnings: string[] = [];
+    const done = (note: string | undefined, restored = 0): VolumeFillOutcome => ({ volumes: { restored, ...(note ? { note } : {}) }, warnings });
+    if (request.includeVolumes === false) return done('include-volumes=false: no volume data was restored');
+    if (this.archivedData.size === 0) {
+      return done(preflight.manifest?.volumes.length ? 'the backup holds no volume data (its PVCs were never bound)' : 'the backup holds no volume data');
+    }
+    const createdWithData = created.filter((p) => this.holdsData(p.namespace, p.name));
+    if (this.dry) {
+      return done(createdWithData.length ? `would fill ${createdWithData.length} new PVC(s) with their archived data` : 'no new PVC to fill: PVCs that already existed keep their data');
+    }
+    if (!request.volumes) {
+      const note = createdWithData.length ? `${createdWithData.length} new PVC(s) were created empty: no volume mover is configured` : 'no new PVC to fill';
+      if (createdWithData.length) warnings.push(note);
+      return done(note);
+    }
+    // The mark, not this run's list of creations, says what to fill: a PVC created by a run that crashed before its
+    // fill ended still carries it, and one that existed before any restore never does.
+    const marked = await this.markedPvcs();
+    const fill = marked.filter((p) => this.holdsData(p.namespace, p.name));
+    for (const p of marked) {
+      if (!this.holdsData(p.namespace, p.name)) warnings.push(`PVC ${p.namespace}/${p.name} waits to be filled, but backup ${preflight.backupId} holds no data for it; it was left as it is`);
+    }
+    if (fill.length === 0) return done('no PVC to fill: PVCs that already existed keep their data');
+    const resumed = fill.length - createdWithData.filter((p) => fill.some((f) => f.namespace === p.namespace && f.name === p.name)).length;
+    await this.say(`filling ${fill.length} PVC(s) with their archived data${resumed > 0 ? ` (${resumed} left unfilled by an earlier run)` : ''}`);
+    const result = await request.volumes(preflight.backupId, fill, (m) => this.say(m));
+    return done(undefined, result.restored);
+  }
+
+  private holdsData(namespace: string, name: string): boolean {
+    return this.archivedData.has(`${namespace}/${name}`);
+  }
+
+  /** PVCs of the restored namespaces that still carry the fill mark: made by this run or by one that did not finish filling them. */
+  private async markedPvcs(): Promise<PvcName[]> {
+    const resource = this.preflight.steps.find(isPvcStep)?.target ?? await this.kube.findByResource('', 'persistentvolumeclaims');
+    if (!resource) return [];
+    const namespaces = this.preflight.namespaces;
+    const found: KubeObject[] = [];
+    if (namespaces.size <= 3) {
+      for (const namespace of namespaces) found.push(...(await this.kube.listAll(resource, { namespace, labelSelector: FILL_SELECTOR })).items);
+    } else {
+      found.push(...(await this.kube.listAll(resource, { labelSelector: FILL_SELECTOR })).items.filter((o) => namespaces.has(o.metadata.namespace ?? '')));
+    }
+    return found.filter((o) => !o.metadata.deletionTimestamp).map((o) => ({ namespace: o.metadata.namespace ?? '', name: o.metadata.name ?? '' }));
+  }
+}
