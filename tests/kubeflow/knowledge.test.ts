@@ -2,7 +2,6 @@ import { expect } from 'chai';
 import type { KubeObject } from '../../src/kube/types.ts';
 import { restoreRefusal } from '../../src/kubeflow/allow-list.ts';
 import { contributorBindingName, isContributorObject } from '../../src/kubeflow/contributors.ts';
-import { generatedReason } from '../../src/kubeflow/generated.ts';
 import { matchesLabelSelector, parseLabelSelector } from '../../src/kubeflow/label-selector.ts';
 import { findProfileNamespaces, judgeProfileNamespaces } from '../../src/kubeflow/profile-namespaces.ts';
 import { backupDecision } from '../../src/kubeflow/backup-selection.ts';
@@ -45,27 +44,6 @@ describe('kubeflow knowledge', () => {
     binding.metadata.annotations = { user: 'bob@x.io', role: 'view' };
     expect(isContributorObject(binding)).to.equal(true);
     expect(isContributorObject({ ...binding, metadata: { ...binding.metadata, name: 'other' } })).to.equal(false);
-  });
-
-  it('says why an object is generated, and leaves user objects alone', () => {
-    const owned = obj('apps/v1', 'StatefulSet', 'nb', 'alice');
-    owned.metadata.ownerReferences = [{ apiVersion: 'kubeflow.org/v1', kind: 'Notebook', name: 'nb', uid: 'u', controller: true }];
-    expect(generatedReason(owned)).to.equal('generated: controller ownerReference to Notebook/nb');
-    // the profile controller and metacontroller set a controller reference on what they make: no name rule for them
-    expect(generatedReason(obj('rbac.authorization.k8s.io/v1', 'RoleBinding', 'namespaceAdmin', 'a'))).to.equal(undefined);
-    expect(generatedReason(obj('v1', 'ConfigMap', 'kfp-launcher', 'a', { data: { defaultPipelineRoot: 's3://mine' } }))).to.equal(undefined);
-    expect(generatedReason(obj('v1', 'ConfigMap', 'kube-root-ca.crt', 'a'))).to.match(/Kubernetes/);
-    expect(generatedReason(obj('v1', 'Pod', 'p', 'a'))).to.match(/Pods are made by the workload/);
-    // since Kubernetes 1.24 no token Secret is made without being asked for: users made each one
-    expect(generatedReason(obj('v1', 'Secret', 't', 'a', { type: 'kubernetes.io/service-account-token' }))).to.equal(undefined);
-    expect(generatedReason(obj('v1', 'Secret', 't', 'a', { type: 'Opaque' }))).to.equal(undefined);
-    // a name rule applies only to an object with no ownerReference at all
-    const ownedRootCa = obj('v1', 'ConfigMap', 'kube-root-ca.crt', 'a');
-    ownedRootCa.metadata.ownerReferences = [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'x', uid: 'u' }];
-    expect(generatedReason(ownedRootCa)).to.equal(undefined);
-    const nonController = obj('v1', 'ConfigMap', 'c', 'a');
-    nonController.metadata.ownerReferences = [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'x', uid: 'u' }];
-    expect(generatedReason(nonController)).to.equal(undefined);
   });
 
   it('parses and matches label selectors, and rejects bad ones in one sentence', () => {
