@@ -1,6 +1,5 @@
 import { expect } from 'chai';
 import type { KubeObject } from '../../src/kube/types.ts';
-import { restoreRefusal } from '../../src/kubeflow/allow-list.ts';
 import { contributorBindingName, isContributorObject } from '../../src/kubeflow/contributors.ts';
 import { matchesLabelSelector, parseLabelSelector } from '../../src/kubeflow/label-selector.ts';
 import { findProfileNamespaces, judgeProfileNamespaces } from '../../src/kubeflow/profile-namespaces.ts';
@@ -129,21 +128,6 @@ describe('kubeflow knowledge', () => {
     expect(isWorkloadStep('apps', 'deployments')).to.equal(true);
     expect(isWorkloadStep('kubeflow.org', 'poddefaults')).to.equal(false);
     expect(isWorkloadStep('', 'limitranges')).to.equal(false);
-  });
-
-  it('refuses what a restore must never write, with reasons', () => {
-    const profiles = new Set(['alice']);
-    const binding = (roleName: string, kind = 'ClusterRole') => obj('rbac.authorization.k8s.io/v1', 'RoleBinding', 'b', 'alice', { roleRef: { kind, name: roleName } });
-    expect(restoreRefusal(obj('kubeflow.org/v1', 'Profile', 'alice'), profiles)).to.equal(undefined);
-    expect(restoreRefusal(obj('v1', 'Namespace', 'alice'), profiles)).to.match(/cluster-scoped/);
-    expect(restoreRefusal(obj('rbac.authorization.k8s.io/v1', 'ClusterRoleBinding', 'x'), profiles)).to.match(/cluster-scoped/);
-    expect(restoreRefusal(obj('v1', 'ConfigMap', 'c', 'kube-system'), profiles)).to.equal('refused: ConfigMap/kube-system/c is in namespace kube-system, which is not a profile namespace');
-    expect(restoreRefusal(binding('cluster-admin'), profiles)).to.match(/binds ClusterRole cluster-admin; only admin, edit, view, kubeflow-admin, kubeflow-edit, kubeflow-view/);
-    expect(restoreRefusal(binding('system:aggregate-to-admin'), profiles)).to.match(/binds ClusterRole system:aggregate-to-admin/);
-    // a profile owner holds kubeflow-admin, which aggregates admin (and so edit and view): binding those is user state
-    for (const role of ['admin', 'edit', 'view', 'kubeflow-admin', 'kubeflow-edit', 'kubeflow-view']) expect(restoreRefusal(binding(role), profiles), role).to.equal(undefined);
-    expect(restoreRefusal(binding('my-role', 'Role'), profiles)).to.equal(undefined);
-    expect(restoreRefusal(obj('admissionregistration.k8s.io/v1', 'ValidatingWebhookConfiguration', 'w'), profiles)).to.match(/admission configuration/);
   });
 
   it('restores the status of Katib Experiments and training jobs, and creates training jobs suspended until it is written', () => {
