@@ -6,7 +6,6 @@ import { findProfileNamespaces, judgeProfileNamespaces } from '../../src/kubeflo
 import { backupDecision } from '../../src/kubeflow/backup-selection.ts';
 import { restoresStatus, statusKinds, suspendedForStatus } from '../../src/kubeflow/status-kinds.ts';
 import { filteredOutReason, parseResourceFilter } from '../../src/kubeflow/resource-filters.ts';
-import { compareForRestore, isWorkloadStep, restoreOrder, restorePriority } from '../../src/kubeflow/restore-order.ts';
 import { stripServerFields, stripServerMetadata } from '../../src/kubeflow/strip.ts';
 
 const obj = (apiVersion: string, kind: string, name: string, namespace?: string, extra: Record<string, unknown> = {}): KubeObject =>
@@ -111,23 +110,6 @@ describe('kubeflow knowledge', () => {
     expect(filteredOutReason(filter, { group: 'other.io', resource: 'notebooks', kind: 'Notebook' })).to.match(/^not in include-resources/);
     expect(filteredOutReason(parseResourceFilter('', ''), secret)).to.equal(undefined);
     expect(() => parseResourceFilter('note books', undefined)).to.throw('include-resources: "note books" is not a resource name');
-  });
-
-  it('orders the restore: Profiles, then credentials and storage, then RBAC and policies, then workloads', () => {
-    expect(restoreOrder[0]).to.include({ phase: 1, resource: 'profiles' });
-    const resources = [
-      { group: 'kubeflow.org', resource: 'notebooks' }, { group: 'zeta.io', resource: 'widgets' }, { group: '', resource: 'persistentvolumeclaims' },
-      { group: 'alpha.io', resource: 'gadgets' }, { group: 'rbac.authorization.k8s.io', resource: 'rolebindings' }, { group: '', resource: 'secrets' },
-      { group: 'kubeflow.org', resource: 'profiles' },
-    ];
-    expect(resources.sort(compareForRestore).map((r) => r.resource))
-      .to.deep.equal(['profiles', 'secrets', 'persistentvolumeclaims', 'rolebindings', 'notebooks', 'gadgets', 'widgets']);
-    expect(restorePriority('kubeflow.org', 'poddefaults')).to.be.lessThan(restorePriority('kubeflow.org', 'notebooks'));
-    // what makes Pods waits for the PodDefaults: the Kubeflow workloads and every kind the order does not know
-    expect(isWorkloadStep('kubeflow.org', 'notebooks')).to.equal(true);
-    expect(isWorkloadStep('apps', 'deployments')).to.equal(true);
-    expect(isWorkloadStep('kubeflow.org', 'poddefaults')).to.equal(false);
-    expect(isWorkloadStep('', 'limitranges')).to.equal(false);
   });
 
   it('restores the status of Katib Experiments and training jobs, and creates training jobs suspended until it is written', () => {
