@@ -3,7 +3,6 @@ import type { KubeObject } from '../../src/kube/types.ts';
 import { contributorBindingName, isContributorObject } from '../../src/kubeflow/contributors.ts';
 import { matchesLabelSelector, parseLabelSelector } from '../../src/kubeflow/label-selector.ts';
 import { findProfileNamespaces, judgeProfileNamespaces } from '../../src/kubeflow/profile-namespaces.ts';
-import { backupDecision } from '../../src/kubeflow/backup-selection.ts';
 import { restoresStatus, statusKinds, suspendedForStatus } from '../../src/kubeflow/status-kinds.ts';
 import { filteredOutReason, parseResourceFilter } from '../../src/kubeflow/resource-filters.ts';
 import { stripServerFields, stripServerMetadata } from '../../src/kubeflow/strip.ts';
@@ -85,21 +84,6 @@ describe('kubeflow knowledge', () => {
       'namespace orphan has no Profile orphan; only the profile controller makes profile namespaces, from their Profile, so a restore could not recreate it');
     expect(leftOut.find((l) => l.namespace === 'kubeflow')!.reason).to.match(/a Profile named kubeflow would claim a system namespace, which a restore refuses/);
     expect(() => findProfileNamespaces([], [], 'a=(b')).to.throw(/label selector/);
-  });
-
-  it('backs up what the restore accepts: RoleBindings to admin, edit, view and Roles; not cluster-admin, nor a Profile named after a system namespace', () => {
-    const scope = { namespaces: new Set(['alice']) };
-    const binding = (name: string, kind: string, role: string) =>
-      obj('rbac.authorization.k8s.io/v1', 'RoleBinding', name, 'alice', { roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind, name: role } });
-    for (const role of ['admin', 'edit', 'view']) expect(backupDecision(binding(role, 'ClusterRole', role), scope).keep, role).to.equal(true);
-    expect(backupDecision(binding('r', 'Role', 'pod-reader'), scope).keep).to.equal(true);
-    expect(backupDecision(obj('rbac.authorization.k8s.io/v1', 'Role', 'pod-reader', 'alice'), scope).keep).to.equal(true);
-    expect(backupDecision(binding('x', 'ClusterRole', 'cluster-admin'), scope)).to.deep.include({ keep: false });
-    expect(backupDecision(binding('x', 'ClusterRole', 'cluster-admin'), scope).reason).to.match(/^refused: .*cluster-admin/);
-    expect(backupDecision(obj('kubeflow.org/v1', 'Profile', 'kube-system'), scope).reason).to.equal('refused: a Profile named kube-system would claim a system namespace');
-    // Profiles are never filtered out: the namespaces exist only through them
-    const onlyNotebooks = parseResourceFilter('notebooks', 'profiles');
-    expect(backupDecision(obj('kubeflow.org/v1', 'Profile', 'alice'), { ...scope, filter: onlyNotebooks }).keep).to.equal(true);
   });
 
   it('reads include-resources and exclude-resources; exclusion wins', () => {
