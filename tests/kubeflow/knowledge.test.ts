@@ -1,14 +1,10 @@
 import { expect } from 'chai';
 import type { KubeObject } from '../../src/kube/types.ts';
-import { restoreRefusal } from '../../src/kubeflow/allow-list.ts';
 import { contributorBindingName, isContributorObject } from '../../src/kubeflow/contributors.ts';
-import { generatedReason } from '../../src/kubeflow/generated.ts';
 import { matchesLabelSelector, parseLabelSelector } from '../../src/kubeflow/label-selector.ts';
 import { findProfileNamespaces, judgeProfileNamespaces } from '../../src/kubeflow/profile-namespaces.ts';
-import { backupDecision } from '../../src/kubeflow/backup-selection.ts';
 import { restoresStatus, statusKinds, suspendedForStatus } from '../../src/kubeflow/status-kinds.ts';
 import { filteredOutReason, parseResourceFilter } from '../../src/kubeflow/resource-filters.ts';
-import { compareForRestore, isWorkloadStep, restoreOrder, restorePriority } from '../../src/kubeflow/restore-order.ts';
 import { stripServerFields, stripServerMetadata } from '../../src/kubeflow/strip.ts';
 
 const obj = (apiVersion: string, kind: string, name: string, namespace?: string, extra: Record<string, unknown> = {}): KubeObject =>
@@ -45,27 +41,6 @@ describe('kubeflow knowledge', () => {
     binding.metadata.annotations = { user: 'bob@x.io', role: 'view' };
     expect(isContributorObject(binding)).to.equal(true);
     expect(isContributorObject({ ...binding, metadata: { ...binding.metadata, name: 'other' } })).to.equal(false);
-  });
-
-  it('says why an object is generated, and leaves user objects alone', () => {
-    const owned = obj('apps/v1', 'StatefulSet', 'nb', 'alice');
-    owned.metadata.ownerReferences = [{ apiVersion: 'kubeflow.org/v1', kind: 'Notebook', name: 'nb', uid: 'u', controller: true }];
-    expect(generatedReason(owned)).to.equal('generated: controller ownerReference to Notebook/nb');
-    // the profile controller and metacontroller set a controller reference on what they make: no name rule for them
-    expect(generatedReason(obj('rbac.authorization.k8s.io/v1', 'RoleBinding', 'namespaceAdmin', 'a'))).to.equal(undefined);
-    expect(generatedReason(obj('v1', 'ConfigMap', 'kfp-launcher', 'a', { data: { defaultPipelineRoot: 's3://mine' } }))).to.equal(undefined);
-    expect(generatedReason(obj('v1', 'ConfigMap', 'kube-root-ca.crt', 'a'))).to.match(/Kubernetes/);
-    expect(generatedReason(obj('v1', 'Pod', 'p', 'a'))).to.match(/Pods are made by the workload/);
-    // since Kubernetes 1.24 no token Secret is made without being asked for: users made each one
-    expect(generatedReason(obj('v1', 'Secret', 't', 'a', { type: 'kubernetes.io/service-account-token' }))).to.equal(undefined);
-    expect(generatedReason(obj('v1', 'Secret', 't', 'a', { type: 'Opaque' }))).to.equal(undefined);
-    // a name rule applies only to an object with no ownerReference at all
-    const ownedRootCa = obj('v1', 'ConfigMap', 'kube-root-ca.crt', 'a');
-    ownedRootCa.metadata.ownerReferences = [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'x', uid: 'u' }];
-    expect(generatedReason(ownedRootCa)).to.equal(undefined);
-    const nonController = obj('v1', 'ConfigMap', 'c', 'a');
-    nonController.metadata.ownerReferences = [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'x', uid: 'u' }];
-    expect(generatedReason(nonController)).to.equal(undefined);
   });
 
   it('parses and matches label selectors, and rejects bad ones in one sentence', () => {
@@ -111,21 +86,6 @@ describe('kubeflow knowledge', () => {
     expect(() => findProfileNamespaces([], [], 'a=(b')).to.throw(/label selector/);
   });
 
-  it('backs up what the restore accepts: RoleBindings to admin, edit, view and Roles; not cluster-admin, nor a Profile named after a system namespace', () => {
-    const scope = { namespaces: new Set(['alice']) };
-    const binding = (name: string, kind: string, role: string) =>
-      obj('rbac.authorization.k8s.io/v1', 'RoleBinding', name, 'alice', { roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind, name: role } });
-    for (const role of ['admin', 'edit', 'view']) expect(backupDecision(binding(role, 'ClusterRole', role), scope).keep, role).to.equal(true);
-    expect(backupDecision(binding('r', 'Role', 'pod-reader'), scope).keep).to.equal(true);
-    expect(backupDecision(obj('rbac.authorization.k8s.io/v1', 'Role', 'pod-reader', 'alice'), scope).keep).to.equal(true);
-    expect(backupDecision(binding('x', 'ClusterRole', 'cluster-admin'), scope)).to.deep.include({ keep: false });
-    expect(backupDecision(binding('x', 'ClusterRole', 'cluster-admin'), scope).reason).to.match(/^refused: .*cluster-admin/);
-    expect(backupDecision(obj('kubeflow.org/v1', 'Profile', 'kube-system'), scope).reason).to.equal('refused: a Profile named kube-system would claim a system namespace');
-    // Profiles are never filtered out: the namespaces exist only through them
-    const onlyNotebooks = parseResourceFilter('notebooks', 'profiles');
-    expect(backupDecision(obj('kubeflow.org/v1', 'Profile', 'alice'), { ...scope, filter: onlyNotebooks }).keep).to.equal(true);
-  });
-
   it('reads include-resources and exclude-resources; exclusion wins', () => {
     const filter = parseResourceFilter('notebooks.kubeflow.org,Secret,configmaps', 'secrets');
     const secret = { group: '', resource: 'secrets', kind: 'Secret' };
@@ -134,38 +94,6 @@ describe('kubeflow knowledge', () => {
     expect(filteredOutReason(filter, { group: 'other.io', resource: 'notebooks', kind: 'Notebook' })).to.match(/^not in include-resources/);
     expect(filteredOutReason(parseResourceFilter('', ''), secret)).to.equal(undefined);
     expect(() => parseResourceFilter('note books', undefined)).to.throw('include-resources: "note books" is not a resource name');
-  });
-
-  it('orders the restore: Profiles, then credentials and storage, then RBAC and policies, then workloads', () => {
-    expect(restoreOrder[0]).to.include({ phase: 1, resource: 'profiles' });
-    const resources = [
-      { group: 'kubeflow.org', resource: 'notebooks' }, { group: 'zeta.io', resource: 'widgets' }, { group: '', resource: 'persistentvolumeclaims' },
-      { group: 'alpha.io', resource: 'gadgets' }, { group: 'rbac.authorization.k8s.io', resource: 'rolebindings' }, { group: '', resource: 'secrets' },
-      { group: 'kubeflow.org', resource: 'profiles' },
-    ];
-    expect(resources.sort(compareForRestore).map((r) => r.resource))
-      .to.deep.equal(['profiles', 'secrets', 'persistentvolumeclaims', 'rolebindings', 'notebooks', 'gadgets', 'widgets']);
-    expect(restorePriority('kubeflow.org', 'poddefaults')).to.be.lessThan(restorePriority('kubeflow.org', 'notebooks'));
-    // what makes Pods waits for the PodDefaults: the Kubeflow workloads and every kind the order does not know
-    expect(isWorkloadStep('kubeflow.org', 'notebooks')).to.equal(true);
-    expect(isWorkloadStep('apps', 'deployments')).to.equal(true);
-    expect(isWorkloadStep('kubeflow.org', 'poddefaults')).to.equal(false);
-    expect(isWorkloadStep('', 'limitranges')).to.equal(false);
-  });
-
-  it('refuses what a restore must never write, with reasons', () => {
-    const profiles = new Set(['alice']);
-    const binding = (roleName: string, kind = 'ClusterRole') => obj('rbac.authorization.k8s.io/v1', 'RoleBinding', 'b', 'alice', { roleRef: { kind, name: roleName } });
-    expect(restoreRefusal(obj('kubeflow.org/v1', 'Profile', 'alice'), profiles)).to.equal(undefined);
-    expect(restoreRefusal(obj('v1', 'Namespace', 'alice'), profiles)).to.match(/cluster-scoped/);
-    expect(restoreRefusal(obj('rbac.authorization.k8s.io/v1', 'ClusterRoleBinding', 'x'), profiles)).to.match(/cluster-scoped/);
-    expect(restoreRefusal(obj('v1', 'ConfigMap', 'c', 'kube-system'), profiles)).to.equal('refused: ConfigMap/kube-system/c is in namespace kube-system, which is not a profile namespace');
-    expect(restoreRefusal(binding('cluster-admin'), profiles)).to.match(/binds ClusterRole cluster-admin; only admin, edit, view, kubeflow-admin, kubeflow-edit, kubeflow-view/);
-    expect(restoreRefusal(binding('system:aggregate-to-admin'), profiles)).to.match(/binds ClusterRole system:aggregate-to-admin/);
-    // a profile owner holds kubeflow-admin, which aggregates admin (and so edit and view): binding those is user state
-    for (const role of ['admin', 'edit', 'view', 'kubeflow-admin', 'kubeflow-edit', 'kubeflow-view']) expect(restoreRefusal(binding(role), profiles), role).to.equal(undefined);
-    expect(restoreRefusal(binding('my-role', 'Role'), profiles)).to.equal(undefined);
-    expect(restoreRefusal(obj('admissionregistration.k8s.io/v1', 'ValidatingWebhookConfiguration', 'w'), profiles)).to.match(/admission configuration/);
   });
 
   it('restores the status of Katib Experiments and training jobs, and creates training jobs suspended until it is written', () => {

@@ -1,0 +1,55 @@
+// restoreRefusal: what a restore may write, whatever the archive says, one row per rule with the exact sentence. The
+// rules apply in order: admission configuration, cluster scope, the namespace, then the RoleBinding's roleRef.
+import { expect } from 'chai';
+import type { KubeObject } from '../../src/kube/types.ts';
+import { restoreRefusal } from '../../src/kubeflow/allow-list.ts';
+
+const profileNamespaces = new Set(['alice']);
+const ONLY = 'only admin, edit, view, kubeflow-admin, kubeflow-edit, kubeflow-view may be bound';
+
+const obj = (apiVersion: string, kind: string, name: string, namespace?: string, extra: Record<string, unknown> = {}): KubeObject =>
+  ({ apiVersion, kind, metadata: { name, ...(namespace ? { namespace } : {}) }, ...extra });
+const binding = (roleRef: Record<string, string> | undefined, namespace = 'alice', apiVersion = 'rbac.authorization.k8s.io/v1') =>
+  obj(apiVersion, 'RoleBinding', 'b', namespace, roleRef ? { roleRef } : {});
+const toClusterRole = (name: string) => binding({ kind: 'ClusterRole', name });
+
+const rows: { case: string; object: KubeObject; refusal: string | undefined }[] = [
+  // cluster scope: a Profile of kubeflow.org, nothing else
+  { case: 'a Profile', object: obj('kubeflow.org/v1', 'Profile', 'alice'), refusal: undefined },
+  { case: 'a Namespace (the profile controller makes it from the Profile)', object: obj('v1', 'Namespace', 'alice'), refusal: 'refused: Namespace/alice is cluster-scoped and only Profiles are restored at cluster scope' },
+  { case: 'a ClusterRoleBinding', object: obj('rbac.authorization.k8s.io/v1', 'ClusterRoleBinding', 'x'), refusal: 'refused: ClusterRoleBinding/x is cluster-scoped and only Profiles are restored at cluster scope' },
+  { case: 'a ClusterRole', object: obj('rbac.authorization.k8s.io/v1', 'ClusterRole', 'kubeflow-edit'), refusal: 'refused: ClusterRole/kubeflow-edit is cluster-scoped and only Profiles are restored at cluster scope' },
+  { case: 'a CustomResourceDefinition', object: obj('apiextensions.k8s.io/v1', 'CustomResourceDefinition', 'notebooks.kubeflow.org'), refusal: 'refused: CustomResourceDefinition/notebooks.kubeflow.org is cluster-scoped and only Profiles are restored at cluster scope' },
+  { case: 'a PersistentVolume', object: obj('v1', 'PersistentVolume', 'pv-1'), refusal: 'refused: PersistentVolume/pv-1 is cluster-scoped and only Profiles are restored at cluster scope' },
+  { case: 'a Profile kind of another group', object: obj('example.com/v1', 'Profile', 'alice'), refusal: 'refused: Profile/alice is cluster-scoped and only Profiles are restored at cluster scope' },
+  // admission configuration, whatever its scope or name, checked first
+  { case: 'a ValidatingWebhookConfiguration', object: obj('admissionregistration.k8s.io/v1', 'ValidatingWebhookConfiguration', 'w'), refusal: 'refused: ValidatingWebhookConfiguration/w is admission configuration, which a restore never writes' },
+  { case: 'a MutatingWebhookConfiguration', object: obj('admissionregistration.k8s.io/v1', 'MutatingWebhookConfiguration', 'w'), refusal: 'refused: MutatingWebhookConfiguration/w is admission configuration, which a restore never writes' },
+  { case: 'a ValidatingAdmissionPolicyBinding', object: obj('admissionregistration.k8s.io/v1', 'ValidatingAdmissionPolicyBinding', 'p'), refusal: 'refused: ValidatingAdmissionPolicyBinding/p is admission configuration, which a restore never writes' },
+  { case: 'an admission kind under another group, even in a profile namespace', object: obj('example.com/v1', 'MutatingWebhookConfiguration', 'w', 'alice'), refusal: 'refused: MutatingWebhookConfiguration/alice/w is admission configuration, which a restore never writes' },
+  // namespaces: profile namespaces only
+  { case: 'a ConfigMap in kube-system', object: obj('v1', 'ConfigMap', 'c', 'kube-system'), refusal: 'refused: ConfigMap/kube-system/c is in namespace kube-system, which is not a profile namespace' },
+  { case: 'a Secret in kubeflow', object: obj('v1', 'Secret', 's', 'kubeflow'), refusal: 'refused: Secret/kubeflow/s is in namespace kubeflow, which is not a profile namespace' },
+  { case: 'a bindable RoleBinding outside profile namespaces: the namespace is named first', object: binding({ kind: 'ClusterRole', name: 'cluster-admin' }, 'kube-system'), refusal: 'refused: RoleBinding/kube-system/b is in namespace kube-system, which is not a profile namespace' },
+  { case: 'a Secret of type service-account-token in a profile namespace', object: obj('v1', 'Secret', 't', 'alice', { type: 'kubernetes.io/service-account-token' }), refusal: undefined },
+  { case: 'a Role in a profile namespace', object: obj('rbac.authorization.k8s.io/v1', 'Role', 'pod-reader', 'alice'), refusal: undefined },
+  // RoleBindings: a Role of the namespace, or a ClusterRole a profile owner holds (profile_controller.go: namespaceAdmin
+  // binds kubeflow-admin, which aggregates admin, edit and view)
+  { case: 'a RoleBinding to a Role of its namespace', object: binding({ kind: 'Role', name: 'my-role' }), refusal: undefined },
+  { case: 'namespaceAdmin\'s roleRef kubeflow-admin (profile_controller.go)', object: toClusterRole('kubeflow-admin'), refusal: undefined },
+  { case: 'default-editor\'s and a KFAM edit contributor\'s roleRef kubeflow-edit', object: toClusterRole('kubeflow-edit'), refusal: undefined },
+  { case: 'default-viewer\'s and a KFAM view contributor\'s roleRef kubeflow-view', object: toClusterRole('kubeflow-view'), refusal: undefined },
+  { case: 'Kubernetes\' admin, aggregated by kubeflow-admin', object: toClusterRole('admin'), refusal: undefined },
+  { case: 'Kubernetes\' edit, aggregated by admin', object: toClusterRole('edit'), refusal: undefined },
+  { case: 'Kubernetes\' view, aggregated by edit', object: toClusterRole('view'), refusal: undefined },
+  { case: 'cluster-admin', object: toClusterRole('cluster-admin'), refusal: `refused: RoleBinding/alice/b binds ClusterRole cluster-admin; ${ONLY}` },
+  { case: 'an aggregation label role such as system:aggregate-to-admin', object: toClusterRole('system:aggregate-to-admin'), refusal: `refused: RoleBinding/alice/b binds ClusterRole system:aggregate-to-admin; ${ONLY}` },
+  { case: 'a role name differing only in case (RBAC names are case-sensitive)', object: toClusterRole('Admin'), refusal: `refused: RoleBinding/alice/b binds ClusterRole Admin; ${ONLY}` },
+  { case: 'a ClusterRole roleRef without a name', object: binding({ kind: 'ClusterRole' }), refusal: `refused: RoleBinding/alice/b binds ClusterRole; ${ONLY}` },
+  { case: 'a RoleBinding without a roleRef', object: binding(undefined), refusal: `refused: RoleBinding/alice/b binds an unknown role kind; ${ONLY}` },
+  { case: 'a RoleBinding kind of another group grants nothing through RBAC', object: binding({ kind: 'ClusterRole', name: 'cluster-admin' }, 'alice', 'example.com/v1'), refusal: undefined },
+];
+
+describe('kubeflow/allow-list: restoreRefusal', () => {
+  for (const row of rows) it(`${row.case} → ${row.refusal === undefined ? 'restored' : 'refused'}`, () => expect(restoreRefusal(row.object, profileNamespaces)).to.equal(row.refusal));
+});
