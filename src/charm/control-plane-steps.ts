@@ -11,9 +11,18 @@ import { notCoveredSentences } from '../controlplane/relations.ts';
 import type { ControlPlaneTargets } from '../controlplane/engine.ts';
 import type { VolumeKube } from '../volumes/kube-port.ts';
 import type { ReuseTrust } from '../volumes/reuse.ts';
+import type { ProgressSink } from '../backup/progress.ts';
 
-function images(config: CharmConfig) {
-  return { mysql: config['control-plane-mysql-image'], rclone: config['control-plane-rclone-image'], sqlite: config['control-plane-sqlite-image'] };
+/** What the copy Jobs of both directions are given: the backup, where they run and what they reach, their images. */
+function jobSettings(backupId: string, namespace: string, targets: ControlPlaneTargets, s3: S3Settings, config: CharmConfig, progress: ProgressSink) {
+  return {
+    backupId,
+    namespace,
+    targets,
+    s3,
+    images: { mysql: config['control-plane-mysql-image'], rclone: config['control-plane-rclone-image'], sqlite: config['control-plane-sqlite-image'] },
+    onProgress: (message: string) => void progress(message),
+  };
 }
 
 /** The relations' targets plus ML Metadata's storage when it is found, else the sentence saying why not. */
@@ -31,15 +40,7 @@ export function controlPlaneBackupStep(kube: KubeClient, s3: S3Settings, config:
     // Each MinIO bucket's mirror copies the objects an earlier backup already holds inside the backup bucket.
     const [{ reusableMinioCopies }, { openBackupStore }] = await Promise.all([import('../volumes/reuse.ts'), import('../store/open.ts')]);
     const minioCopyFrom = await reusableMinioCopies(openBackupStore(s3), backupId, mlmd.targets['object-storage']?.buckets ?? [], trust);
-    const result = await backupControlPlane(volumeKube, {
-      minioCopyFrom,
-      backupId,
-      namespace,
-      targets: mlmd.targets,
-      s3,
-      images: images(config),
-      onProgress: (message) => void progress(message),
-    });
+    const result = await backupControlPlane(volumeKube, { ...jobSettings(backupId, namespace, mlmd.targets, s3, config, progress), minioCopyFrom });
     return {
       copied: result.entries.map((entry) =>
         entry.part === 'minio'
@@ -62,16 +63,7 @@ export function controlPlaneRestoreStep(kube: KubeClient, s3: S3Settings, config
     if (entries.length === 0) return { restored: 0, notes: [`backup ${backupId} holds no control-plane data`] };
     const volumeKube = volumeKubeFromClient(kube);
     const mlmd = await withMlmd(volumeKube, view, namespace);
-    const result = await restoreControlPlane(volumeKube, {
-      include: true,
-      entries,
-      backupId,
-      namespace,
-      targets: mlmd.targets,
-      s3,
-      images: images(config),
-      onProgress: (message) => void progress(message),
-    });
+    const result = await restoreControlPlane(volumeKube, { ...jobSettings(backupId, namespace, mlmd.targets, s3, config, progress), include: true, entries });
     return { restored: result.restored.length, notes: [...view.unusable, ...result.skipped] };
   };
 }
