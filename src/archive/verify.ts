@@ -161,8 +161,8 @@ export async function describeBackup(store: BackupStore, id: string, encryptionK
   return describe(store, id, encryptionKey);
 }
 
-async function describe(store: BackupStore, id: string, encryptionKey: string | Buffer | undefined): Promise<BackupListing | undefined> {
-  const marker = await store.readMarker(id);
+async function describe(store: BackupStore, id: string, encryptionKey: string | Buffer | undefined, known?: MarkerRead): Promise<BackupListing | undefined> {
+  const marker = known ?? await store.readMarker(id);
   if (marker.state !== 'present') return undefined;
   const status = marker.marker.status;
   const carriesHmac = typeof (marker.marker.metadata.annotations as Record<string, unknown> | undefined)?.[MANIFEST_HMAC_ANNOTATION] === 'string';
@@ -198,13 +198,12 @@ export interface LatestBackup {
   warning: string | undefined;
 }
 
-/** What `latest` means: the newest backup whose marker says Completed or PartiallyFailed. */
+/** What `latest` means: the newest backup whose marker says Completed or PartiallyFailed, described as list shows it. */
 export async function latestWholeBackup(store: BackupStore): Promise<LatestBackup | undefined> {
-  for (const listing of await listBackups(store)) {
-    const verdict = judgePhase(listing.id, listing.phase);
-    if (verdict.whole) return { listing, warning: verdict.warning };
-  }
-  return undefined;
+  const newest = await latestWholeMarker(store);
+  if (!newest) return undefined;
+  const listing = await describe(store, newest.id, undefined, newest.marker);
+  return listing && { listing, warning: newest.warning };
 }
 
 /**
