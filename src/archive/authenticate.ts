@@ -53,8 +53,11 @@ export class ManifestVerifier {
   private readonly mac: Hmac | undefined;
   private readonly expected: Buffer | undefined;
 
-  /** `recorded`: the marker's annotation value, if any. */
+  private readonly carried: boolean;
+
+  /** `recorded`: the marker's annotation value, undefined when the marker has no such annotation. */
   constructor(secret: string | Buffer, recorded: unknown) {
+    this.carried = recorded !== undefined;
     const m = typeof recorded === 'string' ? FORMAT.exec(recorded) : null;
     if (!m) return;
     this.expected = Buffer.from(m[2]!, 'hex');
@@ -65,9 +68,14 @@ export class ManifestVerifier {
     this.mac?.update(chunk);
   }
 
-  /** An annotation that is not one we write counts as none: nothing could have been checked against it. */
+  /**
+   * An annotation that is there but not in the form we write (a digit dropped, the salt cut) is a mismatch, never
+   * "no HMAC": otherwise damaging the HMAC would turn an always-refused backup into one allow-unauthenticated accepts,
+   * and would erase the sign of tampering from list-backups.
+   */
   verdict(): Authentication {
-    if (!this.mac || !this.expected) return 'no-hmac';
+    if (!this.carried) return 'no-hmac';
+    if (!this.mac || !this.expected) return 'mismatch';
     return timingSafeEqual(this.mac.digest(), this.expected) ? 'authenticated' : 'mismatch';
   }
 }
@@ -82,7 +90,6 @@ export function unauthenticatedReason(verdict: Exclude<Authentication, 'authenti
     : 'the HMAC in its velero-backup.json does not match the manifest under the encryption-key set now (the backup was changed after it was made, or made with another key)';
 }
 
-/** A backup refused because an encryption key is set and its HMAC is missing (not allowed) or wrong. */
 /** A backup that a key was set for and that does not prove it was written with that key; the sentence names the case. */
 export class NotAuthenticatedError extends KfuError {
   static override readonly errorId = 'NotAuthenticatedError';
@@ -123,4 +130,15 @@ export function judgeAuthentication(id: string, verdict: Authentication | undefi
     throw new NotAuthenticatedError(`Backup ${id} is not authenticated and was not ${doing}: ${reason}; set ${hint} to accept it anyway.`);
   }
   return { state: 'unauthenticated-allowed', note: `not authenticated (${reason}), accepted because ${hint} was given` };
+}
+
+/**
+ * `allow-unauthenticated` waives the HMAC for one backup the operator names and has looked at, never for whatever
+ * `latest` turns out to be: a writer without the key could otherwise plant a newer unauthenticated backup and have it
+ * chosen. Throws the one sentence when both are asked for; `hint` is how the user gave it.
+ */
+export function refuseAllowWithLatest(requested: string, allowUnauthenticated: boolean | undefined, hint = 'allow-unauthenticated=true'): void {
+  if (requested === 'latest' && allowUnauthenticated === true) {
+    throw new NotAuthenticatedError(`${hint} accepts one backup named by its id, never latest: give the backup id that list-backups shows, after checking that backup.`);
+  }
 }

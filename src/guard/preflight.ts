@@ -14,6 +14,8 @@ export interface NewestBackup {
   completedAt: Date;
   /** as list-backups shows it (archive/verify.ts ListedAuthentication); anything but authenticated is warned about */
   authentication?: 'authenticated' | 'not-authenticated' | 'hmac-mismatch' | 'hmac-unchecked';
+  /** sentences on how it was chosen: newer backups passed over (not authenticated), a marker that disagrees */
+  notes?: string[];
 }
 
 export interface PreflightInputs {
@@ -107,7 +109,7 @@ function authenticationWarning(newest: NewestBackup): string | undefined {
     case 'hmac-unchecked':
       return `The newest complete backup ${newest.id} is not authenticated: no encryption-key is set to check its HMAC, so a restore would trust the bucket as it is.`;
     case 'not-authenticated':
-      return `The newest complete backup ${newest.id} is not authenticated (it carries no HMAC): set encryption-key and run backup-state for one that is; restoring this one with a key needs allow-unauthenticated=true.`;
+      return `The newest complete backup ${newest.id} is not authenticated (it carries no HMAC): set encryption-key and run backup-state for one that is; restoring this one with a key needs its backup-id and allow-unauthenticated=true.`;
   }
 }
 
@@ -116,6 +118,7 @@ async function checkBackupAge(inputs: PreflightInputs, warnings: string[]): Prom
   if (!newest) return ['There is no complete backup: run backup-state first.'];
   const warning = authenticationWarning(newest);
   if (warning) warnings.push(warning);
+  warnings.push(...(newest.notes ?? []));
   const age = (inputs.now?.() ?? new Date()).getTime() - newest.completedAt.getTime();
   if (age <= inputs.maxBackupAgeMs) return [];
   return [

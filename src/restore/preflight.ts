@@ -7,9 +7,9 @@
 // checksums is refused whatever skip-refused says.
 import type { RestoreKube } from './kube-port.ts';
 import type { ApiResource, KubeObject } from '../kube/types.ts';
-import { latestWholeMarker } from '../archive/verify.ts';
+import { latestRefusal, latestWholeBackup, latestWholeMarker, markerDisagreement } from '../archive/verify.ts';
 import { judgePhase, readItems, SecretOpener, isSealed, type Manifest, type Problem } from '../archive/index.ts';
-import { judgeAuthentication, NotAuthenticatedError, type AuthenticationOutcome } from '../archive/authenticate.ts';
+import { judgeAuthentication, NotAuthenticatedError, refuseAllowWithLatest, type AuthenticationOutcome } from '../archive/authenticate.ts';
 import { checkDataFiles } from '../archive/data-files.ts';
 import { resourceFolder } from '../archive/paths.ts';
 import type { BackupStore } from '../store/backup-store.ts';
@@ -87,15 +87,24 @@ export interface Preflight {
 }
 
 /**
- * `latest` → the newest whole backup (Completed, or PartiallyFailed with a warning); any other id must have its
- * commit marker, and the phase there must say the backup is whole.
+ * `latest` → the newest whole backup (Completed, or PartiallyFailed with a warning); with a key, the newest whose HMAC
+ * verifies, by its manifest's times (archive/verify.ts latestWholeBackup, the same choice list-backups, verify-backup and
+ * pre-upgrade-check make). Any other id must have its commit marker, and the phase there must say the backup is whole.
  */
-export async function resolveBackupId(store: BackupStore, id: string, warnings: string[] = []): Promise<{ id: string; marker?: MarkerRead }> {
-  if (id === 'latest') {
+export async function resolveBackupId(store: BackupStore, id: string, warnings: string[] = [], encryptionKey?: string): Promise<{ id: string; marker?: MarkerRead }> {
+  if (id === 'latest' && !encryptionKey) {
+    // without a key the choice is made from the markers alone, and the chosen manifest is read once, below
     const newest = await latestWholeMarker(store);
-    if (!newest) throw new RestoreInputError(`There is no complete backup in ${store.url('backups/')} to restore; run backup-state first.`);
+    if (!newest) throw new RestoreInputError(await latestRefusal(store, 'restore'));
     if (newest.warning) warnings.push(newest.warning);
     return { id: newest.id, marker: newest.marker };
+  }
+  if (id === 'latest') {
+    const newest = await latestWholeBackup(store, { encryptionKey });
+    if (!newest) throw new RestoreInputError(await latestRefusal(store, 'restore', { encryptionKey }));
+    if (newest.warning) warnings.push(newest.warning);
+    warnings.push(...newest.notes);
+    return { id: newest.listing.id, marker: newest.marker };
   }
   const marker = await store.readMarker(id);
   if (marker.state === 'absent') throw new RestoreInputError(`There is no complete backup ${id} in ${store.url('backups/')}; list-backups shows the ones that exist.`);
@@ -120,7 +129,12 @@ export async function runPreflight(kube: RestoreKube, store: BackupStore, reques
   // is read. A failure is not reported here; the lookups at the end ask again and report it.
   void kube.discover().catch(() => undefined);
   const warnings: string[] = [];
-  const resolved = await resolveBackupId(store, request.backupId, warnings);
+  try {
+    refuseAllowWithLatest(request.backupId, request.allowUnauthenticated, request.allowHint);
+  } catch (error) {
+    throw new RestoreInputError((error as Error).message);
+  }
+  const resolved = await resolveBackupId(store, request.backupId, warnings, request.encryptionKey);
   const backupId = resolved.id;
   // The manifest is read here once, and the Preflight hands it to the restore's later steps (control plane, volumes).
   const read = await store.readManifest(backupId, { encryptionKey: request.encryptionKey, ...(resolved.marker ? { marker: resolved.marker } : {}) });
@@ -138,6 +152,9 @@ export async function runPreflight(kube: RestoreKube, store: BackupStore, reques
   }
   if (authentication.state === 'unauthenticated-allowed') warnings.push(`Backup ${backupId} is ${authentication.note}.`);
   const manifest = read.state === 'present' ? read.manifest : null;
+  // Chosen by id: the marker's word is not what is restored, but one that disagrees with the manifest was rewritten.
+  const disagreement = manifest && request.backupId !== 'latest' && resolved.marker ? markerDisagreement(backupId, resolved.marker, manifest) : undefined;
+  if (disagreement) warnings.push(`Backup ${backupId}: ${disagreement}.`);
   // The volume and control-plane files are written by Jobs straight from the bucket: compared with the backup's index
   // here, before anything is written, as no later step would notice one that was changed.
   const dataProblems = manifest ? await checkDataFiles(store, backupId, manifest) : [];

@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import { createHmac, hkdfSync } from 'node:crypto';
 import {
-  judgeAuthentication, ManifestSigner, ManifestVerifier, NotAuthenticatedError, unauthenticatedReason,
+  judgeAuthentication, ManifestSigner, ManifestVerifier, NotAuthenticatedError, refuseAllowWithLatest, unauthenticatedReason,
 } from '../../src/archive/authenticate.ts';
 import { kdf, SecretSealer } from '../../src/archive/seal.ts';
 
@@ -54,10 +54,27 @@ describe('archive: the manifest HMAC', () => {
     expect(verdictOf(annotation.replace(/salt=[^;]+/, `salt=${Buffer.alloc(16, 2).toString('base64')}`), MANIFEST)).to.equal('mismatch');
   });
 
-  it('treats a missing or malformed annotation as no HMAC', () => {
-    for (const annotation of [undefined, '', 42, 'hmac-sha256;salt=x;mac=y', signed(MANIFEST).replace('hmac-sha256', 'hmac-md5')]) {
-      expect(verdictOf(annotation, MANIFEST), String(annotation)).to.equal('no-hmac');
-    }
+  it('treats only a missing annotation as no HMAC', () => {
+    expect(verdictOf(undefined, MANIFEST)).to.equal('no-hmac');
+  });
+
+  it('treats a malformed annotation as a mismatch, never as no HMAC (a damaged HMAC must not become waivable)', () => {
+    const good = signed(MANIFEST);
+    const malformed = [
+      '', 42, null, 'hmac-sha256;salt=x;mac=y', good.replace('hmac-sha256', 'hmac-md5'),
+      good.slice(0, -1), // one hex digit dropped
+      `${good}0`, good.replace(/mac=([0-9a-f])/, 'mac=$1$1'), good.toUpperCase(), good.replace(';salt=', ';salt= '),
+    ];
+    for (const annotation of malformed) expect(verdictOf(annotation, MANIFEST), String(annotation)).to.equal('mismatch');
+    expect(verdictOf(good, MANIFEST)).to.equal('authenticated');
+  });
+
+  it('refuses allow-unauthenticated with latest in one sentence, and accepts it with an id', () => {
+    expect(() => refuseAllowWithLatest('latest', true)).to.throw(NotAuthenticatedError,
+      /^allow-unauthenticated=true accepts one backup named by its id, never latest: give the backup id that list-backups shows, after checking that backup\.$/);
+    expect(() => refuseAllowWithLatest('latest', true, '--allow-unauthenticated')).to.throw(/^--allow-unauthenticated accepts one backup/);
+    expect(() => refuseAllowWithLatest(ID, true)).not.to.throw();
+    expect(() => refuseAllowWithLatest('latest', false)).not.to.throw();
   });
 
   describe('the policy', () => {

@@ -114,7 +114,7 @@ describe('pre-upgrade-check against the embedded cluster', () => {
     };
     expect((await warningsFor('authenticated')).warnings).to.deep.equal([]);
     expect((await warningsFor('not-authenticated')).warnings).to.deep.equal([
-      `The newest complete backup ${id} is not authenticated (it carries no HMAC): set encryption-key and run backup-state for one that is; restoring this one with a key needs allow-unauthenticated=true.`,
+      `The newest complete backup ${id} is not authenticated (it carries no HMAC): set encryption-key and run backup-state for one that is; restoring this one with a key needs its backup-id and allow-unauthenticated=true.`,
     ]);
     expect((await warningsFor('hmac-mismatch')).warnings[0]).to.match(/is not authenticated: its HMAC does not match .*restore-state will refuse it\.$/);
     const unchecked = await warningsFor('hmac-unchecked');

@@ -2,7 +2,6 @@
 // operator fixes them all in one round. A no-go is a result, not a failed action: scripts read `verdict`.
 import type { ActionContext } from '../action-context.ts';
 import { guardOptionsOf } from '../guard.ts';
-import { newestInStore } from '../last-backup.ts';
 import { charmProblemSentence } from '../s3-wording.ts';
 import { describeInline } from '../../errors/index.ts';
 
@@ -28,14 +27,11 @@ export async function run(ctx: ActionContext<'pre-upgrade-check'>): Promise<void
       if (!check.ok) throw new Error(charmProblemSentence(check.problem));
     },
     newestCompleteBackup: async () => {
-      // From S3, not from what this unit remembers: the check must see what a restore would see.
+      // From S3, not from what this unit remembers: the check must see what a restore would see, and with a key choose
+      // as restore-state's latest does (only authenticated backups, by their manifests).
       const settings = await s3Settings(ctx);
-      const newest = await newestInStore(settings);
-      if (!newest) return undefined;
-      // Only the newest is checked (one scrypt): it is the one a rollback would restore.
-      const [{ describeBackup }, { openBackupStore }] = await Promise.all([import('../../archive/verify.ts'), import('../../store/open.ts')]);
-      const listed = await describeBackup(openBackupStore(settings), newest.id, await ctx.encryptionKey());
-      return { id: newest.id, completedAt: new Date(newest.completed), ...(listed ? { authentication: listed.authentication } : {}) };
+      const [{ newestForCheck }, { openBackupStore }] = await Promise.all([import('../../archive/verify.ts'), import('../../store/open.ts')]);
+      return newestForCheck(openBackupStore(settings), await ctx.encryptionKey());
     },
   });
   // Already action-set keys (`reasons.0`, `crds.0.name`): set as they are, not flattened again.

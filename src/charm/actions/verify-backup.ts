@@ -1,20 +1,23 @@
 // The verify-backup action: downloads a backup and re-checks every checksum; each problem is reported.
 import { ActionFailure, type ActionContext } from '../action-context.ts';
 import { describeInline } from '../../errors/index.ts';
-import { NotAuthenticatedError } from '../../archive/authenticate.ts';
+import { NotAuthenticatedError, refuseAllowWithLatest } from '../../archive/authenticate.ts';
 
 export async function run(ctx: ActionContext<'verify-backup'>): Promise<void> {
   const s3 = await ctx.s3();
-  const [{ verifyBackup, latestWholeBackup }, { openBackupStore }] = await Promise.all([import('../../archive/verify.ts'), import('../../store/open.ts')]);
+  const [{ verifyBackup, latestWholeBackup, latestRefusal }, { openBackupStore }] = await Promise.all([import('../../archive/verify.ts'), import('../../store/open.ts')]);
   const store = openBackupStore(s3);
   const encryptionKey = await ctx.encryptionKey();
   let id = ctx.params['backup-id'];
   try {
+    refuseAllowWithLatest(id, ctx.params['allow-unauthenticated']);
     if (id === 'latest') {
-      const newest = await latestWholeBackup(store);
-      if (!newest) ctx.fail(`There is no complete backup in ${store.url()} to verify.`);
+      // the same choice restore-state, list-backups and pre-upgrade-check make: with a key, the newest authenticated one
+      const newest = await latestWholeBackup(store, { encryptionKey });
+      if (!newest) ctx.fail(await latestRefusal(store, 'verify', { encryptionKey }));
       id = newest.listing.id;
       if (newest.warning) await ctx.progress(newest.warning);
+      for (const note of newest.notes) await ctx.progress(note);
     }
     await ctx.progress(`verifying backup ${id}`);
     const report = await verifyBackup(store, id, { encryptionKey, allowUnauthenticated: ctx.params['allow-unauthenticated'], allowHint: 'allow-unauthenticated=true' });

@@ -56,7 +56,7 @@ export const checkCommand: Command = {
     const kube = await kubeClientFrom(values);
     try {
       out.progress('checking the guard, the backup store, the newest backup, the CRDs and the Profiles');
-      const [{ preUpgradeCheck }, { checkBucket }, { latestWholeBackup, describeBackup }] = await Promise.all([
+      const [{ preUpgradeCheck }, { checkBucket }, { newestForCheck }] = await Promise.all([
         import('../../guard/preflight.ts'), import('../../store/s3-client.ts'), import('../../archive/verify.ts'),
       ]);
       const result = await preUpgradeCheck({
@@ -67,13 +67,8 @@ export const checkCommand: Command = {
           const checked = await checkBucket(settings);
           if (!checked.ok) throw new Error(cliProblemSentence(checked.problem));
         },
-        newestCompleteBackup: async () => {
-          const newest = (await latestWholeBackup(store))?.listing;
-          if (!newest) return undefined;
-          // Only the newest is checked against the key (one scrypt): it is the one a rollback would restore.
-          const listed = encryptionKey === undefined ? newest : (await describeBackup(store, newest.id, encryptionKey)) ?? newest;
-          return { id: newest.id, completedAt: new Date(newest.completed ?? newest.created), authentication: listed.authentication };
-        },
+        // the backup `restore latest` would take: with a key, the newest authenticated one (one scrypt per backup)
+        newestCompleteBackup: () => newestForCheck(store, encryptionKey),
       });
       // Without the charm there is no guard to find; --no-guard drops that one reason, never the others.
       const reasons = values['no-guard'] === true ? result.reasons.filter((r) => !/^The CRD guard /.test(r)) : result.reasons;

@@ -3,7 +3,7 @@ import { s3Options } from '../s3-options.ts';
 import { allowUnauthenticatedOption, encryptionKeyFrom, encryptionOptions } from '../encryption-options.ts';
 import type { Command, CommandContext } from '../usage.ts';
 import { backupIdArgument, describeFailure, openStore, outputOptions, resolveBackupId } from './shared.ts';
-import { NotAuthenticatedError } from '../../archive/authenticate.ts';
+import { NotAuthenticatedError, refuseAllowWithLatest } from '../../archive/authenticate.ts';
 
 export const verifyCommand: Command = {
   name: 'verify',
@@ -31,7 +31,8 @@ export const verifyCommand: Command = {
     const encryptionKey = encryptionKeyFrom(ctx.values, ctx.env);
     ctx.out.hide(encryptionKey);
     try {
-      const id = await resolveBackupId(store, requested, (warning) => ctx.out.progress(warning));
+      refuseAllowWithLatest(requested, ctx.values['allow-unauthenticated'] === true, '--allow-unauthenticated');
+      const id = await resolveBackupId(store, requested, (warning) => ctx.out.progress(warning), encryptionKey);
       ctx.out.progress(`verifying backup ${id}`);
       // Nothing at all under that id is a wrong id, not a corrupt backup: say so in one sentence.
       if (!(await store.holdsBackup(id))) {
