@@ -28,6 +28,11 @@ export const EncryptionSchema = z.object({
   algorithm: z.literal('aes-256-gcm'),
   kdf: z.literal('scrypt'),
   keyId: z.string(),
+  /**
+   * what salted the key id: the location the backup was written to (seal.ts keyIdOf); absent on older backups, whose
+   * key id has the fixed salt every installation shared
+   */
+  keyIdSalt: z.string().optional(),
   salt: z.string(),
   /** absent: sealed before values were bound to their backup, Secret and key (seal.ts), reported as such */
   binding: z.string().optional(),

@@ -57,19 +57,27 @@ function requireKey(secret: string | Buffer): void {
 }
 
 /**
- * A fingerprint of the user's key: derived through the same slow KDF under a fixed label and then hashed,
- * so it identifies the key without helping anyone guess it.
+ * A fingerprint of the user's key: derived through the same slow KDF and then hashed, so it identifies the key without
+ * helping anyone guess it. `installation` (the location the backups go to) salts it, so the same passphrase gives
+ * another id on every installation: an id seen in one bucket neither links it to another nor lets one precomputed
+ * table of passphrases serve them all. Without it (older backups) the salt is the fixed label every installation shared.
  */
-export function keyIdOf(secret: string | Buffer): string {
+export function keyIdOf(secret: string | Buffer, installation?: string): string {
   requireKey(secret);
-  const stretched = kdf(secret, 'kubeflow-upgrader key id v1');
+  const salt = installation === undefined ? KEY_ID_LEGACY_SALT : JSON.stringify([KEY_ID_LABEL, installation]);
+  const stretched = kdf(secret, salt);
   return `kfu-${createHash('sha256').update(stretched).digest('hex').slice(0, 16)}`;
 }
+
+const KEY_ID_LEGACY_SALT = 'kubeflow-upgrader key id v1';
+const KEY_ID_LABEL = 'kubeflow-upgrader key id v2';
 
 export interface SealParameters {
   algorithm: typeof SEAL_ALGORITHM;
   kdf: typeof SEAL_KDF.name;
   keyId: string;
+  /** what salted keyId (the installation's location); absent on older backups (the fixed salt) */
+  keyIdSalt?: string | undefined;
   /** base64 of the per-backup salt */
   salt: string;
   /** absent on backups sealed before values were bound to where they belong */
@@ -102,11 +110,15 @@ export class SecretSealer {
     this.parameters = parameters;
   }
 
-  /** Values sealed here open only in backup `backupId`, in the Secret and under the key they were sealed from. */
-  static create(secret: string | Buffer, backupId: string, salt: Buffer = randomBytes(16)): SecretSealer {
+  /**
+   * Values sealed here open only in backup `backupId`, in the Secret and under the key they were sealed from.
+   * `installation`: the location the backup goes to, which salts the key id (keyIdOf).
+   */
+  static create(secret: string | Buffer, backupId: string, salt: Buffer = randomBytes(16), installation?: string): SecretSealer {
     requireKey(secret);
     return new SecretSealer(boundSealKey(kdf(secret, salt), salt), backupId, {
-      algorithm: SEAL_ALGORITHM, kdf: SEAL_KDF.name, keyId: keyIdOf(secret), salt: salt.toString('base64'), binding: SEAL_BINDING,
+      algorithm: SEAL_ALGORITHM, kdf: SEAL_KDF.name, keyId: keyIdOf(secret, installation),
+      ...(installation === undefined ? {} : { keyIdSalt: installation }), salt: salt.toString('base64'), binding: SEAL_BINDING,
     });
   }
 
@@ -174,7 +186,8 @@ export class SecretOpener {
         `Backup ${backupId} holds Secrets sealed with key ${parameters.keyId}; set encryption-key to that key to restore them.`,
       );
     }
-    const given = keyIdOf(secret);
+    // with the salt the backup recorded, so a backup copied to another location still opens
+    const given = keyIdOf(secret, parameters.keyIdSalt);
     if (given !== parameters.keyId) {
       throw new SealError(
         `The encryption-key set now (key ${given}) is not the key that sealed backup ${backupId} (key ${parameters.keyId}).`,

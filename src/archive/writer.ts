@@ -149,7 +149,7 @@ export class BackupWriter {
     this.id = pending.id;
     this.pending = pending;
     this.started = started;
-    this.sealer = options.encryptionKey !== undefined ? SecretSealer.create(options.encryptionKey, pending.id) : undefined;
+    this.sealer = options.encryptionKey !== undefined ? SecretSealer.create(options.encryptionKey, pending.id, undefined, pending.home) : undefined;
     // Level 1: the backup's main thread waits on gzip's drain, and gzip shares the cores with it, the API server and
     // the GC; faster backups for a somewhat larger tarball (docs/performance.md). Any level reads back the same.
     const gzip = (this.gzip = createGzip({ level: 1 }));

@@ -56,6 +56,8 @@ export interface PendingBackup {
   readonly id: string;
   /** `s3://…/backups/<id>/`, for results and sentences */
   readonly location: string;
+  /** `s3://bucket/prefix/`: the location every backup of this installation goes to (it salts the key id, seal.ts) */
+  readonly home: string;
   /** the names in the backup folder of Velero's side files, which the manifest records by name */
   readonly fileNames: { resourceList: string; logs: string; results: string };
   /** starts the tarball's streaming upload; the body is read as the upload's parts fill */
@@ -212,12 +214,14 @@ export class ObjectBackupStore implements BackupStore {
 
 class ObjectPendingBackup implements PendingBackup {
   readonly location: string;
+  readonly home: string;
   readonly fileNames: PendingBackup['fileNames'];
   private tarball: UploadHandle | undefined;
   private state: 'open' | 'committed' | 'aborted' = 'open';
 
   constructor(private readonly objects: BackupObjects, readonly id: string, private readonly keys: BackupKeys) {
     this.location = objects.url(keys.folder);
+    this.home = objects.url();
     const name = (key: string) => key.slice(keys.folder.length);
     this.fileNames = { resourceList: name(keys.resourceList), logs: name(keys.logs), results: name(keys.results) };
   }

@@ -2,7 +2,8 @@
 import { expect } from 'chai';
 import { createCipheriv, randomBytes } from 'node:crypto';
 import type { KubeObject } from '../../src/kube/types.ts';
-import { kdf, SealError, SecretOpener, SecretSealer, SEAL_BINDING, type SealParameters } from '../../src/archive/seal.ts';
+import { createHash } from 'node:crypto';
+import { kdf, keyIdOf, SealError, SecretOpener, SecretSealer, SEAL_BINDING, type SealParameters } from '../../src/archive/seal.ts';
 
 const KEY = 'correct horse battery staple';
 const BACKUP_A = 'kf-20250601-120000-aaaaaa';
@@ -66,4 +67,37 @@ describe('archive: sealed values bound to where they belong', () => {
     expect(() => SecretOpener.forBackup(BACKUP_A, { ...sealerA.parameters, binding: 'something-else' }, KEY))
       .to.throw(SealError, `Backup ${BACKUP_A} binds its sealed values as "something-else", which this version cannot open.`);
   });
+
+  describe('the key id, salted per installation', () => {
+    const HOME_A = 's3://team-a/kubeflow/';
+    const HOME_B = 's3://team-b/kubeflow/';
+
+    it('differs between installations for the same passphrase, and is recorded with its salt', () => {
+      const [a, b] = [SecretSealer.create(KEY, BACKUP_A, salt, HOME_A), SecretSealer.create(KEY, BACKUP_A, salt, HOME_B)];
+      expect(a.parameters.keyId).to.match(/^kfu-[0-9a-f]{16}$/);
+      expect(a.parameters.keyId).not.to.equal(b.parameters.keyId);
+      expect(a.parameters.keyIdSalt).to.equal(HOME_A);
+      // the oracle: sha256 of scrypt over the key, salted with the label and the location, cut to 16 hex digits
+      const expected = createHash('sha256').update(kdf(KEY, JSON.stringify(['kubeflow-upgrader key id v2', HOME_A]))).digest('hex').slice(0, 16);
+      expect(a.parameters.keyId).to.equal(`kfu-${expected}`);
+    });
+
+    it('opens a backup copied to another location (the recorded salt, not where it is read), and one from before the salt', () => {
+      const sealer = SecretSealer.create(KEY, BACKUP_A, salt, HOME_A);
+      const s = secret('alice', 'db', { password: 'p4ss' });
+      expect(SecretOpener.forBackup(BACKUP_A, sealer.parameters, KEY).open(sealer.seal(s))).to.deep.equal(s);
+      // an older backup: no keyIdSalt, its id made with the fixed salt every installation shared
+      const legacyId = `kfu-${createHash('sha256').update(kdf(KEY, 'kubeflow-upgrader key id v1')).digest('hex').slice(0, 16)}`;
+      expect(sealerA.parameters.keyId).to.equal(legacyId);
+      expect(keyIdOf(KEY)).to.equal(legacyId);
+      expect(openerA.open(sealerA.seal(s))).to.deep.equal(s);
+    });
+
+    it('says the key is not the one that sealed the backup, naming only key ids', () => {
+      const sealer = SecretSealer.create(KEY, BACKUP_A, salt, HOME_A);
+      expect(() => SecretOpener.forBackup(BACKUP_A, sealer.parameters, 'another passphrase'))
+        .to.throw(SealError, new RegExp(`^The encryption-key set now \\(key kfu-[0-9a-f]{16}\\) is not the key that sealed backup ${BACKUP_A} \\(key ${sealer.parameters.keyId}\\)\\.$`));
+    });
+  });
 });
+

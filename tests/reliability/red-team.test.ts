@@ -361,6 +361,25 @@ describe('red team: a bucket writer without the key against authenticated backup
     expectNothingTheAttackerChose();
   });
 
+  it('the key id is salted per installation: the same passphrase in another location gives another id, so no id links them', async () => {
+    const elsewhere = new ObjectStore({ client, bucket: BUCKET, prefix: 'other-installation' });
+    const made = await runBackup(kubeA, backupStore(elsewhere), {
+      kind: 'backup-state', includeVolumes: false, includeControlPlane: false, toolVersion: 'test', encryptionKey: KEY,
+      profileNamespaceSelector: 'app.kubernetes.io/part-of=kubeflow-profile', protectedCrdGroups: ['kubeflow.org'],
+    });
+    // what a reader of both buckets sees: the manifests' key ids and the sealed items' annotations
+    const here = (await getJson(NEW, MANIFEST)).encryption as { keyId: string; keyIdSalt: string };
+    const got = await client.send(new GetObjectCommand({ Bucket: BUCKET, Key: `other-installation/backups/${made.backupId}/${MANIFEST}` }));
+    const there = (JSON.parse(await got.Body!.transformToString()) as { encryption: { keyId: string; keyIdSalt: string } }).encryption;
+    expect(here.keyId).to.match(/^kfu-[0-9a-f]{16}$/);
+    expect(there.keyId).to.match(/^kfu-[0-9a-f]{16}$/);
+    expect(here.keyId).not.to.equal(there.keyId);
+    expect([here.keyIdSalt, there.keyIdSalt]).to.deep.equal([`s3://${BUCKET}/${PREFIX}/`, `s3://${BUCKET}/other-installation/`]);
+    const sealed = [...(await tarEntries(elsewhere, made.backupId)).entries()].find(([name]) => name.startsWith('kubeflow-upgrader-sealed/'))!;
+    expect((JSON.parse(sealed[1].toString('utf8')) as KubeObject).metadata.annotations!['kubeflow-upgrader.io/sealed-key-id']).to.equal(there.keyId);
+    await elsewhere.deleteFolder(`backups/${made.backupId}/`);
+  });
+
   it('an untouched backup verifies and restores, by id and as latest (the control)', async () => {
     const verified = await action('verify-backup', { 'backup-id': 'latest' });
     expect(verified.state.actionResults).to.include({ 'backup-id': NEW, status: 'ok', authentication: 'authenticated: the manifest HMAC matches under the encryption-key' });
