@@ -22,8 +22,11 @@ export { DATA_FILES_INDEX };
 
 const IndexSchema = z.object({
   version: z.literal(1),
-  /** key relative to the backup folder → what the server said of it */
-  files: z.record(z.string(), z.object({ size: z.number().int().nonnegative(), etag: z.string().optional() })),
+  /**
+   * key relative to the backup folder → what the server said of it, and for a MinIO mirror's objects the sha256 of
+   * their bytes, from the listing the mirror Job made by reading them back (src/controlplane/scripts.ts)
+   */
+  files: z.record(z.string(), z.object({ size: z.number().int().nonnegative(), etag: z.string().optional(), sha256: z.string().regex(/^[0-9a-f]{64}$/).optional() })),
 });
 type DataFilesIndex = z.infer<typeof IndexSchema>;
 
@@ -43,9 +46,27 @@ async function listDataFiles(store: BackupStore, id: string): Promise<DataFilesI
   return files;
 }
 
+/** What a MinIO mirror Job leaves beside each bucket's copy: `<sha256>  <path>` per object (rclone hashsum's format). */
+const MIRROR_LISTING = /^(control-plane\/minio\/.+)\.sha256sums$/;
+
+/** Adds each mirrored object's sha256 from its bucket's listing; an unreadable line leaves that object without one. */
+async function addMirrorSha256s(store: BackupStore, id: string, files: DataFilesIndex['files']): Promise<void> {
+  for (const name of Object.keys(files)) {
+    const folder = MIRROR_LISTING.exec(name)?.[1];
+    if (!folder) continue;
+    const listing = await store.readFile(id, name);
+    for (const line of (listing?.toString('utf8') ?? '').split('\n')) {
+      const m = /^([0-9a-f]{64}) {2}(.+)$/.exec(line);
+      const entry = m ? files[`${folder}/${m[2]}`] : undefined;
+      if (m && entry) entry.sha256 = m[1]!;
+    }
+  }
+}
+
 /** The gzipped index of what is under the backup's data folders now, or undefined when they are empty. */
 export async function indexDataFiles(store: BackupStore, id: string): Promise<Buffer | undefined> {
   const files = await listDataFiles(store, id);
+  await addMirrorSha256s(store, id, files);
   const sorted = Object.fromEntries(Object.entries(files).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   if (Object.keys(sorted).length === 0) return undefined;
   return gzipSync(JSON.stringify({ version: 1, files: sorted } satisfies DataFilesIndex));
@@ -54,8 +75,9 @@ export async function indexDataFiles(store: BackupStore, id: string): Promise<Bu
 /**
  * Compares the backup's data folders with its index. A backup whose manifest records no index (older, or one without
  * volume or control-plane data) has nothing to compare: `[]`. Each difference is one problem naming the file.
+ * `readBytes` (verify-backup): the files the index gives a sha256 are downloaded and hashed too.
  */
-export async function checkDataFiles(store: BackupStore, id: string, manifest: Manifest): Promise<Problem[]> {
+export async function checkDataFiles(store: BackupStore, id: string, manifest: Manifest, options: { readBytes?: boolean } = {}): Promise<Problem[]> {
   const expectedSha = manifest.checksums.files[DATA_FILES_INDEX];
   if (expectedSha === undefined) return [];
   const key = store.keys(id).dataFilesIndex;
@@ -78,10 +100,20 @@ export async function checkDataFiles(store: BackupStore, id: string, manifest: M
     if (!actual) problems.push(problem(`File ${path} of backup ${id} is missing from the bucket.`, path));
     else if (actual.size !== expected.size || (expected.etag !== undefined && actual.etag !== expected.etag)) {
       problems.push(problem(`File ${path} of backup ${id} was changed in the bucket after the backup was made.`, path));
+    } else if (options.readBytes && expected.sha256 !== undefined && (await sha256Of(store, id, path)) !== expected.sha256) {
+      problems.push(problem(`File ${path} of backup ${id} does not match its sha256 in the index.`, path));
     }
   }
   for (const path of Object.keys(found)) {
     if (!Object.hasOwn(index.files, path)) problems.push(problem(`File ${path} of backup ${id} was added to the bucket after the backup was made.`, path));
   }
   return problems;
+}
+
+async function sha256Of(store: BackupStore, id: string, path: string): Promise<string | undefined> {
+  const body = await store.openFile(id, path);
+  if (!body) return undefined;
+  const digest = createHash('sha256');
+  for await (const chunk of body) digest.update(chunk as Buffer);
+  return digest.digest('hex');
 }

@@ -80,7 +80,7 @@ export async function verifyBackup(store: BackupStore, id: string, policy: Authe
   }
   if (manifest) {
     // the data-files index is checked with the files it lists
-    problems.push(...(await checkDataFiles(store, id, manifest)));
+    problems.push(...(await checkDataFiles(store, id, manifest, { readBytes: true })));
     for (const [file, expected] of Object.entries(manifest.checksums.files)) {
       if (file === DATA_FILES_INDEX) continue;
       const key = `${keys.folder}${file}`;

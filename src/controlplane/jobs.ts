@@ -227,7 +227,8 @@ export function buildCopyJob(spec: CopySpec, options: CopyJobOptions): CopyJob {
     image: options.images[step.tool],
     command: ['sh', '-c', step.script],
     env: [
-      ...Object.entries(environment.plain).filter(([key]) => mine(step.tool, key) || key === ENV.storePath || key === ENV.dbName).map(([envName, value]) => ({ name: envName, value })),
+      // EXPECTED_SHA256 too: the MinIO copy is one rclone container, and it checks what it downloaded itself
+      ...Object.entries(environment.plain).filter(([key]) => mine(step.tool, key) || key === ENV.storePath || key === ENV.dbName || key === ENV.expectedSha256).map(([envName, value]) => ({ name: envName, value })),
       ...(shared ? [{ name: ENV.transferDir, value: TRANSFER_PATH }] : []),
       ...Object.keys(environment.secret).filter((key) => mine(step.tool, key)).map((key) => ({ name: key, valueFrom: { secretKeyRef: { name, key } } })),
       ...(caChain && step.tool === 'rclone' ? [{ name: 'RCLONE_CA_CERT', value: `${CA_MOUNT_PATH}/${STORE_CA_KEY}` }] : []),

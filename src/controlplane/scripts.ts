@@ -161,12 +161,18 @@ printf '{"ok":true,"database":"%s","path":"%s","bytes":%s,"tool":"%s","rclone":"
   "$(json "$DB_NAME")" "$(json "$STORE_PATH")" "$BYTES" "$(json "$TOOL")" "$(json "$RCLONE_VERSION")" > "$TERMINATION_LOG"
 `.replaceAll('\\${', '${');
 
-// Object count, bytes and a digest of the md5 listing (sorted), so verify-backup can tell a changed copy.
+// Object count, bytes and a digest of the sha256 listing (sorted) of the copy's bytes, downloaded again and hashed here:
+// never rclone's MD5 of an S3 object, which for a multipart upload is X-Amz-Meta-Md5chksum, user metadata that
+// whoever writes the bucket sets (rclone/rclone backend/s3/s3.go Object.Hash: the ETag when it is an MD5, else that
+// metadata). The listing is stored beside the copy (STORE_DIR.sha256sums, outside the folder a restore syncs), and the
+// backup's index of data files records each object's sha256 from it (src/archive/data-files.ts).
 const STORE_DIR_SUMMARY = String.raw`rclone size --json "store:$STORE_DIR" > "$W/size.json" 2> "$W/rclone.err" || fail "the copy in the backup bucket could not be measured" "$W/rclone.err"
 OBJECTS=$(sed -n 's/.*"count":\([0-9]*\).*/\1/p' "$W/size.json")
 BYTES=$(sed -n 's/.*"bytes":\([0-9]*\).*/\1/p' "$W/size.json")
-rclone md5sum "store:$STORE_DIR" 2> "$W/rclone.err" | LC_ALL=C sort -k 2 > "$W/listing" || fail "the copy in the backup bucket could not be listed" "$W/rclone.err"
+rclone hashsum sha256 --download "store:$STORE_DIR" > "$W/sums" 2> "$W/rclone.err" || fail "the copy in the backup bucket could not be read back" "$W/rclone.err"
+LC_ALL=C sort -k 2 "$W/sums" > "$W/listing" || fail "the copy's listing could not be sorted"
 LISTING=$(sha256sum < "$W/listing" | cut -d ' ' -f 1)
+rclone copyto "$W/listing" "store:$STORE_DIR.sha256sums" 2> "$W/rclone.err" || fail "the copy's listing could not be stored in the backup bucket" "$W/rclone.err"
 `;
 
 /**
@@ -192,14 +198,32 @@ rclone "$VERB" --checksum "minio:$MINIO_BUCKET" "store:$STORE_DIR" 2> "$W/rclone
   "$(json "$MINIO_BUCKET")" "$(json "$STORE_DIR")" "\${OBJECTS:-0}" "\${BYTES:-0}" "$LISTING" "$(json "$RCLONE_VERSION")" > "$TERMINATION_LOG"
 `.replaceAll('\\${', '${');
 
-/** Makes one MinIO bucket exactly the backup's copy (sync: objects made after the backup are removed), then checks. */
-export const MINIO_RESTORE_SCRIPT = PRELUDE + RCLONE + STORE_DIR_SUMMARY + String.raw`
-if [ -n "\${EXPECTED_SHA256:-}" ] && [ "$LISTING" != "$EXPECTED_SHA256" ]; then
-  fail "the copy of MinIO bucket $MINIO_BUCKET in the backup bucket no longer matches the manifest; the backup is corrupt"
+/**
+ * Makes one MinIO bucket exactly the backup's copy (sync: objects made after the backup are removed). The copy is
+ * downloaded into the Job first and checked by the sha256s of the bytes it downloaded against the manifest's listing
+ * digest; only then is MinIO written, from those same bytes. Backups made before the listing held sha256s recorded
+ * MD5s instead: those are computed from the downloaded bytes too, never taken from the bucket's metadata.
+ */
+export const MINIO_RESTORE_SCRIPT = PRELUDE + RCLONE + String.raw`
+D="$W/copy"
+mkdir -p "$D" || fail "could not create a folder for the download"
+rclone copy "store:$STORE_DIR" "$D" 2> "$W/rclone.err" || fail "the copy of MinIO bucket $MINIO_BUCKET could not be downloaded from the backup bucket" "$W/rclone.err"
+rclone size --json "$D" > "$W/size.json" 2> "$W/rclone.err" || fail "the downloaded copy could not be measured" "$W/rclone.err"
+OBJECTS=$(sed -n 's/.*"count":\([0-9]*\).*/\1/p' "$W/size.json")
+BYTES=$(sed -n 's/.*"bytes":\([0-9]*\).*/\1/p' "$W/size.json")
+if [ -n "\${EXPECTED_SHA256:-}" ]; then
+  rclone hashsum sha256 "$D" > "$W/sums" 2> "$W/rclone.err" || fail "the downloaded copy could not be hashed" "$W/rclone.err"
+  LC_ALL=C sort -k 2 "$W/sums" > "$W/listing" || fail "the downloaded copy's listing could not be sorted"
+  if [ "$(sha256sum < "$W/listing" | cut -d ' ' -f 1)" != "$EXPECTED_SHA256" ]; then
+    rclone md5sum "$D" > "$W/md5s" 2> "$W/rclone.err" || fail "the downloaded copy could not be hashed" "$W/rclone.err"
+    LC_ALL=C sort -k 2 "$W/md5s" > "$W/listing.md5" || fail "the downloaded copy's listing could not be sorted"
+    [ "$(sha256sum < "$W/listing.md5" | cut -d ' ' -f 1)" = "$EXPECTED_SHA256" ] \
+      || fail "the copy of MinIO bucket $MINIO_BUCKET in the backup bucket does not match the sha256s in the manifest; the backup is corrupt, and MinIO was not changed"
+  fi
 fi
 rclone mkdir "minio:$MINIO_BUCKET" 2> "$W/rclone.err" || fail "MinIO bucket $MINIO_BUCKET could not be created" "$W/rclone.err"
-rclone sync "store:$STORE_DIR" "minio:$MINIO_BUCKET" 2> "$W/rclone.err" || fail "copying the backup into MinIO bucket $MINIO_BUCKET failed" "$W/rclone.err"
-rclone check "store:$STORE_DIR" "minio:$MINIO_BUCKET" 2> "$W/rclone.err" || fail "MinIO bucket $MINIO_BUCKET differs from the backup after the copy" "$W/rclone.err"
+rclone sync "$D" "minio:$MINIO_BUCKET" 2> "$W/rclone.err" || fail "copying the backup into MinIO bucket $MINIO_BUCKET failed" "$W/rclone.err"
+rclone check "$D" "minio:$MINIO_BUCKET" 2> "$W/rclone.err" || fail "MinIO bucket $MINIO_BUCKET differs from the backup after the copy" "$W/rclone.err"
 printf '{"ok":true,"bucket":"%s","path":"%s","objects":%s,"bytes":%s,"tool":"%s"}' \
   "$(json "$MINIO_BUCKET")" "$(json "$STORE_DIR")" "\${OBJECTS:-0}" "\${BYTES:-0}" "$(json "$RCLONE_VERSION")" > "$TERMINATION_LOG"
 `.replaceAll('\\${', '${');

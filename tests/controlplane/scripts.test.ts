@@ -2,7 +2,9 @@
 // real MariaDB, an s3rver as the backup store and a second s3rver playing MinIO.
 import { createHash, randomBytes } from 'node:crypto';
 import { expect } from 'chai';
-import type { S3Client } from '@aws-sdk/client-s3';
+import { CompleteMultipartUploadCommand, CreateMultipartUploadCommand, HeadObjectCommand, UploadPartCommand, type S3Client } from '@aws-sdk/client-s3';
+import { execa } from 'execa';
+import { rcloneBehaviourEnv, rcloneRemoteEnv, REMOTE_NAME } from '../../src/volumes/rclone-env.ts';
 import { startMariaDb, type MariaDbHandle } from '../support/mariadb/server.ts';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
 import { buildCopyJob, type CopySpec } from '../../src/controlplane/jobs.ts';
@@ -24,6 +26,14 @@ async function run(spec: CopySpec, part: string) {
   return { ...result, job, secret };
 }
 
+/** rclone as a mover runs it against the store: only the remote and behaviour variables. */
+function rcloneEnv(server: S3ServerHandle): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...rcloneBehaviourEnv(),
+    ...rcloneRemoteEnv({ endpoint: server.endpoint, bucket: 'backups', accessKey: server.accessKeyId, secretKey: server.secretAccessKey, uriStyle: 'path', region: 'us-east-1' }),
+  };
+}
+
 describe('control-plane copy scripts (run locally)', function () {
   let db: MariaDbHandle;
   let store: S3ServerHandle;
@@ -36,7 +46,8 @@ describe('control-plane copy scripts (run locally)', function () {
   before(async function () {
     [db, store, minio] = await Promise.all([
       startMariaDb(),
-      startS3Server({ buckets: ['backups'] }),
+      // multipart ETags as AWS and MinIO make them: rclone cannot read an MD5 from those (the MinIO attack below)
+      startS3Server({ buckets: ['backups'], multipartEtag: 'aws' }),
       startS3Server({ buckets: ['mlpipeline'] }),
     ]);
     storeClient = s3Client(store);
@@ -163,6 +174,73 @@ describe('control-plane copy scripts (run locally)', function () {
     const restore = await run({ kind: 'minio-restore', ...spec, expectedSha256: outcome.value.listingSha256 }, 'minio-mlpipeline');
     expectOk(parseCopyOutcome(restore.terminationMessage, MinioCopySuccess), restore);
     expect(await bucketDigest(minioClient, 'mlpipeline')).to.deep.equal(before);
+  });
+
+  it("checks a MinIO copy by the sha256 of the bytes it downloaded, never the MD5 a multipart upload's metadata claims: a rewrite is refused before MinIO is written", async function () {
+    await emptyBucket(minioClient, 'mlpipeline');
+    const original = randomBytes(200_000);
+    await putObject(minioClient, 'mlpipeline', 'artifacts/model.bin', original);
+    await putObject(minioClient, 'mlpipeline', 'artifacts/metrics.json', Buffer.from('{"accuracy":0.93}'));
+    const endpoint: MinioEndpoint = { endpoint: minio.endpoint, accessKey: minio.accessKeyId, secretKey: minio.secretAccessKey, service: 'minio', namespace: 'kubeflow' };
+    const keyPrefix = `kubeflow/backups/${BACKUP_ID}-mp/control-plane/minio/mlpipeline/`;
+    const spec = { minio: endpoint, bucket: 'mlpipeline', store: storeSettings(store, 'backups'), keyPrefix };
+    const backup = await run({ kind: 'minio-backup', ...spec }, 'minio-mlpipeline');
+    const outcome = parseCopyOutcome(backup.terminationMessage, MinioCopySuccess);
+    expectOk(outcome, backup);
+    // the listing beside the copy: the sha256 of each object as read back, the manifest's digest is of this text
+    const listing = (await getObject(storeClient, 'backups', `${keyPrefix.replace(/\/$/, '')}.sha256sums`)).toString('utf8');
+    const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+    expect(listing).to.equal(`${sha(Buffer.from('{"accuracy":0.93}'))}  artifacts/metrics.json\n${sha(original)}  artifacts/model.bin\n`);
+    expect(outcome.value.listingSha256).to.equal(sha(Buffer.from(listing)));
+
+    // A bucket writer without the key: the same size, other bytes, as a multipart upload whose user metadata claims the
+    // original's MD5 (what rclone writes as X-Amz-Meta-Md5chksum and reads back as the object's hash).
+    const forged = Buffer.from(original);
+    forged.write('attacker model', 0);
+    const key = `${keyPrefix}artifacts/model.bin`;
+    const md5 = createHash('md5').update(original).digest();
+    const upload = await storeClient.send(new CreateMultipartUploadCommand({ Bucket: 'backups', Key: key, Metadata: { md5chksum: md5.toString('base64') } }));
+    const part = await storeClient.send(new UploadPartCommand({ Bucket: 'backups', Key: key, UploadId: upload.UploadId, PartNumber: 1, Body: forged }));
+    await storeClient.send(new CompleteMultipartUploadCommand({ Bucket: 'backups', Key: key, UploadId: upload.UploadId, MultipartUpload: { Parts: [{ ETag: part.ETag, PartNumber: 1 }] } }));
+    // what the old check trusted: rclone's MD5 of the forged object is the claimed one (rclone backend/s3/s3.go Object.Hash)
+    const head = await storeClient.send(new HeadObjectCommand({ Bucket: 'backups', Key: key }));
+    expect(head.ETag).to.match(/^"[0-9a-f]{32}-1"$/);
+    const claimed = await execa('rclone', ['md5sum', `${REMOTE_NAME}:backups/${key}`], { env: rcloneEnv(store), extendEnv: false });
+    expect(claimed.stdout.split(' ')[0]).to.equal(md5.toString('hex'));
+
+    await emptyBucket(minioClient, 'mlpipeline');
+    await putObject(minioClient, 'mlpipeline', 'live-object', Buffer.from('written after the backup'));
+    const liveBefore = await bucketDigest(minioClient, 'mlpipeline');
+    const restore = () => run({ kind: 'minio-restore', ...spec, expectedSha256: outcome.value.listingSha256 }, 'minio-mlpipeline');
+    const errorOf = (ran: { terminationMessage: string }) => {
+      const parsed = parseCopyOutcome(ran.terminationMessage, MinioCopySuccess);
+      return parsed.ok ? 'it succeeded' : parsed.error;
+    };
+    // rclone's own transfer check compares the downloaded bytes with the claimed MD5 and stops the download
+    expect(errorOf(await restore())).to.equal('the copy of MinIO bucket mlpipeline could not be downloaded from the backup bucket');
+    expect(await bucketDigest(minioClient, 'mlpipeline')).to.deep.equal(liveBefore);
+
+    // rewritten consistently (the metadata claims the forged bytes' own MD5): only the manifest's sha256s can tell
+    const honest = await storeClient.send(new CreateMultipartUploadCommand({ Bucket: 'backups', Key: key, Metadata: { md5chksum: createHash('md5').update(forged).digest('base64') } }));
+    const honestPart = await storeClient.send(new UploadPartCommand({ Bucket: 'backups', Key: key, UploadId: honest.UploadId, PartNumber: 1, Body: forged }));
+    await storeClient.send(new CompleteMultipartUploadCommand({ Bucket: 'backups', Key: key, UploadId: honest.UploadId, MultipartUpload: { Parts: [{ ETag: honestPart.ETag, PartNumber: 1 }] } }));
+    expect(errorOf(await restore())).to.equal('the copy of MinIO bucket mlpipeline in the backup bucket does not match the sha256s in the manifest; the backup is corrupt, and MinIO was not changed');
+    expect(await bucketDigest(minioClient, 'mlpipeline')).to.deep.equal(liveBefore);
+  });
+
+  it('restores a MinIO copy from before the sha256 listing by the MD5s of the bytes it downloaded', async function () {
+    await emptyBucket(minioClient, 'mlpipeline');
+    const objects: Record<string, Buffer> = { 'a/one.bin': randomBytes(70_000), 'b two.txt': Buffer.from('second') };
+    const keyPrefix = `kubeflow/backups/${BACKUP_ID}-old/control-plane/minio/mlpipeline/`;
+    for (const [name, body] of Object.entries(objects)) await putObject(storeClient, 'backups', keyPrefix + name, body);
+    // the digest an older backup recorded: sha256 of the `md5  path` lines sorted by path
+    const lines = Object.entries(objects).sort(([a], [b]) => Buffer.compare(Buffer.from(a), Buffer.from(b)))
+      .map(([name, body]) => `${createHash('md5').update(body).digest('hex')}  ${name}\n`).join('');
+    const endpoint: MinioEndpoint = { endpoint: minio.endpoint, accessKey: minio.accessKeyId, secretKey: minio.secretAccessKey, service: 'minio', namespace: 'kubeflow' };
+    const spec = { minio: endpoint, bucket: 'mlpipeline', store: storeSettings(store, 'backups'), keyPrefix };
+    const restore = await run({ kind: 'minio-restore', ...spec, expectedSha256: createHash('sha256').update(lines).digest('hex') }, 'minio-mlpipeline');
+    expectOk(parseCopyOutcome(restore.terminationMessage, MinioCopySuccess), restore);
+    expect(await getObject(minioClient, 'mlpipeline', 'b two.txt')).to.deep.equal(objects['b two.txt']);
   });
 
   it('splits each database copy between the official MySQL and rclone images, sharing only an emptyDir', function () {

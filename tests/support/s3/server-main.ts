@@ -4,12 +4,14 @@
 // Usage: node --import tsx tests/support/s3/server-main.ts --dir <folder> [--port N] [--bucket name ...] [--tls-key f --tls-cert f]
 //        [--key-pair id:secret ...] (more key pairs s3rver accepts besides S3RVER/S3RVER) [--request-log file]
 //        [--copy-bytes] (server-side copies copy the bytes, as s3rver as published does)
+//        [--aws-multipart-etag] (a multipart upload's ETag as AWS S3 and MinIO make it, multipart-etag.ts)
 import { appendFileSync, readFileSync, mkdirSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import S3rver from 's3rver';
 import { shareCopiedBodies, type S3rverFilesystemStore } from './shared-copies.ts';
+import { awsMultipartEtags, type S3rverMultipartStore } from './multipart-etag.ts';
 
 const { values } = parseArgs({
   options: {
@@ -21,6 +23,7 @@ const { values } = parseArgs({
     'key-pair': { type: 'string', multiple: true, default: [] },
     'request-log': { type: 'string' },
     'copy-bytes': { type: 'boolean', default: false },
+    'aws-multipart-etag': { type: 'boolean', default: false },
   },
 });
 if (!values.dir) {
@@ -49,6 +52,7 @@ const server = new S3rver({
 });
 // A server-side copy costs this machine a request, not a copy of the bytes, as with a real S3 service (shared-copies.ts).
 if (!values['copy-bytes']) shareCopiedBodies((server as unknown as { store: S3rverFilesystemStore }).store);
+if (values['aws-multipart-etag']) awsMultipartEtags((server as unknown as { store: S3rverMultipartStore }).store);
 const requestLog = values['request-log'];
 if (requestLog) {
   // One JSON line per request, written before s3rver handles it: what a test needs to tell an upload (a PUT with a

@@ -41,6 +41,11 @@ export interface S3ServerOptions {
    * copies them as s3rver as published does
    */
   serverSideCopy?: 'link' | 'bytes';
+  /**
+   * the ETag of a multipart upload: 'md5' (default) the MD5 of the whole object, as s3rver as published gives it;
+   * 'aws' the MD5 of the parts' binary MD5s and `-<parts>`, as AWS S3 and MinIO give it (multipart-etag.ts)
+   */
+  multipartEtag?: 'md5' | 'aws';
 }
 
 /** One request as the test server's request log records it (tests/support/s3/server-main.ts). */
@@ -71,6 +76,7 @@ export async function startS3Server(options: S3ServerOptions = {}): Promise<S3Se
   if (options.tlsKeyFile && options.tlsCertFile) args.push('--tls-key', options.tlsKeyFile, '--tls-cert', options.tlsCertFile);
   if (options.requestLog) args.push('--request-log', options.requestLog);
   if (options.serverSideCopy === 'bytes') args.push('--copy-bytes');
+  if (options.multipartEtag === 'aws') args.push('--aws-multipart-etag');
   if (options.credentials) args.push('--key-pair', `${options.credentials.accessKeyId}:${options.credentials.secretAccessKey}`);
   const child: ChildProcess = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   const stop = stopOnExit('s3rver', async () => {
