@@ -5,12 +5,12 @@
 // run in the embedded cluster on the simulated kubelet with the default official images (mysql:8.4 → the local
 // MariaDB client tools, rclone → Debian's rclone). backup-state → wipe → restore-state include-control-plane=true:
 // refused while KFP runs, refused before any change while the server would refuse the function, then equal.
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { CompleteMultipartUploadCommand, CreateMultipartUploadCommand, HeadObjectCommand, UploadPartCommand, type S3Client } from '@aws-sdk/client-s3';
 import { createS3Client } from '../../src/store/s3-client.ts';
 import { makeCertificates } from '../support/cluster/tls.ts';
 import { ensureCharmBuilt } from '../support/juju/charm-build.ts';
@@ -79,7 +79,7 @@ describe('control-plane round trip through the real dispatch and the simulated k
 
   before(async () => {
     [charmDir, store, minio, db, cluster] = await Promise.all([
-      ensureCharmBuilt(), startS3Server({ buckets: [BUCKET] }), startS3Server({ buckets: ['mlpipeline'], credentials: MINIO_KEYS }), startMariaDb({ mysqlK8s: true }), startCluster({ profiles: 1, seed: 5 }),
+      ensureCharmBuilt(), startS3Server({ buckets: [BUCKET], multipartEtag: 'aws' }), startS3Server({ buckets: ['mlpipeline'], credentials: MINIO_KEYS }), startMariaDb({ mysqlK8s: true }), startCluster({ profiles: 1, seed: 5 }),
     ]);
     dataDir = mkdtempSync(join(tmpdir(), 'cp-kubelet-'));
     kubelet = simulatedKubelet({ dataDir, configRetryMs: 3000 });
@@ -320,5 +320,35 @@ describe('control-plane round trip through the real dispatch and the simulated k
 
     const status = await dispatch('update-status', backup.state);
     expect(status.state.statusHistory.at(-1)?.message).to.include(sentence.replace(/\.$/, ''));
+  });
+
+  // The red team (issue 29, tests/reliability/red-team.test.ts): a bucket writer rewrites one mirrored MinIO object as a
+  // multipart upload whose metadata claims the original's MD5, which is what rclone would read as its hash. The restore
+  // compares the data folders with the backup's index first, and refuses before MinIO or anything else is written (the
+  // Job's own sha256 check of what it downloads, for a change in between, is in tests/controlplane/scripts.test.ts).
+  it('refuses a restore whose MinIO copy was rewritten in the bucket with a forged MD5, before MinIO is written', async () => {
+    await emptyBucket(minioClient, 'mlpipeline');
+    const original = randomBytes(150_000);
+    await putObject(minioClient, 'mlpipeline', 'artifacts/run-9/model.bin', original);
+    const backup = await dispatch('actions/backup-state', await state({ 'include-volumes': false, 'include-control-plane': true }));
+    expect(backup.exitCode, `${backup.state.actionFailure}\n${backup.stderr.slice(-3000)}`).to.equal(0);
+    const id = backup.state.actionResults['backup-id']!;
+    const key = `backups/backups/${id}/control-plane/minio/mlpipeline/artifacts/run-9/model.bin`;
+    const forged = Buffer.from(original);
+    forged.write('attacker weights', 0);
+    const upload = await storeClient.send(new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: key, Metadata: { md5chksum: createHash('md5').update(original).digest('base64') } }));
+    const part = await storeClient.send(new UploadPartCommand({ Bucket: BUCKET, Key: key, UploadId: upload.UploadId, PartNumber: 1, Body: forged }));
+    await storeClient.send(new CompleteMultipartUploadCommand({ Bucket: BUCKET, Key: key, UploadId: upload.UploadId, MultipartUpload: { Parts: [{ ETag: part.ETag, PartNumber: 1 }] } }));
+    await emptyBucket(minioClient, 'mlpipeline');
+    await putObject(minioClient, 'mlpipeline', 'made-after-the-backup', Buffer.from('live'));
+    const before = await bucketDigest(minioClient, 'mlpipeline');
+
+    const restore = await dispatch('actions/restore-state', await state({ 'backup-id': id, 'include-control-plane': true }));
+    expect(restore.exitCode).to.not.equal(0);
+    expect(restore.state.actionFailure).to.equal(
+      `Backup ${id} was refused and nothing was restored: its volume or control-plane files differ from the ones it was made with (File control-plane/minio/mlpipeline/artifacts/run-9/model.bin of backup ${id} was changed in the bucket after the backup was made).`,
+    );
+    expect(await bucketDigest(minioClient, 'mlpipeline')).to.deep.equal(before);
+    expect(leftovers()).to.deep.equal([]);
   });
 });
