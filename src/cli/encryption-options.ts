@@ -16,7 +16,7 @@ export const encryptionOptions: OptionTable = {
 export const allowUnauthenticatedOption: OptionTable = {
   'allow-unauthenticated': {
     type: 'boolean',
-    description: 'with a key, also accept a backup that carries no HMAC (older, keyless or Velero\'s own), which anyone who can write the bucket could have forged; a wrong HMAC is never accepted',
+    description: 'with a key, also accept the backup named by its id (never latest) when it carries no HMAC (older, keyless or Velero\'s own), which anyone who can write the bucket could have forged; a wrong or malformed HMAC is never accepted',
   },
 };
 
