@@ -35,7 +35,8 @@ export function sealingNote(manifest: { encryption: { binding?: string | undefin
  * or failed (there is nothing whole to check), and with an encryption key a NotAuthenticatedError before the items are
  * read when the manifest's HMAC is wrong, or missing and not allowed. With a key, every sealed value is opened too
  * (and dropped), so one moved from another Secret or backup is a finding. A foreign Velero backup without our manifest
- * is read through and reported as not verifiable unless it is unreadable.
+ * is read through and reported as not verifiable unless it is unreadable. A marker that disagrees with the manifest
+ * (its name, phase or times) is a problem too.
  */
 export async function verifyBackup(store: BackupStore, id: string, policy: AuthenticationPolicy = {}): Promise<VerifyReport> {
   const keys = store.keys(id);
@@ -63,6 +64,9 @@ export async function verifyBackup(store: BackupStore, id: string, policy: Authe
     problems.push({ kind: 'bad-manifest', path: keys.manifest, message: `The manifest of backup ${id} was changed after the backup was committed: ${read.changed}.` });
   }
   const manifest = read.state === 'present' ? read.manifest : null;
+  // Our writer makes the marker from the manifest: one that says otherwise was rewritten after the commit.
+  const disagreement = manifest ? markerDisagreement(id, marker, manifest) : undefined;
+  if (disagreement) problems.push({ kind: 'bad-marker', path: keys.marker, message: `Backup ${id}: ${disagreement}.` });
   const key = policy.encryptionKey;
   const opener = key !== undefined && key.length > 0 && manifest?.encryption ? openerOrProblem(id, manifest.encryption, key, problems) : undefined;
   let objectsChecked = 0;

@@ -321,6 +321,10 @@ describe('red team: a bucket writer without the key against authenticated backup
       expect((JSON.parse(cliVerify.stdout) as { backupId: string }).backupId).to.equal(NEW);
       expect(cliVerify.stderr).to.match(new RegExp(`Backup ${OLD}: its velero-backup\\.json disagrees with its manifest`));
 
+      // verified by its id, the rewritten marker is a problem named with the backup
+      const verifiedOld = await action('verify-backup', { 'backup-id': OLD });
+      expect(verifiedOld.state.actionResults['problems.0']).to.match(new RegExp(`^Backup ${OLD}: its velero-backup\\.json disagrees with its manifest \\(start `));
+
       const restored = await action('restore-state', { 'backup-id': 'latest', 'include-volumes': false, 'conflict-policy': 'update' });
       expect(restored.state.actionFailure, restored.stderr).to.equal(undefined);
       expect(restored.state.actionResults['backup-id']).to.equal(NEW);
