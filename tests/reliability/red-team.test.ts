@@ -262,6 +262,25 @@ describe('red team: a bucket writer without the key against authenticated backup
     expectActionRefused(waived, `The sealed value data.token of Secret ${namespace}/api-token could not be opened: it was damaged, sealed under another key, or moved from another Secret or backup. Nothing was restored.`);
     const waivedCli = await restoreCli(id, '--allow-unauthenticated');
     expectCliRefused(waivedCli, `The sealed value data.token of Secret ${namespace}/api-token could not be opened`);
+
+    // between Secrets of one backup: another Secret's sealed password put in as the token
+    a.api.create(SECRETS, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db-credentials', namespace }, type: 'Opaque', data: { password: Buffer.from('db-password').toString('base64') } });
+    let moved: string;
+    try {
+      moved = await backup();
+    } finally {
+      a.api.delete(SECRETS, 'db-credentials', namespace);
+    }
+    await forgeBackup(store, moved, (entries) => {
+      const password = (JSON.parse(entries.get(`kubeflow-upgrader-sealed/secrets/namespaces/${namespace}/db-credentials.json`)!.toString('utf8')) as KubeObject).data as Record<string, string>;
+      for (const [name, body] of entries) {
+        if (!name.startsWith('kubeflow-upgrader-sealed/') || !name.endsWith(`/namespaces/${namespace}/api-token.json`)) continue;
+        entries.set(name, Buffer.from(JSON.stringify({ ...(JSON.parse(body.toString('utf8')) as KubeObject), data: { token: password.password } })));
+      }
+    }, 'drop');
+    expectActionRefused(await action('restore-state', { 'backup-id': moved, 'include-volumes': false }), /^Backup \S+ is not authenticated and was not restored: its velero-backup\.json carries no HMAC/);
+    expectActionRefused(await action('restore-state', { 'backup-id': moved, 'include-volumes': false, 'allow-unauthenticated': true }),
+      `The sealed value data.token of Secret ${namespace}/api-token could not be opened: it was damaged, sealed under another key, or moved from another Secret or backup. Nothing was restored.`);
     expectTargetUntouched();
   });
 
@@ -349,6 +368,7 @@ describe('red team: a bucket writer without the key against authenticated backup
 
     expectActionRefused(await action('restore-state', { 'backup-id': replay, 'include-volumes': false, 'allow-unauthenticated': true }),
       `Backup ${replay} cannot be restored: its manifest is unusable (it names backup ${OLD}).`);
+    expectCliRefused(await restoreCli(replay, '--allow-unauthenticated'), `Backup ${replay} cannot be restored: its manifest is unusable (it names backup ${OLD})`);
     // the manifest edited to name the new id: the HMAC no longer matches
     const manifest = await getJson(replay, MANIFEST);
     manifest.backupId = replay;
