@@ -14,6 +14,9 @@ import { clone, mergePatch } from './patch.ts';
 import { builtinResources, servedVersions, storageVersion, type ResourceDef } from './resources.ts';
 import { fieldMatcher, labelMatcher } from './selectors.ts';
 import { ObjectStore, objectKey, refKey, type Stored } from './store.ts';
+import { generateJobSelector, validateJobCreate, validateJobUpdate } from './jobs.ts';
+import { DEFAULT_NETWORK, ServiceAllocator, type ServiceNetwork } from './services.ts';
+import { seededRandom } from './faults.ts';
 
 export interface UserInfo {
   username: string;
@@ -52,14 +55,18 @@ export class Cluster implements InProcessApi {
   /** owner uid → dependents' "<refKey>|<objectKey>" */
   private readonly dependents = new Map<string, Set<string>>();
   private readonly random: () => number;
-  private nextClusterIp = 10;
+  /** ClusterIPs and nodePorts the stored Services hold (services.ts) */
+  readonly services: ServiceAllocator;
   /** mutating admission on CREATE, per resource (what a MutatingWebhookConfiguration with operations [CREATE] does) */
   private readonly createMutators = new Map<string, Array<(object: KubeObject) => void>>();
 
-  constructor(options: { random?: () => number; store?: ObjectStore } = {}) {
+  constructor(options: { random?: () => number; store?: ObjectStore; serviceNetwork?: ServiceNetwork; allocationSeed?: number } = {}) {
     this.random = options.random ?? Math.random;
     this.store = options.store ?? new ObjectStore();
+    // a random source of its own, so that allocating addresses does not change the names generateName produces
+    this.services = new ServiceAllocator(options.serviceNetwork ?? DEFAULT_NETWORK, seededRandom(options.allocationSeed ?? 0x5e7c));
     for (const d of builtinResources()) this.defs.set(refKey(d), d);
+    for (const s of this.store.scan({ group: '', resource: 'services' })) this.services.track(undefined, s.obj);
   }
 
   // ---- resource registry -------------------------------------------------------------------------------------
@@ -211,6 +218,11 @@ export class Cluster implements InProcessApi {
     delete meta.deletionGracePeriodSeconds;
     delete meta.resourceVersion;
     this.prepareForCreate(d, obj);
+    if (isJobs(d)) {
+      generateJobSelector(obj);
+      const jobErrors = validateJobCreate(obj);
+      if (jobErrors.length) throw invalid(d.kind, d.group, name, jobErrors);
+    }
     if (isCrd(d)) {
       validateCrd(obj);
       const def = crdToDef(obj);
@@ -218,6 +230,13 @@ export class Cluster implements InProcessApi {
       if (existing && existing.builtin) throw invalid('CustomResourceDefinition', CRD_REF.group, name, [invalidValue('spec.group', def.group, 'cannot redefine a built-in resource')]);
       obj.status = settledStatus(obj, undefined, meta.creationTimestamp);
       meta.finalizers = [...new Set([...(meta.finalizers ?? []), CRD_CLEANUP_FINALIZER])];
+    }
+    if (isServices(d)) {
+      // the handler records managed fields from the request, before the registry allocates (kubernetes
+      // staging/src/k8s.io/apiserver/pkg/endpoints/handlers/create.go, then pkg/registry/core/service/storage): an
+      // allocated clusterIP or nodePort belongs to no field manager
+      if (options.fieldManager && !options.dryRun && !Array.isArray(meta.managedFields)) recordUpdate(undefined, obj, options.fieldManager, meta.creationTimestamp);
+      this.services.prepareCreate(obj);
     }
     this.admit('CREATE', d, obj, null, options);
     if (d.group === '' && d.resource === 'pods') this.admitQuota(d, obj);
@@ -350,6 +369,11 @@ export class Cluster implements InProcessApi {
       validateStoredVersions(next);
     }
     if (d.group === '' && d.resource === 'namespaces' && old.metadata.deletionTimestamp) next.status = clone(old.status);
+    if (isServices(d) && subresource === 'main') this.services.prepareUpdate(next, old);
+    if (isJobs(d) && subresource === 'main') {
+      const jobErrors = validateJobUpdate(next, old);
+      if (jobErrors.length) throw invalid(d.kind, d.group, name, jobErrors);
+    }
 
     this.admit('UPDATE', d, next, old, options, subresource === 'status' ? 'status' : '');
     if (sameContent(old, next)) return old;
@@ -431,6 +455,7 @@ export class Cluster implements InProcessApi {
   }
 
   private index(d: ResourceDef, key: string, before: KubeObject | undefined, after: KubeObject | undefined): void {
+    if (isServices(d)) this.services.track(before, after);
     const link = `${refKey(d)}|${key}`;
     for (const o of before?.metadata.ownerReferences ?? []) this.dependents.get(o.uid)?.delete(link);
     if (before?.metadata.uid && !after) this.byUid.delete(before.metadata.uid);
@@ -511,14 +536,6 @@ export class Cluster implements InProcessApi {
       obj.metadata.labels = { ...obj.metadata.labels, 'kubernetes.io/metadata.name': obj.metadata.name ?? '' };
     }
     if (k === '/secrets' && !obj.type) obj.type = 'Opaque';
-    if (k === '/services') {
-      const spec = (obj.spec ??= {}) as Record<string, unknown>;
-      spec.type ??= 'ClusterIP';
-      if (spec.clusterIP !== 'None') {
-        spec.clusterIP ??= `10.152.${183 + Math.floor(this.nextClusterIp / 250)}.${(this.nextClusterIp++ % 250) + 1}`;
-        spec.clusterIPs = [spec.clusterIP];
-      }
-    }
   }
 
   /**
@@ -565,6 +582,14 @@ export class Cluster implements InProcessApi {
 
 function forbiddenField(field: string, detail: string): FieldError {
   return { field, type: 'FieldValueForbidden', text: `Forbidden: ${detail}` };
+}
+
+function isJobs(d: ResourceDef): boolean {
+  return d.group === 'batch' && d.resource === 'jobs';
+}
+
+function isServices(d: ResourceDef): boolean {
+  return d.group === '' && d.resource === 'services';
 }
 
 function isCrd(d: ResourceDef): boolean {
