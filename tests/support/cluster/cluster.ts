@@ -6,6 +6,7 @@ import { apiVersionOf } from '../../../src/kube/types.ts';
 import type { DeleteOptions, InProcessApi, ListOptions, PodLogSource, ResourceRef } from './contract.ts';
 import { admit, type Operation } from './admission.ts';
 import { quotaRefusal } from './quota.ts';
+import { applyLimitRangeDefaults, defaultRequestsFromLimits } from './limit-ranges.ts';
 import { crdToDef, CRD_CLEANUP_FINALIZER, settledStatus, validateCrd, validateStoredVersions } from './crd.ts';
 import { alreadyExists, ApiError, badRequest, conflict, forbidden, invalid, invalidValue, notFound, required, type FieldError } from './errors.ts';
 import { recordUpdate, serverSideApply } from './managed-fields.ts';
@@ -37,6 +38,7 @@ const CONTROLLER_USER: UserInfo = { username: 'system:serviceaccount:kubeflow:si
 const CRD_REF: ResourceRef = { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions' };
 const NS_REF: ResourceRef = { group: '', resource: 'namespaces' };
 const QUOTA_REF: ResourceRef = { group: '', resource: 'resourcequotas' };
+const LIMIT_RANGE_REF: ResourceRef = { group: '', resource: 'limitranges' };
 const VAP_REF: ResourceRef = { group: 'admissionregistration.k8s.io', resource: 'validatingadmissionpolicies' };
 const VAPB_REF: ResourceRef = { group: 'admissionregistration.k8s.io', resource: 'validatingadmissionpolicybindings' };
 /** Kinds whose create sets a status instead of dropping it (the real strategies' PrepareForCreate). */
@@ -237,6 +239,12 @@ export class Cluster implements InProcessApi {
       // allocated clusterIP or nodePort belongs to no field manager
       if (options.fieldManager && !options.dryRun && !Array.isArray(meta.managedFields)) recordUpdate(undefined, obj, options.fieldManager, meta.creationTimestamp);
       this.services.prepareCreate(obj);
+    }
+    if (d.group === '' && d.resource === 'pods') {
+      // defaulting, then the mutating LimitRanger, before any validating admission and the ResourceQuota check last
+      // (limit-ranges.ts; kubernetes pkg/kubeapiserver/options/plugins.go orders LimitRanger before ResourceQuota)
+      defaultRequestsFromLimits(obj);
+      applyLimitRangeDefaults(obj, this.store.scan(LIMIT_RANGE_REF, namespace).map((s) => s.obj));
     }
     this.admit('CREATE', d, obj, null, options);
     if (d.group === '' && d.resource === 'pods') this.admitQuota(d, obj);
