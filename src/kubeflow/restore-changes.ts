@@ -22,6 +22,12 @@ export interface RestoreChange {
    * written, and the row records why.
    */
   apply?: (view: KubeObject, archived: KubeObject) => void;
+  /**
+   * For an update of a live object: what the replacement takes back from it, where the row cleared a field the target
+   * has since set and its API server refuses to see change (a Job's generated selector, a PVC's volume). Returns a new
+   * object; `wanted` and `live` are left as they are.
+   */
+  keepOnUpdate?: (wanted: KubeObject, live: KubeObject) => KubeObject;
 }
 
 const lastAppliedAnnotation = 'kubectl.kubernetes.io/last-applied-configuration';
@@ -134,6 +140,38 @@ function restoreJob(view: KubeObject): void {
   view.spec = copy;
 }
 
+/** the target's generated selector and controller-uid labels, which an update may not change (ValidateJobUpdate) */
+function keepJobSelector(wanted: KubeObject, live: KubeObject): KubeObject {
+  const spec = wanted.spec as JobSpec | undefined;
+  const liveSpec = live.spec as JobSpec | undefined;
+  if (!spec || spec.manualSelector === true || !liveSpec) return wanted;
+  const liveLabels = liveSpec.template?.metadata?.labels ?? {};
+  const generated = Object.fromEntries(controllerUidLabels.filter((key) => key in liveLabels).map((key) => [key, liveLabels[key]!]));
+  const template = spec.template ?? {};
+  return {
+    ...wanted,
+    spec: {
+      ...spec,
+      ...(liveSpec.selector ? { selector: liveSpec.selector } : {}),
+      template: { ...template, metadata: { ...template.metadata, labels: { ...template.metadata?.labels, ...generated } } },
+    },
+  };
+}
+
+/** the volume the target bound the claim to, and the class it defaulted: a claim's spec is immutable but for those */
+function keepPvcBinding(wanted: KubeObject, live: KubeObject): KubeObject {
+  const spec = (wanted.spec ?? {}) as { volumeName?: string; storageClassName?: string };
+  const liveSpec = (live.spec ?? {}) as { volumeName?: string; storageClassName?: string };
+  return {
+    ...wanted,
+    spec: {
+      ...spec,
+      ...(spec.volumeName === undefined && liveSpec.volumeName !== undefined ? { volumeName: liveSpec.volumeName } : {}),
+      ...(spec.storageClassName === undefined && liveSpec.storageClassName !== undefined ? { storageClassName: liveSpec.storageClassName } : {}),
+    },
+  };
+}
+
 function withoutKeys(map: Record<string, string>, keys: readonly string[]): Record<string, string> {
   return Object.fromEntries(Object.entries(map).filter(([key]) => !keys.includes(key)));
 }
@@ -188,6 +226,7 @@ export const restoreChanges: readonly RestoreChange[] = [
     changes: 'the controller-uid and batch.kubernetes.io/controller-uid keys leave spec.selector.matchLabels and the pod template\'s labels (unless manualSelector): the server generates them from the new Job\'s uid. A Job that finished in the source cluster is not written at all (finished-jobs.ts)',
     source: 'vmware-tanzu/velero pkg/restore/actions/job_action.go; kubernetes pkg/registry/batch/job/strategy.go (generateSelector), pkg/apis/batch/validation/validation.go (validateGeneratedSelector)',
     apply: restoreJob,
+    keepOnUpdate: keepJobSelector,
   },
   {
     group: '', kind: 'Secret',
@@ -200,6 +239,7 @@ export const restoreChanges: readonly RestoreChange[] = [
     changes: 'spec.volumeName and the binding annotations (bind-completed, bound-by-controller, selected-node, storage-provisioner) are dropped: the target binds the claim to a volume of its own',
     source: 'vmware-tanzu/velero pkg/restore/actions/pvc_action.go; kubernetes pkg/controller/volume/persistentvolume/pv_controller.go',
     apply: restorePvc,
+    keepOnUpdate: keepPvcBinding,
   },
   {
     group: '', kind: 'ServiceAccount',
@@ -224,6 +264,11 @@ const byGroupKind = new Map(restoreChanges.filter((row) => row.kind !== '*').map
 /** the row of the table for an object's kind, if its kind has one */
 export function restoreChangeFor(object: KubeObject): RestoreChange | undefined {
   return byGroupKind.get(`${groupOf(object.apiVersion)}/${object.kind}`);
+}
+
+/** the replacement for updating `live` to `wanted` (see RestoreChange.keepOnUpdate) */
+export function replacementFor(wanted: KubeObject, live: KubeObject): KubeObject {
+  return restoreChangeFor(wanted)?.keepOnUpdate?.(wanted, live) ?? wanted;
 }
 
 /** applies the object's row to `view` (see RestoreChange.apply) */

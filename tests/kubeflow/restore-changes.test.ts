@@ -2,7 +2,7 @@
 // out by hand from the Velero RestoreItemAction or Kubernetes source the row names.
 import { expect } from 'chai';
 import type { KubeObject } from '../../src/kube/types.ts';
-import { restoreChanges } from '../../src/kubeflow/restore-changes.ts';
+import { replacementFor, restoreChanges } from '../../src/kubeflow/restore-changes.ts';
 import { finishedJobReason, jobOutcome } from '../../src/kubeflow/finished-jobs.ts';
 import { restorable, restorableView } from '../../src/restore/normalize.ts';
 
@@ -119,6 +119,43 @@ describe('restore changes per kind (src/kubeflow/restore-changes.ts)', () => {
     for (const c of cases) expect(rows.has(c.row), c.row).to.equal(true);
     for (const kind of ['Pod', 'PersistentVolume']) expect(rows.has(`/${kind}`), kind).to.equal(true);
   });
+});
+
+describe('what an update keeps from the live object (restore-changes.ts, keepOnUpdate)', () => {
+  const NEW_UID = '9e9e9e9e-5555-4666-8777-888888888888';
+  const rows: Array<{ what: string; wanted: KubeObject; live: KubeObject; replacement: KubeObject }> = [
+    {
+      what: 'batch/Job: the target\'s generated selector and controller-uid labels',
+      wanted: { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'j', namespace: 'alice' }, spec: { backoffLimit: 0, template: { metadata: { labels: { app: 'x', 'job-name': 'j' } }, spec: { restartPolicy: 'Never', containers: [] } } } },
+      live: {
+        apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'j', namespace: 'alice', uid: NEW_UID },
+        spec: { backoffLimit: 3, selector: { matchLabels: { 'batch.kubernetes.io/controller-uid': NEW_UID } }, template: { metadata: { labels: { app: 'x', 'job-name': 'j', 'controller-uid': NEW_UID, 'batch.kubernetes.io/controller-uid': NEW_UID } }, spec: { restartPolicy: 'Never', containers: [] } } },
+      },
+      replacement: {
+        apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'j', namespace: 'alice' },
+        spec: { backoffLimit: 0, selector: { matchLabels: { 'batch.kubernetes.io/controller-uid': NEW_UID } }, template: { metadata: { labels: { app: 'x', 'job-name': 'j', 'controller-uid': NEW_UID, 'batch.kubernetes.io/controller-uid': NEW_UID } }, spec: { restartPolicy: 'Never', containers: [] } } },
+      },
+    },
+    {
+      what: '/PersistentVolumeClaim: the volume the target bound it to and the class it defaulted',
+      wanted: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'd', namespace: 'alice', labels: { tier: 'gold' } }, spec: { resources: { requests: { storage: '1Gi' } } } },
+      live: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'd', namespace: 'alice' }, spec: { volumeName: 'pv-9', storageClassName: 'standard', resources: { requests: { storage: '1Gi' } } } },
+      replacement: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'd', namespace: 'alice', labels: { tier: 'gold' } }, spec: { volumeName: 'pv-9', storageClassName: 'standard', resources: { requests: { storage: '1Gi' } } } },
+    },
+    {
+      what: '/ConfigMap: nothing',
+      wanted: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'alice' }, data: { a: '1' } } as KubeObject,
+      live: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'alice' }, data: { a: '2' } } as KubeObject,
+      replacement: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'alice' }, data: { a: '1' } } as KubeObject,
+    },
+  ];
+  for (const row of rows) {
+    it(row.what, () => {
+      const [wanted, live] = [structuredClone(row.wanted), structuredClone(row.live)];
+      expect(replacementFor(row.wanted, row.live)).to.deep.equal(row.replacement);
+      expect([row.wanted, row.live], 'inputs left as they were').to.deep.equal([wanted, live]);
+    });
+  }
 });
 
 describe('finished batch Jobs (src/kubeflow/finished-jobs.ts)', () => {

@@ -21,6 +21,7 @@ const SERVICES = { group: '', resource: 'services' };
 const JOBS = { group: 'batch', resource: 'jobs' };
 const PODS = { group: '', resource: 'pods' };
 const PROFILES = { group: 'kubeflow.org', resource: 'profiles' };
+const PVCS = { group: '', resource: 'persistentvolumeclaims' };
 
 interface Port { name?: string; port: number; nodePort?: number }
 interface ServiceSpec { clusterIP?: string; clusterIPs?: string[]; ports?: Port[] }
@@ -49,6 +50,7 @@ describe('restore of Services and Jobs into a cluster whose Service range is in 
   let namespace: string;
   let outcome: Awaited<ReturnType<typeof runRestore>>;
   let rerun: Awaited<ReturnType<typeof runRestore>>;
+  let restoreAgain: (conflictPolicy: 'update') => ReturnType<typeof runRestore>;
   const sourceObjects = new Map<string, KubeObject>();
 
   const job = (name: string, script: string): KubeObject => ({
@@ -77,6 +79,7 @@ describe('restore of Services and Jobs into a cluster whose Service range is in 
     const running = source.api.create(JOBS, job('export-running', 'echo running'));
     source.api.updateStatus(JOBS, { ...running, status: { startTime: at, active: 1 } });
     sourceObjects.set('export-running', running);
+    source.api.create(PVCS, { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data', namespace, labels: { tier: 'gold' } }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } });
 
     // the target's range already holds the source's addresses and node port, taken by Services of its own
     target.api.create(SERVICES, { apiVersion: 'v1', kind: 'Service', metadata: { name: 'taken-a', namespace: 'default' }, spec: { clusterIP: specOf(web).clusterIP, ports: [{ port: 1 }] } });
@@ -97,6 +100,7 @@ describe('restore of Services and Jobs into a cluster whose Service range is in 
     });
     outcome = await runRestore(kubeTarget, backupStore(store), { backupId: backup.backupId, waitTimeoutMs: 20_000 });
     rerun = await runRestore(kubeTarget, backupStore(store), { backupId: backup.backupId, waitTimeoutMs: 20_000 });
+    restoreAgain = (conflictPolicy) => runRestore(kubeTarget, backupStore(store), { backupId: backup.backupId, waitTimeoutMs: 20_000, conflictPolicy });
   });
   after(async () => {
     stopKubelet?.();
@@ -153,5 +157,24 @@ describe('restore of Services and Jobs into a cluster whose Service range is in 
     expect(rerun.totals.failed).to.equal(0);
     expect(rerun.totals.created).to.equal(0);
     expect(rerun.totals.updated).to.equal(0);
+  });
+
+  it('conflict-policy=update puts a changed Job and a bound PVC back, keeping what the target made that may not change', async () => {
+    // the target bound the claim meanwhile (its provisioner, or here by hand), and someone changed both objects
+    let pvc = target.api.get(PVCS, 'data', namespace)!;
+    if (!(pvc.spec as { volumeName?: string }).volumeName) pvc = target.api.update(PVCS, { ...pvc, spec: { ...(pvc.spec as object), volumeName: 'pv-on-target' } });
+    if ((pvc.status as { phase?: string } | undefined)?.phase !== 'Bound') target.api.updateStatus(PVCS, { ...pvc, status: { phase: 'Bound' } });
+    const volumeName = (pvc.spec as { volumeName: string }).volumeName;
+    target.api.mergePatch(PVCS, 'data', namespace, { metadata: { labels: { tier: 'changed' } } });
+    target.api.mergePatch(JOBS, 'export-running', namespace, { spec: { backoffLimit: 3 } });
+    const result = await restoreAgain('update');
+    expect(result.failures).to.deep.equal([]);
+    expect(result.totals.updated).to.equal(2);
+    const claim = target.api.get(PVCS, 'data', namespace)!;
+    expect(claim.metadata.labels).to.deep.equal({ tier: 'gold' });
+    expect((claim.spec as { volumeName?: string }).volumeName).to.equal(volumeName);
+    const job = target.api.get(JOBS, 'export-running', namespace)!;
+    expect((job.spec as { backoffLimit?: number }).backoffLimit).to.equal(0);
+    expect((job.spec as { selector: unknown }).selector).to.deep.equal({ matchLabels: { 'batch.kubernetes.io/controller-uid': job.metadata.uid } });
   });
 });

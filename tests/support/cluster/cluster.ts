@@ -15,6 +15,7 @@ import { clone, mergePatch } from './patch.ts';
 import { builtinResources, servedVersions, storageVersion, type ResourceDef } from './resources.ts';
 import { fieldMatcher, labelMatcher } from './selectors.ts';
 import { ObjectStore, objectKey, refKey, type Stored } from './store.ts';
+import { validateDataUpdate, validatePvcUpdate } from './immutable.ts';
 import { generateJobSelector, validateJobCreate, validateJobUpdate } from './jobs.ts';
 import { DEFAULT_NETWORK, ServiceAllocator, type ServiceNetwork } from './services.ts';
 import { seededRandom } from './faults.ts';
@@ -381,6 +382,12 @@ export class Cluster implements InProcessApi {
     if (isJobs(d) && subresource === 'main') {
       const jobErrors = validateJobUpdate(next, old);
       if (jobErrors.length) throw invalid(d.kind, d.group, name, jobErrors);
+    }
+    if (d.group === '' && subresource === 'main') {
+      const immutableErrors = d.resource === 'persistentvolumeclaims' ? validatePvcUpdate(next, old)
+        : d.resource === 'secrets' ? validateDataUpdate('Secret', next, old)
+          : d.resource === 'configmaps' ? validateDataUpdate('ConfigMap', next, old) : [];
+      if (immutableErrors.length) throw invalid(d.kind, d.group, name, immutableErrors);
     }
 
     this.admit('UPDATE', d, next, old, options, subresource === 'status' ? 'status' : '');
