@@ -16,6 +16,7 @@ import { builtinResources, servedVersions, storageVersion, type ResourceDef } fr
 import { fieldMatcher, labelMatcher } from './selectors.ts';
 import { ObjectStore, objectKey, refKey, type Stored } from './store.ts';
 import { validateDataUpdate, validatePvcUpdate } from './immutable.ts';
+import { schemaProblems } from './schemas.ts';
 import { generateJobSelector, validateJobCreate, validateJobUpdate } from './jobs.ts';
 import { DEFAULT_NETWORK, ServiceAllocator, type ServiceNetwork } from './services.ts';
 import { seededRandom } from './faults.ts';
@@ -221,6 +222,10 @@ export class Cluster implements InProcessApi {
     delete meta.deletionGracePeriodSeconds;
     delete meta.resourceVersion;
     this.prepareForCreate(d, obj);
+    if (d.builtin) {
+      const schemaErrors = schemaProblems(d, obj);
+      if (schemaErrors.length) throw invalid(d.kind, d.group, name, schemaErrors);
+    }
     if (isJobs(d)) {
       generateJobSelector(obj);
       const jobErrors = validateJobCreate(obj);
@@ -379,6 +384,10 @@ export class Cluster implements InProcessApi {
     }
     if (d.group === '' && d.resource === 'namespaces' && old.metadata.deletionTimestamp) next.status = clone(old.status);
     if (isServices(d) && subresource === 'main') this.services.prepareUpdate(next, old);
+    if (d.builtin && subresource === 'main') {
+      const schemaErrors = schemaProblems(d, next);
+      if (schemaErrors.length) throw invalid(d.kind, d.group, name, schemaErrors);
+    }
     if (isJobs(d) && subresource === 'main') {
       const jobErrors = validateJobUpdate(next, old);
       if (jobErrors.length) throw invalid(d.kind, d.group, name, jobErrors);
