@@ -541,6 +541,22 @@ export class Cluster implements InProcessApi {
       if (kp) errors.push(invalidValue('metadata.annotations', k, kp));
       if (typeof v !== 'string') errors.push(invalidValue(`metadata.annotations`, v, 'must be a string'));
     }
+    // ValidateOwnerReferences (k8s.io/apimachinery pkg/api/validation/objectmeta.go): each reference names an owner
+    // fully, and at most one is the controller
+    let firstController = '';
+    for (const ref of meta.ownerReferences ?? []) {
+      const apiVersion = ref.apiVersion ?? '';
+      const version = apiVersion.includes('/') ? apiVersion.slice(apiVersion.indexOf('/') + 1) : apiVersion;
+      if (!version) errors.push(invalidValue('metadata.ownerReferences.apiVersion', apiVersion, 'version must not be empty'));
+      if (!ref.kind) errors.push(invalidValue('metadata.ownerReferences.kind', ref.kind ?? '', 'kind must not be empty'));
+      if (!ref.name) errors.push(invalidValue('metadata.ownerReferences.name', ref.name ?? '', 'name must not be empty'));
+      if (!ref.uid) errors.push(invalidValue('metadata.ownerReferences.uid', ref.uid ?? '', 'uid must not be empty'));
+      if (ref.controller === true) {
+        const current = `${ref.kind}/${ref.name}`;
+        if (firstController) errors.push(invalidValue('metadata.ownerReferences', meta.ownerReferences, `Only one reference can have Controller set to true. Found "true" in references for ${firstController} and ${current}`));
+        else firstController = current;
+      }
+    }
     const size = Object.entries(meta.annotations ?? {}).reduce((n, [k, v]) => n + k.length + String(v).length, 0);
     if (size > 262144) errors.push({ field: 'metadata.annotations', type: 'FieldValueTooLong', text: 'Too long: must have at most 262144 bytes' });
     if (d.group === '' && (d.resource === 'secrets' || d.resource === 'configmaps')) {

@@ -45,4 +45,19 @@ describe('embedded cluster: dependents of owners that are not there', function (
     await until('the absent owner to be dropped', () => c.api.get(CONFIGMAPS, 'two-owners', 'one')?.metadata.ownerReferences?.length === 1);
     expect(c.api.get(CONFIGMAPS, 'two-owners', 'one')!.metadata.ownerReferences).to.deep.equal([ref(living)]);
   });
+
+  it('refuses an ownerReference that does not name its owner fully, or a second controller, with the real messages', () => {
+    const refused = (owners: KubeObject['metadata']['ownerReferences']): string => {
+      try {
+        map('bad-owners', 'one', owners);
+      } catch (e) {
+        return (e as Error).message;
+      }
+      throw new Error('expected a refusal');
+    };
+    expect(refused([{ apiVersion: 'v1', kind: 'ConfigMap', name: 'x', uid: '' }])).to.equal('ConfigMap "bad-owners" is invalid: metadata.ownerReferences.uid: Invalid value: "": uid must not be empty');
+    const a = { apiVersion: 'v1', kind: 'ConfigMap', name: 'a', uid: 'u-a', controller: true };
+    const b = { apiVersion: 'apps/v1', kind: 'Deployment', name: 'b', uid: 'u-b', controller: true };
+    expect(refused([a, b])).to.match(/^ConfigMap "bad-owners" is invalid: metadata\.ownerReferences: Invalid value: .*: Only one reference can have Controller set to true\. Found "true" in references for ConfigMap\/a and Deployment\/b$/);
+  });
 });
