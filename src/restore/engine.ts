@@ -25,6 +25,7 @@ import type { ProgressSink } from '../backup/progress.ts';
 import type { Manifest } from '../archive/manifest.ts';
 import { unmetFields } from './compare.ts';
 import { RestoreInputError, RestoreStoppedError, listOf } from './errors.ts';
+import { replacementFor } from '../kubeflow/restore-changes.ts';
 import { restorable } from './normalize.ts';
 import { runPreflight, spoolKey, type Preflight, type SpooledStep } from './preflight.ts';
 import { RestoreReport, type KindTally, type PlanEntry, type Verdict } from './report.ts';
@@ -533,7 +534,9 @@ class RestoreRun {
         throw new RestoreStoppedError(`conflict-policy=fail: ${what}; the restore stopped there — rerun with conflict-policy=skip or update.`);
       }
       if (this.dry) return record('update', `${what} (conflict-policy=update overwrites it)`);
-      const replacement: KubeObject = { ...wanted, metadata: { ...wanted.metadata, resourceVersion: existing.metadata.resourceVersion } };
+      // what the target set that its API server refuses to see change (restore-changes.ts, keepOnUpdate)
+      const kept = replacementFor(wanted, existing);
+      const replacement: KubeObject = { ...kept, metadata: { ...kept.metadata, resourceVersion: existing.metadata.resourceVersion } };
       try {
         const updated = await this.kube.replace(resource, replacement, { fieldManager: FIELD_MANAGER });
         this.remember(item.uid, updated);

@@ -1,24 +1,13 @@
-// What a restore writes for an archived object: server fields stripped (src/kubeflow/strip.ts), plus the fields that
-// only meant something in the source cluster. A PVC's binding names a PersistentVolume of the source cluster; written
-// into another cluster it would wait forever for a volume that is not there, and in the same cluster the live PVC
-// keeps its own binding, so both are left to the target. A service-account-token Secret goes without its data and
-// without the uid of the ServiceAccount it was made for: the token controller deletes a token Secret whose
-// `kubernetes.io/service-account.uid` names no live ServiceAccount, and fills the data of one that has none
-// (kubernetes pkg/controller/serviceaccount/tokens_controller.go, syncSecret; Velero's restore does the same,
-// vmware-tanzu/velero pkg/restore/actions/secret_action.go). A token signed by the source cluster's key is worthless on
-// another one anyway.
+// What a restore writes for an archived object: server fields stripped (src/kubeflow/strip.ts), then what the
+// kind's row of the restore-changes table (src/kubeflow/restore-changes.ts) clears or rewrites: the fields that only
+// meant something in the source cluster (a Service's addresses, a Job's controller-uid, a PVC's binding, a token
+// Secret's data, …), each following the Velero RestoreItemAction or Kubernetes code the row names.
 import type { KubeObject } from '../kube/types.ts';
-import { groupOf } from '../kubeflow/identity.ts';
 import { reconcileRequestAnnotation } from '../kubeflow/profile-namespaces.ts';
-import { pvcBindingAnnotations } from '../kubeflow/pvc-binding.ts';
+import { applyRestoreChange } from '../kubeflow/restore-changes.ts';
 import { stripServerMetadata } from '../kubeflow/strip.ts';
 
-export const serviceAccountTokenType = 'kubernetes.io/service-account-token';
-const serviceAccountUidAnnotation = 'kubernetes.io/service-account.uid';
-
-function isServiceAccountToken(object: KubeObject): boolean {
-  return object.kind === 'Secret' && groupOf(object.apiVersion) === '' && object.type === serviceAccountTokenType;
-}
+export { serviceAccountTokenType } from '../kubeflow/restore-changes.ts';
 
 /** a copy of `object` fit to be written into another cluster (owner references still carry the source uids) */
 export function restorable(object: KubeObject): KubeObject {
@@ -27,7 +16,7 @@ export function restorable(object: KubeObject): KubeObject {
 
 /**
  * What `restorable` returns, without copying what it keeps: the result shares spec, data and every other body
- * field with `object` (only metadata, and a PVC's spec, are new). For serializing at once (the restore spool) —
+ * field with `object` (only metadata, and what the kind's restore change rewrites, are new). For serializing at once (the restore spool) —
  * deep-copying every archived object, managedFields included, only to write it out was a visible cost at scale.
  */
 export function restorableView(object: KubeObject): KubeObject {
@@ -40,25 +29,6 @@ export function restorableView(object: KubeObject): KubeObject {
     if (Object.keys(stripped.annotations).length === 0) delete stripped.annotations;
   }
   const view = { ...body, metadata: stripped } as KubeObject;
-  if (isServiceAccountToken(view)) {
-    delete view.data;
-    delete view.stringData;
-    if (stripped.annotations) {
-      delete stripped.annotations[serviceAccountUidAnnotation];
-      if (Object.keys(stripped.annotations).length === 0) delete stripped.annotations;
-    }
-  }
-  if (view.kind === 'PersistentVolumeClaim' && groupOf(view.apiVersion) === '') {
-    if (view.spec && typeof view.spec === 'object') {
-      const spec = { ...(view.spec as Record<string, unknown>) };
-      delete spec.volumeName;
-      view.spec = spec;
-    }
-    const annotations = stripped.annotations;
-    if (annotations) {
-      for (const name of pvcBindingAnnotations) delete annotations[name];
-      if (Object.keys(annotations).length === 0) delete stripped.annotations;
-    }
-  }
+  applyRestoreChange(view, object);
   return view;
 }

@@ -16,6 +16,7 @@ import type { BackupStore } from '../store/backup-store.ts';
 import type { MarkerRead } from '../archive/reader.ts';
 import { restoreRefusal } from '../kubeflow/allow-list.ts';
 import { generatedReason } from '../kubeflow/generated.ts';
+import { finishedJobReason } from '../kubeflow/finished-jobs.ts';
 import { isRecurringRun, recurringRunReason } from '../kubeflow/recurring-runs.ts';
 import { describeObject, groupOf } from '../kubeflow/identity.ts';
 import { noProfileReason, reservedProfileReason } from '../kubeflow/profile-namespaces.ts';
@@ -253,6 +254,11 @@ export async function runPreflight(kube: RestoreKube, store: BackupStore, reques
       }
       if (isRecurringRun(object)) {
         skipped.push({ key, namespace, kind: object.kind, reason: recurringRunReason, recurringRun: `${namespace}/${object.metadata.name ?? ''}` });
+        continue;
+      }
+      const finishedJob = finishedJobReason(object);
+      if (finishedJob) {
+        skipped.push({ key, namespace, kind: object.kind, reason: finishedJob });
         continue;
       }
       if (isSealed(object)) {

@@ -1,6 +1,14 @@
-// The control-plane loops a real cluster runs beside the API server: the garbage collector (ownerReferences,
-// foreground/orphan deletion), the namespace controller (Terminating, then gone with its contents) and the
-// apiextensions cleanup (deleting a CRD deletes its objects).
+// The control-plane loops a real cluster runs beside the API server, each following its upstream source:
+// - the garbage collector (kubernetes pkg/controller/garbagecollector/garbagecollector.go: attemptToDeleteItem,
+//   classifyReferences, processDeletingDependentsItem; operations.go): a dependent all of whose owners are absent is
+//   deleted in the background, one that still has a living owner loses the reference to the absent one; an owner is
+//   absent when no object has its uid, or when it is namespaced and lives in another namespace than its dependent
+//   (the collector looks owners up in the dependent's namespace); foreground deletion waits for the blocking
+//   dependents, orphan deletion removes the references first;
+// - the namespace controller (pkg/controller/namespace/deletion/namespaced_resources_deleter.go): Terminating, then
+//   gone with its contents once the `kubernetes` finalizer is removed;
+// - the apiextensions finalizer (staging/src/k8s.io/apiextensions-apiserver/pkg/controller/finalizer/crd_finalizer.go):
+//   deleting a CRD deletes its objects, then the CRD.
 import type { KubeObject } from '../../../src/kube/types.ts';
 import { crdToDef, CRD_CLEANUP_FINALIZER } from './crd.ts';
 import { CRD_REF, NS_REF, type Cluster } from './cluster.ts';
@@ -57,16 +65,22 @@ export function startBackgroundControllers(cluster: Cluster): () => void {
     const where = cluster.locate(uid);
     const owner = where ? cluster.store.get(where.ref, where.key)?.obj : undefined;
     const dependents = cluster.dependentsOf(uid);
-    if (!owner) {
-      // owner gone: delete dependents that have no other living owner, else drop the dangling reference
-      for (const dep of dependents) {
-        const refs = dep.stored.obj.metadata.ownerReferences ?? [];
-        const living = refs.filter((r) => r.uid !== uid && cluster.uidExists(r.uid));
-        if (living.length > 0) patchOwnerRefs(dep.ref, dep.stored.obj, refs.filter((r) => r.uid !== uid));
-        else if (!dep.stored.obj.metadata.deletionTimestamp) del(dep.ref, dep.stored.obj, 'Background');
-      }
-      return;
+    // an owner is visible to a dependent only in the dependent's namespace (or cluster-wide, for a cluster-scoped owner)
+    const visibleTo = (dependent: KubeObject, ownerUid: string): boolean => {
+      const at = cluster.locate(ownerUid);
+      const found = at ? cluster.store.get(at.ref, at.key)?.obj : undefined;
+      if (!found) return false;
+      return found.metadata.namespace === undefined || found.metadata.namespace === dependent.metadata.namespace;
+    };
+    const dangling = owner ? dependents.filter((dep) => !visibleTo(dep.stored.obj, uid)) : dependents;
+    // owner absent: delete dependents that have no other living owner, else drop the dangling reference
+    for (const dep of dangling) {
+      const refs = dep.stored.obj.metadata.ownerReferences ?? [];
+      const living = refs.filter((r) => r.uid !== uid && visibleTo(dep.stored.obj, r.uid));
+      if (living.length > 0) patchOwnerRefs(dep.ref, dep.stored.obj, refs.filter((r) => r.uid !== uid));
+      else if (!dep.stored.obj.metadata.deletionTimestamp) del(dep.ref, dep.stored.obj, 'Background');
     }
+    if (!owner) return;
     if (!owner.metadata.deletionTimestamp || !where) return;
     const finalizers = owner.metadata.finalizers ?? [];
     if (finalizers.includes('orphan')) {

@@ -6,6 +6,7 @@ import { apiVersionOf } from '../../../src/kube/types.ts';
 import type { DeleteOptions, InProcessApi, ListOptions, PodLogSource, ResourceRef } from './contract.ts';
 import { admit, type Operation } from './admission.ts';
 import { quotaRefusal } from './quota.ts';
+import { applyLimitRangeDefaults, defaultRequestsFromLimits } from './limit-ranges.ts';
 import { crdToDef, CRD_CLEANUP_FINALIZER, settledStatus, validateCrd, validateStoredVersions } from './crd.ts';
 import { alreadyExists, ApiError, badRequest, conflict, forbidden, invalid, invalidValue, notFound, required, type FieldError } from './errors.ts';
 import { recordUpdate, serverSideApply } from './managed-fields.ts';
@@ -14,6 +15,11 @@ import { clone, mergePatch } from './patch.ts';
 import { builtinResources, servedVersions, storageVersion, type ResourceDef } from './resources.ts';
 import { fieldMatcher, labelMatcher } from './selectors.ts';
 import { ObjectStore, objectKey, refKey, type Stored } from './store.ts';
+import { validateDataUpdate, validatePvcUpdate } from './immutable.ts';
+import { schemaProblems } from './schemas.ts';
+import { generateJobSelector, validateJobCreate, validateJobUpdate } from './jobs.ts';
+import { DEFAULT_NETWORK, ServiceAllocator, type ServiceNetwork } from './services.ts';
+import { seededRandom } from './faults.ts';
 
 export interface UserInfo {
   username: string;
@@ -34,6 +40,7 @@ const CONTROLLER_USER: UserInfo = { username: 'system:serviceaccount:kubeflow:si
 const CRD_REF: ResourceRef = { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions' };
 const NS_REF: ResourceRef = { group: '', resource: 'namespaces' };
 const QUOTA_REF: ResourceRef = { group: '', resource: 'resourcequotas' };
+const LIMIT_RANGE_REF: ResourceRef = { group: '', resource: 'limitranges' };
 const VAP_REF: ResourceRef = { group: 'admissionregistration.k8s.io', resource: 'validatingadmissionpolicies' };
 const VAPB_REF: ResourceRef = { group: 'admissionregistration.k8s.io', resource: 'validatingadmissionpolicybindings' };
 /** Kinds whose create sets a status instead of dropping it (the real strategies' PrepareForCreate). */
@@ -52,14 +59,18 @@ export class Cluster implements InProcessApi {
   /** owner uid → dependents' "<refKey>|<objectKey>" */
   private readonly dependents = new Map<string, Set<string>>();
   private readonly random: () => number;
-  private nextClusterIp = 10;
+  /** ClusterIPs and nodePorts the stored Services hold (services.ts) */
+  readonly services: ServiceAllocator;
   /** mutating admission on CREATE, per resource (what a MutatingWebhookConfiguration with operations [CREATE] does) */
   private readonly createMutators = new Map<string, Array<(object: KubeObject) => void>>();
 
-  constructor(options: { random?: () => number; store?: ObjectStore } = {}) {
+  constructor(options: { random?: () => number; store?: ObjectStore; serviceNetwork?: ServiceNetwork; allocationSeed?: number } = {}) {
     this.random = options.random ?? Math.random;
     this.store = options.store ?? new ObjectStore();
+    // a random source of its own, so that allocating addresses does not change the names generateName produces
+    this.services = new ServiceAllocator(options.serviceNetwork ?? DEFAULT_NETWORK, seededRandom(options.allocationSeed ?? 0x5e7c));
     for (const d of builtinResources()) this.defs.set(refKey(d), d);
+    for (const s of this.store.scan({ group: '', resource: 'services' })) this.services.track(undefined, s.obj);
   }
 
   // ---- resource registry -------------------------------------------------------------------------------------
@@ -211,6 +222,15 @@ export class Cluster implements InProcessApi {
     delete meta.deletionGracePeriodSeconds;
     delete meta.resourceVersion;
     this.prepareForCreate(d, obj);
+    if (d.builtin) {
+      const schemaErrors = schemaProblems(d, obj);
+      if (schemaErrors.length) throw invalid(d.kind, d.group, name, schemaErrors);
+    }
+    if (isJobs(d)) {
+      generateJobSelector(obj);
+      const jobErrors = validateJobCreate(obj);
+      if (jobErrors.length) throw invalid(d.kind, d.group, name, jobErrors);
+    }
     if (isCrd(d)) {
       validateCrd(obj);
       const def = crdToDef(obj);
@@ -218,6 +238,19 @@ export class Cluster implements InProcessApi {
       if (existing && existing.builtin) throw invalid('CustomResourceDefinition', CRD_REF.group, name, [invalidValue('spec.group', def.group, 'cannot redefine a built-in resource')]);
       obj.status = settledStatus(obj, undefined, meta.creationTimestamp);
       meta.finalizers = [...new Set([...(meta.finalizers ?? []), CRD_CLEANUP_FINALIZER])];
+    }
+    if (isServices(d)) {
+      // the handler records managed fields from the request, before the registry allocates (kubernetes
+      // staging/src/k8s.io/apiserver/pkg/endpoints/handlers/create.go, then pkg/registry/core/service/storage): an
+      // allocated clusterIP or nodePort belongs to no field manager
+      if (options.fieldManager && !options.dryRun && !Array.isArray(meta.managedFields)) recordUpdate(undefined, obj, options.fieldManager, meta.creationTimestamp);
+      this.services.prepareCreate(obj);
+    }
+    if (d.group === '' && d.resource === 'pods') {
+      // defaulting, then the mutating LimitRanger, before any validating admission and the ResourceQuota check last
+      // (limit-ranges.ts; kubernetes pkg/kubeapiserver/options/plugins.go orders LimitRanger before ResourceQuota)
+      defaultRequestsFromLimits(obj);
+      applyLimitRangeDefaults(obj, this.store.scan(LIMIT_RANGE_REF, namespace).map((s) => s.obj));
     }
     this.admit('CREATE', d, obj, null, options);
     if (d.group === '' && d.resource === 'pods') this.admitQuota(d, obj);
@@ -350,6 +383,21 @@ export class Cluster implements InProcessApi {
       validateStoredVersions(next);
     }
     if (d.group === '' && d.resource === 'namespaces' && old.metadata.deletionTimestamp) next.status = clone(old.status);
+    if (isServices(d) && subresource === 'main') this.services.prepareUpdate(next, old);
+    if (d.builtin && subresource === 'main') {
+      const schemaErrors = schemaProblems(d, next);
+      if (schemaErrors.length) throw invalid(d.kind, d.group, name, schemaErrors);
+    }
+    if (isJobs(d) && subresource === 'main') {
+      const jobErrors = validateJobUpdate(next, old);
+      if (jobErrors.length) throw invalid(d.kind, d.group, name, jobErrors);
+    }
+    if (d.group === '' && subresource === 'main') {
+      const immutableErrors = d.resource === 'persistentvolumeclaims' ? validatePvcUpdate(next, old)
+        : d.resource === 'secrets' ? validateDataUpdate('Secret', next, old)
+          : d.resource === 'configmaps' ? validateDataUpdate('ConfigMap', next, old) : [];
+      if (immutableErrors.length) throw invalid(d.kind, d.group, name, immutableErrors);
+    }
 
     this.admit('UPDATE', d, next, old, options, subresource === 'status' ? 'status' : '');
     if (sameContent(old, next)) return old;
@@ -431,6 +479,7 @@ export class Cluster implements InProcessApi {
   }
 
   private index(d: ResourceDef, key: string, before: KubeObject | undefined, after: KubeObject | undefined): void {
+    if (isServices(d)) this.services.track(before, after);
     const link = `${refKey(d)}|${key}`;
     for (const o of before?.metadata.ownerReferences ?? []) this.dependents.get(o.uid)?.delete(link);
     if (before?.metadata.uid && !after) this.byUid.delete(before.metadata.uid);
@@ -492,6 +541,22 @@ export class Cluster implements InProcessApi {
       if (kp) errors.push(invalidValue('metadata.annotations', k, kp));
       if (typeof v !== 'string') errors.push(invalidValue(`metadata.annotations`, v, 'must be a string'));
     }
+    // ValidateOwnerReferences (k8s.io/apimachinery pkg/api/validation/objectmeta.go): each reference names an owner
+    // fully, and at most one is the controller
+    let firstController = '';
+    for (const ref of meta.ownerReferences ?? []) {
+      const apiVersion = ref.apiVersion ?? '';
+      const version = apiVersion.includes('/') ? apiVersion.slice(apiVersion.indexOf('/') + 1) : apiVersion;
+      if (!version) errors.push(invalidValue('metadata.ownerReferences.apiVersion', apiVersion, 'version must not be empty'));
+      if (!ref.kind) errors.push(invalidValue('metadata.ownerReferences.kind', ref.kind ?? '', 'kind must not be empty'));
+      if (!ref.name) errors.push(invalidValue('metadata.ownerReferences.name', ref.name ?? '', 'name must not be empty'));
+      if (!ref.uid) errors.push(invalidValue('metadata.ownerReferences.uid', ref.uid ?? '', 'uid must not be empty'));
+      if (ref.controller === true) {
+        const current = `${ref.kind}/${ref.name}`;
+        if (firstController) errors.push(invalidValue('metadata.ownerReferences', meta.ownerReferences, `Only one reference can have Controller set to true. Found "true" in references for ${firstController} and ${current}`));
+        else firstController = current;
+      }
+    }
     const size = Object.entries(meta.annotations ?? {}).reduce((n, [k, v]) => n + k.length + String(v).length, 0);
     if (size > 262144) errors.push({ field: 'metadata.annotations', type: 'FieldValueTooLong', text: 'Too long: must have at most 262144 bytes' });
     if (d.group === '' && (d.resource === 'secrets' || d.resource === 'configmaps')) {
@@ -511,14 +576,6 @@ export class Cluster implements InProcessApi {
       obj.metadata.labels = { ...obj.metadata.labels, 'kubernetes.io/metadata.name': obj.metadata.name ?? '' };
     }
     if (k === '/secrets' && !obj.type) obj.type = 'Opaque';
-    if (k === '/services') {
-      const spec = (obj.spec ??= {}) as Record<string, unknown>;
-      spec.type ??= 'ClusterIP';
-      if (spec.clusterIP !== 'None') {
-        spec.clusterIP ??= `10.152.${183 + Math.floor(this.nextClusterIp / 250)}.${(this.nextClusterIp++ % 250) + 1}`;
-        spec.clusterIPs = [spec.clusterIP];
-      }
-    }
   }
 
   /**
@@ -565,6 +622,14 @@ export class Cluster implements InProcessApi {
 
 function forbiddenField(field: string, detail: string): FieldError {
   return { field, type: 'FieldValueForbidden', text: `Forbidden: ${detail}` };
+}
+
+function isJobs(d: ResourceDef): boolean {
+  return d.group === 'batch' && d.resource === 'jobs';
+}
+
+function isServices(d: ResourceDef): boolean {
+  return d.group === '' && d.resource === 'services';
 }
 
 function isCrd(d: ResourceDef): boolean {

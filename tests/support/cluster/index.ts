@@ -15,6 +15,7 @@ import { Faults, seededRandom } from './faults.ts';
 import { createHandler } from './http.ts';
 import { kubeconfigYaml, writeKubeconfig } from './kubeconfig.ts';
 import { makeCertificates } from './tls.ts';
+import type { ServiceNetwork } from './services.ts';
 
 export interface ClusterOptions {
   /** where to write the kubeconfig; a fresh temporary file when absent */
@@ -35,6 +36,8 @@ export interface ClusterOptions {
   kubeflowCrds?: boolean;
   /** extra CRDs to install at start (tests) */
   crds?: KubeObject[];
+  /** the Service IP range and nodePort range (services.ts; default DEFAULT_NETWORK, a /16 holding MicroK8s' /24) */
+  serviceNetwork?: ServiceNetwork;
   /** how the simulated controllers behave where a real deployment's settings differ */
   kubeflow?: import('./kubeflow/controllers.ts').KubeflowControllerOptions;
 }
@@ -56,9 +59,16 @@ const DEFAULT_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-
 
 export async function startCluster(options: ClusterOptions = {}): Promise<RunningCluster> {
   const seed = options.seed ?? 1;
-  const cluster = new Cluster({ random: seededRandom(seed ^ 0x5eed) });
+  const cluster = new Cluster({ random: seededRandom(seed ^ 0x5eed), serviceNetwork: options.serviceNetwork, allocationSeed: seed });
   const faults = new Faults(seed);
   for (const name of DEFAULT_NAMESPACES) cluster.create(NS_REF, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+  // the API server's own Service, on the first address of the range (kubernetes pkg/controlplane/controller/
+  // kubernetesservice: the "kubernetes" Service in "default")
+  cluster.create({ group: '', resource: 'services' }, {
+    apiVersion: 'v1', kind: 'Service',
+    metadata: { name: 'kubernetes', namespace: 'default', labels: { component: 'apiserver', provider: 'kubernetes' } },
+    spec: { clusterIP: cluster.services.firstIp, ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: 16443 }] },
+  });
   const crds = [...(options.kubeflowCrds === false ? [] : await loadKubeflowCrds()), ...(options.crds ?? [])];
   for (const crd of crds) cluster.create(CRD_REF, crd);
 

@@ -6,6 +6,7 @@
 // - otherwise the Pod's usage is added to what non-terminal Pods of the namespace use, and a quota whose hard limit
 //   would be passed refuses it: `exceeded quota: <quota>, requested: …, used: …, limited: …`.
 // Usage is counted live from the stored Pods here, where the real server reads the quota controller's status.used.
+// The Pod it sees has already been defaulted and passed through LimitRanger (limit-ranges.ts), as on a real server.
 import type { KubeObject } from '../../../src/kube/types.ts';
 
 const COMPUTE = ['cpu', 'memory', 'requests.cpu', 'requests.memory', 'limits.cpu', 'limits.memory'] as const;

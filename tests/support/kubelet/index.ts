@@ -160,6 +160,8 @@ export function simulatedKubelet(options: SimulatedKubeletOptions): SimulatedKub
     function createPodFor(job: KubeObject, attempt = 0): void {
       try {
         createPod(job);
+        // status.active counts the Pods that exist (job_controller.go, syncJob): one only once its create succeeded
+        updateJobStatus(job.metadata.namespace ?? '', job.metadata.name ?? '', (s) => { s.active = 1; });
       } catch (error) {
         if (stopped) return;
         recordJobEvent(job, 'FailedCreate', `Error creating: ${(error as Error).message}`);
@@ -221,7 +223,8 @@ export function simulatedKubelet(options: SimulatedKubeletOptions): SimulatedKub
       if (job.status && ((job.status as { startTime?: string }).startTime || isFinishedJob(job))) return;
       const namespace = job.metadata.namespace ?? '';
       const name = job.metadata.name ?? '';
-      updateJobStatus(namespace, name, (s) => { s.startTime = now(); s.active = 1; s.ready = 0; });
+      // a refused Pod leaves the Job with startTime and 0 active, and a FailedCreate event (createPodFor)
+      updateJobStatus(namespace, name, (s) => { s.startTime = now(); s.active = 0; s.ready = 0; });
       const deadline = (job.spec as JobSpec).activeDeadlineSeconds;
       if (deadline) deadlines.set(key(namespace, name), later(deadline * 1000, () => expireJob(namespace, name)));
       createPodFor(job);

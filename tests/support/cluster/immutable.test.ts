@@ -1,0 +1,70 @@
+// Fields an update may not change on the embedded API server (immutable.ts), with the real server's messages
+// (kubernetes pkg/apis/core/validation/validation.go: ValidatePersistentVolumeClaimUpdate, ValidateSecretUpdate,
+// ValidateConfigMapUpdate).
+import { expect } from 'chai';
+import type { KubeObject } from '../../../src/kube/types.ts';
+import { Cluster } from './cluster.ts';
+
+const PVCS = { group: '', resource: 'persistentvolumeclaims' };
+const SECRETS = { group: '', resource: 'secrets' };
+const CONFIGMAPS = { group: '', resource: 'configmaps' };
+
+function refused(f: () => unknown): string {
+  try {
+    f();
+  } catch (e) {
+    return (e as Error).message;
+  }
+  throw new Error('expected the API server to refuse the update');
+}
+
+describe('embedded API server: immutable fields on update', () => {
+  let cluster: Cluster;
+  beforeEach(() => {
+    cluster = new Cluster();
+    cluster.create({ group: '', resource: 'namespaces' }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'a' } });
+  });
+
+  const claim = (): KubeObject => cluster.create(PVCS, {
+    apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data', namespace: 'a' },
+    spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+  });
+  const withSpec = (o: KubeObject, change: Record<string, unknown>) => ({ ...o, spec: { ...(o.spec as object), ...change } });
+
+  it('a PVC takes a volumeName once, then refuses another, and refuses a change of its access modes', () => {
+    const bound = cluster.update(PVCS, withSpec(claim(), { volumeName: 'pv-1' }));
+    expect(refused(() => cluster.update(PVCS, withSpec(bound, { volumeName: 'pv-2' }))))
+      .to.equal('PersistentVolumeClaim "data" is invalid: spec: Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims');
+    expect(refused(() => cluster.update(PVCS, withSpec(bound, { accessModes: ['ReadWriteMany'] })))).to.contain('spec: Forbidden: spec is immutable after creation');
+    // labels are not the spec
+    expect(cluster.update(PVCS, { ...bound, metadata: { ...bound.metadata, labels: { a: 'b' } } }).metadata.labels).to.deep.equal({ a: 'b' });
+  });
+
+  it('a bound PVC may grow its storage request, never shrink it; an unbound one may not change it', () => {
+    const made = claim();
+    expect(refused(() => cluster.update(PVCS, withSpec(made, { resources: { requests: { storage: '2Gi' } } })))).to.contain('spec is immutable');
+    const bound = cluster.updateStatus(PVCS, { ...made, status: { phase: 'Bound' } });
+    const grown = cluster.update(PVCS, withSpec(bound, { resources: { requests: { storage: '2Gi' } } }));
+    expect((grown.spec as { resources: unknown }).resources).to.deep.equal({ requests: { storage: '2Gi' } });
+    expect(refused(() => cluster.update(PVCS, withSpec(grown, { resources: { requests: { storage: '512Mi' } } }))))
+      .to.equal('PersistentVolumeClaim "data" is invalid: spec.resources.requests.storage: Forbidden: field can not be less than previous value');
+  });
+
+  it('an immutable Secret or ConfigMap refuses a change of its data or of immutable; a Secret never changes its type', () => {
+    const secret = cluster.create(SECRETS, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'a' }, type: 'Opaque', immutable: true, data: { k: 'dg==' } } as KubeObject);
+    expect(refused(() => cluster.update(SECRETS, { ...secret, data: { k: 'dzI=' } } as KubeObject)))
+      .to.equal('Secret "s" is invalid: data: Forbidden: field is immutable when `immutable` is set');
+    expect(refused(() => cluster.update(SECRETS, { ...secret, immutable: false } as KubeObject)))
+      .to.equal('Secret "s" is invalid: immutable: Forbidden: field is immutable when `immutable` is set');
+    expect(refused(() => cluster.update(SECRETS, { ...secret, type: 'kubernetes.io/basic-auth' } as KubeObject)))
+      .to.equal('Secret "s" is invalid: type: Invalid value: "kubernetes.io/basic-auth": field is immutable');
+    const map = cluster.create(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'm', namespace: 'a' }, immutable: true, data: { k: 'v' } } as KubeObject);
+    expect(refused(() => cluster.update(CONFIGMAPS, { ...map, data: { k: 'w' } } as KubeObject)))
+      .to.equal('ConfigMap "m" is invalid: data: Forbidden: field is immutable when `immutable` is set');
+    // metadata stays mutable
+    expect(cluster.update(CONFIGMAPS, { ...map, metadata: { ...map.metadata, labels: { x: 'y' } } }).metadata.labels).to.deep.equal({ x: 'y' });
+    // a mutable one changes freely
+    const plain = cluster.create(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'p', namespace: 'a' }, data: { k: 'v' } } as KubeObject);
+    expect(cluster.update(CONFIGMAPS, { ...plain, data: { k: 'w' } } as KubeObject).data).to.deep.equal({ k: 'w' });
+  });
+});
