@@ -4,7 +4,7 @@
 import type { BackupKube } from './kube-port.ts';
 import type { ApiResource, KubeObject } from '../kube/types.ts';
 import { BackupWriter } from '../archive/writer.ts';
-import { DATA_FILES_INDEX, indexDataFiles } from '../archive/data-files.ts';
+import { DATA_FILES_INDEX, indexDataFiles } from '../catalog/data-files.ts';
 import { ControlPlaneRecordSchema, type ControlPlaneOutcome, type Manifest, type VolumeEntry } from '../archive/manifest.ts';
 import type { BackupStore } from '../store/backup-store.ts';
 import { backupDecision } from '../kubeflow/backup-selection.ts';

@@ -12,7 +12,7 @@ import { describeInline as describeError } from '../errors/index.ts';
 export interface NewestBackup {
   id: string;
   completedAt: Date;
-  /** as list-backups shows it (archive/verify.ts ListedAuthentication); anything but authenticated is warned about */
+  /** as list-backups shows it (catalog/verify.ts ListedAuthentication); anything but authenticated is warned about */
   authentication?: 'authenticated' | 'not-authenticated' | 'hmac-mismatch' | 'hmac-unchecked';
 }
 

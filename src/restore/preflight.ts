@@ -7,10 +7,10 @@
 // checksums is refused whatever skip-refused says.
 import type { RestoreKube } from './kube-port.ts';
 import type { ApiResource, KubeObject } from '../kube/types.ts';
-import { latestWholeMarker } from '../archive/verify.ts';
+import { latestWholeMarker } from '../catalog/verify.ts';
 import { judgePhase, readItems, SecretOpener, isSealed, type Manifest, type Problem } from '../archive/index.ts';
 import { judgeAuthentication, NotAuthenticatedError, type AuthenticationOutcome } from '../archive/authenticate.ts';
-import { checkDataFiles } from '../archive/data-files.ts';
+import { checkDataFiles } from '../catalog/data-files.ts';
 import { resourceFolder } from '../archive/paths.ts';
 import type { BackupStore } from '../store/backup-store.ts';
 import type { MarkerRead } from '../archive/reader.ts';

@@ -6,8 +6,9 @@ import { Readable } from 'node:stream';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import {
-  BackupWriter, listBackups, readItems, SecretOpener, SealError, verifyBackup, type ExpectedArchive, type Manifest, type Problem,
+  BackupWriter, readItems, SecretOpener, SealError, type ExpectedArchive, type Manifest, type Problem,
 } from '../../src/archive/index.ts';
+import { listBackups, verifyBackup } from '../../src/catalog/index.ts';
 import { backupKeys } from '../../src/store/layout.ts';
 import { ChecksumIndex } from '../../src/archive/checksum-index.ts';
 import { ObjectStore } from '../../src/store/objects.ts';

@@ -12,7 +12,8 @@ import { ObjectStore } from '../../src/store/objects.ts';
 import { MemoryBackupStore, type BackupStore } from '../../src/store/backup-store.ts';
 import { runBackup, type BackupRequest } from '../../src/backup/engine.ts';
 import { BackupInputError } from '../../src/backup/scope.ts';
-import { readItems, listBackups, verifyBackup } from '../../src/archive/index.ts';
+import { readItems } from '../../src/archive/index.ts';
+import { listBackups, verifyBackup } from '../../src/catalog/index.ts';
 import { isContributorObject } from '../../src/kubeflow/contributors.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
 

@@ -3,7 +3,8 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { BackupWriter } from '../../src/archive/writer.ts';
-import { verifyBackup, readItems } from '../../src/archive/index.ts';
+import { readItems } from '../../src/archive/index.ts';
+import { verifyBackup } from '../../src/catalog/index.ts';
 import { parseManifest } from '../../src/archive/manifest.ts';
 import { backupKeys } from '../../src/store/layout.ts';
 import { CONFIGMAPS, NOTEBOOKS, PROFILES, SECRETS, notebook, profile, secret } from '../archive/fixtures.ts';

@@ -33,7 +33,7 @@ export async function run(ctx: ActionContext<'pre-upgrade-check'>): Promise<void
       const newest = await newestInStore(settings);
       if (!newest) return undefined;
       // Only the newest is checked (one scrypt): it is the one a rollback would restore.
-      const [{ describeBackup }, { openBackupStore }] = await Promise.all([import('../../archive/verify.ts'), import('../../store/open.ts')]);
+      const [{ describeBackup }, { openBackupStore }] = await Promise.all([import('../../catalog/verify.ts'), import('../../store/open.ts')]);
       const listed = await describeBackup(openBackupStore(settings), newest.id, await ctx.encryptionKey());
       return { id: newest.id, completedAt: new Date(newest.completed), ...(listed ? { authentication: listed.authentication } : {}) };
     },

@@ -57,7 +57,7 @@ export const checkCommand: Command = {
     try {
       out.progress('checking the guard, the backup store, the newest backup, the CRDs and the Profiles');
       const [{ preUpgradeCheck }, { checkBucket }, { latestWholeBackup, describeBackup }] = await Promise.all([
-        import('../../guard/preflight.ts'), import('../../store/s3-client.ts'), import('../../archive/verify.ts'),
+        import('../../guard/preflight.ts'), import('../../store/s3-client.ts'), import('../../catalog/verify.ts'),
       ]);
       const result = await preUpgradeCheck({
         kube,

@@ -39,7 +39,7 @@ export function backupIdArgument(ctx: CommandContext, required: boolean): string
  */
 export async function resolveBackupId(store: BackupStore, id: string, warn: (sentence: string) => void = () => undefined): Promise<string> {
   if (id !== 'latest') return id;
-  const { latestWholeBackup } = await import('../../archive/verify.ts');
+  const { latestWholeBackup } = await import('../../catalog/verify.ts');
   const newest = await latestWholeBackup(store);
   if (!newest) throw new Error(`There is no complete backup in ${store.url()}.`);
   if (newest.warning) warn(newest.warning);

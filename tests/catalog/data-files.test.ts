@@ -3,12 +3,12 @@
 import { expect } from 'chai';
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { BackupWriter } from '../../src/archive/index.ts';
-import { checkDataFiles, DATA_FILES_INDEX, indexDataFiles } from '../../src/archive/data-files.ts';
+import { checkDataFiles, DATA_FILES_INDEX, indexDataFiles } from '../../src/catalog/data-files.ts';
 import type { Manifest } from '../../src/archive/manifest.ts';
 import { backupKeys } from '../../src/store/layout.ts';
 import type { ObjectStore } from '../../src/store/objects.ts';
 import type { S3ServerHandle } from '../support/s3/server.ts';
-import { PROFILES, profile, startStore } from './fixtures.ts';
+import { PROFILES, profile, startStore } from '../archive/fixtures.ts';
 import { backupStore } from '../support/backup-store.ts';
 
 describe('archive: the index of volume and control-plane files', () => {
