@@ -7,6 +7,8 @@ import { BackupWriter } from '../archive/writer.ts';
 import { DATA_FILES_INDEX, indexDataFiles } from '../catalog/data-files.ts';
 import { ControlPlaneRecordSchema, type ControlPlaneOutcome, type Manifest, type VolumeEntry } from '../archive/manifest.ts';
 import type { BackupStore } from '../store/backup-store.ts';
+import { newBackupId } from '../store/layout.ts';
+import { isPvc, withoutVolumeBinding } from '../kubeflow/pvc-binding.ts';
 import { backupDecision } from '../kubeflow/backup-selection.ts';
 import { isProfileResource, profileKind, stateResources } from '../kubeflow/kinds.ts';
 import { knownKinds, spelledResource } from '../kubeflow/known-kinds.ts';
@@ -20,18 +22,9 @@ import { prefetch } from './prefetch.ts';
 
 export type BackupKind = 'backup-state' | 'snapshot-profiles';
 
-/** A PVC the backup keeps, handed to the volume step. */
-export interface PvcRef {
-  namespace: string;
-  name: string;
-  object: KubeObject;
-}
-
-/** Copies PVC contents for a backup (src/volumes); returns one manifest entry per PVC or throws naming the PVC. */
-export type VolumeStep = (backupId: string, pvcs: PvcRef[], progress: ProgressSink) => Promise<VolumeEntry[]>;
-
-/** Copies the control-plane data (src/controlplane); returns what it covered and what it could not. */
-export type ControlPlaneStep = (backupId: string, progress: ProgressSink) => Promise<ControlPlaneOutcome>;
+// the steps the backup runs, typed where the steps can import them without importing the engine
+export type { PvcRef, VolumeStep, ControlPlaneStep } from '../steps.ts';
+import type { PvcRef, VolumeStep, ControlPlaneStep } from '../steps.ts';
 
 /** The control-plane step's outcome, as the manifest records it (src/archive/manifest.ts, ControlPlaneRecordSchema). */
 export type { ControlPlaneOutcome } from '../archive/manifest.ts';
@@ -114,8 +107,10 @@ export async function runBackup(kube: BackupKube, store: BackupStore, request: B
     profiles: request.profiles ?? [],
     profileNamespaceSelector: request.profileNamespaceSelector,
   });
-  const starting = BackupWriter.start({
-    store,
+  const startedAt = request.now?.() ?? new Date();
+  const starting = store.beginBackup(newBackupId(startedAt)).then((pending) => BackupWriter.start({
+    pending,
+    started: startedAt,
     toolVersion: request.toolVersion,
     // completed with the namespaces and Profiles once the scope is resolved
     scope: { action: request.kind, includeVolumes: request.includeVolumes, includeControlPlane: request.includeControlPlane },
@@ -123,7 +118,7 @@ export async function runBackup(kube: BackupKube, store: BackupStore, request: B
     ...(request.source ? { source: request.source } : {}),
     ...(request.encryptionKey ? { encryptionKey: request.encryptionKey } : {}),
     ...(request.now ? { now: request.now } : {}),
-  });
+  }));
   // Each is awaited below; until then a failure must not count as unhandled.
   scoping.catch(() => undefined);
   starting.catch(() => undefined);
@@ -228,7 +223,7 @@ export async function runBackup(kube: BackupKube, store: BackupStore, request: B
         // Left out of the archive. Set undefined rather than deleted, which JSON.stringify omits alike: a delete turns
         // the metadata into a dictionary-mode object, which serializes about a third slower.
         object.metadata.managedFields = undefined;
-        kept.push(object);
+        kept.push(archivedForm(object));
         if (object.kind === 'Profile') profiles++;
         else if (isContributorObject(object)) contributors++;
         if (object.kind === 'PersistentVolumeClaim' && resource.group === '') {
@@ -317,4 +312,13 @@ export async function runBackup(kube: BackupKube, store: BackupStore, request: B
     await writer.abort().catch(() => undefined);
     throw error;
   }
+}
+
+/**
+ * An object as the archive keeps it. A PVC loses its binding to the source cluster's volume: Velero's restore keeps a
+ * PVC's volumeName unless the backup also holds that PV (vmware-tanzu/velero pkg/restore/restore.go), and ours never
+ * does, so the PVC would wait for a volume that does not exist. Our restore drops the binding anyway.
+ */
+function archivedForm(object: KubeObject): KubeObject {
+  return isPvc(object) ? withoutVolumeBinding(object) : object;
 }

@@ -21,7 +21,7 @@ import { isControllerServiceAccount } from '../kubeflow/service-accounts.ts';
 import { PodDefaultWait } from './pod-default-wait.ts';
 import { isPvc, parseStorageClassMap, withMappedStorageClass } from '../kubeflow/storage-classes.ts';
 import { reviewStorageClasses } from './storage-classes.ts';
-import type { ProgressSink } from '../backup/progress.ts';
+import type { ProgressSink } from '../steps.ts';
 import type { Manifest } from '../archive/manifest.ts';
 import { unmetFields } from './compare.ts';
 import { RestoreInputError, RestoreStoppedError, listOf } from './errors.ts';
@@ -38,14 +38,9 @@ import { describe } from '../errors/index.ts';
 
 export type ConflictPolicy = 'skip' | 'update' | 'fail';
 
-/** Fills the restored PVCs with their archived data (src/volumes); returns what it did or throws naming the PVC. */
-export type RestoreVolumeStep = (backupId: string, pvcs: Array<{ namespace: string; name: string }>, progress: ProgressSink) => Promise<{ restored: number; bytes?: number }>;
-
-/**
- * Restores the control-plane data (src/controlplane), before any Profile. `manifest` is the one the preflight read and
- * authenticated: a step reading it again from the bucket would trust whatever is there by then.
- */
-export type RestoreControlPlaneStep = (backupId: string, progress: ProgressSink, manifest: Manifest | null) => Promise<{ restored: number; notes: string[] }>;
+// the steps the restore runs, typed where the steps can import them without importing the engine
+export type { RestoreVolumeStep, RestoreControlPlaneStep } from '../steps.ts';
+import type { RestoreVolumeStep, RestoreControlPlaneStep } from '../steps.ts';
 
 export interface RestoreRequest {
   /** an id from list-backups, or `latest` */

@@ -8,7 +8,8 @@
 import type { RestoreKube } from './kube-port.ts';
 import type { ApiResource, KubeObject } from '../kube/types.ts';
 import { latestWholeMarker } from '../catalog/verify.ts';
-import { judgePhase, readItems, SecretOpener, isSealed, type Manifest, type Problem } from '../archive/index.ts';
+import { judgePhase, SecretOpener, isSealed, type Manifest, type Problem } from '../archive/index.ts';
+import { readItems } from '../catalog/read-items.ts';
 import { judgeAuthentication, NotAuthenticatedError, type AuthenticationOutcome } from '../archive/authenticate.ts';
 import { checkDataFiles } from '../catalog/data-files.ts';
 import { resourceFolder } from '../archive/paths.ts';

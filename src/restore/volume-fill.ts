@@ -2,7 +2,7 @@
 // A PVC this run creates with data to fill goes in carrying the mark (src/volumes/fill-mark.ts); the fill then takes
 // every marked PVC of the restored namespaces, so a rerun finishes what a crashed run left unfilled, and a PVC that
 // existed before any restore (never marked) keeps its data.
-import type { ProgressSink } from '../backup/progress.ts';
+import type { ProgressSink } from '../steps.ts';
 import type { ApiResource, KubeObject } from '../kube/types.ts';
 import { FILL_SELECTOR, withFillMark } from '../volumes/fill-mark.ts';
 import type { RestoreKube } from './kube-port.ts';
