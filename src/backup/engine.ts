@@ -8,6 +8,7 @@ import { DATA_FILES_INDEX, indexDataFiles } from '../catalog/data-files.ts';
 import { ControlPlaneRecordSchema, type ControlPlaneOutcome, type Manifest, type VolumeEntry } from '../archive/manifest.ts';
 import type { BackupStore } from '../store/backup-store.ts';
 import { newBackupId } from '../store/layout.ts';
+import { neutralWording, type Wording } from '../errors/remedy.ts';
 import { isPvc, withoutVolumeBinding } from '../kubeflow/pvc-binding.ts';
 import { backupDecision } from '../kubeflow/backup-selection.ts';
 import { isProfileResource, profileKind, stateResources } from '../kubeflow/kinds.ts';
@@ -50,6 +51,8 @@ export interface BackupRequest {
   volumes?: VolumeStep;
   controlPlane?: ControlPlaneStep;
   progress?: ProgressSink;
+  /** how the edge words the settings a note names (src/errors/remedy.ts); neutral words without it */
+  wording?: Wording;
   now?: () => Date;
 }
 
@@ -238,9 +241,10 @@ export async function runBackup(kube: BackupKube, store: BackupStore, request: B
     writer.setInventory(await modelInventory(kube, request.modelNamespace));
     writer.setCrds(await crdSnapshot(kube, request.protectedCrdGroups));
 
+    const wording = request.wording ?? neutralWording;
     let volumes: BackupOutcome['volumes'] = { copied: 0, bytes: 0, uploaded: 0, reused: 0 };
     if (request.kind === 'snapshot-profiles') volumes.note = 'snapshot-profiles copies no volume data';
-    else if (!request.includeVolumes) volumes.note = 'include-volumes=false: no volume data was copied';
+    else if (!request.includeVolumes) volumes.note = `${wording.term({ term: 'volumes-off' })}: no volume data was copied`;
     else if (pvcCount === 0) volumes.note = 'no PVCs in scope';
     else if (!request.volumes) volumes.note = `volume data of ${pvcCount} PVC(s) was not copied: no volume mover is configured`;
     else {
@@ -261,7 +265,7 @@ export async function runBackup(kube: BackupKube, store: BackupStore, request: B
 
     let controlPlane: BackupOutcome['controlPlane'] = { copied: 0, bytes: 0, notCovered: [], names: [], empty: [] };
     if (request.kind === 'snapshot-profiles') controlPlane.note = 'snapshot-profiles copies no control-plane data';
-    else if (!request.includeControlPlane) controlPlane.note = 'include-control-plane=false: no control-plane data was copied';
+    else if (!request.includeControlPlane) controlPlane.note = `${wording.term({ term: 'control-plane-off' })}: no control-plane data was copied`;
     else if (!request.controlPlane) controlPlane.note = 'control-plane data was not copied: no control-plane mover is configured';
     else {
       await ticker.say('copying the control-plane data');

@@ -114,7 +114,7 @@ describe('CRD guard and upgrade actions (the charm in process)', function () {
     const results = noGo.state.actionResults;
     expect(results.verdict).to.equal('no-go');
     const reasons = Object.entries(results).filter(([key]) => key.startsWith('reasons.')).map(([, value]) => value);
-    expect(reasons).to.include('The CRD guard is off (protect-crds=false): set protect-crds=true before refreshing.');
+    expect(reasons).to.include('The CRD guard is off (protect-crds=false): run juju config kubeflow-upgrader protect-crds=true and wait for active before refreshing.');
     expect(reasons).to.include('There is no complete backup: run backup-state first.');
     expect(results['crds.0.name']).to.be.a('string');
 

@@ -1,5 +1,6 @@
 // The pre-upgrade-check action: go / no-go for an in-place `juju refresh`, with every reason at once so that an
 // operator fixes them all in one round. A no-go is a result, not a failed action: scripts read `verdict`.
+import { charmWording } from '../remedy-wording.ts';
 import type { ActionContext } from '../action-context.ts';
 import { guardOptionsOf } from '../guard.ts';
 import { newestInStore } from '../last-backup.ts';
@@ -18,6 +19,7 @@ export async function run(ctx: ActionContext<'pre-upgrade-check'>): Promise<void
   const maxBackupAgeMs = ctx.config['max-backup-age'] * 1000;
   await ctx.progress('checking the guard, S3, the newest backup, the protected CRDs and the Profiles');
   const result = await preUpgradeCheck({
+    wording: charmWording,
     kube,
     guard,
     maxBackupAgeMs,
