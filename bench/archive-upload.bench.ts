@@ -7,7 +7,8 @@
 //                 for trend-watching: its items carry incompressible 16 KiB fillers, so gzip is its largest cost.
 import { Upload } from '@aws-sdk/lib-storage';
 import { Readable } from 'node:stream';
-import { BackupWriter, Digest } from '../src/archive/writer.ts';
+import { Digest } from '../src/archive/writer.ts';
+import { startWriter } from '../tests/support/backup-store.ts';
 import { ObjectStore } from '../src/store/objects.ts';
 import { S3BackupStore } from '../src/store/backup-store.ts';
 import { backupKeys } from '../src/store/layout.ts';
@@ -35,7 +36,7 @@ export default async function archiveUpload(opts: BenchOptions): Promise<BenchRo
     const fillers = Array.from({ length: 64 }, (_, i) => noise(16 * 1024, i + 1));
 
     const archiveStart = performance.now();
-    const writer = await BackupWriter.start({ store: new S3BackupStore(store), toolVersion: 'bench', scope: { action: 'bench' } });
+    const writer = await startWriter(new S3BackupStore(store), { toolVersion: 'bench', scope: { action: 'bench' } });
     for (let i = 0; i < items; i++) {
       const nb = notebook(`ns-${i % 50}`, `nb-${i}`);
       nb.metadata.annotations = { note: fillers[i % 64]! };

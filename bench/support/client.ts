@@ -98,7 +98,7 @@ async function restore(kube: KubeClient, s3: S3Target, backupId: string): Promis
 
 /** The archive's objects as the restore would send them (read before the clock starts). */
 export async function archiveObjects(s3: S3Target, backupId: string): Promise<KubeObject[]> {
-  const { readItems } = await import('../../src/archive/index.ts');
+  const { readItems } = await import('../../src/catalog/index.ts');
   const { restorable } = await import('../../src/restore/normalize.ts');
   const store = openStore(s3);
   const read = await store.readManifest(backupId);

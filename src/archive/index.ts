@@ -1,7 +1,6 @@
 // The archive format: what the engines import.
 export { BackupWriter, type BackupWriterOptions, type BackupSummary } from './writer.ts';
-export { readItems, decodeItems, decodeManifest, decodeMarker, ArchiveError, type ArchiveItem, type Problem, type ProblemKind, type ReadItemsOptions, type ExpectedArchive } from './reader.ts';
-export { verifyBackup, listBackups, latestWholeBackup, type VerifyReport, type BackupListing, type LatestBackup } from './verify.ts';
+export { decodeItems, decodeManifest, decodeMarker, ArchiveError, type ArchiveItem, type Problem, type ProblemKind, type ReadItemsOptions, type ExpectedArchive } from './reader.ts';
 export { BackupPhaseError, judgePhase } from './velero-backup.ts';
 export { SecretSealer, SecretOpener, SealError, isSealed, keyIdOf } from './seal.ts';
 export { ManifestSchema, parseManifest, type Manifest, type BackupScope } from './manifest.ts';

@@ -1,11 +1,10 @@
-// Reads a backup as a stream: download → sha256 of the tarball → gunzip → tar entries → items checked against the
+// Decodes a backup from the streams the store opens: sha256 of the tarball → gunzip → tar entries → items checked against the
 // manifest as they pass. Entry names are untrusted and only ever parsed, never used as paths.
 import { createHash, hash } from 'node:crypto';
 import { StringDecoder } from 'node:string_decoder';
 import type { Readable, Writable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import type { KubeObject } from '../kube/types.ts';
-import type { BackupStore } from '../store/backup-store.ts';
 import type { ChecksumIndex } from './checksum-index.ts';
 import { parseManifest, type Manifest } from './manifest.ts';
 import { METADATA_VERSION_PATH, parseItemPath, VELERO_FORMAT_VERSION, type ParsedItemPath } from './paths.ts';
@@ -177,29 +176,9 @@ async function writeTo(sink: Writable, chunk: Buffer): Promise<boolean> {
 }
 
 /**
- * Streams the items of backup `id`. When the iteration completes, the tarball checksum and the set of entries
- * are compared with the manifest too, so a full pass is a full verification. `stats` is filled at the end.
- */
-export async function* readItems(
-  store: BackupStore,
-  id: string,
-  options: ReadItemsOptions,
-  stats: Partial<TarballStats> = {},
-): AsyncGenerator<ArchiveItem> {
-  const tarball = store.keys(id).tarball;
-  const source = await store.openTarball(id);
-  if (!source) {
-    const problem: Problem = { kind: 'missing-tarball', path: tarball, message: `Backup ${id} has no tarball ${store.url(tarball)}.` };
-    if (!options.onProblem) throw new ArchiveError(problem);
-    options.onProblem(problem);
-    return;
-  }
-  yield* decodeItems(source, id, tarball, options, stats);
-}
-
-/**
  * Decodes the tarball of backup `id` from `source`, checking each item against the manifest as it passes; `path` is
- * how problems name the tarball. A full pass is a full verification (see readItems).
+ * how problems name the tarball. When the iteration completes, the tarball checksum and the set of
+ * entries are compared with the manifest too, so a full pass is a full verification. `stats` is filled at the end.
  */
 export async function* decodeItems(
   source: Readable,

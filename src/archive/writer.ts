@@ -6,9 +6,7 @@ import { hash } from 'node:crypto';
 import { createGzip, gzipSync, type Gzip } from 'node:zlib';
 import type { input as ZodInput } from 'zod';
 import type { ApiResource, KubeObject } from '../kube/types.ts';
-import type { BackupFile, BackupStore, PendingBackup } from '../store/backup-store.ts';
-import { newBackupId } from '../store/layout.ts';
-import type { UploadHandle } from '../store/objects.ts';
+import type { BackupFile, PendingBackup, TarballUpload } from './pending-backup.ts';
 import {
   MANIFEST_FORMAT_VERSION,
   ManifestSchema,
@@ -23,7 +21,6 @@ import {
 } from './manifest.ts';
 import { ChecksumIndex } from './checksum-index.ts';
 import { itemPaths, METADATA_VERSION_PATH, PREFERRED_VERSION_SUFFIX, RESOURCES_ROOT, resourceFolder, SEALED_ROOT, VELERO_FORMAT_VERSION } from './paths.ts';
-import { isPvc, withoutVolumeBinding } from '../kubeflow/pvc-binding.ts';
 import { Digest } from './digest.ts';
 import { streamManifest } from './manifest-stream.ts';
 import { SecretSealer } from './seal.ts';
@@ -31,16 +28,17 @@ import { TarEncoder } from './tar.ts';
 import { veleroBackupObject } from './velero-backup.ts';
 
 export interface BackupWriterOptions {
-  store: BackupStore;
+  /** the backup being written, opened by the store (BackupStore.beginBackup), which alone knows where its files go */
+  pending: PendingBackup;
   toolVersion: string;
   scope: BackupScope;
-  /** defaults to a fresh kf-… id */
-  id?: string;
   description?: string;
   source?: BackupSource;
   /** the user's encryption-key; when set, every Secret is sealed */
   encryptionKey?: string | Buffer;
   storageLocation?: string;
+  /** when the backup started, the time its id was made from; defaults to now() */
+  started?: Date;
   now?: () => Date;
 }
 
@@ -113,7 +111,7 @@ export class BackupWriter {
   private readonly gzip: Gzip;
   private readonly tar: TarEncoder;
   private readonly digest = new Digest();
-  private readonly upload: UploadHandle;
+  private readonly upload: TarballUpload;
   private readonly sealer: SecretSealer | undefined;
   /** entries that are not items (metadata/version): path → sha256 hex */
   private readonly plainEntries: Array<[string, string]> = [];
@@ -170,13 +168,12 @@ export class BackupWriter {
   }
 
   /**
-   * Opens a new backup. Refuses an id that already has files, so a retried action can never mix two backups.
-   * Call `commit()` or `abort()` exactly once afterwards.
+   * Starts encoding into a backup the store opened (BackupStore.beginBackup refuses an id that already has files, so a
+   * retried action can never mix two backups). Call `commit()` or `abort()` exactly once afterwards.
    */
   static async start(options: BackupWriterOptions): Promise<BackupWriter> {
-    const now = options.now?.() ?? new Date();
-    const pending = await options.store.beginBackup(options.id ?? newBackupId(now));
-    const writer = new BackupWriter(options, pending, now);
+    const now = options.started ?? options.now?.() ?? new Date();
+    const writer = new BackupWriter(options, options.pending, now);
     const version = Buffer.from(`${VELERO_FORMAT_VERSION}\n`);
     writer.plainEntries.push([METADATA_VERSION_PATH, sha256(version)]);
     writer.writeEntry(METADATA_VERSION_PATH, version);
@@ -250,7 +247,7 @@ export class BackupWriter {
     if (this.itemPaths.has(paths.unversioned)) {
       throw new Error(`${resource.kind} ${paths.unversioned} was added twice to backup ${this.id}.`);
     }
-    const stored = sealed ? this.sealer!.seal(object) : archivedForm(object);
+    const stored = sealed ? this.sealer!.seal(object) : object;
     // Both paths hold the same bytes, encoded once and hashed once.
     const mtimeSeconds = Math.floor(this.started.getTime() / 1000);
     const digest = this.tar.addText([{ name: paths.unversioned, mode: ENTRY_MODE, mtimeSeconds }, { name: paths.preferred, mode: ENTRY_MODE, mtimeSeconds }], JSON.stringify(stored));
@@ -453,15 +450,6 @@ export class BackupWriter {
     this.gzip.destroy();
     await this.pending.abort();
   }
-}
-
-/**
- * An object as the archive keeps it. A PVC loses its binding to the source cluster's volume: Velero's restore keeps a
- * PVC's volumeName unless the backup also holds that PV (vmware-tanzu/velero pkg/restore/restore.go), and ours never
- * does, so the PVC would wait for a volume that does not exist. Our restore drops the binding anyway.
- */
-function archivedForm(object: KubeObject): KubeObject {
-  return isPvc(object) ? withoutVolumeBinding(object) : object;
 }
 
 function file(problems: Problems, message: string, namespace: string | undefined): void {

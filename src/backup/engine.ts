@@ -4,9 +4,12 @@
 import type { BackupKube } from './kube-port.ts';
 import type { ApiResource, KubeObject } from '../kube/types.ts';
 import { BackupWriter } from '../archive/writer.ts';
-import { DATA_FILES_INDEX, indexDataFiles } from '../archive/data-files.ts';
+import { DATA_FILES_INDEX, indexDataFiles } from '../catalog/data-files.ts';
 import { ControlPlaneRecordSchema, type ControlPlaneOutcome, type Manifest, type VolumeEntry } from '../archive/manifest.ts';
 import type { BackupStore } from '../store/backup-store.ts';
+import { newBackupId } from '../store/layout.ts';
+import { neutralWording, type Wording } from '../errors/remedy.ts';
+import { isPvc, withoutVolumeBinding } from '../kubeflow/pvc-binding.ts';
 import { backupDecision } from '../kubeflow/backup-selection.ts';
 import { isProfileResource, profileKind, stateResources } from '../kubeflow/kinds.ts';
 import { knownKinds, spelledResource } from '../kubeflow/known-kinds.ts';
@@ -20,18 +23,9 @@ import { prefetch } from './prefetch.ts';
 
 export type BackupKind = 'backup-state' | 'snapshot-profiles';
 
-/** A PVC the backup keeps, handed to the volume step. */
-export interface PvcRef {
-  namespace: string;
-  name: string;
-  object: KubeObject;
-}
-
-/** Copies PVC contents for a backup (src/volumes); returns one manifest entry per PVC or throws naming the PVC. */
-export type VolumeStep = (backupId: string, pvcs: PvcRef[], progress: ProgressSink) => Promise<VolumeEntry[]>;
-
-/** Copies the control-plane data (src/controlplane); returns what it covered and what it could not. */
-export type ControlPlaneStep = (backupId: string, progress: ProgressSink) => Promise<ControlPlaneOutcome>;
+// the steps the backup runs, typed where the steps can import them without importing the engine
+export type { PvcRef, VolumeStep, ControlPlaneStep } from '../steps.ts';
+import type { PvcRef, VolumeStep, ControlPlaneStep } from '../steps.ts';
 
 /** The control-plane step's outcome, as the manifest records it (src/archive/manifest.ts, ControlPlaneRecordSchema). */
 export type { ControlPlaneOutcome } from '../archive/manifest.ts';
@@ -57,6 +51,8 @@ export interface BackupRequest {
   volumes?: VolumeStep;
   controlPlane?: ControlPlaneStep;
   progress?: ProgressSink;
+  /** how the edge words the settings a note names (src/errors/remedy.ts); neutral words without it */
+  wording?: Wording;
   now?: () => Date;
 }
 
@@ -114,8 +110,10 @@ export async function runBackup(kube: BackupKube, store: BackupStore, request: B
     profiles: request.profiles ?? [],
     profileNamespaceSelector: request.profileNamespaceSelector,
   });
-  const starting = BackupWriter.start({
-    store,
+  const startedAt = request.now?.() ?? new Date();
+  const starting = store.beginBackup(newBackupId(startedAt)).then((pending) => BackupWriter.start({
+    pending,
+    started: startedAt,
     toolVersion: request.toolVersion,
     // completed with the namespaces and Profiles once the scope is resolved
     scope: { action: request.kind, includeVolumes: request.includeVolumes, includeControlPlane: request.includeControlPlane },
@@ -123,7 +121,7 @@ export async function runBackup(kube: BackupKube, store: BackupStore, request: B
     ...(request.source ? { source: request.source } : {}),
     ...(request.encryptionKey ? { encryptionKey: request.encryptionKey } : {}),
     ...(request.now ? { now: request.now } : {}),
-  });
+  }));
   // Each is awaited below; until then a failure must not count as unhandled.
   scoping.catch(() => undefined);
   starting.catch(() => undefined);
@@ -228,7 +226,7 @@ export async function runBackup(kube: BackupKube, store: BackupStore, request: B
         // Left out of the archive. Set undefined rather than deleted, which JSON.stringify omits alike: a delete turns
         // the metadata into a dictionary-mode object, which serializes about a third slower.
         object.metadata.managedFields = undefined;
-        kept.push(object);
+        kept.push(archivedForm(object));
         if (object.kind === 'Profile') profiles++;
         else if (isContributorObject(object)) contributors++;
         if (object.kind === 'PersistentVolumeClaim' && resource.group === '') {
@@ -243,9 +241,10 @@ export async function runBackup(kube: BackupKube, store: BackupStore, request: B
     writer.setInventory(await modelInventory(kube, request.modelNamespace));
     writer.setCrds(await crdSnapshot(kube, request.protectedCrdGroups));
 
+    const wording = request.wording ?? neutralWording;
     let volumes: BackupOutcome['volumes'] = { copied: 0, bytes: 0, uploaded: 0, reused: 0 };
     if (request.kind === 'snapshot-profiles') volumes.note = 'snapshot-profiles copies no volume data';
-    else if (!request.includeVolumes) volumes.note = 'include-volumes=false: no volume data was copied';
+    else if (!request.includeVolumes) volumes.note = `${wording.term({ term: 'volumes-off' })}: no volume data was copied`;
     else if (pvcCount === 0) volumes.note = 'no PVCs in scope';
     else if (!request.volumes) volumes.note = `volume data of ${pvcCount} PVC(s) was not copied: no volume mover is configured`;
     else {
@@ -266,7 +265,7 @@ export async function runBackup(kube: BackupKube, store: BackupStore, request: B
 
     let controlPlane: BackupOutcome['controlPlane'] = { copied: 0, bytes: 0, notCovered: [], names: [], empty: [] };
     if (request.kind === 'snapshot-profiles') controlPlane.note = 'snapshot-profiles copies no control-plane data';
-    else if (!request.includeControlPlane) controlPlane.note = 'include-control-plane=false: no control-plane data was copied';
+    else if (!request.includeControlPlane) controlPlane.note = `${wording.term({ term: 'control-plane-off' })}: no control-plane data was copied`;
     else if (!request.controlPlane) controlPlane.note = 'control-plane data was not copied: no control-plane mover is configured';
     else {
       await ticker.say('copying the control-plane data');
@@ -317,4 +316,13 @@ export async function runBackup(kube: BackupKube, store: BackupStore, request: B
     await writer.abort().catch(() => undefined);
     throw error;
   }
+}
+
+/**
+ * An object as the archive keeps it. A PVC loses its binding to the source cluster's volume: Velero's restore keeps a
+ * PVC's volumeName unless the backup also holds that PV (vmware-tanzu/velero pkg/restore/restore.go), and ours never
+ * does, so the PVC would wait for a volume that does not exist. Our restore drops the binding anyway.
+ */
+function archivedForm(object: KubeObject): KubeObject {
+  return isPvc(object) ? withoutVolumeBinding(object) : object;
 }

@@ -1,5 +1,6 @@
 // How the charm turns its config and S3 settings into the backup engine's request: the one place the actions
 // backup-state and snapshot-profiles share, so both read config the same way.
+import { charmWording } from './remedy-wording.ts';
 import type { BackupKind, BackupRequest } from '../backup/engine.ts';
 import type { MoverConfig } from '../volumes/steps.ts';
 import type { CharmConfig } from './config.ts';
@@ -23,6 +24,7 @@ export function backupRequest(
 ): BackupRequest {
   return {
     kind,
+    wording: charmWording,
     profileNamespaceSelector: config['profile-namespace-selector'],
     includeResources: config['include-resources'],
     excludeResources: config['exclude-resources'],

@@ -8,12 +8,8 @@ import { KubeUnavailableError, type CharmRuntime } from './runtime.ts';
 import type { StatusNote } from './status.ts';
 import { describeInline as describe } from '../errors/index.ts';
 
-/** What this dispatch found out about the guard. */
-export type GuardFact =
-  | { state: 'active' | 'off' | 'absent' | 'drifted'; summary: string }
-  | { state: 'unsupported' | 'failed'; summary: string }
-  /** no Kubernetes API in this dispatch (only outside a real model): nothing to say */
-  | { state: 'unknown' };
+import type { GuardFact } from './guard-fact.ts';
+export type { GuardFact } from './guard-fact.ts';
 
 export async function guardOptionsOf(config: CharmConfig): Promise<GuardOptions> {
   const { guardOptionsFromConfig } = await import('../guard/policy.ts');

@@ -6,7 +6,7 @@ import { parseConfig, type ConfigResult } from './config.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { existsSync } from 'node:fs';
 import type { S3Readiness } from '../store/settings.ts';
-import type { GuardFact } from './guard.ts';
+import type { GuardFact } from './guard-fact.ts';
 import type { StatusNote } from './status.ts';
 import { KfuError } from '../errors/index.ts';
 

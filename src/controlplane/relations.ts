@@ -9,7 +9,7 @@
 // `requested-secrets`; the provider answers `endpoints` ("host:port,…"), `read-only-endpoints`, `version`,
 // `database`, and the credentials either in plain `username`/`password` or in a Juju secret named by `secret-user`
 // (keys username, password).
-import { parsePythonYaml } from '../juju/python-yaml.ts';
+import { parsePythonYaml } from './python-yaml.ts';
 import { z } from 'zod';
 
 export type Databag = Record<string, string>;

@@ -165,7 +165,7 @@ printf '{"ok":true,"database":"%s","path":"%s","bytes":%s,"tool":"%s","rclone":"
 // never rclone's MD5 of an S3 object, which for a multipart upload is X-Amz-Meta-Md5chksum, user metadata that
 // whoever writes the bucket sets (rclone/rclone backend/s3/s3.go Object.Hash: the ETag when it is an MD5, else that
 // metadata). The listing is stored beside the copy (STORE_DIR.sha256sums, outside the folder a restore syncs), and the
-// backup's index of data files records each object's sha256 from it (src/archive/data-files.ts).
+// backup's index of data files records each object's sha256 from it (src/catalog/data-files.ts).
 const STORE_DIR_SUMMARY = String.raw`rclone size --json "store:$STORE_DIR" > "$W/size.json" 2> "$W/rclone.err" || fail "the copy in the backup bucket could not be measured" "$W/rclone.err"
 OBJECTS=$(sed -n 's/.*"count":\([0-9]*\).*/\1/p' "$W/size.json")
 BYTES=$(sed -n 's/.*"bytes":\([0-9]*\).*/\1/p' "$W/size.json")

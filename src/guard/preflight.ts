@@ -1,5 +1,6 @@
 // pre-upgrade-check: gathers the facts that decide whether an in-place `juju refresh` is safe right now, and turns
 // them into a verdict with every reason, so that an operator (or a script) fixes all of them in one round.
+import { neutralWording, type Wording } from '../errors/remedy.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { formatAge } from './duration.ts';
 import { guardState } from './install.ts';
@@ -12,7 +13,7 @@ import { describeInline as describeError } from '../errors/index.ts';
 export interface NewestBackup {
   id: string;
   completedAt: Date;
-  /** as list-backups shows it (archive/verify.ts ListedAuthentication); anything but authenticated is warned about */
+  /** as list-backups shows it (catalog/verify.ts ListedAuthentication); anything but authenticated is warned about */
   authentication?: 'authenticated' | 'not-authenticated' | 'hmac-mismatch' | 'hmac-unchecked';
   /** sentences on how it was chosen: newer backups passed over (not authenticated), a marker that disagrees */
   notes?: string[];
@@ -27,6 +28,8 @@ export interface PreflightInputs {
   checkS3: () => Promise<void>;
   /** the newest backup that has its commit marker, or undefined when there is none (the charm supplies it) */
   newestCompleteBackup: () => Promise<NewestBackup | undefined>;
+  /** how the edge words the settings and steps a reason names (src/errors/remedy.ts); neutral words without it */
+  wording?: Wording;
   now?: () => Date;
 }
 
@@ -83,10 +86,11 @@ function isEstablished(crd: KubeObject): boolean {
 
 
 async function checkGuard(inputs: PreflightInputs): Promise<string[]> {
-  if (!inputs.guard.protectCrds) return ['The CRD guard is off (protect-crds=false): set protect-crds=true before refreshing.'];
+  const { term, remedy } = inputs.wording ?? neutralWording;
+  if (!inputs.guard.protectCrds) return [`The CRD guard is off (${term({ term: 'guard-off' })}): ${remedy({ fix: 'turn-guard-on' })} before refreshing.`];
   const state = await guardState(inputs.kube, inputs.guard);
   if (state.state === 'active') return [];
-  return [`The CRD guard is ${state.state} (${state.problems.join('; ')}): run juju config kubeflow-upgrader protect-crds=true and wait for active.`];
+  return [`The CRD guard is ${state.state} (${state.problems.join('; ')}): ${remedy({ fix: 'turn-guard-on' })}.`];
 }
 
 async function checkS3(inputs: PreflightInputs): Promise<string[]> {
@@ -99,30 +103,31 @@ async function checkS3(inputs: PreflightInputs): Promise<string[]> {
 }
 
 /** Why the newest backup could not be trusted by a restore as it stands, or undefined when it can. */
-function authenticationWarning(newest: NewestBackup): string | undefined {
+function authenticationWarning(newest: NewestBackup, { term, remedy }: Wording): string | undefined {
   switch (newest.authentication) {
     case undefined:
     case 'authenticated':
       return undefined;
     case 'hmac-mismatch':
-      return `The newest complete backup ${newest.id} is not authenticated: its HMAC does not match under the encryption-key set now (changed after it was made, or made with another key), so restore-state will refuse it.`;
+      return `The newest complete backup ${newest.id} is not authenticated: its HMAC does not match under the ${term({ term: 'encryption-key' })} set now (changed after it was made, or made with another key), so ${term({ term: 'restore' })} will refuse it.`;
     case 'hmac-unchecked':
-      return `The newest complete backup ${newest.id} is not authenticated: no encryption-key is set to check its HMAC, so a restore would trust the bucket as it is.`;
+      return `The newest complete backup ${newest.id} is not authenticated: no ${term({ term: 'encryption-key' })} is set to check its HMAC, so a restore would trust the bucket as it is.`;
     case 'not-authenticated':
-      return `The newest complete backup ${newest.id} is not authenticated (it carries no HMAC): set encryption-key and run backup-state for one that is; restoring this one with a key needs its backup-id and allow-unauthenticated=true.`;
+      return `The newest complete backup ${newest.id} is not authenticated (it carries no HMAC): ${remedy({ fix: 'set-encryption-key' })} and ${remedy({ fix: 'run-backup' })} for one that is; restoring this one with a key needs its backup-id and ${remedy({ fix: 'allow-unauthenticated' })}.`;
   }
 }
 
 async function checkBackupAge(inputs: PreflightInputs, warnings: string[]): Promise<string[]> {
   const newest = await inputs.newestCompleteBackup();
-  if (!newest) return ['There is no complete backup: run backup-state first.'];
-  const warning = authenticationWarning(newest);
+  const wording = inputs.wording ?? neutralWording;
+  if (!newest) return [`There is no complete backup: ${wording.remedy({ fix: 'run-backup' })} first.`];
+  const warning = authenticationWarning(newest, wording);
   if (warning) warnings.push(warning);
   warnings.push(...(newest.notes ?? []));
   const age = (inputs.now?.() ?? new Date()).getTime() - newest.completedAt.getTime();
   if (age <= inputs.maxBackupAgeMs) return [];
   return [
-    `The newest complete backup ${newest.id} is ${formatAge(age)} old, older than max-backup-age (${formatAge(inputs.maxBackupAgeMs)}): run backup-state first.`,
+    `The newest complete backup ${newest.id} is ${formatAge(age)} old, older than ${wording.term({ term: 'max-backup-age', age: formatAge(inputs.maxBackupAgeMs) })}: ${wording.remedy({ fix: 'run-backup' })} first.`,
   ];
 }
 
@@ -143,7 +148,7 @@ async function inspectCrds(inputs: PreflightInputs): Promise<CrdFinding[]> {
       const stale = storedVersions.filter((version) => version !== storageVersion);
       if (stale.length > 0) {
         problems.push(
-          `CRD ${name} still has objects stored as ${stale.join(', ')} (storage version ${storageVersion}): run migrate-stored-versions before refreshing ${owner}.`,
+          `CRD ${name} still has objects stored as ${stale.join(', ')} (storage version ${storageVersion}): ${(inputs.wording ?? neutralWording).remedy({ fix: 'migrate-stored-versions' })} before refreshing ${owner}.`,
         );
       }
       findings.push({ name, group, storageVersion, storedVersions, established, owner, problems });

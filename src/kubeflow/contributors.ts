@@ -1,5 +1,6 @@
 // KFAM contributors: a RoleBinding and an Istio AuthorizationPolicy of the same name per (user, role), named from the
-// e-mail address (kubeflow.md). They carry no ownerReference: they are user state.
+// e-mail address (kubeflow/kubeflow components/access-management/kfam/bindings.go: BindingClient.Create names both by
+// getBindingName). They carry no ownerReference: they are user state.
 import type { KubeObject } from '../kube/types.ts';
 import { groupOf } from './identity.ts';
 

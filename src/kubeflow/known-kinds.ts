@@ -4,7 +4,6 @@
 // keeps (the backup engine), and the one cluster-scoped state kind (kinds.ts). Which kinds are state at all is
 // discovered from the API server (kinds.ts); a kind not named here is restored after every named one, in a stable
 // order, as Velero does.
-import { resourceFolder } from '../archive/paths.ts';
 
 export interface KnownKind {
   /** 1: Profiles, then the wait for their namespaces; 2: the objects of each namespace */
@@ -73,7 +72,10 @@ export function knownKind(group: string, resource: string): KnownKind | undefine
   return byResource.get(keyOf(group, resource));
 }
 
-/** Velero's spelling, `<resource>.<group>` or the bare resource for the core group (the archive's folder name) */
+/**
+ * `<resource>.<group>`, or the bare resource for the core group: how Kubernetes spells a GroupResource
+ * (kubernetes/apimachinery pkg/runtime/schema/group_version.go, GroupResource.String), which Velero's folders follow.
+ */
 export function spelledResource(kind: Pick<KnownKind, 'group' | 'resource'>): string {
-  return resourceFolder(kind.resource, kind.group);
+  return kind.group === '' ? kind.resource : `${kind.resource}.${kind.group}`;
 }

@@ -3,7 +3,6 @@
 // namespace, and a PodDefault changes only Pods created after it (kubeflow/kubeflow components/admission-webhook
 // mutates Pods on CREATE only). A backup records their names per namespace; a restore waits for them before any
 // workload, so that a restored Notebook's Pod gets the credentials it got on the source.
-import type { ManifestExtras } from '../archive/manifest.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { generatedReason } from './generated.ts';
 import { groupOf } from './identity.ts';
@@ -16,6 +15,6 @@ export function isControllerMadePodDefault(object: KubeObject): boolean {
 }
 
 /** reads the extras section back (the manifest's schema has checked it; a malformed one reads as nothing recorded) */
-export function recordedPodDefaults(extras: ManifestExtras | undefined): Map<string, string[]> {
+export function recordedPodDefaults(extras: { controllerPodDefaults?: Record<string, string[]> | undefined } | undefined): Map<string, string[]> {
   return new Map(Object.entries(extras?.controllerPodDefaults ?? {}));
 }

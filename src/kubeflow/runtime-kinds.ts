@@ -1,7 +1,9 @@
 // Kinds served in a namespace whose objects are never state, whoever made them: records of what happened, or the
 // output of a controller that makes them again from an object that is backed up. Everything else a namespace holds
 // is discovered and backed up (src/kubeflow/kinds.ts). Canonical's own Velero setup for Kubeflow leaves pods,
-// replicasets and the Argo run kinds out of user-namespace backups for the same reason (kubeflow.md).
+// replicasets and the Argo run kinds out of user-namespace backups for the same reason (canonical/kubeflow-profiles-
+// operator src/constants.py, K8S_USER_WORKLOAD_EXCLUDE_RESOURCECS, the resources its user-workload Velero backup
+// config excludes; canonical/bundle-kubeflow issue 1197).
 import { groupOf } from './identity.ts';
 
 export interface RuntimeKind {

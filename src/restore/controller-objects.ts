@@ -1,5 +1,6 @@
 // What the restore writes after or instead of a plain create, where a controller is involved: the ServiceAccounts a
 // controller makes (merged into, never replaced) and the status of kinds whose controller decides from it.
+import type { Wording } from '../errors/remedy.ts';
 import type { RestoreKube } from './kube-port.ts';
 import { isAlreadyExists, isConflict, isNotFound } from '../kube/errors.ts';
 import type { ApiResource, KubeObject } from '../kube/types.ts';
@@ -14,8 +15,10 @@ export interface ObjectWriter {
   /** planning only: say what would be done, write nothing */
   dry: boolean;
   fieldManager: string;
-  /** restore-wait-timeout */
+  /** how long to wait for a controller's object (restore-wait-timeout, --wait-timeout) */
   waitTimeoutMs: number;
+  /** how the edge words the settings a warning names */
+  wording: Wording;
   warn(sentence: string): void;
 }
 
@@ -35,7 +38,7 @@ export async function mergeIntoControllerServiceAccount(
     if (writer.dry) return record('update', `${name}: the backup's imagePullSecrets and annotations would be merged into the ServiceAccount its controller makes`);
     try {
       await writer.kube.create(resource, wanted, { safeToRetry: true, fieldManager: writer.fieldManager });
-      writer.warn(`${name} was not made by its controller within restore-wait-timeout, so it was created as the backup holds it`);
+      writer.warn(`${name} was not made by its controller within ${writer.wording.term({ term: 'wait-timeout', seconds: Math.round(writer.waitTimeoutMs / 1000) })}, so it was created as the backup holds it`);
       return record('create');
     } catch (error) {
       if (!isAlreadyExists(error)) return record('fail', `${name}: ${describe(error)}`);

@@ -21,7 +21,7 @@ import { isControllerServiceAccount } from '../kubeflow/service-accounts.ts';
 import { PodDefaultWait } from './pod-default-wait.ts';
 import { isPvc, parseStorageClassMap, withMappedStorageClass } from '../kubeflow/storage-classes.ts';
 import { reviewStorageClasses } from './storage-classes.ts';
-import type { ProgressSink } from '../backup/progress.ts';
+import type { ProgressSink } from '../steps.ts';
 import type { Manifest } from '../archive/manifest.ts';
 import { unmetFields } from './compare.ts';
 import { RestoreInputError, RestoreStoppedError, listOf } from './errors.ts';
@@ -36,17 +36,13 @@ import { isPvcStep, VolumeFill } from './volume-fill.ts';
 import { Channel } from './channel.ts';
 import { mergeIntoControllerServiceAccount, writeArchivedStatus } from './controller-objects.ts';
 import { describe } from '../errors/index.ts';
+import { neutralWording, type Wording } from '../errors/remedy.ts';
 
 export type ConflictPolicy = 'skip' | 'update' | 'fail';
 
-/** Fills the restored PVCs with their archived data (src/volumes); returns what it did or throws naming the PVC. */
-export type RestoreVolumeStep = (backupId: string, pvcs: Array<{ namespace: string; name: string }>, progress: ProgressSink) => Promise<{ restored: number; bytes?: number }>;
-
-/**
- * Restores the control-plane data (src/controlplane), before any Profile. `manifest` is the one the preflight read and
- * authenticated: a step reading it again from the bucket would trust whatever is there by then.
- */
-export type RestoreControlPlaneStep = (backupId: string, progress: ProgressSink, manifest: Manifest | null) => Promise<{ restored: number; notes: string[] }>;
+// the steps the restore runs, typed where the steps can import them without importing the engine
+export type { RestoreVolumeStep, RestoreControlPlaneStep } from '../steps.ts';
+import type { RestoreVolumeStep, RestoreControlPlaneStep } from '../steps.ts';
 
 export interface RestoreRequest {
   /** an id from list-backups, or `latest` */
@@ -77,6 +73,8 @@ export interface RestoreRequest {
   progress?: ProgressSink;
   /** how often a progress line goes out while the restore runs */
   progressIntervalMs?: number;
+  /** how the edge words the settings a sentence names (src/errors/remedy.ts); neutral words without it */
+  wording?: Wording;
 }
 
 export interface RestoreOutcome {
@@ -147,7 +145,7 @@ export async function runRestore(kube: RestoreKube, store: BackupStore, request:
       progress: (m) => say(m),
     });
     try {
-      const storage = await reviewStorageClasses(kube, preflight, storageClassMap);
+      const storage = await reviewStorageClasses(kube, preflight, storageClassMap, request.wording);
       const recurringRuns = preflight.skipped.flatMap((s) => (s.recurringRun ? [s.recurringRun] : [])).sort();
       const total = preflight.profiles.length + preflight.steps.reduce((n, s) => n + s.count, 0);
       await say(`backup ${preflight.backupId} verified (${preflight.objectsChecked} objects checked): restoring ${preflight.profiles.length} Profile(s) and ${total - preflight.profiles.length} namespaced objects`);
@@ -239,7 +237,7 @@ class RestoreRun {
     if (!this.dry) {
       const expected = recordedPodDefaults(preflight.manifest?.extras);
       const resource = expected.size ? await this.kube.findByResource('kubeflow.org', 'poddefaults') : undefined;
-      this.podDefaults = new PodDefaultWait(this.kube, resource, expected, this.request.waitTimeoutMs ?? 300_000);
+      this.podDefaults = new PodDefaultWait(this.kube, resource, expected, this.request.waitTimeoutMs ?? 300_000, this.request.wording);
     }
     try {
       return await this.executeSteps();
@@ -322,7 +320,7 @@ class RestoreRun {
         await this.say(`asked the profile controller to reconcile ${nudged.length} existing Profile(s) whose namespace is missing or not theirs: ${listOf(nudged, 10)}`);
       }
       await this.say(`${preflight.profiles.length} Profile(s) applied; waiting for the profile controller to make their namespaces (${ready.size} ready so far)`);
-      timedOut = await watch.settle(request.waitTimeoutMs ?? 300_000);
+      timedOut = await watch.settle(request.waitTimeoutMs ?? 300_000, request.wording);
       for (const name of ready) if (created.get(name) !== true) existing.add(name);
     } catch (error) {
       this.failure ??= error;
@@ -554,7 +552,7 @@ class RestoreRun {
     resource: ApiResource, wanted: KubeObject, known: KubeObject | undefined,
     record: (verdict: Verdict, reason?: string) => Verdict, name: string,
   ): Promise<Verdict> {
-    const writer = { kube: this.kube, dry: this.dry, fieldManager: FIELD_MANAGER, waitTimeoutMs: this.request.waitTimeoutMs ?? 300_000, warn: (w: string) => void this.warnings.push(w) };
+    const writer = { kube: this.kube, dry: this.dry, fieldManager: FIELD_MANAGER, waitTimeoutMs: this.request.waitTimeoutMs ?? 300_000, wording: this.request.wording ?? neutralWording, warn: (w: string) => void this.warnings.push(w) };
     return mergeIntoControllerServiceAccount(writer, resource, wanted, known, record, name);
   }
 

@@ -3,6 +3,7 @@
 // every namespace (a restore of 1000 namespaces does not poll 1000 times), and one deadline, `restore-wait-timeout`
 // after the first namespace starts waiting, serves the whole restore: a controller that is down costs one timeout,
 // not one per namespace. What never came is named in a warning; the restore goes on.
+import { neutralWording, type Wording } from '../errors/remedy.ts';
 import type { RestoreKube } from './kube-port.ts';
 import type { ApiResource } from '../kube/types.ts';
 import { listOf } from './errors.ts';
@@ -25,6 +26,7 @@ export class PodDefaultWait {
     private readonly resource: ApiResource | undefined,
     expected: ReadonlyMap<string, readonly string[]>,
     private readonly timeoutMs: number,
+    private readonly wording: Wording = neutralWording,
   ) {
     for (const [namespace, names] of expected) if (names.length) this.awaited.set(namespace, new Set(names));
   }
@@ -65,7 +67,7 @@ export class PodDefaultWait {
       ? 'cannot appear: the target does not serve poddefaults.kubeflow.org'
       : this.watchProblem
         ? `could not be watched for (${this.watchProblem})`
-        : `did not appear within restore-wait-timeout (${Math.round(this.timeoutMs / 1000)} s)`;
+        : `did not appear within ${this.wording.term({ term: 'wait-timeout', seconds: Math.round(this.timeoutMs / 1000) })}`;
     return `${named.length} PodDefault(s) that controllers made on the source ${why}: ${listOf(named, 10)}. Workloads in those namespaces were restored without them, and a PodDefault changes only Pods created after it: restart those workloads once the PodDefaults exist (is the KFP profile controller or the resource-dispatcher running?).`;
   }
 

@@ -7,10 +7,11 @@
 // checksums is refused whatever skip-refused says.
 import type { RestoreKube } from './kube-port.ts';
 import type { ApiResource, KubeObject } from '../kube/types.ts';
-import { latestRefusal, latestWholeBackup, latestWholeMarker, markerDisagreement } from '../archive/verify.ts';
-import { judgePhase, readItems, SecretOpener, isSealed, type Manifest, type Problem } from '../archive/index.ts';
+import { latestRefusal, latestWholeBackup, latestWholeMarker, markerDisagreement } from '../catalog/verify.ts';
+import { judgePhase, SecretOpener, isSealed, type Manifest, type Problem } from '../archive/index.ts';
+import { readItems } from '../catalog/read-items.ts';
 import { judgeAuthentication, NotAuthenticatedError, refuseAllowWithLatest, type AuthenticationOutcome } from '../archive/authenticate.ts';
-import { checkDataFiles } from '../archive/data-files.ts';
+import { checkDataFiles } from '../catalog/data-files.ts';
 import { resourceFolder } from '../archive/paths.ts';
 import type { BackupStore } from '../store/backup-store.ts';
 import type { MarkerRead } from '../archive/reader.ts';
@@ -89,7 +90,7 @@ export interface Preflight {
 
 /**
  * `latest` → the newest whole backup (Completed, or PartiallyFailed with a warning); with a key, the newest whose HMAC
- * verifies, by its manifest's times (archive/verify.ts latestWholeBackup, the same choice list-backups, verify-backup and
+ * verifies, by its manifest's times (catalog/verify.ts latestWholeBackup, the same choice list-backups, verify-backup and
  * pre-upgrade-check make). Any other id must have its commit marker, and the phase there must say the backup is whole.
  */
 export async function resolveBackupId(store: BackupStore, id: string, warnings: string[] = [], encryptionKey?: string): Promise<{ id: string; marker?: MarkerRead }> {

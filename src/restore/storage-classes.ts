@@ -1,6 +1,7 @@
 // The restore's look at storage classes before it writes: which archived PVCs storage-class-map moves to another
 // class (shown on every run, dry-run included), and one warning per PVC whose class the target does not have and the
 // map does not change — such a PVC would stay Pending, and so would whatever mounts it.
+import { neutralWording, type Wording } from '../errors/remedy.ts';
 import type { RestoreKube } from './kube-port.ts';
 import { storageClassOf } from '../kubeflow/storage-classes.ts';
 import { spoolKey, type Preflight } from './preflight.ts';
@@ -11,7 +12,8 @@ export interface StorageClassReview {
   warnings: string[];
 }
 
-export async function reviewStorageClasses(kube: RestoreKube, preflight: Preflight, map: ReadonlyMap<string, string>): Promise<StorageClassReview> {
+export async function reviewStorageClasses(kube: RestoreKube, preflight: Preflight, map: ReadonlyMap<string, string>, wording: Wording = neutralWording): Promise<StorageClassReview> {
+  const setting = wording.term({ term: 'storage-class-map' });
   const changes: string[] = [];
   const warnings: string[] = [];
   const pvcSteps = preflight.steps.filter((s) => s.group === '' && s.resource === 'persistentvolumeclaims');
@@ -28,13 +30,13 @@ export async function reviewStorageClasses(kube: RestoreKube, preflight: Preflig
   const resource = await kube.findByResource('storage.k8s.io', 'storageclasses');
   const existing = resource ? new Set((await kube.listAll(resource)).items.map((c) => c.metadata.name!)) : undefined;
   for (const target of new Set(map.values())) {
-    if (existing && !existing.has(target)) warnings.push(`storage-class-map maps to storage class ${target}, which this cluster does not have: the PVCs mapped to it will stay Pending.`);
+    if (existing && !existing.has(target)) warnings.push(`${setting} maps to storage class ${target}, which this cluster does not have: the PVCs mapped to it will stay Pending.`);
   }
   for (const { where, from } of asked) {
     const to = map.get(from);
     if (to !== undefined) changes.push(`${where}: ${from} → ${to}`);
     else if (existing && !existing.has(from)) {
-      warnings.push(`PVC ${where} asks for storage class ${from}, which this cluster does not have and storage-class-map does not map: it will stay Pending (map it, e.g. storage-class-map=${from}=<a class of this cluster>).`);
+      warnings.push(`PVC ${where} asks for storage class ${from}, which this cluster does not have and ${setting} does not map: it will stay Pending (${wording.remedy({ fix: 'map-storage-class', from })}).`);
     }
   }
   return { changes, warnings };

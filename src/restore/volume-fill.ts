@@ -2,7 +2,8 @@
 // A PVC this run creates with data to fill goes in carrying the mark (src/volumes/fill-mark.ts); the fill then takes
 // every marked PVC of the restored namespaces, so a rerun finishes what a crashed run left unfilled, and a PVC that
 // existed before any restore (never marked) keeps its data.
-import type { ProgressSink } from '../backup/progress.ts';
+import { neutralWording, type Wording } from '../errors/remedy.ts';
+import type { ProgressSink } from '../steps.ts';
 import type { ApiResource, KubeObject } from '../kube/types.ts';
 import { FILL_SELECTOR, withFillMark } from '../volumes/fill-mark.ts';
 import type { RestoreKube } from './kube-port.ts';
@@ -16,6 +17,8 @@ export interface PvcName {
 /** What the fill needs of the restore request: whether volumes are wanted, and the mover step that fills them. */
 export interface VolumeFillRequest {
   includeVolumes?: boolean;
+  /** how the edge words the settings a note names */
+  wording?: Wording;
   volumes?: (backupId: string, pvcs: PvcName[], progress: ProgressSink) => Promise<{ restored: number }>;
 }
 
@@ -59,7 +62,7 @@ export class VolumeFill {
     const { request, preflight } = this;
     const warnings: string[] = [];
     const done = (note: string | undefined, restored = 0): VolumeFillOutcome => ({ volumes: { restored, ...(note ? { note } : {}) }, warnings });
-    if (request.includeVolumes === false) return done('include-volumes=false: no volume data was restored');
+    if (request.includeVolumes === false) return done(`${(request.wording ?? neutralWording).term({ term: 'volumes-off' })}: no volume data was restored`);
     if (this.archivedData.size === 0) {
       return done(preflight.manifest?.volumes.length ? 'the backup holds no volume data (its PVCs were never bound)' : 'the backup holds no volume data');
     }

@@ -8,9 +8,11 @@ import type { RestoreKube } from './kube-port.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { ownerAnnotation, profileOwner } from '../kubeflow/profile-namespaces.ts';
 import { RestoreStoppedError, listOf } from './errors.ts';
+import { neutralWording, type Wording } from '../errors/remedy.ts';
 
 export interface WaitForNamespacesOptions {
   timeoutMs: number;
+  wording?: Wording;
   progress?: (message: string) => void | Promise<void>;
 }
 
@@ -28,7 +30,7 @@ function namespaceState(namespace: KubeObject | undefined, owner: string | undef
 /** Resolves once every Profile's namespace is ready; throws one sentence naming the namespaces that are not. */
 export async function waitForProfileNamespaces(kube: RestoreKube, profiles: readonly KubeObject[], options: WaitForNamespacesOptions): Promise<void> {
   const watch = await watchProfileNamespaces(kube, profiles, { ...(options.progress ? { progress: options.progress } : {}) });
-  const failure = await watch.settle(options.timeoutMs);
+  const failure = await watch.settle(options.timeoutMs, options.wording);
   if (failure) throw new RestoreStoppedError(failure);
 }
 
@@ -37,7 +39,7 @@ export interface NamespaceWatch {
    * Starts the timeout and resolves once every namespace is ready (undefined), or when the timeout passes with the
    * sentence naming the namespaces that are not and why. Rejects when the watch itself fails. Stops the watch.
    */
-  settle(timeoutMs: number): Promise<string | undefined>;
+  settle(timeoutMs: number, wording?: Wording): Promise<string | undefined>;
   /** stops the watch without waiting (after an error elsewhere) */
   stop(): void;
 }
@@ -82,7 +84,7 @@ export async function watchProfileNamespaces(
     });
   }
 
-  const settle = async (timeoutMs: number): Promise<string | undefined> => {
+  const settle = async (timeoutMs: number, wording: Wording = neutralWording): Promise<string | undefined> => {
     let timer: NodeJS.Timeout | undefined;
     let ticker: NodeJS.Timeout | undefined;
     try {
@@ -101,7 +103,7 @@ export async function watchProfileNamespaces(
     if (failed) throw failed;
     if (waiting.size === 0) return undefined;
     const reasons = [...waiting].sort(([a], [b]) => a.localeCompare(b)).map(([name, state]) => `${name} (${state})`);
-    return `After ${Math.round(timeoutMs / 1000)}s the profile controller had not made ${waiting.size === 1 ? 'namespace' : 'namespaces'} ${listOf(reasons)}; nothing was restored into ${waiting.size === 1 ? 'it' : 'them'} — fix or delete the conflicting namespace and rerun the restore, which asks the profile controller to look at the Profile again (or raise restore-wait-timeout).`;
+    return `After ${Math.round(timeoutMs / 1000)}s the profile controller had not made ${waiting.size === 1 ? 'namespace' : 'namespaces'} ${listOf(reasons)}; nothing was restored into ${waiting.size === 1 ? 'it' : 'them'} — fix or delete the conflicting namespace and rerun the restore, which asks the profile controller to look at the Profile again (or ${wording.remedy({ fix: 'raise-wait-timeout' })}).`;
   };
   return { settle, stop: () => stop?.() };
 }

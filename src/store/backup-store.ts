@@ -7,16 +7,14 @@
 // One implementation serves both backends: S3 (ObjectStore) and a Map (MemoryObjects) for engine tests and benches.
 import type { Readable } from 'node:stream';
 import { decodeManifest, decodeMarker, type ManifestRead, type MarkerRead } from '../archive/reader.ts';
+import type { BackupCommit, PendingBackup } from '../archive/pending-backup.ts';
 import { backupIdTime, backupKeys, backupNameOfFolder, BACKUPS_FOLDER, isBackupId, type BackupKeys } from './layout.ts';
 import { MemoryObjects } from './memory-objects.ts';
-import type { ObjectInfo, ObjectStore, UploadHandle } from './objects.ts';
+// the writer's side of a backup being written, which the store implements
+export type { BackupCommit, BackupFile, PendingBackup } from '../archive/pending-backup.ts';
+import type { BackupObjects, ObjectInfo, ObjectStore, UploadHandle } from './objects.ts';
+export type { BackupObjects } from './objects.ts';
 import { StoreError } from './objects.ts';
-
-/** What the backup store asks of an object store: ObjectStore's methods, keys relative to the location's prefix. */
-export type BackupObjects = Pick<
-  ObjectStore,
-  'url' | 'startUpload' | 'put' | 'getStream' | 'getBytes' | 'head' | 'exists' | 'list' | 'listFolders' | 'delete' | 'deleteFolder' | 'abortUploadsUnder'
->;
 
 /** A folder under backups/, committed or not: what prune plans with and what reuse picks from. */
 export interface BackupFolder {
@@ -29,41 +27,6 @@ export interface BackupFolder {
   lastWrite: Date | undefined;
   /** one of our ids (kf-…); foreign Velero backups in the same location are never pruned */
   ours: boolean;
-}
-
-/** A file of a backup beside its tarball and manifest: its name in the backup folder, its bytes and content type. */
-export interface BackupFile {
-  name: string;
-  content: Buffer;
-  contentType: string;
-}
-
-/** What a backup commits once its tarball is stored. */
-export interface BackupCommit {
-  /** Velero's side files and ours; they and the manifest are stored side by side */
-  files: BackupFile[];
-  /** the manifest's bytes as they are written */
-  manifest: Readable;
-  /** the marker's bytes, asked for once every file and the manifest are stored (it records the manifest's digests) */
-  marker: () => Buffer | Promise<Buffer>;
-}
-
-/**
- * One backup being written. The tarball goes up while items are still added; `commit` stores the other files and the
- * marker last; `abort` (also what a failed commit does) deletes the folder, so no marker and no partial data remain.
- */
-export interface PendingBackup {
-  readonly id: string;
-  /** `s3://…/backups/<id>/`, for results and sentences */
-  readonly location: string;
-  /** `s3://bucket/prefix/`: the location every backup of this installation goes to (it salts the key id, seal.ts) */
-  readonly home: string;
-  /** the names in the backup folder of Velero's side files, which the manifest records by name */
-  readonly fileNames: { resourceList: string; logs: string; results: string };
-  /** starts the tarball's streaming upload; the body is read as the upload's parts fill */
-  uploadTarball(body: Readable): UploadHandle;
-  commit(files: BackupCommit): Promise<void>;
-  abort(): Promise<void>;
 }
 
 export interface ReadManifestOptions {

@@ -57,7 +57,7 @@ function segment(value: string, what: string): string {
 
 export const BACKUPS_FOLDER = 'backups/';
 
-/** The index of a backup's volume and control-plane files (src/archive/data-files.ts), by its name in the folder. */
+/** The index of a backup's volume and control-plane files (src/catalog/data-files.ts), by its name in the folder. */
 export const DATA_FILES_INDEX = 'kubeflow-upgrader-data-files.json.gz';
 
 /** Where each file of backup `id` lives, relative to the location's prefix. */

@@ -4,9 +4,8 @@
 // StoreError with condition 'not-found', and an aborted upload leaves no object.
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import type { BackupObjects } from './backup-store.ts';
 import { normalizePrefix } from './layout.ts';
-import { StoreError, type ObjectInfo, type UploadHandle } from './objects.ts';
+import { StoreError, type BackupObjects, type ObjectInfo, type UploadHandle } from './objects.ts';
 
 interface Stored {
   bytes: Buffer;

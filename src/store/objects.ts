@@ -351,3 +351,9 @@ export class ObjectStore {
     return deleted;
   }
 }
+
+/** What the backup store asks of an object store: ObjectStore's methods, keys relative to the location's prefix. */
+export type BackupObjects = Pick<
+  ObjectStore,
+  'url' | 'startUpload' | 'put' | 'getStream' | 'getBytes' | 'head' | 'exists' | 'list' | 'listFolders' | 'delete' | 'deleteFolder' | 'abortUploadsUnder'
+>;

@@ -3,7 +3,7 @@
 // every file equal to the volume's (same size and same MD5, rclone/rclone fs/operations/operations.go equal) stays a
 // server-side copy instead of being uploaded (src/volumes/job.ts). The copy is a whole object of the new backup, so deleting the older backup never touches
 // the newer one: no backup depends on another.
-import { checkDataFiles } from '../archive/data-files.ts';
+import { checkDataFiles } from '../catalog/data-files.ts';
 import type { Manifest } from '../archive/manifest.ts';
 import type { BackupFolder, BackupStore } from '../store/backup-store.ts';
 
@@ -54,7 +54,7 @@ export interface ReuseTrust {
  *
  * Why a source is checked: rclone judges an object of a multipart upload equal by the MD5 in its user metadata
  * (X-Amz-Meta-Md5chksum, rclone/rclone backend/s3/s3.go), which whoever can write the bucket can set. An object
- * rewritten that way gets a new ETag, so a backup whose data files no longer match its index (src/archive/data-files.ts)
+ * rewritten that way gets a new ETag, so a backup whose data files no longer match its index (src/catalog/data-files.ts)
  * is passed over, as is one whose manifest changed after it was committed or, with a key, whose HMAC does not verify.
  * The data files are listed only for a backup that offers something still wanted.
  */

@@ -1,8 +1,7 @@
 // The volume mover as the engines' volume steps, for backup and for restore: the one adapter the charm's actions and the
 // CLI commands share, so both read the S3 settings the same way (AWS without an endpoint included) and report alike.
-import type { VolumeStep } from '../backup/engine.ts';
+import type { RestoreVolumeStep, VolumeStep } from '../steps.ts';
 import type { KubeClient } from '../kube/client.ts';
-import type { RestoreVolumeStep } from '../restore/engine.ts';
 import type { S3Settings } from '../store/settings.ts';
 import type { VolumeProgress } from './mover.ts';
 import { moverS3Settings } from './settings.ts';

@@ -1,13 +1,14 @@
 import { expect } from 'chai';
-import { backupStore } from '../support/backup-store.ts';
+import { backupStore, startWriter } from '../support/backup-store.ts';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import tar from 'tar-stream';
 import { Readable } from 'node:stream';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import {
-  BackupWriter, listBackups, readItems, SecretOpener, SealError, verifyBackup, type ExpectedArchive, type Manifest, type Problem,
+  SecretOpener, SealError, type ExpectedArchive, type Manifest, type Problem,
 } from '../../src/archive/index.ts';
+import { listBackups, readItems, verifyBackup } from '../../src/catalog/index.ts';
 import { backupKeys } from '../../src/store/layout.ts';
 import { ChecksumIndex } from '../../src/archive/checksum-index.ts';
 import { ObjectStore } from '../../src/store/objects.ts';
@@ -35,7 +36,7 @@ function withDigest(expected: ExpectedArchive, path: string, digest: string): Ex
 }
 
 async function smallBackup(store: ObjectStore, count = 20): Promise<string> {
-  const w = await BackupWriter.start({ store: backupStore(store), toolVersion: '0.1.0', scope });
+  const w = await startWriter(backupStore(store), { toolVersion: '0.1.0', scope });
   await w.addItem(PROFILES, profile('alice'));
   for (let i = 0; i < count; i++) await w.addItem(NOTEBOOKS, notebook('alice', `nb-${i}`));
   return (await w.commit()).id;
@@ -81,7 +82,7 @@ describe('archive: writer, reader and verification against s3rver', () => {
   after(async () => server.stop());
 
   it('round-trips thousands of items, ~900 KiB objects and unicode names, with every Velero file', async () => {
-    const w = await BackupWriter.start({ store: backupStore(store), toolVersion: '0.1.0', scope, description: 'before 1.10' });
+    const w = await startWriter(backupStore(store), { toolVersion: '0.1.0', scope, description: 'before 1.10' });
     const expected = new Map<string, string>();
     await w.addItem(PROFILES, profile('alice'));
     expected.set('profiles.kubeflow.org//alice', JSON.stringify(profile('alice')));
@@ -143,7 +144,7 @@ describe('archive: writer, reader and verification against s3rver', () => {
   });
 
   it('keeps memory bounded while streaming a large archive', async () => {
-    const w = await BackupWriter.start({ store: backupStore(store), toolVersion: '0.1.0', scope });
+    const w = await startWriter(backupStore(store), { toolVersion: '0.1.0', scope });
     const filler = noise(64 * 1024, 7);
     // Retained memory is what must stay flat; collect first so garbage awaiting GC does not count as growth.
     const used = () => { gc(); const m = process.memoryUsage(); return m.heapUsed + m.arrayBuffers; };
@@ -270,20 +271,20 @@ describe('archive: writer, reader and verification against s3rver', () => {
 
   it('abort leaves no marker and no files; listBackups shows complete backups only, newest first', async () => {
     const clock = (iso: string) => () => new Date(iso);
-    const older = await BackupWriter.start({ store: backupStore(store), toolVersion: '0.1.0', scope, now: clock('2025-01-01T00:00:00Z') });
+    const older = await startWriter(backupStore(store), { toolVersion: '0.1.0', scope, now: clock('2025-01-01T00:00:00Z') });
     await older.addItem(PROFILES, profile('alice'));
     await older.commit();
-    const newer = await BackupWriter.start({ store: backupStore(store), toolVersion: '0.1.0', scope, now: clock('2025-02-01T00:00:00Z') });
+    const newer = await startWriter(backupStore(store), { toolVersion: '0.1.0', scope, now: clock('2025-02-01T00:00:00Z') });
     await newer.addItem(PROFILES, profile('bob'));
     await newer.commit();
-    const aborted = await BackupWriter.start({ store: backupStore(store), toolVersion: '0.1.0', scope });
+    const aborted = await startWriter(backupStore(store), { toolVersion: '0.1.0', scope });
     await aborted.addItem(PROFILES, profile('carol'));
     await aborted.abort();
     const left: string[] = [];
     for await (const o of store.list(backupStore(store).keys(aborted.id).folder)) left.push(o.key);
     expect(left).to.deep.equal([]);
     // a backup cut off before its marker: everything but velero-backup.json
-    const cut = await BackupWriter.start({ store: backupStore(store), toolVersion: '0.1.0', scope });
+    const cut = await startWriter(backupStore(store), { toolVersion: '0.1.0', scope });
     await cut.addItem(PROFILES, profile('dave'));
     await cut.commit();
     await server_delete(store, backupStore(store).keys(cut.id).marker);
@@ -313,7 +314,7 @@ describe('archive: writer, reader and verification against s3rver', () => {
     const values = { password: 'hunter2-s3cr3t-value', token: 'tok-ABCDEF-123456' };
     const s = secret('alice', 'db', values, { apikey: 'plain-string-data-value' });
     s.metadata.annotations = { 'kubectl.kubernetes.io/last-applied-configuration': JSON.stringify({ data: { password: 'hunter2-s3cr3t-value' } }) };
-    const w = await BackupWriter.start({ store: backupStore(store), toolVersion: '0.1.0', scope, encryptionKey: 'correct horse battery staple' });
+    const w = await startWriter(backupStore(store), { toolVersion: '0.1.0', scope, encryptionKey: 'correct horse battery staple' });
     await w.addItem(SECRETS, s);
     await w.addItem(NOTEBOOKS, notebook('alice', 'nb'));
     const summary = await w.commit();

@@ -1,6 +1,7 @@
 // Archives as Velero writes them (tests/support/velero/archive.ts) read by our reader, verify, list and `latest`.
 import { expect } from 'chai';
-import { latestWholeBackup, listBackups, readItems, verifyBackup, BackupPhaseError } from '../../src/archive/index.ts';
+import { BackupPhaseError } from '../../src/archive/index.ts';
+import { latestWholeBackup, listBackups, readItems, verifyBackup } from '../../src/catalog/index.ts';
 import { ObjectStore } from '../../src/store/objects.ts';
 import type { S3ServerHandle } from '../support/s3/server.ts';
 import { putVeleroBackup, tarEntries } from '../support/velero/archive.ts';

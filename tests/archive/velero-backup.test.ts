@@ -1,14 +1,14 @@
 // Our velero-backup.json read by Velero's rules (tests/support/velero/backup-decoder.ts names the Velero and
 // apimachinery files they come from), and what Velero's garbage collection and sync would do with it.
 import { expect } from 'chai';
-import { BackupWriter, judgePhase } from '../../src/archive/index.ts';
+import { judgePhase } from '../../src/archive/index.ts';
 import { backupKeys } from '../../src/store/layout.ts';
 import type { ObjectStore } from '../../src/store/objects.ts';
 import type { S3ServerHandle } from '../support/s3/server.ts';
 import { decodeVeleroBackup, garbageCollectionDeletes, parseGoDuration, parseGoTime, syncSkips, VeleroDecodeError } from '../support/velero/backup-decoder.ts';
 import { veleroMarker } from '../support/velero/archive.ts';
 import { NOTEBOOKS, PROFILES, notebook, profile, startStore } from './fixtures.ts';
-import { backupStore } from '../support/backup-store.ts';
+import { backupStore, startWriter } from '../support/backup-store.ts';
 
 const YEAR_MS = 365 * 24 * 3600_000;
 
@@ -19,7 +19,7 @@ describe('archive: velero-backup.json decoded by Velero rules', () => {
   after(async () => server.stop());
 
   async function committed(errors = 0): Promise<{ id: string; text: string }> {
-    const w = await BackupWriter.start({ store: backupStore(store), toolVersion: '0.1.0', scope: { action: 'backup-state', namespaces: ['alice'] } });
+    const w = await startWriter(backupStore(store), { toolVersion: '0.1.0', scope: { action: 'backup-state', namespaces: ['alice'] } });
     await w.addItem(PROFILES, profile('alice'));
     await w.addItem(NOTEBOOKS, notebook('alice', 'nb'));
     for (let i = 0; i < errors; i++) w.error(`could not list kind ${i}`, 'alice');
@@ -43,7 +43,7 @@ describe('archive: velero-backup.json decoded by Velero rules', () => {
   });
 
   it('keeps the HMAC of an encrypted backup where Velero keeps it: an annotation, not a top-level field it would drop', async () => {
-    const w = await BackupWriter.start({ store: backupStore(store), toolVersion: '0.1.0', scope: { action: 'backup-state', namespaces: ['alice'] }, encryptionKey: 'k3y' });
+    const w = await startWriter(backupStore(store), { toolVersion: '0.1.0', scope: { action: 'backup-state', namespaces: ['alice'] }, encryptionKey: 'k3y' });
     await w.addItem(PROFILES, profile('alice'));
     const { id } = await w.commit();
     const text = (await store.getBytes(backupKeys(id).marker)).toString('utf8');

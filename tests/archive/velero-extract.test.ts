@@ -9,13 +9,12 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import tar from 'tar-stream';
-import { BackupWriter } from '../../src/archive/index.ts';
 import { backupKeys } from '../../src/store/layout.ts';
 import type { ObjectStore } from '../../src/store/objects.ts';
 import type { S3ServerHandle } from '../support/s3/server.ts';
 import { veleroRestoreOrder } from '../support/velero/restore-order.ts';
 import { CONFIGMAPS, NOTEBOOKS, PROFILES, PVCS, ROLEBINDINGS, ROLES, SECRETS, boundPvc, colonRbac, notebook, profile, secret, startStore } from './fixtures.ts';
-import { backupStore } from '../support/backup-store.ts';
+import { backupStore, startWriter } from '../support/backup-store.ts';
 
 const VELERO_UID = 65532;
 /** Velero's user when we may switch to it (CI runs as root); otherwise our own, which is not root either. */
@@ -75,7 +74,7 @@ describe('archive: extracted by Velero rules as uid 65532', () => {
   let tarball: Buffer;
   before(async () => {
     ({ server, store } = await startStore('velero-extract'));
-    const w = await BackupWriter.start({ store: backupStore(store), toolVersion: '0.1.0', scope: { action: 'backup-state', namespaces: ['alice'] }, encryptionKey: 'correct horse battery staple',
+    const w = await startWriter(backupStore(store), { toolVersion: '0.1.0', scope: { action: 'backup-state', namespaces: ['alice'] }, encryptionKey: 'correct horse battery staple',
     });
     await w.addItem(PROFILES, profile('alice'));
     await w.addItem(NOTEBOOKS, notebook('alice', 'nb-1'));
@@ -90,7 +89,7 @@ describe('archive: extracted by Velero rules as uid 65532', () => {
   });
   after(async () => server.stop());
 
-  it('extracts and parses every item of our tarball but the sealed Secrets, PVCs unbound, names with ":" as they are', async () => {
+  it('extracts and parses every item of our tarball but the sealed Secrets, names with ":" as they are', async () => {
     const result = await extractAsVelero(tarball);
     expect(result, result.message).to.include({ ok: true, uid: RUN_AS });
     expect(result.uid).to.not.equal(0);
@@ -107,9 +106,9 @@ describe('archive: extracted by Velero rules as uid 65532', () => {
     expect(names('roles.rbac.authorization.k8s.io', 'alice')).to.deep.equal(['system:image-puller']);
     expect(catalogue['configmaps']!['alice']!['settings']!.metadata.name).to.equal('settings');
     const pvc = catalogue['persistentvolumeclaims']!['alice']!['workspace'] as unknown as { spec: Record<string, unknown>; metadata: { annotations: Record<string, string> } };
-    expect(pvc.spec).to.not.have.property('volumeName');
+    // the writer archives what it is given; the backup engine unbinds a PVC first (tests/backup/engine.test.ts)
     expect(pvc.spec).to.include({ storageClassName: 'standard' });
-    expect(pvc.metadata.annotations).to.deep.equal({ note: 'kept' });
+    expect(pvc.metadata.annotations).to.include({ note: 'kept' });
   });
 
   it('would be restored by Velero before its Profiles exist, in namespaces Velero makes', async () => {
@@ -126,7 +125,7 @@ describe('archive: extracted by Velero rules as uid 65532', () => {
   });
 
   it('without an encryption key, Secrets are in resources/, where Velero finds them', async () => {
-    const w = await BackupWriter.start({ store: backupStore(store), toolVersion: '0.1.0', scope: { action: 'backup-state', namespaces: ['alice'] } });
+    const w = await startWriter(backupStore(store), { toolVersion: '0.1.0', scope: { action: 'backup-state', namespaces: ['alice'] } });
     await w.addItem(PROFILES, profile('alice'));
     await w.addItem(SECRETS, secret('alice', 'db', { password: 'hunter2' }));
     const { id } = await w.commit();

@@ -1,9 +1,10 @@
 import { expect } from 'chai';
-import { backupStore } from '../support/backup-store.ts';
+import { backupStore, startWriter } from '../support/backup-store.ts';
 import { createHash } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import tar from 'tar-stream';
-import { BackupWriter, ChecksumIndex, verifyBackup } from '../../src/archive/index.ts';
+import { BackupWriter, ChecksumIndex } from '../../src/archive/index.ts';
+import { verifyBackup } from '../../src/catalog/index.ts';
 import { backupKeys } from '../../src/store/layout.ts';
 import type { ObjectStore } from '../../src/store/objects.ts';
 import type { S3ServerHandle } from '../support/s3/server.ts';
@@ -18,7 +19,7 @@ describe('archive writer: compact bookkeeping, same manifest and resource list',
   after(async () => server.stop());
 
   it('stores a manifest identical to JSON.stringify of the parsed manifest, with every tar entry and its sha256', async () => {
-    const w = await BackupWriter.start({ store: backupStore(store), toolVersion: '0.1.0', scope: { action: 'backup-state', namespaces: ['alice', 'bob'] } });
+    const w = await startWriter(backupStore(store), { toolVersion: '0.1.0', scope: { action: 'backup-state', namespaces: ['alice', 'bob'] } });
     w.setExtra('note', { entries: 'an extras key named entries must not confuse the writer' });
     await w.addItems(PROFILES, [profile('alice'), profile('bob')]);
     await w.addItems(NOTEBOOKS, Array.from({ length: 300 }, (_, i) => notebook(i % 2 ? 'alice' : 'bob', `nb-${i}`)));
@@ -85,7 +86,7 @@ describe('archive writer: compact bookkeeping, same manifest and resource list',
   });
 
   it('refuses an object added twice, also within one batch', async () => {
-    const w = await BackupWriter.start({ store: backupStore(store), toolVersion: '0.1.0', scope: { action: 'backup-state' } });
+    const w = await startWriter(backupStore(store), { toolVersion: '0.1.0', scope: { action: 'backup-state' } });
     await w.addItems(NOTEBOOKS, [notebook('alice', 'a')]);
     let error: unknown;
     try {

@@ -29,7 +29,8 @@ import { backupStore } from '../support/backup-store.ts';
 const BUCKET = 'kubeflow-backups';
 const PREFIX = 'backups';
 const KEY = 'a passphrase only the operator knows';
-const KEY_SECRET = 'secret:cta0authbackupskey0000001';
+// a secret URI as Juju makes them: `secret:` and a 20-character id (juju/juju core/secrets/secret.go)
+const KEY_SECRET = 'secret:cta0authbackupskey01';
 const PROFILES = { group: 'kubeflow.org', resource: 'profiles' };
 
 describe('authenticated backups (the charm in process)', function () {

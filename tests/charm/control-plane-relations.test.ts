@@ -151,7 +151,8 @@ describe('control-plane relations (the charm in process)', function () {
     expect(secretReads.every((call) => call.args.includes('--refresh'))).to.equal(true);
 
     await rotateMysqlPassword(changed.state, find(changed, 'kfp-db:7'), 'rotated-password-value', async () => undefined);
-    const rotated = await dispatch('secret-changed', changed.state, undefined);
+    // secret-changed names the secret that changed (JUJU_SECRET_ID), as Juju's hook context does
+    const rotated = await runEvent(changed.state, { event: 'secret-changed', secret: { id: uri }, env: { KUBECONFIG: cluster.kubeconfigPath } });
     expect(rotated.state.secrets[uri]!.tracked).to.equal(2);
     const { actionResults, logs, statusHistory, calls } = rotated.state;
     expect(JSON.stringify({ actionResults, logs, statusHistory, calls })).not.to.include('rotated-password-value');

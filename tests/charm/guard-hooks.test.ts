@@ -3,10 +3,10 @@
 // the policy's CEL), s3-integrator data pointing at s3rver. What is checked is the charm's decisions and the guard it
 // leaves in the cluster, not packing; tests/reliability/secret-hygiene.test.ts runs these hooks through ./dispatch.
 import { expect } from 'chai';
-import { unitStatus } from '../support/juju/harness.ts';
+import { unitStatus, type DispatchEvent } from '../support/juju/harness.ts';
 import { runEvent, type EventOutcome } from '../support/juju/run-event.ts';
-import { s3Relation, track1Data } from '../support/juju/scenarios.ts';
-import { emptyState, type FakeJujuState } from '../support/juju/state.ts';
+import { S3_RELATION_ID, s3Relation, track1Data } from '../support/juju/scenarios.ts';
+import { emptyState, type FakeJujuState, type FakeRelation } from '../support/juju/state.ts';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
 import { startCluster, type RunningCluster } from '../support/cluster/index.ts';
 import { KubeClient } from '../../src/kube/client.ts';
@@ -74,11 +74,22 @@ describe('CRD guard and upgrade actions (the charm in process)', function () {
   it('only the hooks that own the guard write it: the status of other hooks reports a missing guard, update-status puts it back', async () => {
     await dispatch('install', state());
     await client.delete(POLICIES, CRD_GUARD_NAME);
-    for (const event of ['secret-changed', 's3-credentials-relation-broken', 'kfp-db-relation-broken']) {
-      const looked = await dispatch(event, state());
+    // each hook with what Juju gives it: the secret that changed, the relation that broke
+    const kfpDb: FakeRelation = { id: 'kfp-db:9', endpoint: 'kfp-db', remoteApp: 'kfp-db', remoteUnits: [], localAppData: {}, localUnitData: {}, remoteAppData: {}, remoteUnitsData: {} };
+    const secret = 'secret:d4lv0ac0000000000001';
+    const guardMissing = /CRD guard (absent|drifted)|is missing/;
+    const hooks: Array<{ event: DispatchEvent; start: FakeJujuState; status: RegExp }> = [
+      { event: { event: 'secret-changed', secret: { id: secret } }, start: state({ secrets: { [secret]: { revisions: [{ key: 'value' }, { key: 'newer' }], tracked: 1 } } }), status: guardMissing },
+      // the S3 relation going away outranks the guard in the status
+      { event: { event: 's3-credentials-relation-broken', relation: S3_RELATION_ID }, start: state(), status: /relate to s3-integrator/ },
+      { event: { event: 'kfp-db-relation-broken', relation: kfpDb.id }, start: state({ relations: [...state().relations, kfpDb] }), status: guardMissing },
+    ];
+    for (const { event: hook, start, status } of hooks) {
+      const event = hook.event;
+      const looked = await runEvent(start, { ...hook, env: { KUBECONFIG: cluster.kubeconfigPath } });
       expect(looked.exitCode, `${event}: ${looked.stderr}`).to.equal(0);
       expect(await policy(), event).to.equal(undefined);
-      expect(unitStatus(looked.state)?.message, event).to.match(/CRD guard (absent|drifted)|is missing/);
+      expect(unitStatus(looked.state)?.message, event).to.match(status);
     }
     const updated = await dispatch('update-status', state());
     expect(updated.exitCode, updated.stderr).to.equal(0);
@@ -114,7 +125,7 @@ describe('CRD guard and upgrade actions (the charm in process)', function () {
     const results = noGo.state.actionResults;
     expect(results.verdict).to.equal('no-go');
     const reasons = Object.entries(results).filter(([key]) => key.startsWith('reasons.')).map(([, value]) => value);
-    expect(reasons).to.include('The CRD guard is off (protect-crds=false): set protect-crds=true before refreshing.');
+    expect(reasons).to.include('The CRD guard is off (protect-crds=false): run juju config kubeflow-upgrader protect-crds=true and wait for active before refreshing.');
     expect(reasons).to.include('There is no complete backup: run backup-state first.');
     expect(results['crds.0.name']).to.be.a('string');
 

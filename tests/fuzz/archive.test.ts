@@ -1,9 +1,9 @@
 // Hostile and damaged archives: every bit flip and truncation of the tarball and the checksummed files is found by
 // verify-backup, and random or mutated bytes and manifests are refused in words, never with an exception.
 import { expect } from 'chai';
+import { startWriter } from '../support/backup-store.ts';
 import fc from 'fast-check';
-import { BackupWriter } from '../../src/archive/writer.ts';
-import { verifyBackup, readItems } from '../../src/archive/index.ts';
+import { readItems, verifyBackup } from '../../src/catalog/index.ts';
 import { parseManifest } from '../../src/archive/manifest.ts';
 import { backupKeys } from '../../src/store/layout.ts';
 import { CONFIGMAPS, NOTEBOOKS, PROFILES, SECRETS, notebook, profile, secret } from '../archive/fixtures.ts';
@@ -14,7 +14,7 @@ const ID = 'kf-20250601-120000-abcdef';
 
 async function writeBackup(): Promise<MemoryObjects> {
   const store = new MemoryObjects({ prefix: 'fuzz' });
-  const writer = await BackupWriter.start({ store: new MemoryBackupStore(store), id: ID, toolVersion: 'fuzz', scope: { action: 'backup-state', namespaces: ['alice'], profiles: ['alice'], includeVolumes: false, includeControlPlane: false } });
+  const writer = await startWriter(new MemoryBackupStore(store), { id: ID, toolVersion: 'fuzz', scope: { action: 'backup-state', namespaces: ['alice'], profiles: ['alice'], includeVolumes: false, includeControlPlane: false } });
   await writer.addItem(PROFILES, profile('alice'));
   for (let i = 0; i < 4; i++) await writer.addItem(NOTEBOOKS, notebook('alice', `nb-${i}`, 40));
   await writer.addItem(SECRETS, secret('alice', 'creds', { token: 'not-a-real-token' }));

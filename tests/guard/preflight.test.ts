@@ -10,6 +10,8 @@ import type { GuardOptions } from '../../src/guard/policy.ts';
 import { preUpgradeCheck, preflightActionResults } from '../../src/guard/preflight.ts';
 import type { PreflightInputs } from '../../src/guard/preflight.ts';
 import { parseDuration } from '../../src/guard/duration.ts';
+import { charmWording } from '../../src/charm/remedy-wording.ts';
+import { cliWording } from '../../src/cli/remedy-wording.ts';
 
 const guard: GuardOptions = { protectCrds: true, protectedCrdGroups: DEFAULT_PROTECTED_CRD_GROUPS, protectProfiles: false };
 const now = new Date('2026-11-30T12:00:00Z');
@@ -42,6 +44,8 @@ describe('pre-upgrade-check against the embedded cluster', () => {
       checkS3: async () => {},
       newestCompleteBackup: async () => ({ id: 'kf-20261130-110000-a1b2c3', completedAt: hoursAgo(1) }),
       now: () => now,
+      // pre-upgrade-check's words; the CLI's check is asserted in its own case below
+      wording: charmWording,
       ...overrides,
     };
   }
@@ -84,7 +88,7 @@ describe('pre-upgrade-check against the embedded cluster', () => {
     await removeGuard(client);
     try {
       await expectOnly({}, /^The CRD guard is absent \(.*\): run juju config kubeflow-upgrader protect-crds=true and wait for active\.$/);
-      await expectOnly({ guard: { ...guard, protectCrds: false } }, 'The CRD guard is off (protect-crds=false): set protect-crds=true before refreshing.');
+      await expectOnly({ guard: { ...guard, protectCrds: false } }, 'The CRD guard is off (protect-crds=false): run juju config kubeflow-upgrader protect-crds=true and wait for active before refreshing.');
     } finally {
       await ensureGuard(client, guard);
     }
@@ -103,6 +107,26 @@ describe('pre-upgrade-check against the embedded cluster', () => {
       'The newest complete backup kf-20261129-060000-0f0f0f is 1d6h old, older than max-backup-age (1d0h): run backup-state first.',
     );
     await expectOnly({ newestCompleteBackup: async () => undefined }, 'There is no complete backup: run backup-state first.');
+  });
+
+  it('words the same reasons in the CLI\'s flags and commands for `kubeflow-upgrader check`', async () => {
+    const cli = (overrides: Partial<PreflightInputs>) => inputs({ wording: cliWording, ...overrides });
+    await expectOnly(
+      cli({ newestCompleteBackup: async () => ({ id: 'kf-20261129-060000-0f0f0f', completedAt: hoursAgo(30) }) }),
+      'The newest complete backup kf-20261129-060000-0f0f0f is 1d6h old, older than --max-backup-age (1d0h): run kubeflow-upgrader backup first.',
+    );
+    await expectOnly(cli({ newestCompleteBackup: async () => undefined }), 'There is no complete backup: run kubeflow-upgrader backup first.');
+    const id = 'kf-20261130-110000-a1b2c3';
+    const unauthenticated = await preUpgradeCheck(cli({ newestCompleteBackup: async () => ({ id, completedAt: hoursAgo(1), authentication: 'not-authenticated' }) }));
+    expect(unauthenticated.warnings).to.deep.equal([
+      `The newest complete backup ${id} is not authenticated (it carries no HMAC): pass --encryption-key-file and run kubeflow-upgrader backup for one that is; restoring this one with a key needs --allow-unauthenticated.`,
+    ]);
+    await removeGuard(client);
+    try {
+      await expectOnly(cli({}), /^The CRD guard is absent \(.*\): set protect-crds=true on the kubeflow-upgrader charm and wait for active, or pass --no-guard\.$/);
+    } finally {
+      await ensureGuard(client, guard);
+    }
   });
 
   it('warns, without a no-go, when the newest backup is not authenticated, and says why for each case', async () => {

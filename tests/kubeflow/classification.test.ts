@@ -10,7 +10,7 @@ import { restoreRefusal } from '../../src/kubeflow/allow-list.ts';
 import { kubeflowControllers } from '../support/cluster/kubeflow/controllers.ts';
 import { generateDataset } from '../support/cluster/kubeflow/dataset.ts';
 import { refs } from '../support/cluster/kubeflow/refs.ts';
-import { createMemoryApi } from '../support/cluster/kubeflow/testing-api.ts';
+import { inProcessCluster } from '../support/cluster/in-process.ts';
 import type { ResourceRef } from '../support/cluster/contract.ts';
 
 const identity = (o: KubeObject) => `${o.apiVersion.split('/').length > 1 ? o.apiVersion.split('/')[0] : ''}/${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
@@ -24,13 +24,14 @@ async function settle(probe: () => boolean, what: string): Promise<void> {
 }
 
 describe('backup selection against the simulated cluster and the generated dataset', function () {
-  const api = createMemoryApi();
+  const cluster = inProcessCluster();
+  const api = cluster.api;
   const dataset = generateDataset({ profiles: 24, seed: 7 });
   const everything: KubeObject[] = [];
   let stops: Array<() => void> = [];
 
   before(async () => {
-    stops = kubeflowControllers().map((controller) => controller.start(api));
+    stops = [cluster.stop, ...kubeflowControllers().map((controller) => controller.start(api))];
     const refOf = (o: KubeObject): ResourceRef => {
       const group = o.apiVersion.includes('/') ? o.apiVersion.split('/')[0]! : '';
       const kind = restoreOrder.find((k) => k.group === group && k.kind === o.kind);

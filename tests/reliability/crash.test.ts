@@ -13,7 +13,7 @@ import { startCluster, type RunningCluster } from '../support/cluster/index.ts';
 import { pruneBackups } from '../../src/prune/engine.ts';
 import { moverPortOf } from '../../src/prune/movers.ts';
 import { moverLabels } from '../../src/volumes/labels.ts';
-import { verifyBackup } from '../../src/archive/index.ts';
+import { verifyBackup } from '../../src/catalog/index.ts';
 import { backupKeys } from '../../src/store/layout.ts';
 import { clockPastSecondOf } from '../support/backup-ids.ts';
 import { startDispatch } from './killable-dispatch.ts';

@@ -12,7 +12,7 @@ import { RestoreInputError, RestoreRefusedError, RestoreStoppedError } from '../
 import { backupKeys } from '../../src/store/layout.ts';
 import { isContributorObject } from '../../src/kubeflow/contributors.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
-import { readItems } from '../../src/archive/index.ts';
+import { readItems } from '../../src/catalog/index.ts';
 import { profileOwner, reconcileRequestAnnotation } from '../../src/kubeflow/profile-namespaces.ts';
 import { restorable } from '../../src/restore/normalize.ts';
 import { restoresStatus, suspendedForStatus } from '../../src/kubeflow/status-kinds.ts';

@@ -44,7 +44,7 @@ const alice = (name: string): PvcName => ({ namespace: 'alice', name });
 
 const rows: Row[] = [
   { name: 'include-volumes=false restores no data', archived: volumesOf(['alice', 'ws']), cluster: [], created: [alice('ws')], request: 'excluded',
-    filled: undefined, note: 'include-volumes=false: no volume data was restored', warnings: [] },
+    filled: undefined, note: 'volumes left out: no volume data was restored', warnings: [] },
   { name: 'a backup without volumes says so', archived: volumesOf(), cluster: [], created: [], request: 'mover',
     filled: undefined, note: 'the backup holds no volume data', warnings: [] },
   { name: 'a backup of only unbound PVCs holds no data', archived: volumesOf(['alice', 'ws', true]), cluster: [], created: [alice('ws')], request: 'mover',

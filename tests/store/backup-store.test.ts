@@ -1,8 +1,8 @@
 // One contract, two backends: every case runs against the S3 backup store on a real s3rver and against the in-memory
 // one, so engine tests that use the memory store rely on nothing S3 would not do.
 import { expect } from 'chai';
+import { startWriter } from '../support/backup-store.ts';
 import { Readable } from 'node:stream';
-import { BackupWriter } from '../../src/archive/writer.ts';
 import { MemoryBackupStore, S3BackupStore, type BackupObjects, type BackupStore } from '../../src/store/backup-store.ts';
 import { MemoryObjects } from '../../src/store/memory-objects.ts';
 import { ObjectStore, StoreError } from '../../src/store/objects.ts';
@@ -87,7 +87,7 @@ async function keysUnder(objects: BackupObjects, folder: string): Promise<string
 }
 
 async function writeBackup(store: BackupStore, id = ID, now = '2025-03-01T12:00:00Z'): Promise<void> {
-  const writer = await BackupWriter.start({ store, id, toolVersion: '0.1.0', scope, now: () => new Date(now) });
+  const writer = await startWriter(store, { id, toolVersion: '0.1.0', scope, now: () => new Date(now) });
   await writer.addItem(PROFILES, profile('alice'));
   await writer.addItem(NOTEBOOKS, notebook('alice', 'nb'));
   writer.addFile('kubeflow-upgrader-data-files.json.gz', Buffer.from('index'), 'application/gzip');

@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { CopyObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { S3ServerHandle } from '../support/s3/server.ts';
 import { BUCKET, startStore } from '../archive/fixtures.ts';
-import { DATA_FILES_INDEX, indexDataFiles } from '../../src/archive/data-files.ts';
+import { DATA_FILES_INDEX, indexDataFiles } from '../../src/catalog/data-files.ts';
 import { backupKeys } from '../../src/store/layout.ts';
 import type { ObjectStore } from '../../src/store/objects.ts';
 import { MAX_BACKUPS_READ, reusableBackups, reusableMinioCopies, reusedByListing } from '../../src/volumes/reuse.ts';

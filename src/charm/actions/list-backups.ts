@@ -7,7 +7,7 @@ export async function run(ctx: ActionContext<'list-backups'>): Promise<void> {
   const s3 = await ctx.s3();
   // With the key, each listed backup's HMAC is checked; without it, one that carries an HMAC is shown as unchecked.
   const encryptionKey = await ctx.encryptionKey();
-  const [{ listBackups }, { openBackupStore }] = await Promise.all([import('../../archive/verify.ts'), import('../../store/open.ts')]);
+  const [{ listBackups }, { openBackupStore }] = await Promise.all([import('../../catalog/verify.ts'), import('../../store/open.ts')]);
   let backups;
   try {
     backups = await listBackups(openBackupStore(s3), { limit: ctx.params.limit, encryptionKey });

@@ -1,5 +1,6 @@
 // The pre-upgrade-check action: go / no-go for an in-place `juju refresh`, with every reason at once so that an
 // operator fixes them all in one round. A no-go is a result, not a failed action: scripts read `verdict`.
+import { charmWording } from '../remedy-wording.ts';
 import type { ActionContext } from '../action-context.ts';
 import { guardOptionsOf } from '../guard.ts';
 import { charmProblemSentence } from '../s3-wording.ts';
@@ -17,6 +18,7 @@ export async function run(ctx: ActionContext<'pre-upgrade-check'>): Promise<void
   const maxBackupAgeMs = ctx.config['max-backup-age'] * 1000;
   await ctx.progress('checking the guard, S3, the newest backup, the protected CRDs and the Profiles');
   const result = await preUpgradeCheck({
+    wording: charmWording,
     kube,
     guard,
     maxBackupAgeMs,
@@ -30,7 +32,7 @@ export async function run(ctx: ActionContext<'pre-upgrade-check'>): Promise<void
       // From S3, not from what this unit remembers: the check must see what a restore would see, and with a key choose
       // as restore-state's latest does (only authenticated backups, by their manifests).
       const settings = await s3Settings(ctx);
-      const [{ newestForCheck }, { openBackupStore }] = await Promise.all([import('../../archive/verify.ts'), import('../../store/open.ts')]);
+      const [{ newestForCheck }, { openBackupStore }] = await Promise.all([import('../../catalog/verify.ts'), import('../../store/open.ts')]);
       return newestForCheck(openBackupStore(settings), await ctx.encryptionKey());
     },
   });

@@ -1,5 +1,6 @@
 // The restore-state action: params and config in, the restore engine run, counts (or the plan, on dry-run) out.
 // Every stop is one sentence: the engine's own errors already are, anything else goes to the runner's fallback.
+import { charmWording } from '../remedy-wording.ts';
 import type { ActionContext } from '../action-context.ts';
 import { openBackupStore } from '../../store/open.ts';
 import { runRestore } from '../../restore/engine.ts';
@@ -26,6 +27,7 @@ export async function run(ctx: ActionContext<'restore-state'>): Promise<void> {
   let outcome;
   try {
     outcome = await runRestore(kube, store, {
+      wording: charmWording,
       backupId: params['backup-id'],
       profiles: params.profiles,
       namespaces: params.namespaces,

@@ -5,7 +5,7 @@ import { NotAuthenticatedError, refuseAllowWithLatest } from '../../archive/auth
 
 export async function run(ctx: ActionContext<'verify-backup'>): Promise<void> {
   const s3 = await ctx.s3();
-  const [{ verifyBackup, latestWholeBackup, latestRefusal }, { openBackupStore }] = await Promise.all([import('../../archive/verify.ts'), import('../../store/open.ts')]);
+  const [{ verifyBackup, latestWholeBackup, latestRefusal }, { openBackupStore }] = await Promise.all([import('../../catalog/verify.ts'), import('../../store/open.ts')]);
   const store = openBackupStore(s3);
   const encryptionKey = await ctx.encryptionKey();
   let id = ctx.params['backup-id'];

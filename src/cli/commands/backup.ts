@@ -1,4 +1,5 @@
 // backup: the backup-state action outside Juju — user state of the profile namespaces, and PVC data through mover Jobs.
+import { cliWording } from '../remedy-wording.ts';
 import type { BackupOutcome } from '../../backup/engine.ts';
 import { encryptionKeyFrom, encryptionOptions } from '../encryption-options.ts';
 import { kubeClientFrom, kubeOptions } from '../kube-options.ts';
@@ -77,6 +78,7 @@ export const backupCommand: Command = {
     try {
       const { runBackup } = await import('../../backup/engine.ts');
       const outcome = await runBackup(kube, store, {
+        wording: cliWording,
         kind: 'backup-state',
         ...(namespaces ? { namespaces } : {}),
         includeVolumes,

@@ -1,4 +1,5 @@
 // check: pre-upgrade-check outside Juju — go/no-go for an in-place refresh, with every reason at once.
+import { cliWording } from '../remedy-wording.ts';
 import { parseDuration } from '../../guard/duration.ts';
 import { parseProtectedGroups } from '../../guard/policy.ts';
 import { kubeClientFrom, kubeOptions } from '../kube-options.ts';
@@ -57,9 +58,10 @@ export const checkCommand: Command = {
     try {
       out.progress('checking the guard, the backup store, the newest backup, the CRDs and the Profiles');
       const [{ preUpgradeCheck }, { checkBucket }, { newestForCheck }] = await Promise.all([
-        import('../../guard/preflight.ts'), import('../../store/s3-client.ts'), import('../../archive/verify.ts'),
+        import('../../guard/preflight.ts'), import('../../store/s3-client.ts'), import('../../catalog/verify.ts'),
       ]);
       const result = await preUpgradeCheck({
+        wording: cliWording,
         kube,
         guard: { protectCrds: true, protectedCrdGroups: groups, protectProfiles: false },
         maxBackupAgeMs: maxAgeMs,

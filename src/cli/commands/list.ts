@@ -34,7 +34,7 @@ export const listCommand: Command = {
     const encryptionKey = encryptionKeyFrom(ctx.values, ctx.env);
     ctx.out.hide(encryptionKey);
     try {
-      const { listBackups } = await import('../../archive/verify.ts');
+      const { listBackups } = await import('../../catalog/verify.ts');
       const backups = await listBackups(store, { ...(limit === undefined ? {} : { limit }), encryptionKey });
       const rows = backups.map((b) => [
         b.id,

@@ -1,5 +1,6 @@
 // restore: the restore-state action outside Juju — Profiles first, then namespaced objects in Kubeflow's order, then
 // the PVC data of PVCs it created; every object compared before it is written, so a rerun converges.
+import { cliWording } from '../remedy-wording.ts';
 import type { ConflictPolicy, RestoreOutcome } from '../../restore/engine.ts';
 import { RestoreInputError, RestoreRefusedError } from '../../restore/errors.ts';
 import { allowUnauthenticatedOption, encryptionKeyFrom, encryptionOptions } from '../encryption-options.ts';
@@ -104,6 +105,7 @@ export const restoreCommand: Command = {
     try {
       const { runRestore } = await import('../../restore/engine.ts');
       const outcome = await runRestore(kube, store, {
+        wording: cliWording,
         backupId: id,
         ...(profiles ? { profiles } : {}),
         ...(namespaces ? { namespaces } : {}),

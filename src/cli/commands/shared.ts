@@ -35,12 +35,12 @@ export function backupIdArgument(ctx: CommandContext, required: boolean): string
 
 /**
  * `latest` → the newest whole backup's id (Completed, or PartiallyFailed with a warning to `warn`); with a key, the
- * newest authenticated one (archive/verify.ts latestWholeBackup), each newer one passed over named to `warn`. Fails in
+ * newest authenticated one (catalog/verify.ts latestWholeBackup), each newer one passed over named to `warn`. Fails in
  * one sentence when there is none.
  */
 export async function resolveBackupId(store: BackupStore, id: string, warn: (sentence: string) => void = () => undefined, encryptionKey?: string): Promise<string> {
   if (id !== 'latest') return id;
-  const { latestWholeBackup, latestRefusal } = await import('../../archive/verify.ts');
+  const { latestWholeBackup, latestRefusal } = await import('../../catalog/verify.ts');
   const newest = await latestWholeBackup(store, { encryptionKey });
   if (!newest) throw new Error(await latestRefusal(store, 'verify', { encryptionKey }));
   if (newest.warning) warn(newest.warning);

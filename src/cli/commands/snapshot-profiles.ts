@@ -1,4 +1,5 @@
 // snapshot-profiles: Profiles and their KFAM contributors only — quick to take before touching the profile controller.
+import { cliWording } from '../remedy-wording.ts';
 import { kubeClientFrom, kubeOptions } from '../kube-options.ts';
 import { s3Options } from '../s3-options.ts';
 import type { Command, CommandContext } from '../usage.ts';
@@ -40,6 +41,7 @@ export const snapshotProfilesCommand: Command = {
     try {
       const { runBackup } = await import('../../backup/engine.ts');
       const outcome = await runBackup(kube, store, {
+        wording: cliWording,
         kind: 'snapshot-profiles',
         ...(profiles ? { profiles } : {}),
         includeVolumes: false,

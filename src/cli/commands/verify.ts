@@ -38,7 +38,7 @@ export const verifyCommand: Command = {
       if (!(await store.holdsBackup(id))) {
         throw new Error(`there is no backup ${id} in ${store.url()}; kubeflow-upgrader list shows the complete ones.`);
       }
-      const { verifyBackup } = await import('../../archive/verify.ts');
+      const { verifyBackup } = await import('../../catalog/verify.ts');
       const report = await verifyBackup(store, id, { encryptionKey, allowUnauthenticated: ctx.values['allow-unauthenticated'] === true, allowHint: '--allow-unauthenticated' });
       const lines = [
         `backup ${id}: ${report.status} (${report.objectsChecked} objects checked)`,

@@ -1,5 +1,10 @@
 // Field ownership for server-side apply, kept in metadata.managedFields in the real FieldsV1 shape.
 // Simplification (documented): lists are atomic — a list is owned as a whole, never element by element.
+// Upstream: kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/util/managedfields/internal (structuredmerge.go
+// for apply and update, managedfieldsupdater.go for the entries per manager and operation, conflict.go for the 409,
+// its "Apply failed with N conflicts" text and FieldManagerConflict causes; before 1.27 in
+// staging/src/k8s.io/apiserver/pkg/endpoints/handlers/fieldmanager), over kubernetes-sigs/structured-merge-diff
+// (fieldpath/serialize.go: the `f:` keys of FieldsV1; merge/update.go: which manager's fields conflict).
 import type { KubeObject } from '../../../src/kube/types.ts';
 import { ApiError } from './errors.ts';
 import { clone } from './patch.ts';

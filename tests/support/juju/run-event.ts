@@ -10,6 +10,7 @@ import { main } from '../../../src/charm/main.ts';
 import { eventEnvironment, type DispatchEvent } from './harness.ts';
 import { runHookTool } from './hook-tool.ts';
 import type { FakeJujuState } from './state.ts';
+import { assertConsistent, withConfigDefaults } from './consistency.ts';
 
 export interface EventOutcome {
   exitCode: number;
@@ -39,11 +40,14 @@ function capture(stream: NodeJS.WriteStream): () => string {
 }
 
 /**
- * Runs the charm's main() for `event` over a copy of `state`. `env` adds to the hook's environment (KUBECONFIG, …),
+ * Runs the charm's main() for `event` over a copy of `state`, refused when Juju could not run it (consistency.ts). `env` adds to the hook's environment (KUBECONFIG, …),
  * as event.env does for runDispatch. One event at a time per process: main() writes to process.stdout and stderr.
  */
 export async function runEvent(state: FakeJujuState, event: DispatchEvent): Promise<EventOutcome> {
+  // A state Juju could never give the charm is refused, and config-get answers with the defaults (consistency.ts).
+  assertConsistent(repositoryRoot, state, event);
   const working = JSON.parse(JSON.stringify(state)) as FakeJujuState;
+  working.config = withConfigDefaults(repositoryRoot, working.config);
   const env = { ...eventEnvironment(working, repositoryRoot, event), HOME: process.env.HOME ?? '/tmp' };
   const runner: ToolRunner = async (tool, args, input) => {
     const reply = runHookTool(working, { tool, args, env, ...(input !== undefined && readsStdin(args) ? { stdin: input } : {}) });

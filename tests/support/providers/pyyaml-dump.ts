@@ -5,7 +5,7 @@
 // (leading indicator, ': ' or ' #', surrounding spaces, line breaks); then it is single-quoted
 // (yaml/pyyaml lib/yaml/representer.py SafeRepresenter, lib/yaml/emitter.py analyze_scalar/choose_scalar_style,
 // lib/yaml/resolver.py). Non-ASCII text is outside what these models write and is refused rather than guessed.
-import { pyyamlReadsAsString } from '../../../src/juju/python-yaml.ts';
+import { pyyamlReadsAsString } from '../../../src/controlplane/python-yaml.ts';
 
 type Scalar = string | number | boolean | null;
 

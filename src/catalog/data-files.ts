@@ -14,8 +14,8 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { z } from 'zod';
 import { DATA_FILES_INDEX } from '../store/layout.ts';
 import type { BackupStore } from '../store/backup-store.ts';
-import type { Manifest } from './manifest.ts';
-import type { Problem } from './reader.ts';
+import type { Manifest } from '../archive/manifest.ts';
+import type { Problem } from '../archive/reader.ts';
 
 // Velero ignores the files of a backup folder it does not know, the index among them.
 export { DATA_FILES_INDEX };

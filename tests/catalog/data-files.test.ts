@@ -4,14 +4,13 @@ import { expect } from 'chai';
 import { createHash } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
-import { BackupWriter } from '../../src/archive/index.ts';
-import { checkDataFiles, DATA_FILES_INDEX, indexDataFiles } from '../../src/archive/data-files.ts';
+import { checkDataFiles, DATA_FILES_INDEX, indexDataFiles } from '../../src/catalog/data-files.ts';
 import type { Manifest } from '../../src/archive/manifest.ts';
 import { backupKeys } from '../../src/store/layout.ts';
 import type { ObjectStore } from '../../src/store/objects.ts';
 import type { S3ServerHandle } from '../support/s3/server.ts';
-import { PROFILES, profile, startStore } from './fixtures.ts';
-import { backupStore } from '../support/backup-store.ts';
+import { PROFILES, profile, startStore } from '../archive/fixtures.ts';
+import { backupStore, startWriter } from '../support/backup-store.ts';
 
 describe('archive: the index of volume and control-plane files', () => {
   let server: S3ServerHandle;
@@ -21,7 +20,7 @@ describe('archive: the index of volume and control-plane files', () => {
 
   /** A committed backup whose folders hold two volume files and a dump, indexed as the backup engine does. */
   async function backupWithData(): Promise<{ id: string; manifest: Manifest }> {
-    const w = await BackupWriter.start({ store: backupStore(store), toolVersion: '0.1.0', scope: { action: 'backup-state', namespaces: ['alice'] } });
+    const w = await startWriter(backupStore(store), { toolVersion: '0.1.0', scope: { action: 'backup-state', namespaces: ['alice'] } });
     await w.addItem(PROFILES, profile('alice'));
     const keys = backupKeys(w.id);
     await store.put(`${keys.volume('alice', 'workspace')}notebook.ipynb`, '{"cells": []}');
@@ -68,7 +67,7 @@ describe('archive: the index of volume and control-plane files', () => {
   });
 
   it("records each MinIO mirror object's sha256 from the Job's listing, and verify reads the bytes against it", async () => {
-    const w = await BackupWriter.start({ store: backupStore(store), toolVersion: '0.1.0', scope: { action: 'backup-state', namespaces: ['alice'] } });
+    const w = await startWriter(backupStore(store), { toolVersion: '0.1.0', scope: { action: 'backup-state', namespaces: ['alice'] } });
     await w.addItem(PROFILES, profile('alice'));
     const keys = backupKeys(w.id);
     const model = Buffer.alloc(5000, 3);

@@ -1,7 +1,7 @@
 // Databags Python charms write with PyYAML read back as PyYAML reads them (YAML 1.1, PyYAML's resolver).
 import { expect } from 'chai';
 import { parse as parseYaml12 } from 'yaml';
-import { parsePythonYaml, pyyamlReadsAsString } from '../../src/juju/python-yaml.ts';
+import { parsePythonYaml, pyyamlReadsAsString } from '../../src/controlplane/python-yaml.ts';
 import { pyyamlSafeDump } from '../support/providers/pyyaml-dump.ts';
 
 describe('parsePythonYaml', function () {

@@ -2,12 +2,13 @@
 import { createHash } from 'node:crypto';
 import pLimit from 'p-limit';
 import type { BackupStore } from '../store/backup-store.ts';
-import type { MarkerRead } from './reader.ts';
-import type { BackupScope, Manifest } from './manifest.ts';
-import { readItems, type Problem } from './reader.ts';
-import { BackupPhaseError, judgePhase } from './velero-backup.ts';
-import { judgeAuthentication, MANIFEST_HMAC_ANNOTATION, type AuthenticationOutcome, type AuthenticationPolicy } from './authenticate.ts';
-import { isSealed, SecretOpener } from './seal.ts';
+import type { MarkerRead } from '../archive/reader.ts';
+import type { BackupScope, Manifest } from '../archive/manifest.ts';
+import type { Problem } from '../archive/reader.ts';
+import { readItems } from './read-items.ts';
+import { BackupPhaseError, judgePhase } from '../archive/velero-backup.ts';
+import { judgeAuthentication, MANIFEST_HMAC_ANNOTATION, type AuthenticationOutcome, type AuthenticationPolicy } from '../archive/authenticate.ts';
+import { isSealed, SecretOpener } from '../archive/seal.ts';
 import { checkDataFiles, DATA_FILES_INDEX } from './data-files.ts';
 
 export type VerifyStatus = 'ok' | 'corrupt' | 'not-verifiable';
