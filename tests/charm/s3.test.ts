@@ -197,6 +197,30 @@ describe('charm s3-credentials relation (addressing and regions through the real
       });
     });
 
+    it('a storage-class no restore can read (GLACIER) blocks the unit with one sentence naming it, on either track', async () => {
+      for (const provider of [new Track1Integrator({ ...keys(), bucket: BUCKET, 'storage-class': 'GLACIER' }), new Track2Integrator({ ...keys(), bucket: BUCKET, 'storage-class': 'DEEP_ARCHIVE' })]) {
+        let { state } = await decide(emptyState({ relations: [s3Relation({}, {})] }), joined);
+        await provider.answer(state, S3_RELATION_ID);
+        ({ state } = await decide(state, changed));
+        const storageClass = provider.config['storage-class']!;
+        expect(unitStatus(state)).to.deep.equal({
+          status: 'blocked',
+          message: `the storage class "${storageClass}" of s3-integrator keeps every object unreadable until it is thawed, so no restore could read the backups; unset storage-class on s3-integrator or set one that reads at once (STANDARD, STANDARD_IA, GLACIER_IR)`,
+        });
+        const backup = await decide({ ...state, actionParams: {} }, { event: 'actions/backup-state' });
+        expect(backup.state.actionFailure).to.match(new RegExp(`^S3 cannot be used: the storage class "${storageClass}"`));
+      }
+    });
+
+    it('a cold storage-class a restore still reads (STANDARD_IA) keeps the unit active and says what it costs', async () => {
+      const provider = new Track1Integrator({ ...keys(), bucket: BUCKET, 'storage-class': 'STANDARD_IA' });
+      let { state } = await decide(emptyState({ relations: [s3Relation({}, {})] }), joined);
+      provider.answer(state, S3_RELATION_ID);
+      ({ state } = await decide(state, changed));
+      expect(unitStatus(state)?.status).to.equal('active');
+      expect(unitStatus(state)?.message).to.include('backup data is stored as STANDARD_IA: each read is billed per GB and objects pruned within 30 days are billed for 30');
+    });
+
     it('track 2: a dotted name is refused by the provider, and the wait says so', async () => {
       const provider = new Track2Integrator(keys());
       let { state } = await decide(emptyState({ config: { 's3-bucket': 'team.backups' }, relations: [s3Relation({}, {})] }), joined);

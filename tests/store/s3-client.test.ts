@@ -95,15 +95,17 @@ describe('store/s3-client: against AWS-like addressing and regions (s3rver behin
     expect(seen.map((r) => [r.style, r.signedRegion, r.redirected ?? 'passed'])).to.deep.equal([['host', 'us-west-2', 301], ['host', 'eu-west-1', 'passed']]);
   });
 
-  it('uploads with the storage class, in one PUT and in a multipart upload', async () => {
+  it('uploads the data with the storage class, and what is read first as STANDARD, in one PUT and in a multipart upload', async () => {
     const store = openObjectStore(west({ region: 'eu-west-1', storageClass: 'STANDARD_IA' }));
     try {
       await store.put('small.json', '{"a":1}', 'application/json');
-      await store.startUpload('big.bin', Readable.from([randomBytes(6 * 1024 * 1024), randomBytes(1024)])).done();
-      for (const key of ['kf/small.json', 'kf/big.bin']) {
-        const head = await store.client.send(new HeadObjectCommand({ Bucket: 'kf-west', Key: key }));
-        expect([key, head.StorageClass]).to.deep.equal([key, 'STANDARD_IA']);
+      await store.put('streamed.json', Readable.from([Buffer.from('{"b":2}')]), 'application/json');
+      await store.startUpload('big.bin', Readable.from([randomBytes(6 * 1024 * 1024), randomBytes(1024)]), 'application/gzip', 'data').done();
+      const classes: Array<[string, string | undefined]> = [];
+      for (const key of ['kf/small.json', 'kf/streamed.json', 'kf/big.bin']) {
+        classes.push([key, (await store.client.send(new HeadObjectCommand({ Bucket: 'kf-west', Key: key }))).StorageClass]);
       }
+      expect(classes).to.deep.equal([['kf/small.json', 'STANDARD'], ['kf/streamed.json', 'STANDARD'], ['kf/big.bin', 'STANDARD_IA']]);
     } finally {
       store.client.destroy();
     }
