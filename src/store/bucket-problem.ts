@@ -42,7 +42,14 @@ export function problemSentence(problem: BucketProblem, word: (remedy: S3Remedy)
   return fix ? `${problem.fact}; ${fix}` : problem.fact;
 }
 
-export type BucketCheck = { ok: true } | { ok: false; problem: BucketProblem };
+/** `region`: the bucket's region as S3 named it in x-amz-bucket-region (AWS sends it on every HeadBucket answer). */
+export type BucketCheck = { ok: true; region?: string } | { ok: false; problem: BucketProblem };
+
+/** The region an answer names in x-amz-bucket-region, when it is a region name. */
+export function regionHeader(headers: Record<string, string | string[] | undefined> | undefined): string | undefined {
+  const value = headers?.['x-amz-bucket-region'];
+  return typeof value === 'string' && /^[A-Za-z0-9-]{1,64}$/.test(value) ? value : undefined;
+}
 
 /** The region S3 says the bucket is in: the x-amz-bucket-region header of a 301 or 400 answer, or the error's Region. */
 function bucketRegionOf(error: unknown): string | undefined {

@@ -101,6 +101,24 @@ describe('charm s3-credentials relation (addressing and regions through the real
     });
   });
 
+  describe('regions, before any Job', () => {
+    // rclone in the Jobs would meet the 301 partway through (it switches region only without an endpoint:
+    // rclone/rclone backend/s3/s3.go updateRegionForBucket), so the actions that start Jobs check the bucket first.
+    for (const [action, params] of [
+      ['backup-state', { 'include-volumes': true, 'include-control-plane': true }],
+      ['restore-state', { 'backup-id': 'kf-20260101-000000-abcdef', 'include-volumes': true }],
+    ] as const) {
+      it(`${action} fails at once with the region S3 names, having sent nothing but the bucket check`, async () => {
+        const mark = proxy.seen.length;
+        const start = emptyState({ relations: [s3Relation(viaProxy(WEST_BUCKET, { region: 'us-west-2', 's3-uri-style': 'virtual' }))], actionParams: params });
+        const { exitCode, state } = await run(start, { event: `actions/${action}` });
+        expect(exitCode).to.not.equal(0);
+        expect(state.actionFailure).to.equal(`S3 cannot be used: bucket "${WEST_BUCKET}" is in region eu-west-1, not us-west-2; set region=eu-west-1 on s3-integrator. Nothing was started.`);
+        expect(seenSince(mark).map((r) => [r.method, r.redirected])).to.deep.equal([['HEAD', 301]]);
+      });
+    }
+  });
+
   describe('values are plain strings', () => {
     it('a 20-digit access key is used exactly as written', async () => {
       const data = track1Data({ ...s3, accessKeyId: NUMERIC_KEY }, BUCKET);

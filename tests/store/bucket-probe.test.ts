@@ -198,9 +198,9 @@ describe('store/bucket-probe: against AWS-like addressing and regions (s3rver be
     expect(proxyOf().seen.slice(mark).map((r) => [r.method, r.style, r.redirected])).to.deep.equal([['HEAD', 'host', 301]]);
   });
 
-  it('is ok in the right region, asking <bucket>.<endpoint> in host style', async () => {
+  it('is ok in the right region, which S3 confirms, asking <bucket>.<endpoint> in host style', async () => {
     const mark = proxyOf().seen.length;
-    expect(await probeBucket(west({ region: 'eu-west-1' }))).to.deep.equal({ ok: true });
+    expect(await probeBucket(west({ region: 'eu-west-1' }))).to.deep.equal({ ok: true, region: 'eu-west-1' });
     expect(await anyObjectUnder(west({ region: 'eu-west-1' }), 'nothing-here/')).to.equal(false);
     const seen = proxyOf().seen.slice(mark);
     expect(seen.every((r) => r.style === 'host' && r.host.startsWith('kf-west.s3.localhost:') && !r.redirected)).to.equal(true);

@@ -90,9 +90,19 @@ describe('store/s3-client: against AWS-like addressing and regions (s3rver behin
 
   it('follows a 301 naming the bucket\'s region: HeadBucket succeeds, signed again for that region', async () => {
     const mark = proxyOf().seen.length;
-    expect(await checkBucket(west())).to.deep.equal({ ok: true });
+    expect(await checkBucket(west())).to.deep.equal({ ok: true, region: 'eu-west-1' });
     const seen = proxyOf().seen.slice(mark);
     expect(seen.map((r) => [r.style, r.signedRegion, r.redirected ?? 'passed'])).to.deep.equal([['host', 'us-west-2', 301], ['host', 'eu-west-1', 'passed']]);
+  });
+
+  it('without following redirects (as rclone with an endpoint), names the region S3 gave, after one request', async () => {
+    const mark = proxyOf().seen.length;
+    expect(await checkBucket(west(), { followRegionRedirects: false })).to.deep.equal({
+      ok: false,
+      problem: { kind: 'wrong-region', fact: 'bucket "kf-west" is in region eu-west-1, not us-west-2', remedy: { setting: 'region', region: 'eu-west-1' } },
+    });
+    expect(proxyOf().seen.slice(mark).map((r) => r.redirected)).to.deep.equal([301]);
+    expect(await checkBucket(west({ region: 'eu-west-1' }), { followRegionRedirects: false })).to.deep.equal({ ok: true, region: 'eu-west-1' });
   });
 
   it('uploads the data with the storage class, and what is read first as STANDARD, in one PUT and in a multipart upload', async () => {

@@ -123,7 +123,9 @@ export class RegionProxy {
     const upstream = httpRequest(
       { hostname: this.target.hostname, port: this.target.port, method: req.method, path, headers: { ...req.headers, host: this.target.host } },
       (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        // AWS names the bucket's region on every HeadBucket answer (S3 API reference, HeadBucket: x-amz-bucket-region).
+        const isHeadBucket = req.method === 'HEAD' && bucket !== undefined && (style === 'host' ? url.pathname === '/' : url.pathname.split('/').filter(Boolean).length === 1);
+        res.writeHead(answer.statusCode ?? 502, isHeadBucket && region ? { ...answer.headers, 'x-amz-bucket-region': region } : answer.headers);
         answer.pipe(res);
       },
     );
