@@ -22,6 +22,8 @@ export const ENV = {
   transferDir: 'TRANSFER_DIR',
   /** the ML Metadata SQLite file, on the mlmd storage mounted into the Job */
   sqliteFile: 'SQLITE_FILE',
+  /** `uid:gid` mlmd runs as, when its Pod says so (securityContext); otherwise the storage folder's owner is used */
+  sqliteOwner: 'SQLITE_OWNER',
 } as const;
 
 // The tools every script relies on exist in both official images: busybox in rclone's Alpine image; coreutils, grep,
@@ -220,9 +222,14 @@ export const SQLITE_BACKUP_SCRIPT = PRELUDE + TRANSFER + SQLITE_PYTHON + String.
 # It is copied as an empty database, which the engine reports as not covered rather than failing the whole backup.
 SOURCE="$SQLITE_FILE"
 [ -f "$SOURCE" ] || { SOURCE="$W/absent.db"; : > "$SOURCE"; }
-"$PY" - "$SOURCE" "$W/mlmd.db" > "$X/dump.tables" 2> "$W/py.err" <<'PYTHON' || fail "the online backup of $SQLITE_FILE failed" "$W/py.err"
-import sqlite3, sys
-source = sqlite3.connect(sys.argv[1])
+# The live database is opened read-only (URI mode=ro, which Python's sqlite3 takes with uri=True): a read-write
+# connection would roll back a hot journal that a crashed mlmd left, writing into mlmd's file as this Job's user. The
+# reads still take SQLite's shared locks, so the online backup is consistent (never immutable=1, which skips them).
+# A hot journal then stops the backup with a sentence: mlmd recovers it when it next opens the database.
+if [ -f "$SOURCE-journal" ] && [ -s "$SOURCE-journal" ]; then HOT=1; else HOT=0; fi
+"$PY" - "$SOURCE" "$W/mlmd.db" > "$X/dump.tables" 2> "$W/py.err" <<'PYTHON' || { [ "$HOT" = 1 ] && fail "$SQLITE_FILE has an unfinished transaction (a journal left by a crash), which a read-only copy cannot roll back; start mlmd so it recovers it, then back up again" "$W/py.err"; fail "the online backup of $SQLITE_FILE failed" "$W/py.err"; }
+import sqlite3, sys, urllib.parse
+source = sqlite3.connect("file:" + urllib.parse.quote(sys.argv[1]) + "?mode=ro", uri=True)
 copy = sqlite3.connect(sys.argv[2])
 source.backup(copy)
 source.close()
@@ -240,8 +247,10 @@ sha256sum < "$X/dump.sql.gz" | cut -d ' ' -f 1 > "$X/dump.sql.gz.sha256"
 
 /**
  * MLMD restore, second container (python image): checks the download against the manifest, unpacks it beside the
- * live file, checks its integrity, then swaps it in with one rename (keeping the old file's owner and mode, and
- * removing the old journal files, which belong to the replaced database).
+ * live file, checks its integrity, gives it the owner and mode mlmd runs with, then swaps it in with one rename
+ * (removing the old journal files, which belong to the replaced database). The owner is the live file's; without
+ * one, the uid:gid mlmd's Pod runs as ($SQLITE_OWNER), else the storage folder's owner, which canonical/mlmd-operator
+ * sets to its workload user (src/components/chown_component.py): never this Job's root with its umask 077.
  */
 export const SQLITE_RESTORE_SCRIPT = PRELUDE + TRANSFER + SQLITE_PYTHON + String.raw`
 [ -f "$X/dump.sql.gz" ] || fail "the download container left no copy"
@@ -260,9 +269,14 @@ if verdict != "ok":
     sys.exit(verdict)
 PYTHON
 if [ -f "$SQLITE_FILE" ]; then
-  chown "$(stat -c %u:%g "$SQLITE_FILE")" "$NEXT" 2>/dev/null
-  chmod "$(stat -c %a "$SQLITE_FILE")" "$NEXT" 2>/dev/null
+  OWNER=$(stat -c %u:%g "$SQLITE_FILE") && MODE=$(stat -c %a "$SQLITE_FILE") || { rm -f "$NEXT"; fail "could not read the owner of $SQLITE_FILE"; }
+else
+  # SQLite creates a database file 0644 (SQLITE_DEFAULT_FILE_PERMISSIONS) less the umask; mlmd runs with 022.
+  OWNER="\${SQLITE_OWNER:-}"
+  [ -n "$OWNER" ] || OWNER=$(stat -c %u:%g "$DIR") || { rm -f "$NEXT"; fail "could not read the owner of $DIR"; }
+  MODE=644
 fi
+chown "$OWNER" "$NEXT" 2> "$W/chown.err" && chmod "$MODE" "$NEXT" 2>> "$W/chown.err" || { rm -f "$NEXT"; fail "the restored copy could not be given mlmd's owner $OWNER and mode $MODE; nothing was replaced" "$W/chown.err"; }
 rm -f "$SQLITE_FILE-journal" "$SQLITE_FILE-wal" "$SQLITE_FILE-shm"
 mv -f "$NEXT" "$SQLITE_FILE" || { rm -f "$NEXT"; fail "the restored copy could not replace $SQLITE_FILE"; }
 BYTES=$(wc -c < "$X/dump.sql.gz" | tr -d ' ')
