@@ -131,6 +131,19 @@ if [ -n "\${EXPECTED_SHA256:-}" ]; then
   [ "$ACTUAL" = "$EXPECTED_SHA256" ] || fail "the dump's sha256 does not match the manifest; the backup is corrupt"
 fi
 gzip -t "$X/dump.sql.gz" 2> "$W/gzip.err" || fail "the dump is not a valid gzip file" "$W/gzip.err"
+# The server refuses a statement over its max_allowed_packet (MySQL "Replication and max_allowed_packet", "Packet Too
+# Large"; mysql-k8s leaves MySQL's 64 MiB), and --hex-blob writes a BLOB of n bytes as 2n+2 characters, each row too big
+# for mysqldump's net_buffer_length in an INSERT on a line of its own: a row over about half the limit dumps but does
+# not load. So the longest line (bytes, counted as one printable character each) is measured before anything is
+# emptied. Both tools' --max-allowed-packet=1G covers the client side; only the server's own global limit binds.
+size() { if [ "$1" -ge 10485760 ]; then echo "$(( $1 / 1048576 )) MiB"; else echo "$(( $1 / 1024 )) KiB"; fi; }
+LONGEST=$(gunzip -c "$X/dump.sql.gz" | LC_ALL=C tr -c '\n' x | LC_ALL=C wc -L | tr -cd '0-9')
+"$CLIENT" --defaults-extra-file="$W/client.cnf" --batch --skip-column-names -e 'SELECT @@GLOBAL.max_allowed_packet' "$DB_NAME" > "$W/packet" 2> "$W/client.err" \
+  || db_error "reading max_allowed_packet of the server of database $DB_NAME failed" "$W/client.err"
+PACKET=$(tr -cd '0-9' < "$W/packet")
+if [ -n "$LONGEST" ] && [ -n "$PACKET" ] && [ "$LONGEST" -ge "$PACKET" ]; then
+  fail "the dump holds a statement of $(size "$LONGEST"), over this server's max_allowed_packet of $(size "$PACKET") (mysqldump --hex-blob doubles a BLOB, so a row over about half the limit cannot be loaded); as the database's admin run SET GLOBAL max_allowed_packet = $(( (LONGEST / 1048576 + 2) * 1048576 )) on its primary for the restore, then rerun (nothing was changed)"
+fi
 "$CLIENT" --defaults-extra-file="$W/client.cnf" --batch --skip-column-names "$DB_NAME" > "$W/drop.sql" 2> "$W/client.err" <<'SQL' || db_error "reading the tables of database $DB_NAME failed" "$W/client.err"
 SELECT CONCAT('DROP ', IF(table_type = 'VIEW', 'VIEW', 'TABLE'), ' IF EXISTS ', CHAR(96),
               REPLACE(table_name, CHAR(96), CONCAT(CHAR(96), CHAR(96))), CHAR(96), ';')
