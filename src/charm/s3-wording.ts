@@ -16,8 +16,13 @@ function charmRemedy(remedy: S3Remedy): string {
       return remedy.what === 'invalid' ? 'fix the endpoint option of s3-integrator' : 'check the endpoint option of s3-integrator and the network';
     case 'bucket':
       return 'create it or fix the bucket option of s3-integrator';
-    case 'own-bucket':
-      return `set a bucket name of your own with juju config kubeflow-upgrader s3-bucket=<name> (or bucket on s3-integrator); if the bucket is yours, check ${keysOf(remedy.track)} and the bucket policy`;
+    case 'own-bucket': {
+      // Track 1 keeps the first bucket any consumer asked for (s3-integrator src/charm.py): only its option moves it.
+      const own = remedy.track === 1
+        ? 'set a bucket name of your own with juju config s3-integrator bucket=<name>'
+        : 'set a bucket name of your own with juju config kubeflow-upgrader s3-bucket=<name> (or bucket on s3-integrator)';
+      return `${own}; if the bucket is yours, check ${keysOf(remedy.track)} and the bucket policy`;
+    }
     case 'credentials': {
       if (remedy.what === 'missing') return credentialsFix(remedy.track);
       return `check ${keysOf(remedy.track)} and the bucket policy`;
