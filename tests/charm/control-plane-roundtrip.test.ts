@@ -267,7 +267,7 @@ describe('control-plane round trip through the real dispatch and the simulated k
   });
   it('reaches a TLS store behind a private CA from the copy Jobs (tls-ca-chain), and gives the data the storage-class and the rest STANDARD', async () => {
     // s3-integrator 1 sends the chain as a JSON list of PEM strings (data-platform-libs v0 s3.py update_connection_info).
-    const s3Data = track1Data(tlsStore, BUCKET, { 'tls-ca-chain': JSON.stringify([caCert]), 'storage-class': 'STANDARD_IA' });
+    const s3Data = track1Data(tlsStore, BUCKET, { 'tls-ca-chain': [caCert], 'storage-class': 'STANDARD_IA' });
     await putObject(minioClient, 'mlpipeline', 'artifacts/tls-run/model.bin', randomBytes(10_000));
     const backup = await dispatch('actions/backup-state', await state({ 'include-volumes': false, 'include-control-plane': true }, s3Data));
     expect(backup.exitCode, `${backup.state.actionFailure}\n${backup.stderr.slice(-3000)}`).to.equal(0);

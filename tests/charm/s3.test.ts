@@ -126,9 +126,11 @@ describe('charm s3-credentials relation (addressing and regions through the real
       expect(unitStatus(state)?.status).to.equal('active');
     });
 
-    for (const chain of ['""', '[]']) {
-      it(`tls-ca-chain ${chain} (s3-integrator 1 after \`juju config --reset tls-ca-chain\`) means no chain: active`, async () => {
-        const { state } = await decide(emptyState({ relations: [s3Relation(track1Data(s3, BUCKET, { 'tls-ca-chain': chain }))] }), changed);
+    for (const [chain, why] of [['', 'after `juju config --reset tls-ca-chain`, written `""`'], [[], 'an empty list, written `[]`']] as const) {
+      it(`tls-ca-chain ${why} (s3-integrator 1) means no chain: active`, async () => {
+        const data = track1Data(s3, BUCKET, { 'tls-ca-chain': chain === '' ? '' : [] });
+        expect(data['tls-ca-chain']).to.equal(chain === '' ? '""' : '[]');
+        const { state } = await decide(emptyState({ relations: [s3Relation(data)] }), changed);
         expect(unitStatus(state)?.status).to.equal('active');
       });
     }
@@ -196,9 +198,23 @@ describe('charm s3-credentials relation (addressing and regions through the real
       expect(unitStatus(state)?.message).to.match(new RegExp(`^backups to s3://${BUCKET}/`));
     });
 
+    it('track 2: writes only its lib-version on relation-created, which the unit reads as no answer yet', async () => {
+      const provider = new Track2Integrator(keys());
+      let state = emptyState({ relations: [s3Relation({}, {})] });
+      expect(provider.relationCreated(state, S3_RELATION_ID)).to.deep.equal({ 'lib-version': '1.0' });
+      ({ state } = await decide(state, { event: 's3-credentials-relation-created', relation: S3_RELATION_ID }));
+      expect(state.relations[0]!.remoteAppData).to.deep.equal({ 'lib-version': '1.0' });
+      expect(state.relations[0]!.localAppData).to.include({ bucket: BUCKET, 'lib-version': '1.0' });
+      expect(unitStatus(state)?.message).to.equal(`waiting for s3-integrator: it needs credentials and a bucket it can find or create ("${BUCKET}" asked); set s3-bucket here or bucket on s3-integrator`);
+      expect(await provider.answer(state, S3_RELATION_ID)).to.include({ bucket: BUCKET });
+      ({ state } = await decide(state, changed));
+      expect(unitStatus(state)?.status).to.equal('active');
+    });
+
     it('track 2: creates the bucket we ask for, and the unit turns active on it', async () => {
       const provider = new Track2Integrator(keys());
       let { state } = await decide(emptyState({ config: { 's3-bucket': 'kf-created-by-track2' }, relations: [s3Relation({}, {})] }), joined);
+      provider.relationCreated(state, S3_RELATION_ID);
       expect(await provider.answer(state, S3_RELATION_ID)).to.include({ bucket: 'kf-created-by-track2' });
       ({ state } = await decide(state, changed));
       expect(unitStatus(state)?.message).to.match(/^backups to s3:\/\/kf-created-by-track2\/kubeflow-upgrader(;|$)/);
