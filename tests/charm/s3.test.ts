@@ -159,7 +159,8 @@ describe('charm s3-credentials relation (addressing and regions through the real
 
     it('missing keys name the track-2 fix, never sync-s3-credentials', async () => {
       const start = emptyState({
-        relations: [s3Relation({ 'lib-version': '1.0', bucket: BUCKET, endpoint: s3.endpoint, region: 'us-east-1', 'secret-extra': TRACK2_SECRET })],
+        // Track 2's answer, its secret then holding one key only.
+        relations: [s3Relation(Track2Integrator.databag({ endpoint: s3.endpoint, accessKey: s3.accessKeyId, secretKey: '', region: 'us-east-1' }, BUCKET).databag)],
         secrets: { [TRACK2_SECRET]: { revisions: [{ 'access-key': s3.accessKeyId }] } },
       });
       const { state } = await decide(start, changed);

@@ -67,7 +67,8 @@ export class Track1Integrator {
     if (before.bucket !== undefined || requirer.bucket === undefined) return undefined; // "bucket" not added
     const bucket = this.storedBucket ?? requirer.bucket;
     this.storedBucket = bucket;
-    const answer: Databag = { 'access-key': this.config.accessKey, 'secret-key': this.config.secretKey, endpoint: this.config.endpoint, bucket };
+    // An empty option is not written (s3-integrator src/charm.py _on_config_changed skips "" values): AWS has no endpoint.
+    const answer: Databag = { 'access-key': this.config.accessKey, 'secret-key': this.config.secretKey, ...(this.config.endpoint ? { endpoint: this.config.endpoint } : {}), bucket };
     for (const option of OPTIONAL) if (this.config[option]) answer[option] = this.config[option]!;
     if (this.config['tls-ca-chain'] !== undefined) answer['tls-ca-chain'] = JSON.stringify(this.config['tls-ca-chain']);
     return answer;
@@ -125,7 +126,7 @@ export class Track2Integrator {
 
   /** What it writes for a bucket it found or created: the databag, and the keys' secret content. */
   static databag(config: S3IntegratorConfig, bucket: string, requestedPath = ''): { databag: Databag; secret: Databag } {
-    const data: Databag = { endpoint: config.endpoint };
+    const data: Databag = config.endpoint ? { endpoint: config.endpoint } : {};
     for (const option of OPTIONAL) if (config[option]) data[option] = config[option]!;
     if (config['tls-ca-chain'] !== undefined) data['tls-ca-chain'] = JSON.stringify(config['tls-ca-chain']);
     data.path = config.path || requestedPath || '';
