@@ -27,13 +27,15 @@ export type StoreErrorKind =
   | 'unreachable'
   | 'tls'
   | 'timeout'
+  /** archived (GLACIER, DEEP_ARCHIVE): unreadable until restored */
+  | 'cold'
   | 'aborted'
   | 'other';
 
 /** A failed object-store call, already phrased for the user. */
 const KIND_OF: Record<StoreErrorKind, ErrorKind> = {
   'not-found': 'input', 'no-bucket': 'input', denied: 'refused', 'bad-credentials': 'refused',
-  unreachable: 'unavailable', tls: 'unavailable', timeout: 'unavailable', aborted: 'failed', other: 'unavailable',
+  unreachable: 'unavailable', tls: 'unavailable', timeout: 'unavailable', cold: 'refused', aborted: 'failed', other: 'unavailable',
 };
 
 export class StoreError extends KfuError {
@@ -73,6 +75,11 @@ export function classifyStoreError(error: unknown, doing: string, where: string,
   if (name === 'NoSuchKey' || name === 'NotFound' || status === 404) return say('not-found', 'the object does not exist');
   if (name === 'InvalidAccessKeyId' || name === 'SignatureDoesNotMatch' || name === 'InvalidToken' || name === 'ExpiredToken') {
     return say('bad-credentials', 'the S3 credentials were rejected; check the access key and secret key');
+  }
+  // GetObject on an object in GLACIER or DEEP_ARCHIVE (or an archive tier of INTELLIGENT_TIERING) answers 403
+  // InvalidObjectState until the object is restored (AWS S3 API reference, GetObject): not a policy problem.
+  if (name === 'InvalidObjectState') {
+    return say('cold', 'the object is in an archive storage class and must be restored (S3 RestoreObject) before it can be read');
   }
   if (name === 'AccessDenied' || name === 'Forbidden' || status === 403) return say('denied', 'access was denied by the bucket policy');
   if (TLS_CODES.has(code) || /CERT|SSL|TLS/.test(code)) {

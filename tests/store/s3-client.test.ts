@@ -1,5 +1,6 @@
 // checkBucket against a real s3rver: every classified problem, and the CA chain trusted for TLS.
 import { expect } from 'chai';
+import { StoreError } from '../../src/store/objects.ts';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -93,6 +94,22 @@ describe('store/s3-client: against AWS-like addressing and regions (s3rver behin
     expect(await checkBucket(west())).to.deep.equal({ ok: true, region: 'eu-west-1' });
     const seen = proxyOf().seen.slice(mark);
     expect(seen.map((r) => [r.style, r.signedRegion, r.redirected ?? 'passed'])).to.deep.equal([['host', 'us-west-2', 301], ['host', 'eu-west-1', 'passed']]);
+  });
+
+  it('with an archive class (GLACIER) on the data, the files read first stay readable and the data says why it is not', async () => {
+    // The proxy answers GetObject on a GLACIER object 403 InvalidObjectState, as AWS does until it is restored.
+    const store = openObjectStore(west({ region: 'eu-west-1', storageClass: 'GLACIER' }));
+    try {
+      await store.put('cold/velero-backup.json', '{"marker":1}', 'application/json');
+      await store.startUpload('cold/cold.tar.gz', Readable.from([Buffer.from('tarball bytes')]), 'application/gzip', 'data').done();
+      expect((await store.getBytes('cold/velero-backup.json')).toString()).to.equal('{"marker":1}');
+      const failure = await store.getBytes('cold/cold.tar.gz').then(() => undefined, (error: unknown) => error);
+      expect(failure).to.be.instanceOf(StoreError);
+      expect((failure as StoreError).condition).to.equal('cold');
+      expect((failure as StoreError).message).to.equal('Could not read s3://kf-west/kf/cold/cold.tar.gz: the object is in an archive storage class and must be restored (S3 RestoreObject) before it can be read.');
+    } finally {
+      store.client.destroy();
+    }
   });
 
   it('without following redirects (as rclone with an endpoint), names the region S3 gave, after one request', async () => {
