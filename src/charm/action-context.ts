@@ -25,6 +25,14 @@ export interface ActionContext<A extends ActionName = ActionName> {
   readonly modelName: string;
   /** S3 settings from s3-integrator; fails the action with one sentence when S3 is not ready. */
   s3(): Promise<S3Settings>;
+  /**
+   * S3 settings checked against the bucket before any Job starts: the bucket answers, in the region given. rclone in
+   * the Jobs signs for the region it is given, and on a 301 switches region only when no endpoint is set
+   * (rclone/rclone backend/s3/s3.go `updateRegionForBucket`: "can't set region ... as endpoint is set"); the Jobs always
+   * set one. So a mismatch that the actions' SDK client would follow fails here at once, naming the region S3 named,
+   * and the settings returned carry the region S3 confirmed (x-amz-bucket-region of HeadBucket).
+   */
+  s3ForJobs(): Promise<S3Settings>;
   /** A Kubernetes client (in-cluster, else KUBECONFIG), made on first use. */
   kube(): Promise<KubeClient>;
   /** The passphrase of the `encryption-key` secret, or undefined when it is not set. */
@@ -109,6 +117,14 @@ export function createActionContext<A extends ActionName>(
         case 'invalid':
           return fail(`S3 cannot be used: ${readiness.problem}.`);
       }
+    },
+    async s3ForJobs() {
+      const settings = await this.s3();
+      const [{ checkBucket }, { charmProblemSentence }] = await Promise.all([import('../store/s3-client.ts'), import('./s3-wording.ts')]);
+      // The SDK client as the action's own reads use it, finding AWS as they do, but not following a redirect.
+      const check = await checkBucket(settings, { followRegionRedirects: false });
+      if (!check.ok) return fail(`S3 cannot be used: ${charmProblemSentence(check.problem)}. Nothing was started.`);
+      return check.region ? { ...settings, region: check.region } : settings;
     },
     async kube() {
       try {

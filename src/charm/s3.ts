@@ -1,6 +1,7 @@
 // Reads the s3-credentials relation into S3Readiness: which relation, whose databag, which secret.
 import { HookToolError } from '../juju/hook-tools.ts';
 import { S3_ENDPOINT, credentialsFix, requirerRequest, settingsFromProvider, trackOf, type S3Readiness } from '../store/settings.ts';
+import { storageClassUse } from '../store/storage-class.ts';
 import type { CharmRuntime } from './runtime.ts';
 import type { StatusNote } from './status.ts';
 
@@ -73,4 +74,15 @@ export async function s3BucketNotes(charm: CharmRuntime): Promise<StatusNote[]> 
   const wanted = config.ok ? config.config['s3-bucket'] : '';
   if (readiness.state !== 'ready' || !wanted || readiness.settings.bucket === wanted) return [];
   return [{ level: 'active', text: `s3-bucket "${wanted}" is not used: s3-integrator sends "${readiness.settings.bucket}" (set bucket on s3-integrator)` }];
+}
+
+/**
+ * A cold storage class that a restore can still read (one it cannot read never becomes settings: storage-class.ts)
+ * is said in the status, so whoever shares an s3-integrator sees what backups cost to read and to prune.
+ */
+export async function s3StorageClassNotes(charm: CharmRuntime): Promise<StatusNote[]> {
+  const readiness = await readS3Readiness(charm);
+  if (readiness.state !== 'ready' || !readiness.settings.storageClass) return [];
+  const use = storageClassUse(readiness.settings.storageClass);
+  return use.readable && use.warning ? [{ level: 'active', text: use.warning }] : [];
 }

@@ -6,7 +6,7 @@ import type { StatusNote } from './status.ts';
 import { guardNotes } from './guard.ts';
 import { lastBackupNotes } from './last-backup.ts';
 import { controlPlaneNotes } from './control-plane.ts';
-import { s3BucketNotes } from './s3.ts';
+import { s3BucketNotes, s3StorageClassNotes } from './s3.ts';
 
 export type StatusContributor = (charm: CharmRuntime) => Promise<StatusNote[]>;
 
@@ -17,4 +17,4 @@ async function secretsInClear(charm: CharmRuntime): Promise<StatusNote[]> {
 }
 
 /** In the order they appear in the status message. */
-export const statusNotes: StatusContributor[] = [s3BucketNotes, guardNotes, lastBackupNotes, secretsInClear, controlPlaneNotes];
+export const statusNotes: StatusContributor[] = [s3BucketNotes, s3StorageClassNotes, guardNotes, lastBackupNotes, secretsInClear, controlPlaneNotes];

@@ -9,6 +9,8 @@ function cliRemedy(remedy: S3Remedy): string {
       return remedy.what === 'invalid' ? 'fix --endpoint' : 'check --endpoint and the network';
     case 'bucket':
       return 'create it or fix the bucket of --s3-url';
+    case 'own-bucket':
+      return 'pass a bucket of your own in --s3-url; if the bucket is yours, check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and the bucket policy';
     case 'credentials':
       return remedy.what === 'missing'
         ? 'set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY'

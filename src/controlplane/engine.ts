@@ -9,7 +9,7 @@ import { jobFinished, jobSucceeded } from '../volumes/outcome.ts';
 import { buildCopyJob, DEFAULT_MYSQL_IMAGE, DEFAULT_RCLONE_IMAGE, DEFAULT_SQLITE_IMAGE, type CopyImages, type CopySpec, type SqliteOnClaim } from './jobs.ts';
 import { MinioCopySuccess, MysqlCopySuccess, parseCopyOutcome, type CopyOutcome } from './outcome.ts';
 import { notCoveredSentences, type MinioEndpoint, type MysqlEndpoint } from './relations.ts';
-import { busyWriters, notQuietSentence, type QuietPart } from './quiet.ts';
+import { busyRuns, busyWriters, notQuietSentence, type QuietPart } from './quiet.ts';
 import type { z } from 'zod';
 import { KfuError } from '../errors/index.ts';
 import type { ControlPlaneEntry } from '../archive/manifest.ts';
@@ -215,7 +215,7 @@ export async function restoreControlPlane(kube: VolumeKube, options: RestoreCont
   const parts = options.entries
     .map((entry) => (entry.part === 'minio' ? (options.targets['object-storage'] ? 'minio' : undefined) : (options.targets[entry.part] ? entry.part : undefined)))
     .filter((part): part is QuietPart => part !== undefined);
-  const busy = await busyWriters(kube, options.namespace, parts);
+  const busy = [...await busyWriters(kube, options.namespace, parts), ...await busyRuns(kube, parts)];
   if (busy.length > 0) throw new ControlPlaneError(notQuietSentence(busy), '');
   const restored: ControlPlaneEntry[] = [];
   const skipped: string[] = [];

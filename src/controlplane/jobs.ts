@@ -130,6 +130,8 @@ export interface SqliteOnClaim {
   file: string;
   /** the node of a running Pod that mounts the claim: a ReadWriteOnce volume attaches to one node at a time */
   nodeName?: string;
+  /** `uid:gid` the database's owner runs as, when its Pod says so: a restored file without a live one gets it */
+  owner?: string;
 }
 
 const SQLITE_VOLUME = 'sqlite-data';
@@ -143,7 +145,7 @@ export function copyEnvironment(spec: CopySpec): CopyEnvironment {
       secret: store.secret,
       plain: {
         ...store.plain, [ENV.dbName]: spec.sqlite.file, [ENV.storePath]: storePath(spec.store, spec.key),
-        [ENV.sqliteFile]: `${SQLITE_MOUNT}/${spec.sqlite.file}`, ...expected,
+        [ENV.sqliteFile]: `${SQLITE_MOUNT}/${spec.sqlite.file}`, ...(spec.sqlite.owner ? { [ENV.sqliteOwner]: spec.sqlite.owner } : {}), ...expected,
       },
     };
   }

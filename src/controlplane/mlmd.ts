@@ -34,7 +34,35 @@ export async function findMlmdStorage(kube: VolumeKube, namespace: string, appli
   if ((pvc.status as { phase?: string } | undefined)?.phase !== 'Bound') return { found: false, reason: `the ${MLMD_STORAGE} claim ${claim} is not bound` };
   const pod: KubeObject | undefined = await kube.get(PODS, namespace, `${application}-0`);
   const nodeName = (pod?.spec as { nodeName?: string } | undefined)?.nodeName;
-  return { found: true, target: { claim, file: MLMD_FILE, ...(nodeName ? { nodeName } : {}) } };
+  const owner = ownerOf(pod ?? podTemplateOf(set), template.metadata.name);
+  return { found: true, target: { claim, file: MLMD_FILE, ...(nodeName ? { nodeName } : {}), ...(owner ? { owner } : {}) } };
+}
+
+interface SecurityContext { runAsUser?: number; runAsGroup?: number }
+interface PodLike { spec?: { securityContext?: SecurityContext & { fsGroup?: number }; containers?: { name?: string; volumeMounts?: { name?: string }[]; securityContext?: SecurityContext }[] } }
+const MLMD_CONTAINER = 'mlmd-grpc-server';
+
+function podTemplateOf(set: KubeObject): KubeObject | undefined {
+  const template = (set.spec as { template?: { spec?: unknown } } | undefined)?.template;
+  return template ? ({ apiVersion: 'v1', kind: 'Pod', metadata: {}, spec: template.spec } as KubeObject) : undefined;
+}
+
+/**
+ * The `uid:gid` the container that mounts the storage runs as, when the Pod says (its container's securityContext over
+ * the Pod's, as the kubelet applies them: Kubernetes API reference, SecurityContext runAsUser/runAsGroup); undefined
+ * when it does not, as under Pebble, which runs mlmd as the rock's user (then the storage folder's owner tells).
+ */
+function ownerOf(pod: KubeObject | undefined, volume: string): string | undefined {
+  const spec = (pod as PodLike | undefined)?.spec;
+  if (!spec) return undefined;
+  // Not Juju's `charm` container, which mounts the storage too but runs the charm, not mlmd: the workload container
+  // (mlmd-grpc-server in canonical/mlmd-operator) is the one that opens the database.
+  const workloads = (spec.containers ?? []).filter((c) => c.name !== 'charm');
+  const container = workloads.find((c) => c.name === MLMD_CONTAINER) ?? workloads.find((c) => c.volumeMounts?.some((m) => m.name === volume));
+  const uid = container?.securityContext?.runAsUser ?? spec.securityContext?.runAsUser;
+  if (uid === undefined || !Number.isInteger(uid)) return undefined;
+  const gid = container?.securityContext?.runAsGroup ?? spec.securityContext?.runAsGroup ?? spec.securityContext?.fsGroup ?? uid;
+  return `${uid}:${gid}`;
 }
 
 /** The "not covered" sentence when ML Metadata's storage cannot be found. */

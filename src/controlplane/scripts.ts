@@ -22,6 +22,8 @@ export const ENV = {
   transferDir: 'TRANSFER_DIR',
   /** the ML Metadata SQLite file, on the mlmd storage mounted into the Job */
   sqliteFile: 'SQLITE_FILE',
+  /** `uid:gid` mlmd runs as, when its Pod says so (securityContext); otherwise the storage folder's owner is used */
+  sqliteOwner: 'SQLITE_OWNER',
 } as const;
 
 // The tools every script relies on exist in both official images: busybox in rclone's Alpine image; coreutils, grep,
@@ -129,6 +131,19 @@ if [ -n "\${EXPECTED_SHA256:-}" ]; then
   [ "$ACTUAL" = "$EXPECTED_SHA256" ] || fail "the dump's sha256 does not match the manifest; the backup is corrupt"
 fi
 gzip -t "$X/dump.sql.gz" 2> "$W/gzip.err" || fail "the dump is not a valid gzip file" "$W/gzip.err"
+# The server refuses a statement over its max_allowed_packet (MySQL "Replication and max_allowed_packet", "Packet Too
+# Large"; mysql-k8s leaves MySQL's 64 MiB), and --hex-blob writes a BLOB of n bytes as 2n+2 characters, each row too big
+# for mysqldump's net_buffer_length in an INSERT on a line of its own: a row over about half the limit dumps but does
+# not load. So the longest line (bytes, counted as one printable character each) is measured before anything is
+# emptied. Both tools' --max-allowed-packet=1G covers the client side; only the server's own global limit binds.
+size() { if [ "$1" -ge 10485760 ]; then echo "$(( $1 / 1048576 )) MiB"; else echo "$(( $1 / 1024 )) KiB"; fi; }
+LONGEST=$(gunzip -c "$X/dump.sql.gz" | LC_ALL=C tr -c '\n' x | LC_ALL=C wc -L | tr -cd '0-9')
+"$CLIENT" --defaults-extra-file="$W/client.cnf" --batch --skip-column-names -e 'SELECT @@GLOBAL.max_allowed_packet' "$DB_NAME" > "$W/packet" 2> "$W/client.err" \
+  || db_error "reading max_allowed_packet of the server of database $DB_NAME failed" "$W/client.err"
+PACKET=$(tr -cd '0-9' < "$W/packet")
+if [ -n "$LONGEST" ] && [ -n "$PACKET" ] && [ "$LONGEST" -ge "$PACKET" ]; then
+  fail "the dump holds a statement of $(size "$LONGEST"), over this server's max_allowed_packet of $(size "$PACKET") (mysqldump --hex-blob doubles a BLOB, so a row over about half the limit cannot be loaded); as the database's admin run SET GLOBAL max_allowed_packet = $(( (LONGEST / 1048576 + 2) * 1048576 )) on its primary for the restore, then rerun (nothing was changed)"
+fi
 "$CLIENT" --defaults-extra-file="$W/client.cnf" --batch --skip-column-names "$DB_NAME" > "$W/drop.sql" 2> "$W/client.err" <<'SQL' || db_error "reading the tables of database $DB_NAME failed" "$W/client.err"
 SELECT CONCAT('DROP ', IF(table_type = 'VIEW', 'VIEW', 'TABLE'), ' IF EXISTS ', CHAR(96),
               REPLACE(table_name, CHAR(96), CONCAT(CHAR(96), CHAR(96))), CHAR(96), ';')
@@ -244,9 +259,14 @@ export const SQLITE_BACKUP_SCRIPT = PRELUDE + TRANSFER + SQLITE_PYTHON + String.
 # It is copied as an empty database, which the engine reports as not covered rather than failing the whole backup.
 SOURCE="$SQLITE_FILE"
 [ -f "$SOURCE" ] || { SOURCE="$W/absent.db"; : > "$SOURCE"; }
-"$PY" - "$SOURCE" "$W/mlmd.db" > "$X/dump.tables" 2> "$W/py.err" <<'PYTHON' || fail "the online backup of $SQLITE_FILE failed" "$W/py.err"
-import sqlite3, sys
-source = sqlite3.connect(sys.argv[1])
+# The live database is opened read-only (URI mode=ro, which Python's sqlite3 takes with uri=True): a read-write
+# connection would roll back a hot journal that a crashed mlmd left, writing into mlmd's file as this Job's user. The
+# reads still take SQLite's shared locks, so the online backup is consistent (never immutable=1, which skips them).
+# A hot journal then stops the backup with a sentence: mlmd recovers it when it next opens the database.
+if [ -f "$SOURCE-journal" ] && [ -s "$SOURCE-journal" ]; then HOT=1; else HOT=0; fi
+"$PY" - "$SOURCE" "$W/mlmd.db" > "$X/dump.tables" 2> "$W/py.err" <<'PYTHON' || { [ "$HOT" = 1 ] && fail "$SQLITE_FILE has an unfinished transaction (a journal left by a crash), which a read-only copy cannot roll back; start mlmd so it recovers it, then back up again" "$W/py.err"; fail "the online backup of $SQLITE_FILE failed" "$W/py.err"; }
+import sqlite3, sys, urllib.parse
+source = sqlite3.connect("file:" + urllib.parse.quote(sys.argv[1]) + "?mode=ro", uri=True)
 copy = sqlite3.connect(sys.argv[2])
 source.backup(copy)
 source.close()
@@ -264,8 +284,10 @@ sha256sum < "$X/dump.sql.gz" | cut -d ' ' -f 1 > "$X/dump.sql.gz.sha256"
 
 /**
  * MLMD restore, second container (python image): checks the download against the manifest, unpacks it beside the
- * live file, checks its integrity, then swaps it in with one rename (keeping the old file's owner and mode, and
- * removing the old journal files, which belong to the replaced database).
+ * live file, checks its integrity, gives it the owner and mode mlmd runs with, then swaps it in with one rename
+ * (removing the old journal files, which belong to the replaced database). The owner is the live file's; without
+ * one, the uid:gid mlmd's Pod runs as ($SQLITE_OWNER), else the storage folder's owner, which canonical/mlmd-operator
+ * sets to its workload user (src/components/chown_component.py): never this Job's root with its umask 077.
  */
 export const SQLITE_RESTORE_SCRIPT = PRELUDE + TRANSFER + SQLITE_PYTHON + String.raw`
 [ -f "$X/dump.sql.gz" ] || fail "the download container left no copy"
@@ -284,9 +306,14 @@ if verdict != "ok":
     sys.exit(verdict)
 PYTHON
 if [ -f "$SQLITE_FILE" ]; then
-  chown "$(stat -c %u:%g "$SQLITE_FILE")" "$NEXT" 2>/dev/null
-  chmod "$(stat -c %a "$SQLITE_FILE")" "$NEXT" 2>/dev/null
+  OWNER=$(stat -c %u:%g "$SQLITE_FILE") && MODE=$(stat -c %a "$SQLITE_FILE") || { rm -f "$NEXT"; fail "could not read the owner of $SQLITE_FILE"; }
+else
+  # SQLite creates a database file 0644 (SQLITE_DEFAULT_FILE_PERMISSIONS) less the umask; mlmd runs with 022.
+  OWNER="\${SQLITE_OWNER:-}"
+  [ -n "$OWNER" ] || OWNER=$(stat -c %u:%g "$DIR") || { rm -f "$NEXT"; fail "could not read the owner of $DIR"; }
+  MODE=644
 fi
+chown "$OWNER" "$NEXT" 2> "$W/chown.err" && chmod "$MODE" "$NEXT" 2>> "$W/chown.err" || { rm -f "$NEXT"; fail "the restored copy could not be given mlmd's owner $OWNER and mode $MODE; nothing was replaced" "$W/chown.err"; }
 rm -f "$SQLITE_FILE-journal" "$SQLITE_FILE-wal" "$SQLITE_FILE-shm"
 mv -f "$NEXT" "$SQLITE_FILE" || { rm -f "$NEXT"; fail "the restored copy could not replace $SQLITE_FILE"; }
 BYTES=$(wc -c < "$X/dump.sql.gz" | tr -d ' ')

@@ -191,7 +191,7 @@ class ObjectPendingBackup implements PendingBackup {
 
   uploadTarball(body: Readable): UploadHandle {
     if (this.tarball) throw new Error(`Backup ${this.id} already has its tarball upload.`);
-    this.tarball = this.objects.startUpload(this.keys.tarball, body, 'application/gzip');
+    this.tarball = this.objects.startUpload(this.keys.tarball, body, 'application/gzip', 'data');
     return this.tarball;
   }
 

@@ -10,7 +10,7 @@ import { Sha256 } from '@smithy/core/checksum';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { RetryPolicy, type RetrySettings } from '../retry/policy.ts';
 import { classifyS3Error as classifyForRetry } from '../retry/s3.ts';
-import { classifyS3Error, precheckBucket, type BucketCheck } from './bucket-problem.ts';
+import { classifyS3Error, precheckBucket, regionHeader, type BucketCheck } from './bucket-problem.ts';
 import type { S3Settings } from './settings.ts';
 import { bucketInHost, effectiveEndpoint } from './addressing.ts';
 
@@ -156,8 +156,9 @@ export async function probeBucket(settings: S3Settings, options: BucketProbeOpti
   const early = precheckBucket(settings);
   if (early) return early;
   try {
-    await signedRequest(settings, 'HEAD', {}, options);
-    return { ok: true };
+    const { headers } = await signedRequest(settings, 'HEAD', {}, options);
+    const region = regionHeader(headers);
+    return region ? { ok: true, region } : { ok: true };
   } catch (error) {
     return { ok: false, problem: classifyS3Error(error, settings) };
   }

@@ -2,8 +2,8 @@
 // probeBucket (the light probe of the status, bucket-probe.ts). No SDK import here. A problem is a neutral fact plus
 // the setting that would fix it; the charm (src/charm/s3-wording.ts) and the CLI (src/cli/s3-wording.ts) each name
 // that setting where their user changes it: an option of s3-integrator, or a flag.
-import type { S3Settings } from './settings.ts';
-import { effectiveEndpoint } from './addressing.ts';
+import { DEFAULT_REQUESTED_BUCKET, type S3Settings } from './settings.ts';
+import { effectiveEndpoint, isAwsEndpoint } from './addressing.ts';
 import { TLS_CODES, errorCodes, isNetworkCode } from '../errors/codes.ts';
 
 export type BucketProblemKind =
@@ -21,6 +21,8 @@ export type S3Remedy =
   | { setting: 'ca-chain' }
   | { setting: 'endpoint'; what: 'unreachable' | 'invalid' }
   | { setting: 'bucket' }
+  /** a bucket name of one's own, then (if the name is one's own after all) the keys and the bucket policy */
+  | { setting: 'own-bucket'; track: 1 | 2 | undefined }
   /** the keys, which reach us in a way that depends on the s3-integrator track (absent: the CLI's environment) */
   | { setting: 'credentials'; track: 1 | 2 | undefined; what: 'missing' | 'denied'; key?: 'access-key' | 'secret-key' }
   | { setting: 'region'; region: string }
@@ -40,7 +42,14 @@ export function problemSentence(problem: BucketProblem, word: (remedy: S3Remedy)
   return fix ? `${problem.fact}; ${fix}` : problem.fact;
 }
 
-export type BucketCheck = { ok: true } | { ok: false; problem: BucketProblem };
+/** `region`: the bucket's region as S3 named it in x-amz-bucket-region (AWS sends it on every HeadBucket answer). */
+export type BucketCheck = { ok: true; region?: string } | { ok: false; problem: BucketProblem };
+
+/** The region an answer names in x-amz-bucket-region, when it is a region name. */
+export function regionHeader(headers: Record<string, string | string[] | undefined> | undefined): string | undefined {
+  const value = headers?.['x-amz-bucket-region'];
+  return typeof value === 'string' && /^[A-Za-z0-9-]{1,64}$/.test(value) ? value : undefined;
+}
 
 /** The region S3 says the bucket is in: the x-amz-bucket-region header of a 301 or 400 answer, or the error's Region. */
 function bucketRegionOf(error: unknown): string | undefined {
@@ -48,6 +57,12 @@ function bucketRegionOf(error: unknown): string | undefined {
   const header = e?.$response?.headers?.['x-amz-bucket-region'];
   const region = typeof header === 'string' ? header : typeof e?.Region === 'string' ? e.Region : undefined;
   return region && /^[A-Za-z0-9-]{1,64}$/.test(region) ? region : undefined;
+}
+
+/** AWS S3 signs every answer `Server: AmazonS3` (also behind a VPC or PrivateLink endpoint of another name). */
+function answeredByAws(error: unknown): boolean {
+  const headers = (error as { $response?: { headers?: Record<string, string | undefined> } } | undefined)?.$response?.headers;
+  return headers?.server === 'AmazonS3';
 }
 
 /** Turns any error of an S3 call into a problem a user can act on. */
@@ -71,6 +86,12 @@ export function classifyS3Error(error: unknown, settings: Pick<S3Settings, 'buck
   }
   if (status === 404 || codes.includes('NoSuchBucket') || codes.includes('NotFound')) {
     return { kind: 'bucket-missing', fact: `bucket "${settings.bucket}" does not exist at ${endpoint}`, remedy: { setting: 'bucket' } };
+  }
+  // Bucket names are global across AWS accounts, and HeadBucket on another account's bucket answers 403 (AWS S3 API
+  // reference, HeadBucket): on AWS our default name is almost surely someone else's, which no key change fixes.
+  const keysRejected = codes.some((c) => ['InvalidAccessKeyId', 'SignatureDoesNotMatch'].includes(c));
+  if (status === 403 && !keysRejected && settings.bucket === DEFAULT_REQUESTED_BUCKET && (isAwsEndpoint(settings.endpoint) || answeredByAws(error))) {
+    return { kind: 'access-denied', fact: `AWS S3 denied access to bucket "${settings.bucket}", a name probably taken by another AWS account (bucket names are global)`, remedy: { setting: 'own-bucket', track: settings.track } };
   }
   if (status === 403 || status === 401 || codes.some((c) => ['AccessDenied', 'Forbidden', 'InvalidAccessKeyId', 'SignatureDoesNotMatch'].includes(c))) {
     return { kind: 'access-denied', fact: `S3 at ${endpoint} denied access to bucket "${settings.bucket}"`, remedy: { setting: 'credentials', track: settings.track, what: 'denied' } };

@@ -15,6 +15,7 @@ import {
 import { Upload } from '@aws-sdk/lib-storage';
 import { Readable } from 'node:stream';
 import { normalizePrefix } from './layout.ts';
+import { READ_AT_ONCE_CLASS } from './storage-class.ts';
 import { TIMEOUT_CODES, TLS_CODES, errorCodes, isNetworkCode } from '../errors/codes.ts';
 import { KfuError, type ErrorKind } from '../errors/index.ts';
 
@@ -26,13 +27,15 @@ export type StoreErrorKind =
   | 'unreachable'
   | 'tls'
   | 'timeout'
+  /** archived (GLACIER, DEEP_ARCHIVE): unreadable until restored */
+  | 'cold'
   | 'aborted'
   | 'other';
 
 /** A failed object-store call, already phrased for the user. */
 const KIND_OF: Record<StoreErrorKind, ErrorKind> = {
   'not-found': 'input', 'no-bucket': 'input', denied: 'refused', 'bad-credentials': 'refused',
-  unreachable: 'unavailable', tls: 'unavailable', timeout: 'unavailable', aborted: 'failed', other: 'unavailable',
+  unreachable: 'unavailable', tls: 'unavailable', timeout: 'unavailable', cold: 'refused', aborted: 'failed', other: 'unavailable',
 };
 
 export class StoreError extends KfuError {
@@ -73,6 +76,11 @@ export function classifyStoreError(error: unknown, doing: string, where: string,
   if (name === 'InvalidAccessKeyId' || name === 'SignatureDoesNotMatch' || name === 'InvalidToken' || name === 'ExpiredToken') {
     return say('bad-credentials', 'the S3 credentials were rejected; check the access key and secret key');
   }
+  // GetObject on an object in GLACIER or DEEP_ARCHIVE (or an archive tier of INTELLIGENT_TIERING) answers 403
+  // InvalidObjectState until the object is restored (AWS S3 API reference, GetObject): not a policy problem.
+  if (name === 'InvalidObjectState') {
+    return say('cold', 'the object is in an archive storage class and must be restored (S3 RestoreObject) before it can be read');
+  }
   if (name === 'AccessDenied' || name === 'Forbidden' || status === 403) return say('denied', 'access was denied by the bucket policy');
   if (TLS_CODES.has(code) || /CERT|SSL|TLS/.test(code)) {
     return say('tls', `the TLS certificate of the endpoint could not be verified (${code}); check the CA chain`);
@@ -91,9 +99,16 @@ export interface ObjectStoreOptions {
   /** multipart part size; S3 needs at least 5 MiB. Memory held by one upload is about partSize × queueSize. */
   partSizeBytes?: number;
   queueSize?: number;
-  /** storage class every upload asks for (s3-integrator's storage-class); absent: the bucket's default */
+  /**
+   * storage class of the backup data (s3-integrator's storage-class): uploads marked `data` ask for it, every other
+   * object (markers, manifests, indexes, side files: what a restore or list reads first) asks for STANDARD, so a
+   * colder class never stands between a user and the list of their backups. Absent: the bucket's default for all.
+   */
   storageClass?: string;
 }
+
+/** What an upload holds: the backup data (the tarball) or a file read before it (everything `put` writes). */
+export type UploadRole = 'data' | 'read-first';
 
 export interface ObjectInfo {
   /** key relative to the prefix */
@@ -117,8 +132,8 @@ export class ObjectStore {
   readonly prefix: string;
   private readonly partSize: number;
   private readonly queueSize: number;
-  /** sent as x-amz-storage-class on every PUT and multipart upload */
-  private readonly storageClass: { StorageClass?: StorageClass };
+  /** sent as x-amz-storage-class, by the role of the upload */
+  private readonly storageClass: Record<UploadRole, { StorageClass?: StorageClass }>;
 
   constructor(options: ObjectStoreOptions) {
     this.client = options.client;
@@ -128,7 +143,9 @@ export class ObjectStore {
     // 4 parts in flight, as the SDK's own default: fewer left the upload well short of a raw multipart PUT of the same
     // bytes (bench/archive-upload, docs/performance.md), for one part size more memory per extra part in flight.
     this.queueSize = Math.max(1, options.queueSize ?? 4);
-    this.storageClass = options.storageClass ? { StorageClass: options.storageClass as StorageClass } : {};
+    this.storageClass = options.storageClass
+      ? { data: { StorageClass: options.storageClass as StorageClass }, 'read-first': { StorageClass: READ_AT_ONCE_CLASS } }
+      : { data: {}, 'read-first': {} };
   }
 
   /** The full bucket key for a key relative to the prefix. */
@@ -150,10 +167,10 @@ export class ObjectStore {
    * body stream's backpressure never holds more than partSize × queueSize. On failure the multipart upload is
    * aborted by the SDK, so no half object remains.
    */
-  startUpload(key: string, body: Readable | Uint8Array | string, contentType?: string): UploadHandle {
+  startUpload(key: string, body: Readable | Uint8Array | string, contentType?: string, role: UploadRole = 'read-first'): UploadHandle {
     const upload = new Upload({
       client: this.client,
-      params: { Bucket: this.bucket, Key: this.fullKey(key), Body: body, ContentType: contentType, ...this.storageClass },
+      params: { Bucket: this.bucket, Key: this.fullKey(key), Body: body, ContentType: contentType, ...this.storageClass[role] },
       partSize: this.partSize,
       queueSize: this.queueSize,
       leavePartsOnError: false,
@@ -177,11 +194,11 @@ export class ObjectStore {
     };
   }
 
-  /** Uploads a whole object; small bodies take one PUT, streams go multipart. */
+  /** Uploads a whole file read before the data (in STANDARD, see `storageClass`); small bodies take one PUT, streams go multipart. */
   async put(key: string, body: Readable | Uint8Array | string, contentType?: string): Promise<void> {
     if (body instanceof Readable) return this.startUpload(key, body, contentType).done();
     try {
-      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key), Body: body, ContentType: contentType, ...this.storageClass }));
+      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key), Body: body, ContentType: contentType, ...this.storageClass['read-first'] }));
     } catch (error) {
       throw this.fail(error, 'upload', key);
     }

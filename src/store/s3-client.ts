@@ -18,6 +18,8 @@ export interface S3ClientOptions {
   retry?: RetryPolicy | Partial<RetrySettings>;
   connectionTimeoutMs?: number;
   requestTimeoutMs?: number;
+  /** false: a 301 naming another region is an error, as it is for rclone in the Jobs (default true: followed) */
+  followRegionRedirects?: boolean;
 }
 
 export function createS3Client(settings: S3Settings, options: S3ClientOptions = {}): S3Client {
@@ -32,7 +34,7 @@ export function createS3Client(settings: S3Settings, options: S3ClientOptions = 
     // A 301 (or a HeadBucket 400) carrying x-amz-bucket-region is retried once, signed for that region; without an
     // endpoint (AWS) the retry also goes to that region's endpoint (@aws-sdk/middleware-sdk-s3 region-redirect
     // middleware). The status still reports a mismatch (bucket-probe.ts): rclone in the Jobs uses the region as given.
-    followRegionRedirects: true,
+    followRegionRedirects: options.followRegionRedirects ?? true,
     credentials: { accessKeyId: settings.accessKey, secretAccessKey: settings.secretKey },
     // Our policy (below) is the only one retrying: the SDK's own attempts would multiply with it.
     ...s3ClientRetrySettings,
@@ -52,14 +54,16 @@ export function createS3Client(settings: S3Settings, options: S3ClientOptions = 
   return client;
 }
 
-/** HeadBucket with the given settings: ok, or the classified problem. Never throws. */
+/** HeadBucket with the given settings: ok (with the region S3 names, when it does), or the classified problem. Never throws. */
 export async function checkBucket(settings: S3Settings, options: S3ClientOptions = {}): Promise<BucketCheck> {
   const early = precheckBucket(settings);
   if (early) return early;
   const client = createS3Client(settings, { maxAttempts: 2, connectionTimeoutMs: 5_000, requestTimeoutMs: 15_000, ...options });
   try {
-    await client.send(new HeadBucketCommand({ Bucket: settings.bucket }));
-    return { ok: true };
+    const answer = await client.send(new HeadBucketCommand({ Bucket: settings.bucket }));
+    // AWS answers x-amz-bucket-region on every HeadBucket (S3 API reference, HeadBucket: BucketRegion).
+    const region = answer.BucketRegion && /^[A-Za-z0-9-]{1,64}$/.test(answer.BucketRegion) ? answer.BucketRegion : undefined;
+    return region ? { ok: true, region } : { ok: true };
   } catch (error) {
     return { ok: false, problem: classifyS3Error(error, settings) };
   } finally {

@@ -2,6 +2,7 @@
 // and how the provider's answer (plain keys on track 1, `secret-extra` on track 2) becomes validated S3Settings.
 import { z } from 'zod';
 import { parseUriStyle, resolveAddressing, URI_STYLE_VALUES, type UriStyle } from './addressing.ts';
+import { storageClassUse } from './storage-class.ts';
 
 export const S3_ENDPOINT = 's3-credentials';
 export const S3_LIB_VERSION = '1.0';
@@ -19,7 +20,10 @@ export interface S3Settings {
   uriStyle: UriStyle;
   /** PEM certificates to trust for the endpoint, in addition to the system ones */
   tlsCaChain?: string[];
-  /** the storage class our uploads ask for (s3-integrator's storage-class); absent: the bucket's default */
+  /**
+   * the storage class of the backup data (s3-integrator's storage-class), only ever one a restore reads at once
+   * (storage-class.ts); markers, manifests and indexes are written as STANDARD. Absent: the bucket's default.
+   */
   storageClass?: string;
   /** which track of s3-integrator gave these settings (absent for the CLI): messages name that track's fix */
   track?: S3Track;
@@ -181,6 +185,8 @@ export function settingsFromProvider(answer: ProviderAnswer, defaults: { bucket:
   const storageClass = asText(bag['storage-class']);
   if (storageClass) {
     if (!STORAGE_CLASS.test(storageClass)) return invalid(`the storage class "${storageClass.slice(0, 40)}" is not a storage class name; fix the storage-class option of s3-integrator`);
+    const use = storageClassUse(storageClass);
+    if (!use.readable) return invalid(use.problem);
     settings.storageClass = storageClass;
   }
 

@@ -265,9 +265,9 @@ describe('control-plane round trip through the real dispatch and the simulated k
     expectNoPassword(restore);
     expect(leftovers()).to.deep.equal([]);
   });
-  it('reaches a TLS store behind a private CA from the copy Jobs (tls-ca-chain), and gives every upload the storage-class', async () => {
+  it('reaches a TLS store behind a private CA from the copy Jobs (tls-ca-chain), and gives the data the storage-class and the rest STANDARD', async () => {
     // s3-integrator 1 sends the chain as a JSON list of PEM strings (data-platform-libs v0 s3.py update_connection_info).
-    const s3Data = track1Data(tlsStore, BUCKET, { 'tls-ca-chain': JSON.stringify([caCert]), 'storage-class': 'STANDARD_IA' });
+    const s3Data = track1Data(tlsStore, BUCKET, { 'tls-ca-chain': [caCert], 'storage-class': 'STANDARD_IA' });
     await putObject(minioClient, 'mlpipeline', 'artifacts/tls-run/model.bin', randomBytes(10_000));
     const backup = await dispatch('actions/backup-state', await state({ 'include-volumes': false, 'include-control-plane': true }, s3Data));
     expect(backup.exitCode, `${backup.state.actionFailure}\n${backup.stderr.slice(-3000)}`).to.equal(0);
@@ -285,7 +285,11 @@ describe('control-plane round trip through the real dispatch and the simulated k
       expect(keys).to.include(`${prefix}kubeflow-upgrader.json`);
       const classes = new Map<string, string | undefined>();
       for (const key of keys) classes.set(key, (await client.send(new HeadObjectCommand({ Bucket: BUCKET, Key: key }))).StorageClass);
-      expect([...classes].filter(([, storageClass]) => storageClass !== 'STANDARD_IA')).to.deep.equal([]);
+      // The data (the tarball, every object under control-plane/) takes the storage-class; what list, verify and a
+      // restore read first (marker, manifest, index, side files) is STANDARD whatever the class.
+      const isData = (key: string) => key === `${prefix}${id}.tar.gz` || key.startsWith(`${prefix}control-plane/`);
+      expect([...classes].filter(([key, storageClass]) => storageClass !== (isData(key) ? 'STANDARD_IA' : 'STANDARD'))).to.deep.equal([]);
+      expect(classes.get(`${prefix}velero-backup.json`)).to.equal('STANDARD');
     } finally {
       client.destroy();
     }

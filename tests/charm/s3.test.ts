@@ -101,6 +101,24 @@ describe('charm s3-credentials relation (addressing and regions through the real
     });
   });
 
+  describe('regions, before any Job', () => {
+    // rclone in the Jobs would meet the 301 partway through (it switches region only without an endpoint:
+    // rclone/rclone backend/s3/s3.go updateRegionForBucket), so the actions that start Jobs check the bucket first.
+    for (const [action, params] of [
+      ['backup-state', { 'include-volumes': true, 'include-control-plane': true }],
+      ['restore-state', { 'backup-id': 'kf-20260101-000000-abcdef', 'include-volumes': true }],
+    ] as const) {
+      it(`${action} fails at once with the region S3 names, having sent nothing but the bucket check`, async () => {
+        const mark = proxy.seen.length;
+        const start = emptyState({ relations: [s3Relation(viaProxy(WEST_BUCKET, { region: 'us-west-2', 's3-uri-style': 'virtual' }))], actionParams: params });
+        const { exitCode, state } = await run(start, { event: `actions/${action}` });
+        expect(exitCode).to.not.equal(0);
+        expect(state.actionFailure).to.equal(`S3 cannot be used: bucket "${WEST_BUCKET}" is in region eu-west-1, not us-west-2; set region=eu-west-1 on s3-integrator. Nothing was started.`);
+        expect(seenSince(mark).map((r) => [r.method, r.redirected])).to.deep.equal([['HEAD', 301]]);
+      });
+    }
+  });
+
   describe('values are plain strings', () => {
     it('a 20-digit access key is used exactly as written', async () => {
       const data = track1Data({ ...s3, accessKeyId: NUMERIC_KEY }, BUCKET);
@@ -108,9 +126,11 @@ describe('charm s3-credentials relation (addressing and regions through the real
       expect(unitStatus(state)?.status).to.equal('active');
     });
 
-    for (const chain of ['""', '[]']) {
-      it(`tls-ca-chain ${chain} (s3-integrator 1 after \`juju config --reset tls-ca-chain\`) means no chain: active`, async () => {
-        const { state } = await decide(emptyState({ relations: [s3Relation(track1Data(s3, BUCKET, { 'tls-ca-chain': chain }))] }), changed);
+    for (const [chain, why] of [['', 'after `juju config --reset tls-ca-chain`, written `""`'], [[], 'an empty list, written `[]`']] as const) {
+      it(`tls-ca-chain ${why} (s3-integrator 1) means no chain: active`, async () => {
+        const data = track1Data(s3, BUCKET, { 'tls-ca-chain': chain === '' ? '' : [] });
+        expect(data['tls-ca-chain']).to.equal(chain === '' ? '""' : '[]');
+        const { state } = await decide(emptyState({ relations: [s3Relation(data)] }), changed);
         expect(unitStatus(state)?.status).to.equal('active');
       });
     }
@@ -139,7 +159,8 @@ describe('charm s3-credentials relation (addressing and regions through the real
 
     it('missing keys name the track-2 fix, never sync-s3-credentials', async () => {
       const start = emptyState({
-        relations: [s3Relation({ 'lib-version': '1.0', bucket: BUCKET, endpoint: s3.endpoint, region: 'us-east-1', 'secret-extra': TRACK2_SECRET })],
+        // Track 2's answer, its secret then holding one key only.
+        relations: [s3Relation(Track2Integrator.databag({ endpoint: s3.endpoint, accessKey: s3.accessKeyId, secretKey: '', region: 'us-east-1' }, BUCKET).databag)],
         secrets: { [TRACK2_SECRET]: { revisions: [{ 'access-key': s3.accessKeyId }] } },
       });
       const { state } = await decide(start, changed);
@@ -178,9 +199,23 @@ describe('charm s3-credentials relation (addressing and regions through the real
       expect(unitStatus(state)?.message).to.match(new RegExp(`^backups to s3://${BUCKET}/`));
     });
 
+    it('track 2: writes only its lib-version on relation-created, which the unit reads as no answer yet', async () => {
+      const provider = new Track2Integrator(keys());
+      let state = emptyState({ relations: [s3Relation({}, {})] });
+      expect(provider.relationCreated(state, S3_RELATION_ID)).to.deep.equal({ 'lib-version': '1.0' });
+      ({ state } = await decide(state, { event: 's3-credentials-relation-created', relation: S3_RELATION_ID }));
+      expect(state.relations[0]!.remoteAppData).to.deep.equal({ 'lib-version': '1.0' });
+      expect(state.relations[0]!.localAppData).to.include({ bucket: BUCKET, 'lib-version': '1.0' });
+      expect(unitStatus(state)?.message).to.equal(`waiting for s3-integrator: it needs credentials and a bucket it can find or create ("${BUCKET}" asked); set s3-bucket here or bucket on s3-integrator`);
+      expect(await provider.answer(state, S3_RELATION_ID)).to.include({ bucket: BUCKET });
+      ({ state } = await decide(state, changed));
+      expect(unitStatus(state)?.status).to.equal('active');
+    });
+
     it('track 2: creates the bucket we ask for, and the unit turns active on it', async () => {
       const provider = new Track2Integrator(keys());
       let { state } = await decide(emptyState({ config: { 's3-bucket': 'kf-created-by-track2' }, relations: [s3Relation({}, {})] }), joined);
+      provider.relationCreated(state, S3_RELATION_ID);
       expect(await provider.answer(state, S3_RELATION_ID)).to.include({ bucket: 'kf-created-by-track2' });
       ({ state } = await decide(state, changed));
       expect(unitStatus(state)?.message).to.match(/^backups to s3:\/\/kf-created-by-track2\/kubeflow-upgrader(;|$)/);
@@ -195,6 +230,30 @@ describe('charm s3-credentials relation (addressing and regions through the real
         status: 'waiting',
         message: 'waiting for s3-integrator: it needs credentials and a bucket it can find or create ("kf-nobody-created" asked); set s3-bucket here or bucket on s3-integrator',
       });
+    });
+
+    it('a storage-class no restore can read (GLACIER) blocks the unit with one sentence naming it, on either track', async () => {
+      for (const provider of [new Track1Integrator({ ...keys(), bucket: BUCKET, 'storage-class': 'GLACIER' }), new Track2Integrator({ ...keys(), bucket: BUCKET, 'storage-class': 'DEEP_ARCHIVE' })]) {
+        let { state } = await decide(emptyState({ relations: [s3Relation({}, {})] }), joined);
+        await provider.answer(state, S3_RELATION_ID);
+        ({ state } = await decide(state, changed));
+        const storageClass = provider.config['storage-class']!;
+        expect(unitStatus(state)).to.deep.equal({
+          status: 'blocked',
+          message: `the storage class "${storageClass}" of s3-integrator keeps every object unreadable until it is thawed, so no restore could read the backups; unset storage-class on s3-integrator or set one that reads at once (STANDARD, STANDARD_IA, GLACIER_IR)`,
+        });
+        const backup = await decide({ ...state, actionParams: {} }, { event: 'actions/backup-state' });
+        expect(backup.state.actionFailure).to.match(new RegExp(`^S3 cannot be used: the storage class "${storageClass}"`));
+      }
+    });
+
+    it('a cold storage-class a restore still reads (STANDARD_IA) keeps the unit active and says what it costs', async () => {
+      const provider = new Track1Integrator({ ...keys(), bucket: BUCKET, 'storage-class': 'STANDARD_IA' });
+      let { state } = await decide(emptyState({ relations: [s3Relation({}, {})] }), joined);
+      provider.answer(state, S3_RELATION_ID);
+      ({ state } = await decide(state, changed));
+      expect(unitStatus(state)?.status).to.equal('active');
+      expect(unitStatus(state)?.message).to.include('backup data is stored as STANDARD_IA: each read is billed per GB and objects pruned within 30 days are billed for 30');
     });
 
     it('track 2: a dotted name is refused by the provider, and the wait says so', async () => {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { ensureCharmBuilt } from '../support/juju/charm-build.ts';
 import { runDispatch, type DispatchOutcome } from '../support/juju/harness.ts';
-import { s3Relation } from '../support/juju/scenarios.ts';
+import { s3Relation, track1Data } from '../support/juju/scenarios.ts';
 import { emptyState } from '../support/juju/state.ts';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
 import { makeCertificates } from '../support/cluster/tls.ts';
@@ -52,7 +52,7 @@ describe('volume data on AWS without an endpoint in the relation (real ./dispatc
 
   function action(name: string, params: Record<string, unknown>, cluster: KubeletCluster): Promise<DispatchOutcome> {
     // What s3-integrator sends for AWS: keys, bucket, region, path; no endpoint.
-    const relation = s3Relation({ 'access-key': s3.accessKeyId, 'secret-key': s3.secretAccessKey, bucket: BUCKET, region: 'us-east-1', path: 'backups', 's3-uri-style': 'path' });
+    const relation = s3Relation(track1Data({ endpoint: '', accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey }, BUCKET));
     return runDispatch(charmDir, emptyState({ relations: [relation], actionParams: params, config: { 'restore-wait-timeout': 60 } }), {
       event: `actions/${name}`,
       env: { KUBECONFIG: cluster.cluster.kubeconfigPath, AWS_ENDPOINT_URL_S3: s3.endpoint, NODE_EXTRA_CA_CERTS: join(work, 'ca.pem') },

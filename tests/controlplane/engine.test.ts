@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
+import type { KubeObject } from '../../src/kube/types.ts';
 import { DeleteObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { startMariaDb, type MariaDbHandle } from '../support/mariadb/server.ts';
 import { readRequestLog, startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
@@ -123,6 +124,27 @@ describe('control-plane engine', function () {
     );
     expect(kube.secretsCreated.length).to.equal(secretsBefore);
     expect(await db.sql("SHOW TABLES LIKE 'made_after_the_backup'", 'mlpipeline')).to.equal('made_after_the_backup');
+
+    // A pipeline run with a pod still running in a profile namespace writes MinIO and MLMD; a running Katib trial
+    // reports through katib-db-manager. Pods labelled as Argo (workflow/common/common.go LabelKeyWorkflow) and Katib
+    // (pkg/controller.v1beta1/consts/const.go) label them; a finished pod writes nothing.
+    const pod = (namespace: string, name: string, labels: Record<string, string>, phase: string): KubeObject => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace, labels }, status: { phase } });
+    kube.objects.set('pods/team-a/run-1-step-a', pod('team-a', 'run-1-step-a', { 'workflows.argoproj.io/workflow': 'run-1' }, 'Running'));
+    kube.objects.set('pods/team-a/run-1-step-b', pod('team-a', 'run-1-step-b', { 'workflows.argoproj.io/workflow': 'run-1' }, 'Pending'));
+    kube.objects.set('pods/team-a/run-0-step-a', pod('team-a', 'run-0-step-a', { 'workflows.argoproj.io/workflow': 'run-0' }, 'Succeeded'));
+    kube.objects.set('pods/team-b/tune-x7-trial', pod('team-b', 'tune-x7-trial', { 'katib.kubeflow.org/trial': 'tune-x7', 'katib.kubeflow.org/experiment': 'tune' }, 'Running'));
+    const runsBusy = await restoreControlPlane(kube, { ...options, include: true, entries: backup.entries }).then(() => undefined, (e: unknown) => e);
+    expect((runsBusy as Error).message).to.include(
+      "pipeline run (Workflow) team-a/run-1 has 2 pod(s) running (stop it: kubectl -n team-a patch workflow run-1 --type merge -p '{\"spec\":{\"shutdown\":\"Stop\"}}', or wait for the run to end)",
+    ).and.include(
+      'Katib Experiment team-b/tune has 1 trial pod(s) running (wait for its trials to end (kubectl -n team-b get trials -l katib.kubeflow.org/experiment=tune), or kubectl -n team-b delete experiment tune)',
+    ).and.not.include('run-0');
+    expect(await db.sql("SHOW TABLES LIKE 'made_after_the_backup'", 'mlpipeline')).to.equal('made_after_the_backup');
+    // Without katib-db in the backup the trials may run; the pipeline run still blocks a restore of MinIO and kfp-db.
+    const noKatib = await restoreControlPlane(kube, { ...options, include: true, entries: backup.entries.filter((entry) => entry.part !== 'katib-db') }).then(() => undefined, (e: unknown) => e);
+    expect((noKatib as Error).message).to.include('team-a/run-1').and.not.include('tune');
+    kube.objects.get('pods/team-a/run-1-step-a')!.status = { phase: 'Succeeded' };
+    kube.objects.get('pods/team-a/run-1-step-b')!.status = { phase: 'Failed' };
 
     // Only the parts being restored count: without katib-db in the backup, katib-db-manager may run.
     const kfpOnly = backup.entries.filter((entry) => entry.part !== 'katib-db');

@@ -30,7 +30,11 @@ export function containersOf(job: KubeObject): Container[] {
 function resolve(container: Container, secrets: KubeObject[], mounts: Map<string, string>): Record<string, string> {
   const resolved: Record<string, string> = {};
   for (const variable of container.env) {
-    if (variable.value !== undefined) resolved[variable.name] = mounts.get(variable.value) ?? variable.value;
+    if (variable.value !== undefined) {
+      // A mount path, or a path under one, points into the folder that stands for that volume here.
+      const under = [...mounts.keys()].find((path) => variable.value!.startsWith(`${path}/`));
+      resolved[variable.name] = mounts.get(variable.value) ?? (under ? `${mounts.get(under)}${variable.value.slice(under.length)}` : variable.value);
+    }
     const ref = variable.valueFrom?.secretKeyRef;
     if (ref) {
       const secret = secrets.find((s) => s.metadata.name === ref.name);
@@ -42,7 +46,11 @@ function resolve(container: Container, secrets: KubeObject[], mounts: Map<string
   return resolved;
 }
 
-export async function runJobLocally(job: KubeObject, secrets: KubeObject[]): Promise<LocalRun> {
+/**
+ * `claims`: volume name → a folder standing for that PersistentVolumeClaim, mounted as it is (the other volumes are
+ * emptyDirs made for the run).
+ */
+export async function runJobLocally(job: KubeObject, secrets: KubeObject[], claims: Record<string, string> = {}): Promise<LocalRun> {
   const dir = mkdtempSync(join(tmpdir(), 'job-'));
   const run: LocalRun = { exitCode: 0, terminationMessage: '', stderr: '', argv: [], ran: [] };
   try {
@@ -50,7 +58,7 @@ export async function runJobLocally(job: KubeObject, secrets: KubeObject[]): Pro
       // emptyDir volumes: one folder per volume name for the whole Pod
       const mounts = new Map<string, string>();
       for (const mount of container.volumeMounts ?? []) {
-        const local = join(dir, 'volumes', mount.name);
+        const local = claims[mount.name] ?? join(dir, 'volumes', mount.name);
         mkdirSync(local, { recursive: true });
         mounts.set(mount.mountPath, local);
       }

@@ -17,12 +17,16 @@ export class LocalJobKube implements VolumeKube {
     return this.objects.get(this.key(resource, namespace, name));
   }
 
+  /**
+   * As the API server lists: namespace '' is every namespace, and a selector term is `key=value` or `key` alone (the
+   * label exists), terms joined by commas (kubernetes/apimachinery pkg/labels/selector.go).
+   */
   async list(resource: MoverResource, namespace: string, labelSelector?: string) {
-    const [label, value] = (labelSelector ?? '').split('=');
+    const terms = (labelSelector ?? '').split(',').filter(Boolean).map((term) => term.split('='));
     return [...this.objects.entries()]
-      .filter(([k]) => k.startsWith(`${resource.resource}/${namespace}/`))
+      .filter(([k]) => k.startsWith(namespace ? `${resource.resource}/${namespace}/` : `${resource.resource}/`))
       .map(([, o]) => o)
-      .filter((o) => !label || o.metadata.labels?.[label] === value);
+      .filter((o) => terms.every(([label, value]) => (value === undefined ? o.metadata.labels?.[label!] !== undefined : o.metadata.labels?.[label!] === value)));
   }
 
   async create(resource: MoverResource, object: KubeObject) {

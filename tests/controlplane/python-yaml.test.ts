@@ -1,5 +1,6 @@
 // Databags Python charms write with PyYAML read back as PyYAML reads them (YAML 1.1, PyYAML's resolver).
 import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
 import { parse as parseYaml12 } from 'yaml';
 import { parsePythonYaml, pyyamlReadsAsString } from '../../src/controlplane/python-yaml.ts';
 import { pyyamlSafeDump } from '../support/providers/pyyaml-dump.ts';
@@ -34,6 +35,12 @@ describe('parsePythonYaml', function () {
     expect(pyyamlReadsAsString('1_000')).to.equal(false);
     expect(pyyamlReadsAsString('Off')).to.equal(false);
     expect(pyyamlReadsAsString('minio')).to.equal(true);
+  });
+
+  it('reads back every string exactly as PyYAML wrote it (fixtures made by PyYAML safe_dump)', function () {
+    const fixture = JSON.parse(readFileSync(new URL('../support/providers/fixtures/pyyaml-safe-dump.json', import.meta.url), 'utf8')) as { strings: { input: string; mapping: string }[] };
+    const misread = fixture.strings.filter(({ input, mapping }) => (parsePythonYaml(mapping) as { v: unknown }).v !== input).map(({ mapping }) => mapping);
+    expect(misread).to.deep.equal([]);
   });
 
   it('throws on text that is not YAML', function () {

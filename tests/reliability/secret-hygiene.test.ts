@@ -15,6 +15,7 @@ import { ensureCharmBuilt } from '../support/juju/charm-build.ts';
 import { runDispatch, type DispatchEvent, type DispatchOutcome } from '../support/juju/harness.ts';
 import { S3_RELATION_ID, TRACK2_SECRET, s3Relation, track1Data } from '../support/juju/scenarios.ts';
 import { emptyState, type FakeJujuState, type FakeRelation } from '../support/juju/state.ts';
+import { Track2Integrator } from '../support/juju/s3-integrator.ts';
 import { startCluster, type RunningCluster } from '../support/cluster/index.ts';
 import { simulatedKubelet } from '../support/kubelet/index.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
@@ -162,7 +163,7 @@ describe('reliability: secret hygiene of every flow through the real dispatch', 
         revisions: [{ 'access-key': CANARY.track2AccessKey, 'secret-key': CANARY.track2SecretKey }, { 'access-key': CANARY.rotatedAccessKey, 'secret-key': CANARY.rotatedSecretKey }],
         tracked: 1,
       };
-      start.relations[0] = s3Relation({ 'lib-version': '1.0', bucket: BUCKET, endpoint, region: 'us-east-1', path: 'backups', 's3-uri-style': 'path', 'secret-extra': TRACK2_SECRET });
+      start.relations[0] = s3Relation(Track2Integrator.databag({ endpoint, accessKey: '', secretKey: '', region: 'us-east-1', path: 'backups', 's3-uri-style': 'path' }, BUCKET).databag);
     }
     return start;
   }

@@ -198,11 +198,44 @@ describe('store/bucket-probe: against AWS-like addressing and regions (s3rver be
     expect(proxyOf().seen.slice(mark).map((r) => [r.method, r.style, r.redirected])).to.deep.equal([['HEAD', 'host', 301]]);
   });
 
-  it('is ok in the right region, asking <bucket>.<endpoint> in host style', async () => {
+  it('is ok in the right region, which S3 confirms, asking <bucket>.<endpoint> in host style', async () => {
     const mark = proxyOf().seen.length;
-    expect(await probeBucket(west({ region: 'eu-west-1' }))).to.deep.equal({ ok: true });
+    expect(await probeBucket(west({ region: 'eu-west-1' }))).to.deep.equal({ ok: true, region: 'eu-west-1' });
     expect(await anyObjectUnder(west({ region: 'eu-west-1' }), 'nothing-here/')).to.equal(false);
     const seen = proxyOf().seen.slice(mark);
     expect(seen.every((r) => r.style === 'host' && r.host.startsWith('kf-west.s3.localhost:') && !r.redirected)).to.equal(true);
+  });
+});
+
+describe('store/bucket-probe: the default bucket name on AWS, where someone else owns it', function () {
+  // AWS answers HeadBucket on another account's bucket 403 without a body (AWS S3 API reference, HeadBucket), and
+  // a GET with an AccessDenied document; every answer carries `Server: AmazonS3`.
+  let server: Server;
+  before(async () => {
+    server = createServer((request, response) => {
+      const body = request.method === 'HEAD' ? undefined : '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>';
+      response.writeHead(403, { server: 'AmazonS3', 'content-type': 'application/xml', 'x-amz-request-id': 'AWSLIKE0001' }).end(body);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  });
+  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const onAws = (bucket: string): S3Settings => ({
+    accessKey: 'AKIDEXAMPLE', secretKey: 'probe-secret-value', bucket, path: '', endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    region: 'us-east-1', uriStyle: 'path', track: 1,
+  });
+
+  it('says the name is probably taken and how to set one\'s own, before anything about keys, for the probe and the SDK alike', async () => {
+    const taken = {
+      kind: 'access-denied',
+      fact: 'AWS S3 denied access to bucket "kubeflow-backups", a name probably taken by another AWS account (bucket names are global)',
+      remedy: { setting: 'own-bucket', track: 1 },
+    };
+    expect(await probeBucket(onAws('kubeflow-backups'))).to.deep.equal({ ok: false, problem: taken });
+    expect(await checkBucket(onAws('kubeflow-backups'), { retry: { baseDelayMs: 1, maxDelayMs: 1 } })).to.deep.equal({ ok: false, problem: taken });
+  });
+
+  it('a name of one\'s own that is denied is about the keys and the policy', async () => {
+    const denied = await probeBucket(onAws('team-kf-backups'));
+    expect(denied.ok === false && denied.problem.remedy).to.deep.equal({ setting: 'credentials', track: 1, what: 'denied' });
   });
 });

@@ -1,5 +1,6 @@
 // checkBucket against a real s3rver: every classified problem, and the CA chain trusted for TLS.
 import { expect } from 'chai';
+import { StoreError } from '../../src/store/objects.ts';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -90,20 +91,48 @@ describe('store/s3-client: against AWS-like addressing and regions (s3rver behin
 
   it('follows a 301 naming the bucket\'s region: HeadBucket succeeds, signed again for that region', async () => {
     const mark = proxyOf().seen.length;
-    expect(await checkBucket(west())).to.deep.equal({ ok: true });
+    expect(await checkBucket(west())).to.deep.equal({ ok: true, region: 'eu-west-1' });
     const seen = proxyOf().seen.slice(mark);
     expect(seen.map((r) => [r.style, r.signedRegion, r.redirected ?? 'passed'])).to.deep.equal([['host', 'us-west-2', 301], ['host', 'eu-west-1', 'passed']]);
   });
 
-  it('uploads with the storage class, in one PUT and in a multipart upload', async () => {
+  it('with an archive class (GLACIER) on the data, the files read first stay readable and the data says why it is not', async () => {
+    // The proxy answers GetObject on a GLACIER object 403 InvalidObjectState, as AWS does until it is restored.
+    const store = openObjectStore(west({ region: 'eu-west-1', storageClass: 'GLACIER' }));
+    try {
+      await store.put('cold/velero-backup.json', '{"marker":1}', 'application/json');
+      await store.startUpload('cold/cold.tar.gz', Readable.from([Buffer.from('tarball bytes')]), 'application/gzip', 'data').done();
+      expect((await store.getBytes('cold/velero-backup.json')).toString()).to.equal('{"marker":1}');
+      const failure = await store.getBytes('cold/cold.tar.gz').then(() => undefined, (error: unknown) => error);
+      expect(failure).to.be.instanceOf(StoreError);
+      expect((failure as StoreError).condition).to.equal('cold');
+      expect((failure as StoreError).message).to.equal('Could not read s3://kf-west/kf/cold/cold.tar.gz: the object is in an archive storage class and must be restored (S3 RestoreObject) before it can be read.');
+    } finally {
+      store.client.destroy();
+    }
+  });
+
+  it('without following redirects (as rclone with an endpoint), names the region S3 gave, after one request', async () => {
+    const mark = proxyOf().seen.length;
+    expect(await checkBucket(west(), { followRegionRedirects: false })).to.deep.equal({
+      ok: false,
+      problem: { kind: 'wrong-region', fact: 'bucket "kf-west" is in region eu-west-1, not us-west-2', remedy: { setting: 'region', region: 'eu-west-1' } },
+    });
+    expect(proxyOf().seen.slice(mark).map((r) => r.redirected)).to.deep.equal([301]);
+    expect(await checkBucket(west({ region: 'eu-west-1' }), { followRegionRedirects: false })).to.deep.equal({ ok: true, region: 'eu-west-1' });
+  });
+
+  it('uploads the data with the storage class, and what is read first as STANDARD, in one PUT and in a multipart upload', async () => {
     const store = openObjectStore(west({ region: 'eu-west-1', storageClass: 'STANDARD_IA' }));
     try {
       await store.put('small.json', '{"a":1}', 'application/json');
-      await store.startUpload('big.bin', Readable.from([randomBytes(6 * 1024 * 1024), randomBytes(1024)])).done();
-      for (const key of ['kf/small.json', 'kf/big.bin']) {
-        const head = await store.client.send(new HeadObjectCommand({ Bucket: 'kf-west', Key: key }));
-        expect([key, head.StorageClass]).to.deep.equal([key, 'STANDARD_IA']);
+      await store.put('streamed.json', Readable.from([Buffer.from('{"b":2}')]), 'application/json');
+      await store.startUpload('big.bin', Readable.from([randomBytes(6 * 1024 * 1024), randomBytes(1024)]), 'application/gzip', 'data').done();
+      const classes: Array<[string, string | undefined]> = [];
+      for (const key of ['kf/small.json', 'kf/streamed.json', 'kf/big.bin']) {
+        classes.push([key, (await store.client.send(new HeadObjectCommand({ Bucket: 'kf-west', Key: key }))).StorageClass]);
       }
+      expect(classes).to.deep.equal([['kf/small.json', 'STANDARD'], ['kf/streamed.json', 'STANDARD'], ['kf/big.bin', 'STANDARD_IA']]);
     } finally {
       store.client.destroy();
     }

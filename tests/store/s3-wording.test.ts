@@ -15,6 +15,8 @@ const cases: { remedy: BucketProblem['remedy']; charm: string; cli: string }[] =
   { remedy: { setting: 'credentials', track: 2, what: 'missing', key: 'access-key' }, charm: 'juju config s3-integrator credentials=<secret-uri>', cli: 'AWS_ACCESS_KEY_ID' },
   { remedy: { setting: 'credentials', track: 2, what: 'denied' }, charm: "check the keys in s3-integrator's credentials secret and the bucket policy", cli: 'the bucket policy' },
   { remedy: { setting: 'credentials', track: 1, what: 'denied' }, charm: 'check the keys given to s3-integrator (sync-s3-credentials)', cli: 'the bucket policy' },
+  { remedy: { setting: 'own-bucket', track: 1 }, charm: 'set a bucket name of your own with juju config s3-integrator bucket=<name>; if the bucket is yours, check the keys given to s3-integrator (sync-s3-credentials)', cli: '--s3-url' },
+  { remedy: { setting: 'own-bucket', track: 2 }, charm: "set a bucket name of your own with juju config kubeflow-upgrader s3-bucket=<name> (or bucket on s3-integrator); if the bucket is yours, check the keys in s3-integrator's credentials secret", cli: 'pass a bucket of your own in --s3-url; if the bucket is yours, check AWS_ACCESS_KEY_ID' },
   { remedy: { setting: 'region', region: 'eu-west-1' }, charm: 'set region=eu-west-1 on s3-integrator', cli: '--region eu-west-1' },
   { remedy: { setting: 'regional-endpoint' }, charm: 'regional endpoint on s3-integrator', cli: '--endpoint' },
 ];

@@ -90,6 +90,9 @@ describe('store/settings: s3-integrator answers into S3Settings', () => {
     ['bucket name too short', { ...base, bucket: 'kf' }, /not a valid S3 bucket name/],
     ['uri style unknown', { ...base, 's3-uri-style': 'sideways' }, /is not one of "path", "host", "virtual" or "auto"/],
     ['storage class with a space', { ...base, 'storage-class': 'COLD STORAGE' }, /is not a storage class name/],
+    // GetObject answers InvalidObjectState on these until each object is thawed (AWS S3 API reference, GetObject).
+    ['storage class GLACIER', { ...base, 'storage-class': 'GLACIER' }, /^the storage class "GLACIER" of s3-integrator keeps every object unreadable until it is thawed/],
+    ['storage class deep_archive', { ...base, 'storage-class': 'deep_archive' }, /^the storage class "deep_archive" of s3-integrator keeps every object unreadable/],
     ['ca chain not JSON', { ...base, 'tls-ca-chain': PEM }, /not JSON/],
     ['path with a double slash', { ...base, path: 'a//b' }, /not a valid key prefix/],
   ];

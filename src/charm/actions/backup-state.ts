@@ -21,7 +21,8 @@ function coveredParts(view: ControlPlaneView, copied: readonly string[]): string
 }
 
 export async function run(ctx: ActionContext<'backup-state'>): Promise<void> {
-  const s3 = await ctx.s3();
+  // Checked first: a bucket in another region fails here, not in a Job halfway through.
+  const s3 = await ctx.s3ForJobs();
   const kube = await ctx.kube();
   const encryptionKey = await ctx.encryptionKey();
   const [{ runBackup }, { openBackupStore }] = await Promise.all([import('../../backup/engine.ts'), import('../../store/open.ts')]);

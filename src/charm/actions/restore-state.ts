@@ -14,7 +14,8 @@ import { ControlPlaneError } from '../../controlplane/engine.ts';
 
 export async function run(ctx: ActionContext<'restore-state'>): Promise<void> {
   const params = ctx.params;
-  const s3 = await ctx.s3();
+  // Checked first: a bucket in another region fails here, not in a Job halfway through.
+  const s3 = await ctx.s3ForJobs();
   const kube = await ctx.kube();
   const encryptionKey = await ctx.encryptionKey();
   const store = openBackupStore(s3);

@@ -12,6 +12,9 @@ import { CreateBucketCommand, HeadBucketCommand, S3Client } from '@aws-sdk/clien
 import type { Databag, FakeJujuState } from './state.ts';
 import { TRACK2_SECRET } from './scenarios.ts';
 
+/** s3_lib.py LIBAPI.LIBPATCH of track 2's library. */
+const TRACK2_LIB_VERSION = '1.0';
+
 /** s3-integrator's config options that reach the relation (both tracks' config.yaml), with its keys. */
 export interface S3IntegratorConfig {
   endpoint: string;
@@ -22,8 +25,11 @@ export interface S3IntegratorConfig {
   path?: string;
   's3-uri-style'?: string;
   'storage-class'?: string;
-  /** PEM certificates (the option itself is base64 of a PEM file; the charm parses it into this list) */
-  'tls-ca-chain'?: string[];
+  /**
+   * PEM certificates (the option itself is base64 of a PEM file; the charm parses it into this list), or '' for the
+   * option reset, which track 1 still hands to update_connection_info and so writes JSON-dumped as `""`
+   */
+  'tls-ca-chain'?: string[] | '';
 }
 
 const OPTIONAL = ['region', 'path', 's3-uri-style', 'storage-class'] as const;
@@ -61,10 +67,16 @@ export class Track1Integrator {
     if (before.bucket !== undefined || requirer.bucket === undefined) return undefined; // "bucket" not added
     const bucket = this.storedBucket ?? requirer.bucket;
     this.storedBucket = bucket;
-    const answer: Databag = { 'access-key': this.config.accessKey, 'secret-key': this.config.secretKey, endpoint: this.config.endpoint, bucket };
+    // An empty option is not written (s3-integrator src/charm.py _on_config_changed skips "" values): AWS has no endpoint.
+    const answer: Databag = { 'access-key': this.config.accessKey, 'secret-key': this.config.secretKey, ...(this.config.endpoint ? { endpoint: this.config.endpoint } : {}), bucket };
     for (const option of OPTIONAL) if (this.config[option]) answer[option] = this.config[option]!;
-    if (this.config['tls-ca-chain']) answer['tls-ca-chain'] = JSON.stringify(this.config['tls-ca-chain']);
+    if (this.config['tls-ca-chain'] !== undefined) answer['tls-ca-chain'] = JSON.stringify(this.config['tls-ca-chain']);
     return answer;
+  }
+
+  /** What a fresh track 1 with this config writes for the first consumer that asks for `requestedBucket`. */
+  static firstAnswer(config: S3IntegratorConfig, requestedBucket: string): Databag {
+    return new Track1Integrator(config).react('first', { bucket: requestedBucket })!;
   }
 }
 
@@ -101,6 +113,28 @@ export class Track2Integrator {
     }
   }
 
+  /**
+   * relation-created on the provider side: the library writes its version first, before anything else
+   * (object-storage-integrators s3/src/s3_lib.py S3ProviderEventHandlers._on_relation_created_event, `lib-version`:
+   * `f"{LIBAPI}.{LIBPATCH}"`, 1.0), which is how a requirer tells track 2 from track 1.
+   */
+  relationCreated(state: FakeJujuState, relationId: string): Databag {
+    const relation = state.relations.find((r) => r.id === relationId)!;
+    Object.assign(relation.remoteAppData, { 'lib-version': TRACK2_LIB_VERSION });
+    return { 'lib-version': TRACK2_LIB_VERSION };
+  }
+
+  /** What it writes for a bucket it found or created: the databag, and the keys' secret content. */
+  static databag(config: S3IntegratorConfig, bucket: string, requestedPath = ''): { databag: Databag; secret: Databag } {
+    const data: Databag = config.endpoint ? { endpoint: config.endpoint } : {};
+    for (const option of OPTIONAL) if (config[option]) data[option] = config[option]!;
+    if (config['tls-ca-chain'] !== undefined) data['tls-ca-chain'] = JSON.stringify(config['tls-ca-chain']);
+    data.path = config.path || requestedPath || '';
+    if (data.path === '') delete data.path;
+    data.bucket = bucket;
+    return { databag: { ...data, 'lib-version': TRACK2_LIB_VERSION, 'secret-extra': TRACK2_SECRET }, secret: { 'access-key': config.accessKey, 'secret-key': config.secretKey } };
+  }
+
   /** Reconciles our relation: writes its databag and the keys' secret, or writes nothing. Returns what it wrote. */
   async answer(state: FakeJujuState, relationId: string): Promise<Databag | undefined> {
     const relation = state.relations.find((r) => r.id === relationId)!;
@@ -109,22 +143,19 @@ export class Track2Integrator {
     if (request.bucket === undefined && request['lib-version'] === undefined) return undefined;
     const client = this.client();
     try {
-      const data: Databag = { endpoint: this.config.endpoint };
-      for (const option of OPTIONAL) if (this.config[option]) data[option] = this.config[option]!;
-      if (this.config['tls-ca-chain']) data['tls-ca-chain'] = JSON.stringify(this.config['tls-ca-chain']);
-      data.path = this.config.path || request.path || '';
+      let bucket: string;
       if (this.config.bucket) {
         if (!(await this.ensureBucket(client, this.config.bucket))) return undefined;
-        data.bucket = this.config.bucket;
-      } else if (request.bucket) {
-        if (!TRACK2_BUCKET.test(request.bucket)) return undefined;
+        bucket = this.config.bucket;
+      } else {
+        if (!request.bucket || !TRACK2_BUCKET.test(request.bucket)) return undefined;
         if (!(await this.ensureBucket(client, request.bucket))) return undefined;
-        data.bucket = request.bucket;
+        bucket = request.bucket;
       }
-      if (data.path === '') delete data.path;
-      state.secrets[TRACK2_SECRET] = { revisions: [{ 'access-key': this.config.accessKey, 'secret-key': this.config.secretKey }] };
-      Object.assign(relation.remoteAppData, data, { 'lib-version': '1.0', 'secret-extra': TRACK2_SECRET });
-      return data;
+      const { databag, secret } = Track2Integrator.databag(this.config, bucket, request.path);
+      state.secrets[TRACK2_SECRET] = { revisions: [secret] };
+      Object.assign(relation.remoteAppData, databag);
+      return databag;
     } finally {
       client.destroy();
     }

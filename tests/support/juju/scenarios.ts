@@ -1,5 +1,6 @@
 // Ready-made pieces of state: an s3-integrator relation on either track, and a secret.
 import type { Databag, FakeJujuState, FakeRelation } from './state.ts';
+import { Track1Integrator, Track2Integrator, type S3IntegratorConfig } from './s3-integrator.ts';
 
 export const S3_RELATION_ID = 's3-credentials:7';
 
@@ -16,27 +17,26 @@ export function s3Relation(remoteAppData: Databag = {}, localAppData: Databag = 
   };
 }
 
-/** Track 1: credentials and settings as plain strings in the provider's application databag. */
-export function track1Data(s3: { endpoint: string; accessKeyId: string; secretAccessKey: string }, bucket: string, extra: Databag = {}): Databag {
-  return {
-    'access-key': s3.accessKeyId,
-    'secret-key': s3.secretAccessKey,
-    bucket,
-    endpoint: s3.endpoint,
-    region: 'us-east-1',
-    path: 'backups',
-    's3-uri-style': 'path',
-    ...extra,
-  };
+/** The s3-integrator options a test sets besides the keys (its config.yaml), as track 1 or 2 takes them. */
+export type IntegratorOptions = Omit<S3IntegratorConfig, 'endpoint' | 'accessKey' | 'secretKey'> & { endpoint?: string };
+
+/**
+ * Track 1's databag for a consumer asking for `bucket`, as the provider model writes it (s3-integrator.ts
+ * Track1Integrator, from canonical/s3-integrator src/charm.py): region us-east-1, path `backups` and path style unless
+ * `options` say otherwise. `malformed` is laid over the answer for the cases no provider writes (a test of the
+ * charm's robustness), and says so at the call.
+ */
+export function track1Data(s3: { endpoint: string; accessKeyId: string; secretAccessKey: string }, bucket: string, options: IntegratorOptions = {}, malformed: Databag = {}): Databag {
+  const config: S3IntegratorConfig = { endpoint: s3.endpoint, accessKey: s3.accessKeyId, secretKey: s3.secretAccessKey, region: 'us-east-1', path: 'backups', 's3-uri-style': 'path', ...options };
+  return { ...Track1Integrator.firstAnswer(config, bucket), ...malformed };
 }
 
 export const TRACK2_SECRET = 'secret:cta0s3integrator0000001';
 
-/** Track 2: plain fields in the databag, credentials behind `secret-extra`. */
+/** Track 2 after it found `bucket`: the databag and the keys' secret as the provider model writes them (Track2Integrator). */
 export function track2(state: FakeJujuState, s3: { endpoint: string; accessKeyId: string; secretAccessKey: string }, bucket: string): FakeJujuState {
-  state.secrets[TRACK2_SECRET] = { revisions: [{ 'access-key': s3.accessKeyId, 'secret-key': s3.secretAccessKey }] };
-  state.relations = [
-    s3Relation({ 'lib-version': '1.0', bucket, endpoint: s3.endpoint, region: 'us-east-1', path: 'backups', 's3-uri-style': 'path', 'secret-extra': TRACK2_SECRET }),
-  ];
+  const { databag, secret } = Track2Integrator.databag({ endpoint: s3.endpoint, accessKey: s3.accessKeyId, secretKey: s3.secretAccessKey, region: 'us-east-1', path: 'backups', 's3-uri-style': 'path' }, bucket);
+  state.secrets[TRACK2_SECRET] = { revisions: [secret] };
+  state.relations = [s3Relation(databag)];
   return state;
 }

@@ -57,6 +57,8 @@ export interface MariaDbOptions {
    * (MariaDB's own default is 16 MiB).
    */
   mysqlK8s?: boolean;
+  /** the server's max_allowed_packet (e.g. `1M`), so a test of the packet limit stays small and fast */
+  maxAllowedPacket?: string;
 }
 
 export async function startMariaDb(options: MariaDbOptions = {}): Promise<MariaDbHandle> {
@@ -82,6 +84,7 @@ export async function startMariaDb(options: MariaDbOptions = {}): Promise<MariaD
     ...(options.mysqlK8s
       ? [`--log-bin=${join(directory, 'binlog')}`, '--server-id=1', '--binlog-format=ROW', '--log-bin-trust-function-creators=OFF', '--max-allowed-packet=64M']
       : []),
+    ...(options.maxAllowedPacket ? [`--max-allowed-packet=${options.maxAllowedPacket}`] : []),
   ], { stdio: 'ignore' });
   let exited = false;
   child.once('exit', () => { exited = true; });

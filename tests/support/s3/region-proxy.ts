@@ -92,6 +92,9 @@ export class RegionProxy {
     this.regions[bucket] = region;
   }
 
+  /** bucket/key → the storage class it was uploaded with, for the archive classes only */
+  private readonly archived = new Map<string, string>();
+
   private handle(req: IncomingMessage, res: ServerResponse): void {
     // A client that cannot resolve `<bucket>.s3.localhost` (Go's resolver, so rclone) is pointed at the proxy with
     // HTTP_PROXY and sends the absolute URL as the request target (RFC 9112 section 3.2.2): the same request.
@@ -120,10 +123,30 @@ export class RegionProxy {
 
     // s3rver does not check SigV4 signatures (only the access key), so the path can be rewritten without re-signing.
     const path = style === 'host' ? `/${bucket}${url.pathname === '/' ? '' : url.pathname}${url.search}` : `${url.pathname}${url.search}`;
+
+    // Archive classes: an object put (PutObject, or CreateMultipartUpload: POST ?uploads) in GLACIER or DEEP_ARCHIVE
+    // cannot be read until restored; GetObject answers 403 InvalidObjectState (AWS S3 API reference, GetObject), while
+    // HeadObject and listings still work. s3rver stores the class but serves every object.
+    const objectPath = decodeURIComponent(path.split('?')[0]!);
+    const storageClass = String(req.headers['x-amz-storage-class'] ?? '').toUpperCase();
+    if ((req.method === 'PUT' && !url.searchParams.has('partNumber')) || (req.method === 'POST' && url.searchParams.has('uploads'))) {
+      if (storageClass === 'GLACIER' || storageClass === 'DEEP_ARCHIVE') this.archived.set(objectPath, storageClass);
+      else this.archived.delete(objectPath);
+    }
+    const archivedAs = req.method === 'GET' ? this.archived.get(objectPath) : undefined;
+    if (archivedAs) {
+      req.resume();
+      const body = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>InvalidObjectState</Code><Message>The operation is not valid for the object's storage class</Message><StorageClass>${archivedAs}</StorageClass><RequestId>region-proxy</RequestId></Error>`;
+      res.writeHead(403, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+      return;
+    }
     const upstream = httpRequest(
       { hostname: this.target.hostname, port: this.target.port, method: req.method, path, headers: { ...req.headers, host: this.target.host } },
       (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        // AWS names the bucket's region on every HeadBucket answer (S3 API reference, HeadBucket: x-amz-bucket-region).
+        const isHeadBucket = req.method === 'HEAD' && bucket !== undefined && (style === 'host' ? url.pathname === '/' : url.pathname.split('/').filter(Boolean).length === 1);
+        res.writeHead(answer.statusCode ?? 502, isHeadBucket && region ? { ...answer.headers, 'x-amz-bucket-region': region } : answer.headers);
         answer.pipe(res);
       },
     );
