@@ -33,6 +33,10 @@ export interface ClusterOptions {
   controllers?: boolean;
   /** install the Kubeflow CRDs (default true) */
   kubeflowCrds?: boolean;
+  /** serve the Kubeflow kinds of this Charmed Kubeflow release (kubeflow/releases.ts) instead of the permissive set */
+  kubeflowRelease?: import('./kubeflow/releases.ts').Release;
+  /** serve the CRDs of the YAML files in this directory instead (real CRD files, e.g. a release's) */
+  crdDir?: string;
   /** extra CRDs to install at start (tests) */
   crds?: KubeObject[];
   /** how the simulated controllers behave where a real deployment's settings differ */
@@ -59,7 +63,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Runnin
   const cluster = new Cluster({ random: seededRandom(seed ^ 0x5eed) });
   const faults = new Faults(seed);
   for (const name of DEFAULT_NAMESPACES) cluster.create(NS_REF, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
-  const crds = [...(options.kubeflowCrds === false ? [] : await loadKubeflowCrds()), ...(options.crds ?? [])];
+  const crds = [...(options.kubeflowCrds === false ? [] : await loadKubeflowCrds(options)), ...(options.crds ?? [])];
   for (const crd of crds) cluster.create(CRD_REF, crd);
 
   const stops: (() => void)[] = [startBackgroundControllers(cluster)];
@@ -122,7 +126,15 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Runnin
   return running;
 }
 
-async function loadKubeflowCrds(): Promise<KubeObject[]> {
+async function loadKubeflowCrds(options: ClusterOptions): Promise<KubeObject[]> {
+  if (options.crdDir) {
+    const { readCrdDir } = await import('./crd-files.ts');
+    return readCrdDir(options.crdDir);
+  }
+  if (options.kubeflowRelease) {
+    const { releaseCrds } = await import('./kubeflow/releases.ts');
+    return releaseCrds(options.kubeflowRelease);
+  }
   const { kubeflowCrds } = await import('./kubeflow/crds.ts');
   return kubeflowCrds();
 }
