@@ -256,7 +256,7 @@ class RestoreRun {
 
   async execute(): Promise<this> {
     const { preflight } = this;
-    if (this.dry) {
+    if (this.dry && this.request.dryRun) {
       const namespaces = await this.kube.findByResource('', 'namespaces');
       if (namespaces) this.targetNamespaces = new Set((await this.kube.listAll(namespaces)).items.map((n) => n.metadata.name ?? ''));
     }
@@ -526,7 +526,8 @@ class RestoreRun {
     if (isControllerServiceAccount(archived)) return this.mergeServiceAccount(resource, wanted, live.get(`${namespace}/${archived.metadata.name}`), record, name);
     let existing = live.get(`${namespace}/${archived.metadata.name}`);
     if (!existing) {
-      if (this.dry) return this.askCreate(resource, item, wanted, record, name);
+      // a dry run asks the target; the pass conflict-policy=fail makes first only looks for conflicts
+      if (this.dry) return this.request.dryRun ? this.askCreate(resource, item, wanted, record, name) : record('create');
       try {
         const guard = item.status !== undefined ? suspendedForStatus(wanted) : undefined;
         const sent = this.volumeFill.withMarkIfFilled(resource, guard?.create ?? wanted);
