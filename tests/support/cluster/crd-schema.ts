@@ -3,6 +3,7 @@
 // CEL rules). Each part names the upstream file it follows, all under kubernetes/kubernetes
 // staging/src/k8s.io/apiextensions-apiserver/.
 import { Environment } from '@marcbachmann/cel-js';
+import { isIPv4, isIPv6 } from 'node:net';
 import type { FieldError } from './errors.ts';
 
 export interface CelRule {
@@ -135,14 +136,23 @@ function pruneValue(value: unknown, schema: Schema | undefined, keepTypeMeta: bo
 // ---- value validation: pkg/apiserver/validation/validation.go (kube-openapi's validator) and formats.go -------------
 
 const FORMATS: Record<string, (s: string) => boolean> = {
-  // pkg/apiserver/validation/formats.go: the formats the apiserver checks; any other format is accepted as is
-  'date-time': (s) => /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/.test(s) && !Number.isNaN(Date.parse(s.replace(' ', 'T'))),
+  // pkg/apiserver/validation/formats.go lists the string formats the apiserver checks (names compared without '-', as
+  // go-openapi normalizes them); any other string format is ignored. Integers keep int32/int64 (their range is checked).
+  datetime: (s) => /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/.test(s) && !Number.isNaN(Date.parse(s.replace(' ', 'T'))),
   date: (s) => /^\d{4}-\d{2}-\d{2}$/.test(s) && !Number.isNaN(Date.parse(s)),
   uuid: (s) => /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i.test(s),
-  ipv4: (s) => /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/.test(s),
+  ipv4: (s) => isIPv4(s),
+  ipv6: (s) => isIPv6(s),
+  cidr: (s) => { const [ip, bits, more] = s.split('/'); return more === undefined && bits !== undefined && /^\d+$/.test(bits) && ((isIPv4(ip!) && Number(bits) <= 32) || (isIPv6(ip!) && Number(bits) <= 128)); },
+  mac: (s) => /^([0-9a-f]{2}[:-]){5}[0-9a-f]{2}$/i.test(s),
+  hostname: (s) => s.length <= 255 && s.split('.').every((l) => /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/i.test(l)),
   byte: (s) => /^[A-Za-z0-9+/]*={0,2}$/.test(s) && s.length % 4 === 0,
-  duration: (s) => /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h|d|w))+$/.test(s),
-  email: (s) => /^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(s),
+  // Go's time.ParseDuration
+  duration: (s) => /^[-+]?((\d+(\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h))+$/.test(s) || s === '0',
+  email: (s) => /^[^@\s]+@[^@\s]+$/.test(s),
+  uri: (s) => { try { return new URL(s).protocol !== ''; } catch { return false; } },
+  // apimachinery pkg/api/resource/quantity.go
+  quantity: (s) => /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+|Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?$/.test(s),
 };
 
 const INT_RANGES: Record<string, [bigint, bigint]> = {
@@ -201,7 +211,7 @@ function walk(v: unknown, s: Schema, path: string, root: boolean, errors: FieldE
     if (s.maxLength !== undefined && [...v].length > s.maxLength) errors.push({ field: path, type: 'FieldValueTooLong', text: `Too long: may not be more than ${s.maxLength} bytes` });
     if (s.minLength !== undefined && [...v].length < s.minLength) errors.push(invalidAt(path, v, `${path} in body should be at least ${s.minLength} chars long`));
     if (s.pattern !== undefined && !new RegExp(s.pattern, 'u').test(v)) errors.push(invalidAt(path, v, `${path} in body should match '${s.pattern}'`));
-    const check = s.format ? FORMATS[s.format] : undefined;
+    const check = s.format ? FORMATS[s.format.replaceAll('-', '')] : undefined;
     if (check && !check(v)) errors.push(invalidAt(path, v, `${path} in body must be of type ${s.format}: ${JSON.stringify(v)}`));
   }
   if (typeof v === 'number') {
