@@ -186,6 +186,13 @@ describe('custom resource schemas: x-kubernetes-validations (pkg/apiserver/schem
     expect(validateCel({ n: 0 }, undefined, schema, 'spec').map((e) => e.text)).to.deep.equal(['Invalid value: 0: failed rule: self > 0']);
   });
 
+  it('a messageExpression gives the message, and message is the fallback', () => {
+    const schema = obj({ n: { type: 'integer', 'x-kubernetes-validations': [{ rule: 'self < 10', messageExpression: "'n is ' + string(self) + ', above 9'", message: 'too big' }] } });
+    expect(validateCel({ n: 12 }, undefined, schema, 'spec').map((e) => e.text)).to.deep.equal(['Invalid value: 12: n is 12, above 9']);
+    const broken = obj({ n: { type: 'integer', 'x-kubernetes-validations': [{ rule: 'self < 10', messageExpression: "''", message: 'too big' }] } });
+    expect(validateCel({ n: 12 }, undefined, broken, 'spec').map((e) => e.text)).to.deep.equal(['Invalid value: 12: too big']);
+  });
+
   it('CEL rules run only after the schema validation passed, on the defaulted and pruned object', () => {
     const schema = obj({ spec: obj({ n: { type: 'integer', default: 0, 'x-kubernetes-validations': [{ rule: 'self >= 0' }] } }) });
     const body: Record<string, unknown> = { apiVersion: 'x/v1', kind: 'X', metadata: { name: 'a' }, spec: { extra: 1 } };

@@ -297,6 +297,19 @@ function toCel(v: unknown): unknown {
   return v;
 }
 
+/** messageExpression wins when it yields a non-empty string; when it fails or yields nothing, message is used */
+function messageOf(rule: CelRule, v: unknown, old: unknown): string | undefined {
+  if (rule.messageExpression) {
+    try {
+      const text = compile(rule.messageExpression)({ self: toCel(v), ...(isTransitionRule(rule) ? { oldSelf: toCel(old) } : {}) });
+      if (typeof text === 'string' && text.trim() !== '') return text;
+    } catch {
+      // falls back to message, as upstream does when the expression cannot be evaluated
+    }
+  }
+  return rule.message;
+}
+
 /** A rule that names oldSelf is a transition rule: it runs only on update, and only where the old value exists. */
 export function isTransitionRule(rule: CelRule): boolean {
   return /\boldSelf\b/.test(rule.rule);
@@ -327,7 +340,7 @@ function celWalk(v: unknown, old: unknown, s: Schema, path: string, errors: Fiel
     }
     if (ok !== true) {
       const field = rule.fieldPath ? `${path}${rule.fieldPath}` : path;
-      errors.push({ field, type: 'FieldValueInvalid', text: `Invalid value: ${shown(v)}: ${rule.message ?? `failed rule: ${rule.rule}`}` });
+      errors.push({ field, type: 'FieldValueInvalid', text: `Invalid value: ${shown(v)}: ${messageOf(rule, v, old) ?? `failed rule: ${rule.rule}`}` });
     }
   }
   if (Array.isArray(v) && s.items) {
