@@ -161,6 +161,34 @@ describe('custom resource schemas: value validation (pkg/apiserver/validation)',
   }
 });
 
+describe('custom resource schemas: validation ratcheting on update (pkg/apiserver/validation/ratcheting.go)', () => {
+  const schema = obj({
+    size: { type: 'integer', maximum: 5 },
+    ports: { type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'], items: obj({ name: { type: 'string' }, port: { type: 'integer', maximum: 100 } }) },
+    tags: { type: 'array', 'x-kubernetes-list-type': 'set', items: { type: 'string', maxLength: 3 } },
+  });
+  const errorsOf = (value: unknown, old: unknown) => validateValue(value, schema, 'spec', false, { old }).map((e) => e.field);
+
+  it('an invalid value left unchanged passes; a changed one is refused', () => {
+    expect(errorsOf({ size: 9 }, { size: 9 })).to.deep.equal([]);
+    expect(errorsOf({ size: 8 }, { size: 9 })).to.deep.equal(['spec.size']);
+    expect(validateValue({ size: 9 }, schema, 'spec').map((e) => e.field), 'a create has nothing to ratchet against').to.deep.equal(['spec.size']);
+  });
+
+  it('map-list items correlate by key, wherever they moved; set items never do', () => {
+    expect(errorsOf({ ports: [{ name: 'b', port: 1 }, { name: 'a', port: 500 }] }, { ports: [{ name: 'a', port: 500 }] })).to.deep.equal([]);
+    expect(errorsOf({ ports: [{ name: 'a', port: 501 }] }, { ports: [{ name: 'a', port: 500 }] })).to.deep.equal(['spec.ports[0].port']);
+    expect(errorsOf({ tags: ['long', 'x'] }, { tags: ['long'] })).to.deep.equal(['spec.tags[0]']);
+    expect(errorsOf({ tags: ['long'] }, { tags: ['long'] }), 'the whole list unchanged').to.deep.equal([]);
+  });
+
+  it('a CEL rule without oldSelf is ratcheted too', () => {
+    const rule = obj({ n: { type: 'integer', 'x-kubernetes-validations': [{ rule: 'self > 0' }] } });
+    expect(validateCel({ n: 0 }, { n: 0 }, rule, 'spec')).to.deep.equal([]);
+    expect(validateCel({ n: -1 }, { n: 0 }, rule, 'spec').map((e) => e.field)).to.deep.equal(['spec.n']);
+  });
+});
+
 describe('custom resource schemas: x-kubernetes-validations (pkg/apiserver/schema/cel)', () => {
   const replicas = obj({ replicas: { type: 'integer' }, minReplicas: { type: 'integer' }, maxReplicas: { type: 'integer' } }, {
     'x-kubernetes-validations': [{ rule: 'self.minReplicas <= self.replicas && self.replicas <= self.maxReplicas', message: 'replicas should be in between minReplicas and maxReplicas' }],

@@ -188,15 +188,58 @@ const invalidAt = (path: string, v: unknown, detail: string): FieldError => ({
 });
 const shown = (v: unknown) => (isObject(v) ? '"object"' : Array.isArray(v) ? '"array"' : JSON.stringify(v));
 
-/** Every OpenAPI value-validation error of `value` against `schema` (not the CEL rules). */
-export function validateValue(value: unknown, schema: Schema | undefined, path: string, isResourceRoot = false): FieldError[] {
+/**
+ * Every OpenAPI value-validation error of `value` against `schema` (not the CEL rules). On an update, `prior` holds the
+ * old object: errors under a node whose value is unchanged from the correlated old one are dropped (validation
+ * ratcheting, pkg/apiserver/validation/ratcheting.go, on by default from Kubernetes 1.30).
+ */
+export function validateValue(value: unknown, schema: Schema | undefined, path: string, isResourceRoot = false, prior?: Prior): FieldError[] {
   const errors: FieldError[] = [];
   if (!schema) return errors;
-  walk(value, schema, path, isResourceRoot, errors);
+  walk(value, schema, path, isResourceRoot, errors, prior);
   return errors;
 }
 
-function walk(v: unknown, s: Schema, path: string, root: boolean, errors: FieldError[]): void {
+/** the old value correlated with the one being validated (absent: nothing to correlate with) */
+interface Prior { old: unknown }
+
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => sameJson(x, b[i]));
+  if (isObject(a) && isObject(b)) {
+    const keys = Object.keys(a);
+    return keys.length === Object.keys(b).length && keys.every((k) => k in b && sameJson(a[k], b[k]));
+  }
+  return false;
+}
+
+/**
+ * The old item a list item correlates with (ratcheting.go correlateOldValueForChildAtNewIndex): by key in a map list,
+ * by index when the list type is unset, never in a set or an atomic list.
+ */
+function priorItem(s: Schema, prior: Prior | undefined, item: unknown, index: number): Prior | undefined {
+  if (!prior || !Array.isArray(prior.old)) return undefined;
+  const type = s['x-kubernetes-list-type'];
+  if (type === 'map') {
+    const keys = s['x-kubernetes-list-map-keys'] ?? [];
+    if (!isObject(item)) return undefined;
+    const found = prior.old.find((o) => isObject(o) && keys.every((k) => sameJson(o[k], item[k])));
+    return found === undefined ? undefined : { old: found };
+  }
+  if (type === 'set' || type === 'atomic') return undefined;
+  return index < prior.old.length ? { old: prior.old[index] } : undefined;
+}
+
+function walk(v: unknown, s: Schema, path: string, root: boolean, errors: FieldError[], prior?: Prior): void {
+  const found: FieldError[] = [];
+  check(v, s, path, root, found, prior);
+  if (found.length === 0) return;
+  // ratcheting: what was already there, unchanged, is not refused again
+  if (prior && sameJson(prior.old, v)) return;
+  errors.push(...found);
+}
+
+function check(v: unknown, s: Schema, path: string, root: boolean, errors: FieldError[], prior: Prior | undefined): void {
   if (v === null) {
     if (!s.nullable && s.type !== undefined) errors.push(mustBe(path, s.type, v));
     return;
@@ -227,7 +270,7 @@ function walk(v: unknown, s: Schema, path: string, root: boolean, errors: FieldE
     if (s.maxItems !== undefined && v.length > s.maxItems) errors.push({ field: path, type: 'FieldValueTooMany', text: `Too many: ${v.length}: must have at most ${s.maxItems} items` });
     if (s.minItems !== undefined && v.length < s.minItems) errors.push(invalidAt(path, v, `${path} in body should have at least ${s.minItems} items`));
     listTypeErrors(v, s, path, errors);
-    if (s.items) v.forEach((item, i) => walk(item, s.items!, `${path}[${i}]`, false, errors));
+    if (s.items) v.forEach((item, i) => walk(item, s.items!, `${path}[${i}]`, false, errors, priorItem(s, prior, item, i)));
   }
   if (isObject(v)) {
     const n = Object.keys(v).length;
@@ -242,10 +285,11 @@ function walk(v: unknown, s: Schema, path: string, root: boolean, errors: FieldE
     for (const [key, item] of Object.entries(v)) {
       if ((root || s['x-kubernetes-embedded-resource']) && key === 'metadata') continue;
       const sub = s.properties?.[key] ?? (isObject(s.additionalProperties) ? s.additionalProperties : undefined);
-      if (sub) walk(item, sub, join(path, key), false, errors);
+      const old = prior && isObject(prior.old) && key in prior.old ? { old: prior.old[key] } : undefined;
+      if (sub) walk(item, sub, join(path, key), false, errors, old);
     }
   }
-  for (const part of s.allOf ?? []) walk(v, part, path, root, errors);
+  for (const part of s.allOf ?? []) walk(v, part, path, root, errors, prior);
   if (s.anyOf && !s.anyOf.some((part) => validateValue(v, part, path).length === 0)) errors.push(invalidAt(path, v, `${path} in body must validate at least one schema (anyOf)`));
   if (s.oneOf && s.oneOf.filter((part) => validateValue(v, part, path).length === 0).length !== 1) errors.push(invalidAt(path, v, `${path} in body must validate one and only one schema (oneOf)`));
   if (s.not && validateValue(v, s.not, path).length === 0) errors.push(invalidAt(path, v, `${path} in body should not validate the schema (not)`));
@@ -338,6 +382,8 @@ function celWalk(v: unknown, old: unknown, s: Schema, path: string, errors: Fiel
       errors.push(invalidAt(path, v, `${(error as Error).message.split('\n')[0]} evaluating rule: ${rule.rule}`));
       continue;
     }
+    // a rule without oldSelf is ratcheted like the schema: an unchanged value is not refused again
+    if (ok !== true && !transition && old !== undefined && sameJson(old, v)) continue;
     if (ok !== true) {
       const field = rule.fieldPath ? `${path}${rule.fieldPath}` : path;
       errors.push({ field, type: 'FieldValueInvalid', text: `Invalid value: ${shown(v)}: ${messageOf(rule, v, old) ?? `failed rule: ${rule.rule}`}` });
@@ -373,7 +419,7 @@ export function admitCustomResource(object: Record<string, unknown>, old: Record
   if (!schema) return { pruned: [], errors: [] };
   applyDefaults(object, schema);
   const pruned = prune(object, schema, true);
-  const errors = validateValue(object, schema, '', true);
+  const errors = validateValue(object, schema, '', true, old ? { old } : undefined);
   if (errors.length === 0) errors.push(...validateCel(object, old, schema, ''));
   return { pruned, errors: errors.map((e) => ({ ...e, field: e.field.replace(/^\./, '') || '<root>' })) };
 }
