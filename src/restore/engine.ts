@@ -566,9 +566,9 @@ class RestoreRun {
     if (standIn) sent = { ...sent, metadata: { ...sent.metadata, namespace: standIn } };
     try {
       const answer = await this.kube.create(resource, sent, { dryRun: true, fieldManager: FIELD_MANAGER });
-      const drops = dropSentences(item.object, droppedFields(sent, answer), true);
-      this.dropped.push(...drops);
-      return record('create', drops.length ? `${name}: accepted; the target's schema would drop ${listOf(drops.map(fieldOf), 5)}` : undefined);
+      const fields = droppedFields(sent, answer);
+      this.dropped.push(...dropSentences(item.object, fields, true));
+      return record('create', fields.length ? `${name}: accepted; the target's schema would drop ${listOf(fields, 5)}` : undefined);
     } catch (error) {
       // a same-named object in the stand-in namespace says nothing about this one
       if (standIn && isAlreadyExists(error)) return record('create');
@@ -603,11 +603,12 @@ class RestoreRun {
         // What the server would keep (its dryRun=All answer) is what the live object is compared with: a field the
         // target's schema prunes is no difference, so a rerun after pruning writes nothing.
         const answer = await this.kube.replace(resource, replacement, { dryRun: true, fieldManager: FIELD_MANAGER });
-        const drops = dropSentences(archived, droppedFields(replacement, answer), this.dry);
+        const fields = droppedFields(replacement, answer);
+        const drops = dropSentences(archived, fields, this.dry);
         if (unmetFields(restorable(answer), existing).length === 0) {
           this.dropped.push(...drops);
           this.remember(item.uid, existing);
-          return record('unchanged', drops.length ? `${name} holds what the target keeps of the backup (${listOf(drops.map(fieldOf), 5)} dropped by its schema)` : undefined);
+          return record('unchanged', fields.length ? `${name} holds what the target keeps of the backup (${listOf(fields, 5)} dropped by its schema)` : undefined);
         }
         if (this.dry) {
           this.dropped.push(...drops);
@@ -670,11 +671,6 @@ class RestoreRun {
     this.controlPlane = { restored: result.restored, ...(result.notes.length ? { note: result.notes.join(' ') } : {}) };
     this.warnings.push(...result.notes);
   }
-}
-
-/** the field a drop sentence names */
-function fieldOf(sentence: string): string {
-  return sentence.slice(sentence.indexOf(': ') + 2).replace(/ (would be )?dropped by the target's schema$/, '');
 }
 
 /** where a dry run asks about objects of a namespace the target does not have yet: `default`, which every cluster has */

@@ -1,6 +1,7 @@
 // The CustomResourceDefinitions of Charmed Kubeflow (shared/reference/kubeflow.md), as the charms install them:
-// names, scope, served and storage versions, the status subresource where upstream has one. Schemas are
-// permissive (x-kubernetes-preserve-unknown-fields) because the embedded server only needs to store what users send.
+// names, scope, served and storage versions, the status subresource where upstream has one. These schemas are
+// permissive (x-kubernetes-preserve-unknown-fields): the default cluster stores what users send. The CRDs of one CKF
+// release, with the schema parts that change between releases, are releases.ts.
 import type { KubeObject } from '../../../../src/kube/types.ts';
 import type { Schema } from '../crd-schema.ts';
 
