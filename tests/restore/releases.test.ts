@@ -11,6 +11,7 @@ describe('blue/green across CKF releases (release profiles)', () => {
   const profiles: CrdSource = { kind: 'profiles' };
   releaseStep(profiles, '1.8', '1.9');
   releaseStep(profiles, '1.9', '1.10');
+  releaseStep(profiles, '1.10', '1.11');
 });
 
 describe('a kind whose archived version the target does not serve, but another (conversion None)', function () {
