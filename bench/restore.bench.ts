@@ -25,13 +25,13 @@ import type { BenchOptions, BenchRow } from './types.ts';
 const BUCKET = 'bench';
 const node = join(process.cwd(), 'node_modules/.bin/node');
 
-interface RestoreResult extends ClientResult {
+export interface RestoreResult extends ClientResult {
   /** from the start until the preflight said the backup was verified */
   preflightMs: number;
 }
 
 /** The measured restore client: prints one JSON line, RestoreResult. */
-async function restoreClient(kubeconfig: string, s3File: string, backupId: string): Promise<void> {
+async function restoreClient(kubeconfig: string, s3File: string, backupId: string, dryRun: boolean): Promise<void> {
   const s3 = JSON.parse(readFileSync(s3File, 'utf8')) as S3Target;
   // the same bucket and prefix as bench/support/client.ts, whose backup this restores
   const store = new S3BackupStore(new ObjectStore({
@@ -43,7 +43,7 @@ async function restoreClient(kubeconfig: string, s3File: string, backupId: strin
     let preflightMs = Number.NaN;
     const started = performance.now();
     const outcome = await runRestore(kube, store, {
-      backupId, waitTimeoutMs: 600_000,
+      backupId, waitTimeoutMs: 600_000, dryRun,
       progress: (message) => { if (Number.isNaN(preflightMs) && message.includes('verified')) preflightMs = performance.now() - started; },
     });
     const ms = performance.now() - started;
@@ -59,8 +59,9 @@ async function restoreClient(kubeconfig: string, s3File: string, backupId: strin
   }
 }
 
-async function runRestoreClient(kubeconfig: string, s3File: string, backupId: string): Promise<RestoreResult> {
-  const { stdout } = await execa(node, ['--import', 'tsx', 'bench/restore.bench.ts', 'restore', kubeconfig, s3File, backupId], { stderr: 'inherit' });
+/** one measured restore (or, with dryRun, its dry run) in a client process of its own */
+export async function runRestoreClient(kubeconfig: string, s3File: string, backupId: string, dryRun = false): Promise<RestoreResult> {
+  const { stdout } = await execa(node, ['--import', 'tsx', 'bench/restore.bench.ts', dryRun ? 'dry-run' : 'restore', kubeconfig, s3File, backupId], { stderr: 'inherit' });
   return JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as RestoreResult;
 }
 
@@ -117,6 +118,6 @@ export default async function restoreBench(opts: BenchOptions): Promise<BenchRow
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const [mode, kubeconfig, s3File, backupId] = process.argv.slice(2);
-  if (mode !== 'restore' || !kubeconfig || !s3File || !backupId) throw new Error('usage: restore.bench.ts restore <kubeconfig> <s3.json> <backup-id>');
-  await restoreClient(kubeconfig, s3File, backupId);
+  if ((mode !== 'restore' && mode !== 'dry-run') || !kubeconfig || !s3File || !backupId) throw new Error('usage: restore.bench.ts restore|dry-run <kubeconfig> <s3.json> <backup-id>');
+  await restoreClient(kubeconfig, s3File, backupId, mode === 'dry-run');
 }

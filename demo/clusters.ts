@@ -6,6 +6,7 @@ import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'n
 import { join, relative } from 'node:path';
 import type { KubeObject } from '../src/kube/types.ts';
 import { startCluster, type RunningCluster } from '../tests/support/cluster/index.ts';
+import type { Release } from '../tests/support/cluster/kubeflow/releases.ts';
 import { simulatedKubelet, storageClass, type SimulatedKubelet } from '../tests/support/kubelet/index.ts';
 
 export interface DemoCluster {
@@ -20,10 +21,11 @@ export interface DemoCluster {
 const NAMESPACES = { group: '', resource: 'namespaces' };
 const PVCS = { group: '', resource: 'persistentvolumeclaims' };
 
-export async function startDemoCluster(name: string, root: string): Promise<DemoCluster> {
+/** `release`: serve the Kubeflow CRDs of that CKF release (tests/support/cluster/kubeflow/releases.ts) */
+export async function startDemoCluster(name: string, root: string, release?: Release): Promise<DemoCluster> {
   const dataDir = join(root, `${name}-volumes`);
   mkdirSync(dataDir, { recursive: true });
-  const running = await startCluster({ kubeconfigPath: join(root, `${name}.kubeconfig`), seed: 11 });
+  const running = await startCluster({ kubeconfigPath: join(root, `${name}.kubeconfig`), seed: 11, ...(release ? { kubeflowRelease: release } : {}) });
   const kubelet = simulatedKubelet({ dataDir, configRetryMs: 5000 });
   const stopKubelet = kubelet.start(running.api);
   running.api.create({ group: 'storage.k8s.io', resource: 'storageclasses' }, storageClass('standard', { isDefault: true }));

@@ -8,6 +8,7 @@ import { KubeClient } from '../src/kube/client.ts';
 import { collectUserState, compareStates, describeDifferences } from '../src/restore/compare.ts';
 import { formatBytes, table } from '../src/cli/output.ts';
 import { startS3Server, type S3ServerHandle } from '../tests/support/s3/server.ts';
+import type { Release } from '../tests/support/cluster/kubeflow/releases.ts';
 import { fillClusterA, startDemoCluster, volumeHashes, type DemoCluster } from './clusters.ts';
 import { DeployedCharm, packAndUnpack } from './charm.ts';
 import { bold, dim, green, red, Steps, whileRunning } from './view.ts';
@@ -20,6 +21,8 @@ export interface DemoOptions {
   quick: boolean;
   keep: boolean;
   profiles: number;
+  /** the CKF releases whose CRDs clusters A and B serve (absent: the permissive CRDs) */
+  releases?: { a: Release; b: Release };
 }
 
 export async function runDemo(args: DemoOptions): Promise<number> {
@@ -53,7 +56,7 @@ export async function runDemo(args: DemoOptions): Promise<number> {
     steps.end(`S3 at ${s3.endpoint}`);
 
     steps.begin(`Start cluster A with Kubeflow's controllers and ${profiles} user profiles`);
-    const a: DemoCluster = await startDemoCluster('a', work);
+    const a: DemoCluster = await startDemoCluster('a', work, args.releases?.a);
     cleanups.push(() => a.stop());
     steps.progress('creating Profiles, notebooks, volumes, contributors, an InferenceService, an experiment …');
     const facts = await fillClusterA(a, { profiles, quick });
@@ -62,7 +65,7 @@ export async function runDemo(args: DemoOptions): Promise<number> {
     steps.end(`cluster A at ${a.running.server}`);
 
     steps.begin('Start cluster B: the fresh cluster a blue/green upgrade restores into');
-    const b: DemoCluster = await startDemoCluster('b', work);
+    const b: DemoCluster = await startDemoCluster('b', work, args.releases?.b);
     cleanups.push(() => b.stop());
     steps.end(`cluster B at ${b.running.server}, no profiles`);
 

@@ -27,7 +27,9 @@ import { unmetFields } from './compare.ts';
 import { RestoreInputError, RestoreStoppedError, listOf } from './errors.ts';
 import { replacementFor } from '../kubeflow/restore-changes.ts';
 import { restorable } from './normalize.ts';
-import { runPreflight, spoolKey, type Preflight, type SpooledStep } from './preflight.ts';
+import { describeUnserved, runPreflight, spoolKey, type Preflight, type SpooledStep } from './preflight.ts';
+import { droppedFields, dropSentences } from './target-schema.ts';
+import { apiVersionOf } from '../kube/types.ts';
 import { RestoreReport, type KindTally, type PlanEntry, type Verdict } from './report.ts';
 import type { SpooledItem } from './spool.ts';
 import { nudgeProfiles } from './nudge.ts';
@@ -63,6 +65,8 @@ export interface RestoreRequest {
   protectedNamespaces?: readonly string[];
   /** restore everything the allow-list accepts and list the rest in `refused`, instead of refusing the whole backup */
   skipRefused?: boolean;
+  /** restore every kind the target serves and name the ones it serves in no version, instead of refusing the backup */
+  skipUnserved?: boolean;
   /** `include-resources` / `exclude-resources` (comma lists, as for backup): what they leave out is skipped */
   includeResources?: readonly string[];
   excludeResources?: readonly string[];
@@ -89,6 +93,12 @@ export interface RestoreOutcome {
   failures: string[];
   /** with skipRefused: every archived item the allow-list refused, with its reason; none of them was written */
   refused: string[];
+  /** kinds and versions the target serves in no version, with counts (`mxjobs.kubeflow.org/v1 (1 object)`): left out */
+  unserved: string[];
+  /** kinds restored through another served version (`virtualservices.networking.istio.io v1alpha3 → v1beta1`) */
+  mappings: string[];
+  /** one sentence per field the target's schema dropped (or, on dry-run, would drop) */
+  dropped: string[];
   warnings: string[];
   /** what the HMAC check found, as a sentence fragment for results */
   authentication: string;
@@ -141,6 +151,7 @@ export async function runRestore(kube: RestoreKube, store: BackupStore, request:
       allowHint: request.allowHint,
       ...(request.protectedNamespaces ? { protectedNamespaces: request.protectedNamespaces } : {}),
       ...(request.skipRefused ? { skipRefused: true } : {}),
+      ...(request.dryRun || request.skipUnserved ? { tolerateUnserved: true } : {}),
       filter,
       progress: (m) => say(m),
     });
@@ -169,13 +180,19 @@ export async function runRestore(kube: RestoreKube, store: BackupStore, request:
         plan: report.planEntries(),
         failures: report.failures,
         refused: preflight.refused,
+        unserved: preflight.unserved.map(describeUnserved),
+        mappings: preflight.mappings,
+        dropped: run.dropped,
         authentication: preflight.authentication.note,
         warnings: [
           ...preflight.warnings,
           ...storage.warnings,
           ...(recurringRuns.length ? [`${recurringRuns.length} KFP recurring run(s) were not restored (${listOf(recurringRuns, 10)}): only KFP can make one, so recreate each through KFP (docs/upgrades.md, "KFP recurring runs")`] : []),
           ...(preflight.refused.length ? [`skip-refused: ${preflight.refused.length} archived item(s) the allow-list refuses were left out and not written (listed under refused)`] : []),
+          ...unservedWarnings(preflight, request),
+          ...preflight.mappings.map((m) => `${m}: the target does not serve the archived version, so these objects are restored through the served one (conversion None)`),
           ...run.warnings,
+          ...run.dropped,
         ],
         storageClasses: storage.changes,
         recurringRuns,
@@ -199,6 +216,10 @@ class RestoreRun {
   readonly report = new RestoreReport();
   readonly warnings: string[] = [];
   readonly conflicts: string[] = [];
+  /** a sentence per field the target's schema dropped (dry run: would drop) */
+  readonly dropped: string[] = [];
+  /** dry run: the namespaces the target has; a request for an object elsewhere is asked in a stand-in namespace */
+  private targetNamespaces: ReadonlySet<string> | undefined;
   volumes: RestoreOutcome['volumes'] = { restored: 0 };
   controlPlane: RestoreOutcome['controlPlane'] = { restored: 0 };
   /** archived uid → uid in the target, for relinking ownerReferences (only for uids some object names as owner) */
@@ -234,6 +255,10 @@ class RestoreRun {
 
   async execute(): Promise<this> {
     const { preflight } = this;
+    if (this.dry && this.request.dryRun) {
+      const namespaces = await this.kube.findByResource('', 'namespaces');
+      if (namespaces) this.targetNamespaces = new Set((await this.kube.listAll(namespaces)).items.map((n) => n.metadata.name ?? ''));
+    }
     if (!this.dry) {
       const expected = recordedPodDefaults(preflight.manifest?.extras);
       const resource = expected.size ? await this.kube.findByResource('kubeflow.org', 'poddefaults') : undefined;
@@ -251,6 +276,15 @@ class RestoreRun {
     const { preflight } = this;
     await this.restoreControlPlane();
     for (const item of preflight.skipped) this.report.record(item.key, item.kind, item.namespace, 'skip', `${item.kind}/${item.namespace}: ${item.reason}`);
+    // Kinds the target serves in no version: a dry run without skip-unserved counts them as refused (the restore
+    // would refuse the backup); with skip-unserved they are skipped, each named.
+    const unservedVerdict: Verdict = this.request.skipUnserved ? 'skip' : 'fail';
+    for (const step of preflight.unserved) {
+      for await (const item of preflight.spool.read(step.spoolKey, preflight.namespaces)) {
+        const why = `${describeObject(item.object)}: ${step.what} is not served by the target${this.request.skipUnserved ? ' (skip-unserved leaves it out)' : ''}`;
+        this.report.record(step.key, item.object.kind, item.object.metadata.namespace ?? '', unservedVerdict, why);
+      }
+    }
     // Volume data must be in a new PVC before anything that mounts it exists, so when there is data to fill, every
     // namespace stops after its PVCs, the volumes are filled, and then the rest goes on. Otherwise: no barrier.
     const cut = this.volumeFill.fills() ? preflight.steps.findIndex(isAfterPvcs) : -1;
@@ -482,16 +516,22 @@ class RestoreRun {
     try {
       wanted = this.relink(this.preflight.opener ? this.preflight.opener.open(archived) : archived);
       if (this.storageClassMap.size && isPvc(wanted)) wanted = withMappedStorageClass(wanted, this.storageClassMap);
+      // restored through another served version (conversion None): only apiVersion differs
+      const through = apiVersionOf(resource.group, resource.version);
+      if (wanted.apiVersion !== through) wanted = { ...wanted, apiVersion: through };
     } catch (error) {
       return record('fail', `${name}: ${(error as Error).message}`);
     }
     if (isControllerServiceAccount(archived)) return this.mergeServiceAccount(resource, wanted, live.get(`${namespace}/${archived.metadata.name}`), record, name);
     let existing = live.get(`${namespace}/${archived.metadata.name}`);
     if (!existing) {
-      if (this.dry) return record('create');
+      // a dry run asks the target; the pass conflict-policy=fail makes first only looks for conflicts
+      if (this.dry) return this.request.dryRun ? this.askCreate(resource, item, wanted, record, name) : record('create');
       try {
         const guard = item.status !== undefined ? suspendedForStatus(wanted) : undefined;
-        const made = await this.kube.create(resource, this.volumeFill.withMarkIfFilled(resource, guard?.create ?? wanted), { safeToRetry: true, fieldManager: FIELD_MANAGER });
+        const sent = this.volumeFill.withMarkIfFilled(resource, guard?.create ?? wanted);
+        const made = await this.kube.create(resource, sent, { safeToRetry: true, fieldManager: FIELD_MANAGER });
+        this.dropped.push(...dropSentences(archived, droppedFields(sent, made), false));
         this.remember(item.uid, made);
         if (item.status !== undefined) {
           const problem = await writeArchivedStatus(this.kube, resource, made, item.status, FIELD_MANAGER);
@@ -507,6 +547,32 @@ class RestoreRun {
       }
     }
     return this.reconcile(resource, item, wanted, existing, record, name);
+  }
+
+  /**
+   * Dry run of a create: the target answers a dryRun=All create with what it would store (its admission, validation,
+   * defaulting and pruning applied) or refuses it with its sentence. An object whose namespace the target does not
+   * have yet (its Profile is not restored in a dry run) is asked in a namespace the target has: NamespaceLifecycle
+   * refuses any create in a missing namespace, dry runs included.
+   */
+  private async askCreate(
+    resource: ApiResource, item: SpooledItem, wanted: KubeObject, record: (verdict: Verdict, reason?: string) => Verdict, name: string,
+  ): Promise<Verdict> {
+    const guard = item.status !== undefined ? suspendedForStatus(wanted) : undefined;
+    let sent = guard?.create ?? wanted;
+    const namespace = sent.metadata.namespace;
+    const standIn = resource.namespaced && namespace && this.targetNamespaces && !this.targetNamespaces.has(namespace) ? standInNamespace(this.targetNamespaces) : undefined;
+    if (standIn) sent = { ...sent, metadata: { ...sent.metadata, namespace: standIn } };
+    try {
+      const answer = await this.kube.create(resource, sent, { dryRun: true, fieldManager: FIELD_MANAGER });
+      const fields = droppedFields(sent, answer);
+      this.dropped.push(...dropSentences(item.object, fields, true));
+      return record('create', fields.length ? `${name}: accepted; the target's schema would drop ${listOf(fields, 5)}` : undefined);
+    } catch (error) {
+      // a same-named object in the stand-in namespace says nothing about this one
+      if (standIn && isAlreadyExists(error)) return record('create');
+      return record('fail', `${name}: refused by the target: ${describe(error)}`);
+    }
   }
 
   private async reconcile(
@@ -531,12 +597,26 @@ class RestoreRun {
         record('fail', `${what} (conflict-policy=fail)`);
         throw new RestoreStoppedError(`conflict-policy=fail: ${what}; the restore stopped there — rerun with conflict-policy=skip or update.`);
       }
-      if (this.dry) return record('update', `${what} (conflict-policy=update overwrites it)`);
       // what the target set that its API server refuses to see change (restore-changes.ts, keepOnUpdate)
       const kept = replacementFor(wanted, existing);
       const replacement: KubeObject = { ...kept, metadata: { ...kept.metadata, resourceVersion: existing.metadata.resourceVersion } };
       try {
+        // What the server would keep (its dryRun=All answer) is what the live object is compared with: a field the
+        // target's schema prunes is no difference, so a rerun after pruning writes nothing.
+        const answer = await this.kube.replace(resource, replacement, { dryRun: true, fieldManager: FIELD_MANAGER });
+        const fields = droppedFields(replacement, answer);
+        const drops = dropSentences(archived, fields, this.dry);
+        if (unmetFields(restorable(answer), existing).length === 0) {
+          this.dropped.push(...drops);
+          this.remember(item.uid, existing);
+          return record('unchanged', fields.length ? `${name} holds what the target keeps of the backup (${listOf(fields, 5)} dropped by its schema)` : undefined);
+        }
+        if (this.dry) {
+          this.dropped.push(...drops);
+          return record('update', `${what} (conflict-policy=update overwrites it)`);
+        }
         const updated = await this.kube.replace(resource, replacement, { fieldManager: FIELD_MANAGER });
+        this.dropped.push(...dropSentences(archived, droppedFields(replacement, updated), false));
         this.remember(item.uid, updated);
         return record('update', `${what} (conflict-policy=update)`);
       } catch (error) {
@@ -592,6 +672,18 @@ class RestoreRun {
     this.controlPlane = { restored: result.restored, ...(result.notes.length ? { note: result.notes.join(' ') } : {}) };
     this.warnings.push(...result.notes);
   }
+}
+
+/** where a dry run asks about objects of a namespace the target does not have yet: `default`, which every cluster has */
+function standInNamespace(existing: ReadonlySet<string>): string | undefined {
+  return existing.has('default') ? 'default' : [...existing].sort()[0];
+}
+
+function unservedWarnings(preflight: Preflight, request: RestoreRequest): string[] {
+  if (preflight.unserved.length === 0) return [];
+  const listed = listOf(preflight.unserved.map(describeUnserved), 50);
+  if (request.skipUnserved) return [`skip-unserved: the target serves no version of ${listed}; ${request.dryRun ? 'these would be' : 'these were'} left out and not written`];
+  return [`the target serves no version of ${listed}: a restore refuses this backup and writes nothing, unless skip-unserved is set (which leaves these out)`];
 }
 
 /** true for a step that may use a PVC: everything but the core kinds ordered up to and including PVCs */

@@ -40,6 +40,11 @@ export interface PreflightRequest {
   protectedNamespaces?: readonly string[];
   /** leave out what the allow-list refuses (and list it) instead of refusing the whole restore */
   skipRefused?: boolean;
+  /**
+   * kinds (or versions) the target does not serve: listed, and their steps left out instead of refusing the restore —
+   * for a dry run (which reports them) and for skip-unserved
+   */
+  tolerateUnserved?: boolean;
   /** `include-resources` / `exclude-resources`: objects filtered out are skipped, never written */
   filter?: ResourceFilter;
   progress?: (message: string) => void | Promise<void>;
@@ -50,8 +55,19 @@ export interface SpooledStep {
   key: string;
   group: string;
   resource: string;
-  /** as the target serves it, at the version the archive's objects carry */
+  /** as the target serves it, at the version the archive's objects carry (or the one they are mapped to) */
   target: ApiResource;
+  count: number;
+  /** the version the archive's objects carry, when the target serves them through another one (`target.version`) */
+  archivedVersion?: string;
+}
+
+/** archived objects of a kind and version the target does not serve at all */
+export interface UnservedStep {
+  /** `<resource>[.<group>]/<version>` */
+  what: string;
+  key: string;
+  spoolKey: string;
   count: number;
 }
 
@@ -77,6 +93,10 @@ export interface Preflight {
   namespaces: Set<string>;
   /** namespaced steps in restore order */
   steps: SpooledStep[];
+  /** with tolerateUnserved: the kinds and versions left out because the target serves no version of them */
+  unserved: UnservedStep[];
+  /** `<resource>[.<group>] <archived version> → <served version>` for each kind restored through another version */
+  mappings: string[];
   /** archived objects that are never written (controller-made, filtered out, or refused with skip-refused), with the reason */
   skipped: SkippedItem[];
   /** with skip-refused: every item the allow-list refused, described with its reason (empty otherwise) */
@@ -334,33 +354,56 @@ export async function runPreflight(kube: RestoreKube, store: BackupStore, reques
     for (const version of new Set(chosenProfiles.map((p) => p.apiVersion.split('/')[1] ?? ''))) {
       if (!profileResource || !profileResource.versions.includes(version)) missing.push(`profiles.kubeflow.org/${version}`);
     }
+    if (missing.length > 0) {
+      throw new RestoreRefusedError(
+        `The target cluster does not serve ${listOf(missing)}, which backup ${backupId} needs; install the matching Kubeflow charms (or CRDs) first. Nothing was restored.`,
+        missing.map((m) => `${m}: not served by the target`),
+      );
+    }
     const steps: SpooledStep[] = [];
+    const unserved: UnservedStep[] = [];
+    const mappings: string[] = [];
     const ordered = [...pending.values()].sort(compareForRestore);
     for (const step of ordered) {
       const served = await kube.findByResource(step.group, step.resource);
       for (const version of step.versions.keys()) {
-        if (!served || !served.versions.includes(version)) {
-          missing.push(`${step.key}/${version}`);
+        const key = `${step.key}@${version}`;
+        let through = version;
+        if (served && !served.versions.includes(version)) {
+          // Another served version of the kind, when the CRD converts with None: the objects are the same there but
+          // for apiVersion, and the target's schema for that version judges each on the write.
+          const mapped = await mappedVersion(kube, served);
+          if (mapped) {
+            through = mapped;
+            mappings.push(`${step.key} ${version} → ${mapped}`);
+          }
+        }
+        if (!served || !served.versions.includes(through)) {
+          unserved.push({ what: `${step.key}/${version}`, key: step.key, spoolKey: key, count: spool.count(key) });
           continue;
         }
         if (![...step.kinds].every((k) => k === served.kind)) {
           offenders.push(`${step.key}: the archive files ${listOf([...step.kinds])} objects there, but the target serves ${served.kind}`);
           continue;
         }
-        steps.push({ key: step.key, group: step.group, resource: step.resource, target: { ...served, version }, count: spool.count(`${step.key}@${version}`) });
+        steps.push({
+          key: step.key, group: step.group, resource: step.resource, target: { ...served, version: through }, count: spool.count(key),
+          ...(through !== version ? { archivedVersion: version } : {}),
+        });
       }
     }
-    if (missing.length > 0) {
+    if (unserved.length > 0 && !request.tolerateUnserved) {
+      const described = unserved.map(describeUnserved);
       throw new RestoreRefusedError(
-        `The target cluster does not serve ${listOf(missing)}, which backup ${backupId} needs; install the matching Kubeflow charms (or CRDs) first, or leave those kinds out with exclude-resources. Nothing was restored.`,
-        missing.map((m) => `${m}: not served by the target`),
+        `The target cluster does not serve ${listOf(described, 50)}, which backup ${backupId} holds; install the matching Kubeflow charms (or CRDs) first, leave those kinds out with exclude-resources, or restore the rest with skip-unserved. Nothing was restored.`,
+        described.map((m) => `${m}: not served by the target`),
       );
     }
     if (offenders.length > 0) {
       throw new RestoreRefusedError(`Backup ${backupId} was refused and nothing was restored: ${listOf(offenders, 50)}.`, offenders);
     }
     return {
-      backupId, manifest, authentication, warnings, profiles: chosenProfiles, profileResource, namespaces: selected, steps,
+      backupId, manifest, authentication, warnings, profiles: chosenProfiles, profileResource, namespaces: selected, steps, unserved, mappings,
       skipped: skipped.filter((s) => selected.has(s.namespace) || (request.skipRefused === true && s.reason.startsWith('refused: ') && (chosen.size === 0 || chosen.has(s.namespace)))),
       refused: request.skipRefused ? refused : [],
       opener, spool, objectsChecked, ownerUids,
@@ -393,6 +436,27 @@ function track(map: Map<string, NamespaceItems>, namespace: string, object: Kube
 }
 
 export function spoolKey(step: SpooledStep): string {
-  return `${step.key}@${step.target.version}`;
+  return `${step.key}@${step.archivedVersion ?? step.target.version}`;
+}
+
+/** `mxjobs.kubeflow.org/v1 (3 objects)` */
+export function describeUnserved(step: UnservedStep): string {
+  return `${step.what} (${step.count} object${step.count === 1 ? '' : 's'})`;
+}
+
+/**
+ * The version the target serves a custom resource through when the archived one is not served: its preferred
+ * version, if the CRD converts with None (kubernetes/apiextensions-apiserver pkg/apiserver/conversion/nop_converter.go:
+ * only apiVersion changes, so the same object is valid there as far as its schema says). Built-in kinds, Webhook
+ * conversion and a CRD this client may not read: undefined (no mapping).
+ */
+async function mappedVersion(kube: RestoreKube, served: ApiResource): Promise<string | undefined> {
+  if (served.group === '' || !served.group.includes('.')) return undefined;
+  const crds = await kube.findByResource('apiextensions.k8s.io', 'customresourcedefinitions').catch(() => undefined);
+  if (!crds) return undefined;
+  const crd = await kube.tryGet(crds, `${served.resource}.${served.group}`).catch(() => undefined);
+  if (!crd) return undefined;
+  const strategy = (crd.spec as { conversion?: { strategy?: string } } | undefined)?.conversion?.strategy ?? 'None';
+  return strategy === 'None' ? served.version : undefined;
 }
 

@@ -34,6 +34,7 @@ export const ActionParams = {
     'include-volumes': z.boolean().default(true),
     'include-control-plane': z.boolean().default(false),
     'skip-refused': z.boolean().default(false),
+    'skip-unserved': z.boolean().default(false),
     'allow-unauthenticated': z.boolean().default(false),
     'storage-class-map': z.string().max(4096).default(''),
   }),

@@ -41,6 +41,7 @@ export async function run(ctx: ActionContext<'restore-state'>): Promise<void> {
       waitTimeoutMs: ctx.config['restore-wait-timeout'] * 1000,
       protectedNamespaces: [ctx.modelName],
       skipRefused: params['skip-refused'],
+      skipUnserved: params['skip-unserved'],
       includeResources: ctx.config['include-resources'],
       excludeResources: ctx.config['exclude-resources'],
       storageClassMap: params['storage-class-map'],
@@ -69,12 +70,24 @@ export async function run(ctx: ActionContext<'restore-state'>): Promise<void> {
     ...(outcome.warnings.length ? { warnings: outcome.warnings } : {}),
     ...(outcome.storageClasses.length ? { 'storage-classes': outcome.storageClasses } : {}),
     ...(outcome.recurringRuns.length ? { 'recurring-runs': outcome.recurringRuns } : {}),
+    ...(outcome.unserved.length ? { unserved: outcome.unserved } : {}),
+    ...(outcome.mappings.length ? { mapped: outcome.mappings } : {}),
+    ...(outcome.dropped.length ? { dropped: capped(outcome.dropped) } : {}),
+    ...(outcome.dryRun && outcome.failures.length ? { refusals: outcome.failures } : {}),
     ...(outcome.refused.length ? { refused: outcome.refused.length > 50 ? [...outcome.refused.slice(0, 50), `and ${outcome.refused.length - 50} more`] : outcome.refused } : {}),
     ...(outcome.volumes.note ? { volumes: outcome.volumes.note } : { volumes: `${outcome.volumes.restored} PVC(s) filled` }),
     'control-plane': outcome.controlPlane.note ?? (params['include-control-plane'] ? `${outcome.controlPlane.restored} part(s) restored` : 'not restored (include-control-plane=false)'),
     'duration-seconds': outcome.durationSeconds,
   });
+  if (outcome.totals.failed > 0 && outcome.dryRun) {
+    ctx.fail(`The dry run found ${outcome.totals.failed} object(s) the target would refuse (first: ${outcome.failures[0] ?? 'see the results'}); nothing was written.`);
+  }
   if (outcome.totals.failed > 0) {
     ctx.fail(`${outcome.totals.failed} object(s) could not be restored (first: ${outcome.failures[0] ?? 'see the results'}); fix the cause and rerun — objects already restored are left as they are.`);
   }
+}
+
+/** a list for the results: at most 50 entries, then how many more */
+function capped(list: readonly string[]): string[] {
+  return list.length > 50 ? [...list.slice(0, 50), `and ${list.length - 50} more`] : [...list];
 }

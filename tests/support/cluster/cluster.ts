@@ -7,7 +7,7 @@ import type { DeleteOptions, InProcessApi, ListOptions, PodLogSource, ResourceRe
 import { admit, type Operation } from './admission.ts';
 import { quotaRefusal } from './quota.ts';
 import { applyLimitRangeDefaults, defaultRequestsFromLimits } from './limit-ranges.ts';
-import { crdToDef, CRD_CLEANUP_FINALIZER, settledStatus, validateCrd, validateStoredVersions } from './crd.ts';
+import { admitCustomObject, crdToDef, CRD_CLEANUP_FINALIZER, settledStatus, validateCrd, validateStoredVersions } from './crd.ts';
 import { alreadyExists, ApiError, badRequest, conflict, forbidden, invalid, invalidValue, notFound, required, type FieldError } from './errors.ts';
 import { recordUpdate, serverSideApply } from './managed-fields.ts';
 import { generatedSuffix, labelKeyProblem, labelValueProblem, nameProblem } from './names.ts';
@@ -211,6 +211,7 @@ export class Cluster implements InProcessApi {
     if (errors.length) throw invalid(d.kind, d.group, name, errors);
     if (d.namespaced) this.checkNamespaceAcceptsContent(d, namespace!, name);
     else delete meta.namespace;
+    this.admitCustom(d, obj, undefined);
     const key = objectKey(namespace, name);
     if (this.store.get(d, key)) throw alreadyExists(d, name);
 
@@ -351,6 +352,8 @@ export class Cluster implements InProcessApi {
         else next.status = clone(old.status);
       }
     }
+    if (subresource === 'main') next.apiVersion = input.apiVersion;
+    this.admitCustom(d, next, old);
     next.apiVersion = old.apiVersion;
     next.kind = old.kind;
     const meta = next.metadata;
@@ -503,6 +506,13 @@ export class Cluster implements InProcessApi {
     if (group !== d.group || !servedVersions(d).includes(v))
       throw new ApiError(400, 'BadRequest', `the API version in the data (${obj.apiVersion}) does not match the expected API version (${apiVersionOf(d.group, storageVersion(d))})`);
     if (obj.kind !== d.kind) throw new ApiError(400, 'BadRequest', `the kind in the data (${obj.kind}) does not match the expected kind (${d.kind})`);
+  }
+
+  /** a custom resource's body through its CRD's schema (crd-schema.ts), in the version the request used */
+  private admitCustom(d: ResourceDef, obj: KubeObject, old: KubeObject | undefined): void {
+    if (d.builtin) return;
+    const crd = this.store.get(CRD_REF, objectKey(undefined, `${d.resource}.${d.group}`));
+    if (crd) admitCustomObject(crd.obj, versionOf(obj.apiVersion ?? ''), obj, old);
   }
 
   private checkDefinitionAcceptsCreates(d: ResourceDef): void {

@@ -4,6 +4,7 @@
 import type { KubeObject } from '../../../src/kube/types.ts';
 import { invalid, invalidValue, required, type FieldError } from './errors.ts';
 import { VERBS, type ResourceDef } from './resources.ts';
+import { admitCustomResource, type Schema } from './crd-schema.ts';
 
 export const CRD_CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';
 const GROUP = 'apiextensions.k8s.io';
@@ -122,4 +123,21 @@ export function crdToDef(crd: KubeObject): ResourceDef {
     verbs: VERBS,
     printerColumns: storage?.additionalPrinterColumns ?? [],
   };
+}
+
+/** the openAPIV3Schema a CRD declares for one version (a CRD without one stores whatever it is sent) */
+export function schemaOf(crd: KubeObject, version: string): Schema | undefined {
+  const v = (specOf(crd).versions ?? []).find((x) => x.name === version) as (CrdVersion & { schema?: { openAPIV3Schema?: Schema } }) | undefined;
+  return v?.schema?.openAPIV3Schema;
+}
+
+/**
+ * A custom resource's create or update body, defaulted, pruned and validated against its CRD's schema for the version
+ * the request used (kubernetes/apiextensions-apiserver pkg/registry/customresource/strategy.go and validator.go): the
+ * body is changed in place; a schema or CEL failure is the real server's 422.
+ */
+export function admitCustomObject(crd: KubeObject, version: string, object: KubeObject, old: KubeObject | undefined): void {
+  const spec = specOf(crd);
+  const { errors } = admitCustomResource(object, old, schemaOf(crd, version));
+  if (errors.length) throw invalid(spec.names?.kind ?? '', spec.group ?? '', object.metadata?.name ?? '', errors);
 }

@@ -34,6 +34,10 @@ export interface ClusterOptions {
   controllers?: boolean;
   /** install the Kubeflow CRDs (default true) */
   kubeflowCrds?: boolean;
+  /** serve the Kubeflow kinds of this Charmed Kubeflow release (kubeflow/releases.ts) instead of the permissive set */
+  kubeflowRelease?: import('./kubeflow/releases.ts').Release;
+  /** serve the CRDs of the YAML files in this directory instead (real CRD files, e.g. a release's) */
+  crdDir?: string;
   /** extra CRDs to install at start (tests) */
   crds?: KubeObject[];
   /** the Service IP range and nodePort range (services.ts; default DEFAULT_NETWORK, a /16 holding MicroK8s' /24) */
@@ -69,7 +73,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Runnin
     metadata: { name: 'kubernetes', namespace: 'default', labels: { component: 'apiserver', provider: 'kubernetes' } },
     spec: { clusterIP: cluster.services.firstIp, ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: 16443 }] },
   });
-  const crds = [...(options.kubeflowCrds === false ? [] : await loadKubeflowCrds()), ...(options.crds ?? [])];
+  const crds = [...(options.kubeflowCrds === false ? [] : await loadKubeflowCrds(options)), ...(options.crds ?? [])];
   for (const crd of crds) cluster.create(CRD_REF, crd);
 
   const stops: (() => void)[] = [startBackgroundControllers(cluster)];
@@ -132,7 +136,15 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Runnin
   return running;
 }
 
-async function loadKubeflowCrds(): Promise<KubeObject[]> {
+async function loadKubeflowCrds(options: ClusterOptions): Promise<KubeObject[]> {
+  if (options.crdDir) {
+    const { readCrdDir } = await import('./crd-files.ts');
+    return readCrdDir(options.crdDir);
+  }
+  if (options.kubeflowRelease) {
+    const { releaseCrds } = await import('./kubeflow/releases.ts');
+    return releaseCrds(options.kubeflowRelease);
+  }
   const { kubeflowCrds } = await import('./kubeflow/crds.ts');
   return kubeflowCrds();
 }

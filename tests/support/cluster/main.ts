@@ -1,13 +1,15 @@
 // npm run cluster -- --kubeconfig <path> [--port N] [--profiles N] [--seed N] [--fault-rate R] [--fault-kinds k,k]
-//                     [--kubelet --data-dir DIR]
+//                     [--kubelet --data-dir DIR] [--kubeflow 1.8|1.9|1.10|1.11 | --crds DIR]
 // Runs the embedded Kubeflow cluster in the foreground until SIGTERM or SIGINT. With --kubelet, the simulated kubelet
 // runs its Jobs on this machine (so the volume movers work), a default StorageClass binds PVCs at once, and each PVC's
 // files live in DIR/<namespace>/<pvc>. The kubeconfig it writes is the one kubectl and client-go read (upstream:
-// kubernetes/client-go tools/clientcmd/api/v1), with the cluster's own CA and a bearer token.
+// kubernetes/client-go tools/clientcmd/api/v1), with the cluster's own CA and a bearer token. --kubeflow serves the
+// Kubeflow kinds of one Charmed Kubeflow release (kubeflow/releases.ts); --crds serves the CRD files of a directory.
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { FAULT_KINDS, type FaultKind } from './faults.ts';
 import { startCluster } from './index.ts';
+import { isRelease, RELEASES } from './kubeflow/releases.ts';
 
 function fail(message: string): never {
   process.stderr.write(`${message}\n`);
@@ -32,6 +34,8 @@ const { values } = parseArgs({
     'fault-latency-ms': { type: 'string' },
     kubelet: { type: 'boolean' },
     'data-dir': { type: 'string' },
+    kubeflow: { type: 'string' },
+    crds: { type: 'string' },
   },
   strict: true,
 });
@@ -44,7 +48,13 @@ for (const k of kinds) if (!FAULT_KINDS.includes(k)) fail(`--fault-kinds: unknow
 if (values.kubelet && !values['data-dir']) fail('--kubelet needs --data-dir <dir>: each PVC\'s files live in <dir>/<namespace>/<pvc>.');
 if (values['data-dir'] && !values.kubelet) fail('--data-dir is only used with --kubelet.');
 
+const release = values.kubeflow;
+if (release !== undefined && !isRelease(release)) fail(`--kubeflow must be one of ${RELEASES.join(', ')}, got "${release}".`);
+if (release !== undefined && values.crds) fail('--kubeflow and --crds both choose the CRDs: give one.');
+
 const cluster = await startCluster({
+  ...(release ? { kubeflowRelease: release } : {}),
+  ...(values.crds ? { crdDir: resolve(values.crds) } : {}),
   kubeconfigPath: values.kubeconfig,
   port: integer('port', values.port, 0),
   profiles: integer('profiles', values.profiles, 0),

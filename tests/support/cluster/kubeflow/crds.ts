@@ -1,9 +1,11 @@
 // The CustomResourceDefinitions of Charmed Kubeflow (shared/reference/kubeflow.md), as the charms install them:
-// names, scope, served and storage versions, the status subresource where upstream has one. Schemas are
-// permissive (x-kubernetes-preserve-unknown-fields) because the embedded server only needs to store what users send.
+// names, scope, served and storage versions, the status subresource where upstream has one. These schemas are
+// permissive (x-kubernetes-preserve-unknown-fields): the default cluster stores what users send. The CRDs of one CKF
+// release, with the schema parts that change between releases, are releases.ts.
 import type { KubeObject } from '../../../../src/kube/types.ts';
+import type { Schema } from '../crd-schema.ts';
 
-interface CrdSpec {
+export interface CrdSpec {
   group: string;
   kind: string;
   plural: string;
@@ -14,6 +16,8 @@ interface CrdSpec {
   /** served versions, the storage version first */
   versions: string[];
   status?: boolean;
+  /** the openAPIV3Schema of every version; permissive when absent */
+  schema?: Schema;
 }
 
 const permissiveSchema = {
@@ -30,7 +34,7 @@ const permissiveSchema = {
   },
 };
 
-function crd(spec: CrdSpec): KubeObject {
+export function crdObject(spec: CrdSpec): KubeObject {
   const names: Record<string, unknown> = {
     plural: spec.plural,
     singular: spec.singular ?? spec.kind.toLowerCase(),
@@ -54,7 +58,7 @@ function crd(spec: CrdSpec): KubeObject {
         name,
         served: true,
         storage: index === 0,
-        schema: structuredClone(permissiveSchema),
+        schema: structuredClone(spec.schema ? { openAPIV3Schema: spec.schema } : permissiveSchema),
         ...(spec.status ? { subresources: { status: {} } } : {}),
       })),
     },
@@ -98,5 +102,5 @@ export const kubeflowCrdSpecs: readonly CrdSpec[] = [
 
 /** Fresh CRD objects (callers may mutate them). */
 export function kubeflowCrds(): KubeObject[] {
-  return kubeflowCrdSpecs.map(crd);
+  return kubeflowCrdSpecs.map(crdObject);
 }

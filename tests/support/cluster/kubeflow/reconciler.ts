@@ -78,7 +78,15 @@ export function reconciler(options: ReconcilerOptions): Controller {
       });
       for (const key of options.initialKeys ?? []) enqueue(key);
       for (const watch of options.watches) {
-        for (const object of api.list(watch.ref)) for (const key of watch.keys(object, 'ADDED')) enqueue(key);
+        // a kind this release does not serve (a CKF release without JAXJob) has nothing to reconcile
+        let objects: KubeObject[];
+        try {
+          objects = api.list(watch.ref);
+        } catch (error) {
+          if ((error as { status?: number }).status === 404) continue;
+          throw error;
+        }
+        for (const object of objects) for (const key of watch.keys(object, 'ADDED')) enqueue(key);
       }
       return () => {
         stopped = true;

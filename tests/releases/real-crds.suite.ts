@@ -1,0 +1,18 @@
+// The CI release suite: the blue/green scenario of tests/restore/releases.test.ts for each consecutive pair of CKF
+// releases, on the real CRD files of each release instead of the release profiles. The files are not part of this
+// repository: .ci/run points KUBEFLOW_CRDS_DIR at <dir>/<release>/*.yaml (the shared reference data beside the clone).
+// Named *.suite.ts so that `npm test` on a fresh clone, which has no such directory, does not load it.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { releaseStep } from '../restore/release-step.ts';
+import { RELEASES } from '../support/cluster/kubeflow/releases.ts';
+
+const dir = process.env.KUBEFLOW_CRDS_DIR;
+if (!dir) throw new Error('KUBEFLOW_CRDS_DIR is not set: it must name the directory holding one folder of real CRD files per CKF release (1.8, 1.9, 1.10, 1.11).');
+for (const release of RELEASES) {
+  if (!existsSync(join(dir, release))) throw new Error(`KUBEFLOW_CRDS_DIR=${dir} has no folder ${release}: it must hold one folder of real CRD files per CKF release.`);
+}
+
+describe('blue/green across CKF releases (real CRD files)', () => {
+  for (let i = 0; i + 1 < RELEASES.length; i++) releaseStep({ kind: 'files', dir }, RELEASES[i]!, RELEASES[i + 1]!);
+});
