@@ -119,7 +119,7 @@ describe('pre-upgrade-check against the embedded cluster', () => {
     const id = 'kf-20261130-110000-a1b2c3';
     const unauthenticated = await preUpgradeCheck(cli({ newestCompleteBackup: async () => ({ id, completedAt: hoursAgo(1), authentication: 'not-authenticated' }) }));
     expect(unauthenticated.warnings).to.deep.equal([
-      `The newest complete backup ${id} is not authenticated (it carries no HMAC): pass --encryption-key-file and run kubeflow-upgrader backup for one that is; restoring this one with a key needs --allow-unauthenticated.`,
+      `The newest complete backup ${id} is not authenticated (it carries no HMAC): pass --encryption-key-file and run kubeflow-upgrader backup for one that is; restoring this one with a key needs its backup-id and --allow-unauthenticated.`,
     ]);
     await removeGuard(client);
     try {

@@ -28,7 +28,7 @@ import { backupStore } from '../support/backup-store.ts';
 const BUCKET = 'red-team';
 const PREFIX = 'backups';
 const KEY = 'the operator passphrase nobody else holds';
-const KEY_SECRET = 'secret:cta0redteamkey000000000001';
+const KEY_SECRET = 'secret:cta0redteamkey000001';
 const PROFILES = { group: 'kubeflow.org', resource: 'profiles' };
 const SECRETS = { group: '', resource: 'secrets' };
 const ROLEBINDINGS = { group: 'rbac.authorization.k8s.io', resource: 'rolebindings' };
