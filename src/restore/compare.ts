@@ -5,6 +5,7 @@ import type { KubeObject } from '../kube/types.ts';
 import { backupDecision } from '../kubeflow/backup-selection.ts';
 import { groupOf } from '../kubeflow/identity.ts';
 import { stateResources } from '../kubeflow/kinds.ts';
+import { asRestoredForStatus } from '../kubeflow/status-kinds.ts';
 import { findProfileNamespaces } from '../kubeflow/profile-namespaces.ts';
 import { restorable } from './normalize.ts';
 
@@ -34,9 +35,12 @@ export function identityOf(object: KubeObject): string {
   return `${groupOf(object.apiVersion)}/${object.kind}/${object.metadata.namespace ?? ''}/${object.metadata.name ?? ''}`;
 }
 
-/** the state of an object that must match across clusters: restorable fields, owners named by kind and name, not uid */
+/**
+ * the state of an object that must match across clusters: restorable fields, owners named by kind and name, not uid;
+ * a finished Experiment as the restore writes it (pinned so that Katib keeps it finished: src/kubeflow/status-kinds.ts)
+ */
 export function comparable(object: KubeObject): KubeObject {
-  const copy = restorable(object);
+  const copy = restorable(asRestoredForStatus(object));
   if (copy.metadata.ownerReferences) {
     copy.metadata.ownerReferences = copy.metadata.ownerReferences.map(({ uid: _uid, ...owner }) => owner as typeof owner & { uid: string });
   }

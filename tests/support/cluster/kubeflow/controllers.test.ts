@@ -203,6 +203,29 @@ describe('simulated Kubeflow controllers', () => {
     expect((api.get(refs.experiments, 'done', 'gina')!.status as { conditions: unknown[] }).conditions).to.have.length(2);
   });
 
+  // katib v0.18.0 experiment_controller.go, the restart branch: no maxTrialCount and status.trials not 0 restarts a
+  // complete Experiment; the recount from its Trials ends the restart only where the Trials are
+  it('restarts a finished Experiment without maxTrialCount that has no Trials; keeps one with Trials, or with a maxTrialCount, finished', async () => {
+    api.create(refs.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'hana' } });
+    const spec = { parallelTrialCount: 2, objective: { type: 'maximize', goal: 0.9, objectiveMetricName: 'accuracy' }, algorithm: { algorithmName: 'random' } };
+    const goalReached = { conditions: [{ type: 'Created', status: 'True' }, { type: 'Succeeded', status: 'True', reason: 'ExperimentGoalReached' }], trials: 3, trialsSucceeded: 3 };
+    const trialsOf = (name: string) => api.list(refs.trials, { namespace: 'hana', labelSelector: `katib.kubeflow.org/experiment=${name}` });
+    // on its own cluster: it runs, one Trial reaches the goal, and it stays Succeeded through every restart
+    api.create(refs.experiments, { apiVersion: 'kubeflow.org/v1beta1', kind: 'Experiment', metadata: { name: 'home', namespace: 'hana' }, spec });
+    const [first] = await eventually(() => { const t = trialsOf('home'); return t.length === 2 && t; }, 'trials of home');
+    api.updateStatus(refs.trials, { ...first!, status: { conditions: [{ type: 'Succeeded', status: 'True' }], observation: { metrics: [{ name: 'accuracy', latest: '0.95' }] } } });
+    await eventually(() => (api.get(refs.experiments, 'home', 'hana')!.status as { conditions?: Array<{ type: string; status: string }> }).conditions?.some((c) => c.type === 'Succeeded' && c.status === 'True'), 'home succeeded');
+    // restored without its Trials (the memory API keeps a status sent with create): restarted, new Trials
+    api.create(refs.experiments, { apiVersion: 'kubeflow.org/v1beta1', kind: 'Experiment', metadata: { name: 'moved', namespace: 'hana' }, spec, status: goalReached });
+    await eventually(() => trialsOf('moved').length === 2, 'trials of the restarted Experiment');
+    // the same with a maxTrialCount (what a restore pins): finished for good
+    api.create(refs.experiments, { apiVersion: 'kubeflow.org/v1beta1', kind: 'Experiment', metadata: { name: 'pinned', namespace: 'hana' }, spec: { ...spec, maxTrialCount: 3 }, status: goalReached });
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(trialsOf('home')).to.have.length(2);
+    expect(trialsOf('pinned')).to.deep.equal([]);
+    expect(api.get(refs.experiments, 'pinned', 'hana')!.status).to.deep.equal(goalReached);
+  });
+
   it('lays out the Juju model workloads with images in the kubeflow namespace', async () => {
     const set = await eventually(() => api.get(refs.statefulSets, 'kfp-api', 'kubeflow'), 'kfp-api statefulset');
     expect(set.metadata.labels?.['app.kubernetes.io/name']).to.equal('kfp-api');
