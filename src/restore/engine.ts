@@ -26,7 +26,7 @@ import type { Manifest } from '../archive/manifest.ts';
 import { unmetFields } from './compare.ts';
 import { RestoreInputError, RestoreStoppedError, listOf } from './errors.ts';
 import { restorable } from './normalize.ts';
-import { runPreflight, spoolKey, type Preflight, type SpooledStep } from './preflight.ts';
+import { runPreflight, spoolKey, type Preflight, type SkippedItem, type SpooledStep } from './preflight.ts';
 import { RestoreReport, type KindTally, type PlanEntry, type Verdict } from './report.ts';
 import type { SpooledItem } from './spool.ts';
 import { nudgeProfiles } from './nudge.ts';
@@ -251,7 +251,7 @@ class RestoreRun {
   private async executeSteps(): Promise<this> {
     const { preflight } = this;
     await this.restoreControlPlane();
-    for (const item of preflight.skipped) this.report.record(item.key, item.kind, item.namespace, 'skip', `${item.kind}/${item.namespace}: ${item.reason}`);
+    for (const item of preflight.skipped) this.report.record(item.key, item.kind, item.namespace, 'skip', skipReason(item));
     // Volume data must be in a new PVC before anything that mounts it exists, so when there is data to fill, every
     // namespace stops after its PVCs, the volumes are filled, and then the rest goes on. Otherwise: no barrier.
     const cut = this.volumeFill.fills() ? preflight.steps.findIndex(isAfterPvcs) : -1;
@@ -619,6 +619,12 @@ class RestoreRun {
     this.controlPlane = { restored: result.restored, ...(result.notes.length ? { note: result.notes.join(' ') } : {}) };
     this.warnings.push(...result.notes);
   }
+}
+
+/** a skipped item's reason, naming it: `Kind/namespace/name: reason` (a reason that names the object already is kept) */
+function skipReason(item: SkippedItem): string {
+  const named = [item.kind, item.namespace, item.name].filter((part) => part !== undefined && part !== '').join('/');
+  return item.reason.includes(`${named}`) && item.name ? item.reason : `${named}: ${item.reason}`;
 }
 
 /** the reason a finished Experiment's create carries: what the restore set, and why */

@@ -15,6 +15,7 @@ import { resourceFolder } from '../archive/paths.ts';
 import type { BackupStore } from '../store/backup-store.ts';
 import type { MarkerRead } from '../archive/reader.ts';
 import { restoreRefusal } from '../kubeflow/allow-list.ts';
+import { clusterSuppliedReason } from '../kubeflow/cluster-supplied.ts';
 import { generatedReason } from '../kubeflow/generated.ts';
 import { isRecurringRun, recurringRunReason } from '../kubeflow/recurring-runs.ts';
 import { describeObject, groupOf } from '../kubeflow/identity.ts';
@@ -57,6 +58,8 @@ export interface SkippedItem {
   key: string;
   namespace: string;
   kind: string;
+  /** the object's name, so that the results name what was left out (absent for a Namespace: its namespace says it) */
+  name?: string;
   reason: string;
   /** set for the KFP recurring runs, which the results list by name */
   recurringRun?: string;
@@ -204,6 +207,12 @@ export async function runPreflight(kube: RestoreKube, store: BackupStore, reques
         skipped.push({ key, namespace: object.metadata.name ?? '', kind: 'Namespace', reason: 'namespaces are made by the profile controller from their Profile' });
         continue;
       }
+      // A Velero archive also carries the CRDs of its custom resources and the PVs of its PVCs: the target has its own.
+      const supplied = clusterSuppliedReason(object);
+      if (supplied) {
+        skipped.push({ key, namespace: '', kind: object.kind, name: object.metadata.name ?? '', reason: supplied });
+        continue;
+      }
       // Profiles are judged against the profile namespaces once all are known; everything else against the rules now.
       const refusal = restoreRefusal(object, new Set(namespace ? [namespace] : []));
       if (refusal) {
@@ -226,16 +235,16 @@ export async function runPreflight(kube: RestoreKube, store: BackupStore, reques
       // Profiles are never filtered: a namespace exists only through its Profile (as on the backup side).
       const filtered = request.filter && filteredOutReason(request.filter, { group, resource: item.resource, kind: object.kind });
       if (filtered) {
-        skipped.push({ key, namespace, kind: object.kind, reason: filtered });
+        skipped.push({ key, namespace, kind: object.kind, name: object.metadata.name ?? '', reason: filtered });
         continue;
       }
       const generated = generatedReason(object);
       if (generated) {
-        skipped.push({ key, namespace, kind: object.kind, reason: generated });
+        skipped.push({ key, namespace, kind: object.kind, name: object.metadata.name ?? '', reason: generated });
         continue;
       }
       if (isRecurringRun(object)) {
-        skipped.push({ key, namespace, kind: object.kind, reason: recurringRunReason, recurringRun: `${namespace}/${object.metadata.name ?? ''}` });
+        skipped.push({ key, namespace, kind: object.kind, name: object.metadata.name ?? '', reason: recurringRunReason, recurringRun: `${namespace}/${object.metadata.name ?? ''}` });
         continue;
       }
       if (isSealed(object)) {
@@ -337,7 +346,9 @@ export async function runPreflight(kube: RestoreKube, store: BackupStore, reques
     }
     return {
       backupId, manifest, authentication, warnings, profiles: chosenProfiles, profileResource, namespaces: selected, steps,
-      skipped: skipped.filter((s) => selected.has(s.namespace) || (request.skipRefused === true && s.reason.startsWith('refused: ') && (chosen.size === 0 || chosen.has(s.namespace)))),
+      // what the target supplies itself (CRDs, PVs) is reported by a whole restore; a restore of chosen namespaces
+      // reports only what is in them
+      skipped: skipped.filter((s) => selected.has(s.namespace) || (s.namespace === '' && s.name !== undefined && !s.reason.startsWith('refused: ') && chosen.size === 0) || (request.skipRefused === true && s.reason.startsWith('refused: ') && (chosen.size === 0 || chosen.has(s.namespace)))),
       refused: request.skipRefused ? refused : [],
       opener, spool, objectsChecked, ownerUids,
     };
