@@ -112,6 +112,22 @@ describe('restore of Velero archives and of unfinished backups', function () {
     expect((pvc.spec as { volumeName?: string }).volumeName).to.equal(undefined);
     expect((await get(kubeB, 'kubeflow.org', 'notebooks', 'lab', 'velero-dora')).metadata.ownerReferences).to.equal(undefined);
     expect((await get(kubeB, '', 'configmaps', 'settings', 'velero-dora')).data).to.deep.equal({ epochs: '3' });
+    // Argo Workflows stay out: restored, the finished one would run again unless it kept both its completed label and
+    // its status (argo-workflows controller.go tweakWorkflowlist, operator.go operate); the running one's pods are gone
+    expect(reasons.filter((r) => r.startsWith('Workflow/velero-dora/run-'))).to.have.length(2);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(b.api.list({ group: 'argoproj.io', resource: 'workflows' }, { namespace: 'velero-dora' })).to.deep.equal([]);
+    expect(b.api.list({ group: '', resource: 'pods' }, { namespace: 'velero-dora', labelSelector: 'workflows.argoproj.io/workflow' })).to.deep.equal([]);
+    // what a restore that wrote the finished Workflow as Velero restores it (status dropped, label kept or not) meets
+    const archivedRun = fixture.items.find((i) => i.object.metadata.name === 'run-finished')!.object;
+    const { status: _status, ...withoutStatus } = archivedRun;
+    const unlabelled = { ...withoutStatus, metadata: { name: 'run-finished-copy', namespace: 'velero-dora', labels: {} } };
+    b.api.create({ group: 'argoproj.io', resource: 'workflows' }, unlabelled);
+    for (const deadline = Date.now() + 5000; b.api.list({ group: '', resource: 'pods' }, { namespace: 'velero-dora', labelSelector: 'workflows.argoproj.io/workflow=run-finished-copy' }).length === 0;) {
+      if (Date.now() > deadline) throw new Error('the simulated workflow controller never ran the copy');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect((b.api.get({ group: 'argoproj.io', resource: 'workflows' }, 'run-finished-copy', 'velero-dora')!.status as { phase: string }).phase).to.equal('Running');
   });
 
   it('refuses a backup whose marker says InProgress, Finalizing or Failed, naming the phase, and writes nothing', async () => {

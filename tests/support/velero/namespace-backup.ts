@@ -67,7 +67,17 @@ export function veleroKubeflowNamespace(namespace: string): { items: VeleroItem[
     apiVersion: 'kubeflow.org/v1', kind: 'Profile', metadata: { name: namespace, uid: uid(namespace), finalizers: ['profile-finalizer'] },
     spec: { owner: { kind: 'User', name: `${namespace}@example.com` } },
   };
+  // KFP runs as Argo executes them: one finished (the controller labelled it completed), one still running
+  const workflow = (name: string, phase: string): KubeObject => ({
+    apiVersion: 'argoproj.io/v1alpha1', kind: 'Workflow',
+    metadata: { name, namespace, uid: uid(name), labels: { 'pipelines.kubeflow.org/v2_component': 'true', ...(phase === 'Succeeded' ? { 'workflows.argoproj.io/completed': 'true', 'workflows.argoproj.io/phase': phase } : { 'workflows.argoproj.io/phase': phase }) } },
+    spec: { entrypoint: 'entrypoint', serviceAccountName: 'pipeline-runner', templates: [{ name: 'entrypoint', container: { image: 'python:3.11' } }] },
+    status: { phase, startedAt: '2026-11-30T10:00:00Z', ...(phase === 'Succeeded' ? { finishedAt: '2026-11-30T10:05:00Z' } : {}) },
+  });
   const items: VeleroItem[] = [
+    crd('argoproj.io', 'workflows', 'Workflow', ['v1alpha1']),
+    { resource: 'workflows', group: 'argoproj.io', object: workflow('run-finished', 'Succeeded') },
+    { resource: 'workflows', group: 'argoproj.io', object: workflow('run-running', 'Running') },
     crd('kubeflow.org', 'profiles', 'Profile', ['v1', 'v1beta1'], 'Cluster'),
     crd('kubeflow.org', 'notebooks', 'Notebook', ['v1', 'v1beta1', 'v1alpha1']),
     { resource: 'profiles', group: 'kubeflow.org', object: profile },
@@ -83,6 +93,6 @@ export function veleroKubeflowNamespace(namespace: string): { items: VeleroItem[
   return {
     items,
     userState: ['Profile', 'Notebook', 'PersistentVolumeClaim', 'ConfigMap'],
-    leftToTheTarget: ['CustomResourceDefinition/profiles.kubeflow.org', 'CustomResourceDefinition/notebooks.kubeflow.org', 'PersistentVolume/pvc-4f1c2d3e', 'Namespace', 'StatefulSet', 'Pod', 'Service'],
+    leftToTheTarget: ['CustomResourceDefinition/workflows.argoproj.io', 'Workflow/run-finished', 'Workflow/run-running', 'CustomResourceDefinition/profiles.kubeflow.org', 'CustomResourceDefinition/notebooks.kubeflow.org', 'PersistentVolume/pvc-4f1c2d3e', 'Namespace', 'StatefulSet', 'Pod', 'Service'],
   };
 }

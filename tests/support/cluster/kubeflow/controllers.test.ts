@@ -3,6 +3,7 @@ import type { KubeObject } from '../../../../src/kube/types.ts';
 import { kubeflowControllers } from './controllers.ts';
 import { kubeflowCrds } from './crds.ts';
 import { defaultNamespaceLabels, profileFinalizer, profileNamespaceLabels } from './profile-controller.ts';
+import { completedLabel, workflowsRef } from './argo-controller.ts';
 import { refs } from './refs.ts';
 import { createMemoryApi, type MemoryApi } from './testing-api.ts';
 
@@ -224,6 +225,25 @@ describe('simulated Kubeflow controllers', () => {
     expect(trialsOf('home')).to.have.length(2);
     expect(trialsOf('pinned')).to.deep.equal([]);
     expect(api.get(refs.experiments, 'pinned', 'hana')!.status).to.deep.equal(goalReached);
+  });
+
+  // argo-workflows controller.go tweakWorkflowlist and operator.go operate
+  it('runs a Workflow with no phase from the start; never touches one labelled completed, whatever its status', async () => {
+    api.create(refs.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ines' } });
+    const workflow = (name: string, labels?: Record<string, string>, status?: unknown): KubeObject => ({
+      apiVersion: 'argoproj.io/v1alpha1', kind: 'Workflow', metadata: { name, namespace: 'ines', ...(labels ? { labels } : {}) },
+      spec: { entrypoint: 'train', templates: [{ name: 'train', container: { image: 'python:3.11' } }] }, ...(status ? { status } : {}),
+    });
+    const podsOf = (name: string) => api.list(refs.pods, { namespace: 'ines', labelSelector: `workflows.argoproj.io/workflow=${name}` });
+    // a finished Workflow restored without its status and labels, and one restored with its completed label only
+    api.create(workflowsRef, workflow('rerun'));
+    api.create(workflowsRef, workflow('left-alone', { [completedLabel]: 'true' }));
+    api.create(workflowsRef, workflow('done', { [completedLabel]: 'true' }, { phase: 'Succeeded' }));
+    await eventually(() => podsOf('rerun').length === 1, 'the pod of the Workflow started again');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(podsOf('left-alone')).to.deep.equal([]);
+    expect(podsOf('done')).to.deep.equal([]);
+    expect(api.get(workflowsRef, 'left-alone', 'ines')!.status).to.equal(undefined);
   });
 
   it('lays out the Juju model workloads with images in the kubeflow namespace', async () => {
