@@ -9,6 +9,7 @@ import { DATA_FILES_INDEX, indexDataFiles } from '../archive/data-files.ts';
 import { ControlPlaneRecordSchema, type ControlPlaneOutcome, type Manifest, type VolumeEntry } from '../archive/manifest.ts';
 import type { BackupStore } from '../store/backup-store.ts';
 import { backupDecision } from '../kubeflow/backup-selection.ts';
+import { readBindableRoles } from '../kubeflow/bindable-roles.ts';
 import { isProfileResource, profileKind, stateResources } from '../kubeflow/kinds.ts';
 import { knownKinds, spelledResource } from '../kubeflow/known-kinds.ts';
 import { isContributorObject } from '../kubeflow/contributors.ts';
@@ -184,6 +185,9 @@ export async function runBackup(kube: BackupKube, store: BackupStore, request: B
   const firstPage = pageSource.next();
   firstPage.catch(() => undefined);
 
+  // which ClusterRoles an owner may bind here: read while the scope is resolved (src/kubeflow/bindable-roles.ts)
+  const bindableRoles = readBindableRoles(kube);
+  bindableRoles.catch(() => undefined);
   const [scoped, opened] = await Promise.allSettled([scoping, starting]);
   if (scoped.status === 'rejected' || opened.status === 'rejected') {
     await pageSource.return?.(undefined).catch(() => undefined);
@@ -193,6 +197,14 @@ export async function runBackup(kube: BackupKube, store: BackupStore, request: B
   }
   const scope = scoped.value;
   const writer = opened.value;
+  let bindable: ReadonlySet<string>;
+  try {
+    bindable = await bindableRoles;
+  } catch (error) {
+    await pageSource.return?.(undefined).catch(() => undefined);
+    await writer.abort().catch(() => undefined);
+    throw error;
+  }
   writer.setScope({
     action: request.kind,
     namespaces: [...scope.namespaces].sort(),
@@ -222,7 +234,7 @@ export async function runBackup(kube: BackupKube, store: BackupStore, request: B
       // kept objects go to the archive a page at a time: one await per page, not one per object
       const kept: KubeObject[] = [];
       for (const object of page) {
-        const decision = backupDecision(object, { namespaces: scope.namespaces, ...(scope.profileNames ? { profiles: scope.profileNames } : {}), filter }, resource.resource);
+        const decision = backupDecision(object, { namespaces: scope.namespaces, ...(scope.profileNames ? { profiles: scope.profileNames } : {}), filter, bindableRoles: bindable }, resource.resource);
         const inScope = !resource.namespaced || scope.namespaces.has(object.metadata.namespace ?? '');
         let keep = decision.keep;
         let reason = decision.reason;

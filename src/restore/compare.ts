@@ -3,6 +3,7 @@
 import type { KubeClient } from '../kube/client.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { backupDecision } from '../kubeflow/backup-selection.ts';
+import { readBindableRoles } from '../kubeflow/bindable-roles.ts';
 import { groupOf } from '../kubeflow/identity.ts';
 import { stateResources } from '../kubeflow/kinds.ts';
 import { asRestoredForStatus } from '../kubeflow/status-kinds.ts';
@@ -83,10 +84,11 @@ export async function collectUserState(kube: KubeClient, options: { profileNames
   const profiles = profilesResource ? (await kube.listAll(profilesResource)).items : [];
   const namespaces = namespacesResource ? (await kube.listAll(namespacesResource)).items : [];
   const profileNamespaces = new Set(findProfileNamespaces(namespaces, profiles, options.profileNamespaceSelector).keys());
+  const bindableRoles = await readBindableRoles(kube);
   const out: KubeObject[] = [];
   for (const resource of stateResources(await kube.discover())) {
     for (const object of (await kube.listAll(resource)).items) {
-      if (backupDecision(object, { namespaces: profileNamespaces }, resource.resource).keep) out.push(object);
+      if (backupDecision(object, { namespaces: profileNamespaces, bindableRoles }, resource.resource).keep) out.push(object);
     }
   }
   return out;

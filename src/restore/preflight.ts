@@ -16,6 +16,7 @@ import type { BackupStore } from '../store/backup-store.ts';
 import type { MarkerRead } from '../archive/reader.ts';
 import { restoreRefusal } from '../kubeflow/allow-list.ts';
 import { clusterSuppliedReason } from '../kubeflow/cluster-supplied.ts';
+import { readBindableRoles } from '../kubeflow/bindable-roles.ts';
 import { generatedReason } from '../kubeflow/generated.ts';
 import { isRecurringRun, recurringRunReason } from '../kubeflow/recurring-runs.ts';
 import { describeObject, groupOf } from '../kubeflow/identity.ts';
@@ -122,6 +123,9 @@ export async function runPreflight(kube: RestoreKube, store: BackupStore, reques
   // The target's discovery is needed only at the end, and costs 0.1-0.2 s of round trips: it runs while the archive
   // is read. A failure is not reported here; the lookups at the end ask again and report it.
   void kube.discover().catch(() => undefined);
+  // which ClusterRoles an owner may bind on the target (src/kubeflow/bindable-roles.ts), read while the archive is
+  const bindableRoles = readBindableRoles(kube);
+  bindableRoles.catch(() => undefined);
   const warnings: string[] = [];
   const resolved = await resolveBackupId(store, request.backupId, warnings);
   const backupId = resolved.id;
@@ -188,6 +192,7 @@ export async function runPreflight(kube: RestoreKube, store: BackupStore, reques
   // Chosen Profiles and namespaces are known up front; every item is still checked, only the chosen ones are spooled.
   const chosen = new Set([...request.profiles, ...request.namespaces]);
   try {
+    const bindable = await bindableRoles;
     const items = readItems(store, backupId, { expected: read.state === 'present' ? read : null, onProblem: (problem) => problems.push(problem) });
     for await (const item of items) {
       objectsChecked++;
@@ -214,7 +219,7 @@ export async function runPreflight(kube: RestoreKube, store: BackupStore, reques
         continue;
       }
       // Profiles are judged against the profile namespaces once all are known; everything else against the rules now.
-      const refusal = restoreRefusal(object, new Set(namespace ? [namespace] : []));
+      const refusal = restoreRefusal(object, new Set(namespace ? [namespace] : []), bindable);
       if (refusal) {
         refused.push(`${describeItem(object, item.path)}: ${refusal.replace(/^refused: /, '')}`);
         refusedItems.push({ key, namespace: namespace ?? '', kind: object.kind, reason: refusal });
