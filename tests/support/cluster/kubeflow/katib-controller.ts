@@ -5,7 +5,8 @@
 //   util.go IsCompleted): it gets no new Trial, unless Katib restarts it (status_util.go
 //   IsCompletedExperimentRestartable: succeeded for reaching maxTrialCount, resumePolicy LongRunning or FromVolume,
 //   and maxTrialCount raised above status.trials; or no maxTrialCount and some trials already run);
-// - a new Experiment's first reconcile only marks it Created; Trials come on the next one;
+// - a new Experiment's first reconcile only marks it Created; Trials come once its Suggestion gives assignments,
+//   which takes its algorithm service's startup (SUGGESTION_STARTUP_MS);
 // - Trials are added up to parallelTrialCount, and never beyond maxTrialCount minus the trials already completed
 //   (ReconcileTrials), counted from the status.
 import { createHash } from 'node:crypto';
@@ -116,7 +117,15 @@ function recount(spec: ExperimentSpec, status: ExperimentStatus, trials: readonl
   return next;
 }
 
-function reconcileExperiment(api: InProcessApi, key: string): void {
+/**
+ * How long a new Suggestion takes to give its first assignments. Upstream, ReconcileSuggestions creates Trials only from
+ * suggestion.status.suggestions, which the suggestion controller fills once the algorithm's own Deployment and Service
+ * are up and answer its gRPC call (pkg/controller.v1beta1/suggestion/suggestion_controller.go): seconds after a new
+ * Experiment, never within the first reconciles. Shorter here, so tests stay quick.
+ */
+export const SUGGESTION_STARTUP_MS = 500;
+
+function reconcileExperiment(api: InProcessApi, key: string, suggestionsSeen: Map<string, number>): number | void {
   const { namespace, name } = splitKey(key);
   const experiment = api.get(refs.experiments, name, namespace);
   if (!experiment || experiment.metadata.deletionTimestamp) return;
@@ -159,6 +168,15 @@ function reconcileExperiment(api: InProcessApi, key: string): void {
       metadata: { name, namespace: ns, labels: { [experimentLabel]: name }, ownerReferences: owner },
       spec: { algorithm: spec.algorithm ?? { algorithmName: 'random' }, requests: existing.length + add },
     });
+    // no assignments until the Suggestion's service is up: nothing to create yet, look again then
+    const suggestion = api.get(refs.suggestions, name, ns)!;
+    const seen = suggestionsSeen.get(suggestion.metadata.uid!) ?? Date.now();
+    suggestionsSeen.set(suggestion.metadata.uid!, seen);
+    const waiting = seen + SUGGESTION_STARTUP_MS - Date.now();
+    if (waiting > 0) {
+      write(status);
+      return waiting;
+    }
     const made: KubeObject[] = [];
     for (let index = 0; index < add; index++) {
       made.push(api.create(refs.trials, {
@@ -178,6 +196,8 @@ function reconcileExperiment(api: InProcessApi, key: string): void {
 
 export function katibController() {
   const byExperiment = controllerOwnerKeys('Experiment');
+  /** Suggestion uid → when this controller first asked it for assignments */
+  const suggestionsSeen = new Map<string, number>();
   return reconciler({
     name: 'katib-controller',
     delayMs: 10,
@@ -187,6 +207,6 @@ export function katibController() {
       // the controller watches the Trials it owns (experiment_controller.go add: EnqueueRequestForOwner)
       { ref: refs.trials, keys: (o) => byExperiment(o) },
     ],
-    reconcile: reconcileExperiment,
+    reconcile: (api, key) => reconcileExperiment(api, key, suggestionsSeen),
   });
 }
