@@ -101,6 +101,8 @@ const ExtrasSchema = z.object({
   controllerPodDefaults: z.record(z.string(), z.array(z.string())).optional().catch(undefined),
   /** namespaces that look like profile namespaces but were left out, with the reason */
   leftOutNamespaces: z.array(z.object({ namespace: z.string(), reason: z.string() })).optional().catch(undefined),
+  /** objects of the backed-up namespaces left out that no controller makes, named with the reason */
+  leftOutObjects: z.array(z.object({ object: z.string(), reason: z.string() })).optional().catch(undefined),
 }).catchall(z.unknown());
 
 export const ManifestSchema = z.object({

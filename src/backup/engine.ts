@@ -1,6 +1,7 @@
 // The backup engine: lists every state kind the cluster serves (discovered: src/kubeflow/kinds.ts), page by page, keeps what is user state in the chosen
 // Profiles and namespaces, and streams it into the archive. Nothing here knows about Juju or where S3 settings came
 // from; the charm and the CLI hand in their KubeClient (as the port src/backup/kube-port.ts) and a BackupStore.
+import { describeObject } from '../kubeflow/identity.ts';
 import type { BackupKube } from './kube-port.ts';
 import type { ApiResource, KubeObject } from '../kube/types.ts';
 import { BackupWriter } from '../archive/writer.ts';
@@ -11,6 +12,7 @@ import { newBackupId } from '../store/layout.ts';
 import { neutralWording, type Wording } from '../errors/remedy.ts';
 import { isPvc, withoutVolumeBinding } from '../kubeflow/pvc-binding.ts';
 import { backupDecision } from '../kubeflow/backup-selection.ts';
+import { readBindableRoles } from '../kubeflow/bindable-roles.ts';
 import { isProfileResource, profileKind, stateResources } from '../kubeflow/kinds.ts';
 import { knownKinds, spelledResource } from '../kubeflow/known-kinds.ts';
 import { isContributorObject } from '../kubeflow/contributors.ts';
@@ -65,6 +67,11 @@ export interface BackupOutcome {
   skipped: number;
   /** namespaces that look like profile namespaces but were left out (a restore could not recreate them), with why */
   leftOutNamespaces: Array<{ namespace: string; reason: string }>;
+  /**
+   * every object of the covered namespaces that is not a controller's output (those are counted in skippedBy) but was
+   * left out all the same — refused by the allow-list, filtered out, not part of a snapshot — named with its reason
+   */
+  leftOutObjects: Array<{ object: string; reason: string }>;
   skippedBy: Record<string, number>;
   /** per kind: `notebooks.kubeflow.org` → count */
   counts: Record<string, number>;
@@ -81,6 +88,12 @@ export interface BackupOutcome {
   durationSeconds: number;
   manifest: Manifest;
 }
+
+/**
+ * Reason classes of objects a controller makes or the cluster records (backup-selection.ts): counted, not named, as
+ * there is one per Pod and Event, and a restore makes them again anyway.
+ */
+const controllerOutputClasses = new Set(['generated', 'not state', 'not a contributor']);
 
 /** `generated: controller ownerReference to Profile/alice` → `generated` */
 function reasonClass(reason: string): string {
@@ -170,6 +183,9 @@ export async function runBackup(kube: BackupKube, store: BackupStore, request: B
   const firstPage = pageSource.next();
   firstPage.catch(() => undefined);
 
+  // which ClusterRoles an owner may bind here: read while the scope is resolved (src/kubeflow/bindable-roles.ts)
+  const bindableRoles = readBindableRoles(kube);
+  bindableRoles.catch(() => undefined);
   const [scoped, opened] = await Promise.allSettled([scoping, starting]);
   if (scoped.status === 'rejected' || opened.status === 'rejected') {
     await pageSource.return?.(undefined).catch(() => undefined);
@@ -179,6 +195,14 @@ export async function runBackup(kube: BackupKube, store: BackupStore, request: B
   }
   const scope = scoped.value;
   const writer = opened.value;
+  let bindable: ReadonlySet<string>;
+  try {
+    bindable = await bindableRoles;
+  } catch (error) {
+    await pageSource.return?.(undefined).catch(() => undefined);
+    await writer.abort().catch(() => undefined);
+    throw error;
+  }
   writer.setScope({
     action: request.kind,
     namespaces: [...scope.namespaces].sort(),
@@ -194,6 +218,7 @@ export async function runBackup(kube: BackupKube, store: BackupStore, request: B
     for (const kind of missingKinds) writer.log(`${kind} is not served by this cluster; nothing of that kind to back up`);
     for (const { namespace, reason } of scope.leftOut) writer.warn(`namespace ${namespace} was left out: ${reason}`);
     const skippedBy: Record<string, number> = {};
+    const leftOutObjects: BackupOutcome['leftOutObjects'] = [];
     const pvcs: PvcRef[] = [];
     let pvcCount = 0;
     // Each PvcRef holds its whole object until the volume step: only worth it when there will be one.
@@ -207,7 +232,7 @@ export async function runBackup(kube: BackupKube, store: BackupStore, request: B
       // kept objects go to the archive a page at a time: one await per page, not one per object
       const kept: KubeObject[] = [];
       for (const object of page) {
-        const decision = backupDecision(object, { namespaces: scope.namespaces, ...(scope.profileNames ? { profiles: scope.profileNames } : {}), filter }, resource.resource);
+        const decision = backupDecision(object, { namespaces: scope.namespaces, ...(scope.profileNames ? { profiles: scope.profileNames } : {}), filter, bindableRoles: bindable }, resource.resource);
         const inScope = !resource.namespaced || scope.namespaces.has(object.metadata.namespace ?? '');
         let keep = decision.keep;
         let reason = decision.reason;
@@ -220,7 +245,14 @@ export async function runBackup(kube: BackupKube, store: BackupStore, request: B
             (controllerPodDefaults[object.metadata.namespace!] ??= []).push(object.metadata.name!);
           }
           // Objects of other namespaces are not "skipped": they were never part of this backup.
-          if (inScope) skippedBy[reasonClass(reason)] = (skippedBy[reasonClass(reason)] ?? 0) + 1;
+          if (inScope) {
+            const reasonKind = reasonClass(reason);
+            skippedBy[reasonKind] = (skippedBy[reasonKind] ?? 0) + 1;
+            if (!controllerOutputClasses.has(reasonKind)) {
+              leftOutObjects.push({ object: describeObject(object), reason });
+              if (reasonKind === 'refused') writer.warn(`${describeObject(object)} was left out: ${reason.replace(/^refused: /, '')}`);
+            }
+          }
           continue;
         }
         // Left out of the archive. Set undefined rather than deleted, which JSON.stringify omits alike: a delete turns
@@ -284,6 +316,7 @@ export async function runBackup(kube: BackupKube, store: BackupStore, request: B
     writer.setExtra('skipped', skippedBy);
     writer.setExtra(controllerPodDefaultsExtra, controllerPodDefaults);
     writer.setExtra('leftOutNamespaces', scope.leftOut);
+    writer.setExtra('leftOutObjects', leftOutObjects);
     // What the movers left in the bucket, as the server describes it: the manifest's checksum of this index (and with
     // a key, its HMAC) is what ties the volume and control-plane files to the backup.
     const dataFiles = volumes.copied > 0 || controlPlane.copied > 0 ? await indexDataFiles(store, writer.id) : undefined;
@@ -298,6 +331,7 @@ export async function runBackup(kube: BackupKube, store: BackupStore, request: B
       skipped,
       skippedBy,
       leftOutNamespaces: scope.leftOut,
+      leftOutObjects,
       counts: summary.manifest.counts,
       namespaces: scope.namespaces.size,
       profiles,

@@ -38,20 +38,24 @@ export function namespaceRefusal(object: KubeObject, profileNamespaces: Readonly
   return `refused: ${describeObject(object)} is in namespace ${namespace}, which is not a profile namespace`;
 }
 
-export function roleBindingRefusal(object: KubeObject): string | undefined {
+/**
+ * `bindable`: the ClusterRoles an owner may bind on this cluster (bindable-roles.ts reads them: these six and every
+ * ClusterRole aggregated into them); without it, these six.
+ */
+export function roleBindingRefusal(object: KubeObject, bindable: ReadonlySet<string> = new Set(bindableClusterRoles)): string | undefined {
   if (object.kind !== 'RoleBinding' || groupOf(object.apiVersion) !== 'rbac.authorization.k8s.io') return undefined;
   const roleRef = object.roleRef as { kind?: string; name?: string } | undefined;
   // A RoleBinding's Role is always one of its own namespace: it grants nothing beyond that namespace.
   if (roleRef?.kind === 'Role') return undefined;
-  if (roleRef?.kind === 'ClusterRole' && roleRef.name && bindableClusterRoles.includes(roleRef.name)) return undefined;
+  if (roleRef?.kind === 'ClusterRole' && roleRef.name && bindable.has(roleRef.name)) return undefined;
   return `refused: ${describeObject(object)} binds ${roleRef?.kind ?? 'an unknown role kind'} ${roleRef?.name ?? ''}`.trimEnd()
-    + `; only ${bindableClusterRoles.join(', ')} may be bound`;
+    + `; only ${bindableClusterRoles.join(', ')} and the ClusterRoles aggregated into them may be bound`;
 }
 
 /** the first reason the restore must not write this object, or undefined when it may */
-export function restoreRefusal(object: KubeObject, profileNamespaces: ReadonlySet<string>): string | undefined {
+export function restoreRefusal(object: KubeObject, profileNamespaces: ReadonlySet<string>, bindable?: ReadonlySet<string>): string | undefined {
   return admissionRefusal(object)
     ?? clusterScopeRefusal(object)
     ?? namespaceRefusal(object, profileNamespaces)
-    ?? roleBindingRefusal(object);
+    ?? roleBindingRefusal(object, bindable);
 }

@@ -16,6 +16,8 @@ export interface BackupScope {
   /** Profiles to back up; undefined means every Profile */
   profiles?: ReadonlySet<string>;
   filter?: ResourceFilter;
+  /** the ClusterRoles an owner may bind on the cluster (bindable-roles.ts); without it, the fixed ones */
+  bindableRoles?: ReadonlySet<string>;
 }
 
 /**
@@ -44,7 +46,7 @@ export function backupDecision(object: KubeObject, scope: BackupScope, resource?
   // What the restore's allow-list refuses, the backup leaves out: a backup must always be restorable.
   const reserved = isProfile ? reservedProfileReason(object.metadata.name!) : undefined;
   if (reserved) return { keep: false, reason: `refused: ${reserved}` };
-  const refused = roleBindingRefusal(object);
+  const refused = roleBindingRefusal(object, scope.bindableRoles);
   if (refused) return { keep: false, reason: refused };
   const generated = generatedReason(object);
   if (generated) return { keep: false, reason: generated };

@@ -16,18 +16,18 @@ export interface KnownKind {
    * (its identity, credentials, config, limits) and the PVCs themselves
    */
   beforeVolumeFill?: true;
-  /** the status a controller decides from; a restore writes it back after the object (status-kinds.ts says how) */
+  /**
+   * the status a controller decides from; a restore writes it back after the object (status-kinds.ts says how, and
+   * adds the training operator's job kinds by their shape)
+   */
   status?: { why: string; suspendUntilStatus?: true };
   /** part of a KFAM contributor or a Profile: what snapshot-profiles keeps */
   snapshot?: true;
 }
 
-const TRAINING_JOB_STATUS = {
-  why: 'training-operator v1.9.0 pkg/controller.v1/common/job.go ReconcileJobs: a job whose status has Succeeded or Failed is finished and gets no pods',
-  suspendUntilStatus: true,
-} as const;
-
-const trainingJob = (resource: string, kind: string): KnownKind => ({ phase: 2, group: 'kubeflow.org', resource, kind, status: TRAINING_JOB_STATUS });
+// Training jobs are named for their place in the order only; which kinds get their status back is derived from the
+// training operator's API shape (status-kinds.ts), so a kind not named here (MXJob) is covered too.
+const trainingJob = (resource: string, kind: string): KnownKind => ({ phase: 2, group: 'kubeflow.org', resource, kind });
 
 export const knownKinds: readonly KnownKind[] = [
   { phase: 1, group: 'kubeflow.org', resource: 'profiles', kind: 'Profile', snapshot: true },
@@ -59,6 +59,8 @@ export const knownKinds: readonly KnownKind[] = [
   trainingJob('mpijobs', 'MPIJob'),
   trainingJob('xgboostjobs', 'XGBoostJob'),
   trainingJob('paddlejobs', 'PaddleJob'),
+  // served and reconciled by training-operator 1.7 and 1.8 (Charmed Kubeflow 1.8 and 1.9), pkg/controller.v1/mxnet
+  trainingJob('mxjobs', 'MXJob'),
   // not named by the issue, but reconciled by the same common/job.go in training-operator v1.9.0 (pkg/controller.v1/jax)
   trainingJob('jaxjobs', 'JAXJob'),
 ];

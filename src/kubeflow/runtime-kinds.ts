@@ -34,7 +34,10 @@ export const runtimeKinds: readonly RuntimeKind[] = [
   { group: 'kubeflow.org', kind: 'Suggestion', why: 'Suggestions are made by Katib from their Experiment' },
   { group: 'kubeflow.org', kind: 'Trial', why: 'Trials are made by Katib from their Experiment' },
   // KFP's run machinery: a run lives in KFP's database and MinIO; the Workflow that executed it is output.
-  { group: 'argoproj.io', kind: 'Workflow', why: 'Argo Workflows are the execution of KFP runs, which live in KFP\'s database' },
+  // And one restored would run again: the workflow controller operates on every Workflow not labelled
+  // workflows.argoproj.io/completed=true (argo-workflows workflow/controller/controller.go tweakWorkflowlist) and starts
+  // from the beginning one whose status.phase is empty (operator.go operate), as a restore without status leaves it.
+  { group: 'argoproj.io', kind: 'Workflow', why: 'Argo Workflows are the execution of KFP runs, which live in KFP\'s database; restored, the workflow controller would run them again' },
   { group: 'argoproj.io', kind: 'WorkflowTaskResult', why: 'WorkflowTaskResults are written by a running Workflow\'s pods' },
   { group: 'argoproj.io', kind: 'WorkflowTaskSet', why: 'WorkflowTaskSets are written by the Argo controller for a running Workflow' },
   { group: 'argoproj.io', kind: 'WorkflowArtifactGCTask', why: 'WorkflowArtifactGCTasks are made by the Argo controller for a finished Workflow' },

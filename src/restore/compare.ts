@@ -3,8 +3,10 @@
 import type { KubeClient } from '../kube/client.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { backupDecision } from '../kubeflow/backup-selection.ts';
+import { readBindableRoles } from '../kubeflow/bindable-roles.ts';
 import { groupOf } from '../kubeflow/identity.ts';
 import { stateResources } from '../kubeflow/kinds.ts';
+import { asRestoredForStatus } from '../kubeflow/status-kinds.ts';
 import { findProfileNamespaces } from '../kubeflow/profile-namespaces.ts';
 import { restorable } from './normalize.ts';
 
@@ -34,9 +36,12 @@ export function identityOf(object: KubeObject): string {
   return `${groupOf(object.apiVersion)}/${object.kind}/${object.metadata.namespace ?? ''}/${object.metadata.name ?? ''}`;
 }
 
-/** the state of an object that must match across clusters: restorable fields, owners named by kind and name, not uid */
+/**
+ * the state of an object that must match across clusters: restorable fields, owners named by kind and name, not uid;
+ * a finished Experiment as the restore writes it (pinned so that Katib keeps it finished: src/kubeflow/status-kinds.ts)
+ */
 export function comparable(object: KubeObject): KubeObject {
-  const copy = restorable(object);
+  const copy = restorable(asRestoredForStatus(object));
   if (copy.metadata.ownerReferences) {
     copy.metadata.ownerReferences = copy.metadata.ownerReferences.map(({ uid: _uid, ...owner }) => owner as typeof owner & { uid: string });
   }
@@ -79,10 +84,11 @@ export async function collectUserState(kube: KubeClient, options: { profileNames
   const profiles = profilesResource ? (await kube.listAll(profilesResource)).items : [];
   const namespaces = namespacesResource ? (await kube.listAll(namespacesResource)).items : [];
   const profileNamespaces = new Set(findProfileNamespaces(namespaces, profiles, options.profileNamespaceSelector).keys());
+  const bindableRoles = await readBindableRoles(kube);
   const out: KubeObject[] = [];
   for (const resource of stateResources(await kube.discover())) {
     for (const object of (await kube.listAll(resource)).items) {
-      if (backupDecision(object, { namespaces: profileNamespaces }, resource.resource).keep) out.push(object);
+      if (backupDecision(object, { namespaces: profileNamespaces, bindableRoles }, resource.resource).keep) out.push(object);
     }
   }
   return out;

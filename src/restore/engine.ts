@@ -14,7 +14,7 @@ import type { ApiResource, KubeObject, OwnerReference } from '../kube/types.ts';
 import type { BackupStore } from '../store/backup-store.ts';
 import { describeObject } from '../kubeflow/identity.ts';
 import { parseResourceFilter, type ResourceFilter } from '../kubeflow/resource-filters.ts';
-import { suspendedForStatus } from '../kubeflow/status-kinds.ts';
+import { awaitsResume, finishedExperimentPin, isFinishedStatus, statusToWrite, suspendedForStatus } from '../kubeflow/status-kinds.ts';
 import { recordedPodDefaults } from '../kubeflow/late-pod-defaults.ts';
 import { isBeforeVolumeFill, isWorkloadStep } from '../kubeflow/restore-order.ts';
 import { isControllerServiceAccount } from '../kubeflow/service-accounts.ts';
@@ -27,7 +27,7 @@ import { unmetFields } from './compare.ts';
 import { RestoreInputError, RestoreStoppedError, listOf } from './errors.ts';
 import { replacementFor } from '../kubeflow/restore-changes.ts';
 import { restorable } from './normalize.ts';
-import { describeUnserved, runPreflight, spoolKey, type Preflight, type SpooledStep } from './preflight.ts';
+import { describeUnserved, runPreflight, spoolKey, type Preflight, type SkippedItem, type SpooledStep } from './preflight.ts';
 import { droppedFields, dropSentences } from './target-schema.ts';
 import { apiVersionOf } from '../kube/types.ts';
 import { RestoreReport, type KindTally, type PlanEntry, type Verdict } from './report.ts';
@@ -275,7 +275,7 @@ class RestoreRun {
   private async executeSteps(): Promise<this> {
     const { preflight } = this;
     await this.restoreControlPlane();
-    for (const item of preflight.skipped) this.report.record(item.key, item.kind, item.namespace, 'skip', `${item.kind}/${item.namespace}: ${item.reason}`);
+    for (const item of preflight.skipped) this.report.record(item.key, item.kind, item.namespace, 'skip', skipReason(item));
     // Kinds the target serves in no version: a dry run without skip-unserved counts them as refused (the restore
     // would refuse the backup); with skip-unserved they are skipped, each named.
     const unservedVerdict: Verdict = this.request.skipUnserved ? 'skip' : 'fail';
@@ -529,16 +529,19 @@ class RestoreRun {
       if (this.dry) return this.request.dryRun ? this.askCreate(resource, item, wanted, record, name) : record('create');
       try {
         const guard = item.status !== undefined ? suspendedForStatus(wanted) : undefined;
-        const sent = this.volumeFill.withMarkIfFilled(resource, guard?.create ?? wanted);
+        const pin = item.status !== undefined ? finishedExperimentPin(wanted, item.status) : undefined;
+        let toCreate = guard?.create ?? wanted;
+        if (pin !== undefined) toCreate = { ...toCreate, spec: { ...(toCreate.spec as object), maxTrialCount: pin } };
+        const sent = this.volumeFill.withMarkIfFilled(resource, toCreate);
         const made = await this.kube.create(resource, sent, { safeToRetry: true, fieldManager: FIELD_MANAGER });
         this.dropped.push(...dropSentences(archived, droppedFields(sent, made), false));
         this.remember(item.uid, made);
         if (item.status !== undefined) {
-          const problem = await writeArchivedStatus(this.kube, resource, made, item.status, FIELD_MANAGER);
-          if (problem) return record('fail', `${name} was created, but its status was not restored (${problem}), so its controller may run it again — delete it and rerun the restore`);
+          const problem = await writeArchivedStatus(this.kube, resource, made, statusToWrite(wanted, item.status), FIELD_MANAGER);
+          if (problem) return record('fail', `${name} was created, but its status was not restored (${problem}), so its controller may run it again — rerun the restore to finish it`);
           if (guard) await this.kube.patch(resource, made.metadata.name!, made.metadata.namespace, guard.resume, 'merge', { fieldManager: FIELD_MANAGER });
         }
-        return record('create');
+        return record('create', pin === undefined ? undefined : pinReason(name, pin));
       } catch (error) {
         if (!isAlreadyExists(error)) return record('fail', `${name}: ${describe(error)}`);
         // Made meanwhile (by a controller, or by a previous attempt whose answer was lost): judge it like any existing object.
@@ -580,6 +583,8 @@ class RestoreRun {
     record: (verdict: Verdict, reason?: string) => Verdict, name: string,
   ): Promise<Verdict> {
     const archived = item.object;
+    const unfinished = item.status !== undefined ? await this.finishInterruptedCreate(resource, item, wanted, existing, name) : undefined;
+    if (unfinished) return record(unfinished.verdict, unfinished.reason);
     for (let attempt = 0; ; attempt++) {
       const differs = unmetFields(wanted, existing);
       if (differs.length === 0) {
@@ -626,6 +631,29 @@ class RestoreRun {
         existing = fresh;
       }
     }
+  }
+
+  /**
+   * An object whose create an earlier restore made but did not finish (a crash, a lost answer, a status write that
+   * failed): a training job still suspended by the restore's guard, or an Experiment pinned by it (finishedExperimentPin)
+   * whose status is not yet the archived finished one. Comparing only the fields the archive sets would call either
+   * unchanged and leave it suspended, or running again, for good; so the archived status is written (again: the write
+   * replaces the whole status, so repeating it is harmless) and the job resumed. Undefined when there is nothing to finish.
+   */
+  private async finishInterruptedCreate(
+    resource: ApiResource, item: SpooledItem, wanted: KubeObject, existing: KubeObject, name: string,
+  ): Promise<{ verdict: Verdict; reason: string } | undefined> {
+    const suspended = awaitsResume(wanted, existing);
+    const pin = finishedExperimentPin(wanted, item.status);
+    const pinnedButRunning = pin !== undefined && (existing.spec as { maxTrialCount?: number } | undefined)?.maxTrialCount === pin && !isFinishedStatus(existing.status);
+    if (!suspended && !pinnedButRunning) return undefined;
+    const what = suspended ? `${name} was left suspended by an earlier restore that stopped before resuming it` : `${name} was created by an earlier restore that stopped before writing its status`;
+    if (this.dry) return { verdict: 'update', reason: `${what}: its status would be written${suspended ? ' and it would be resumed' : ''}` };
+    const problem = await writeArchivedStatus(this.kube, resource, existing, statusToWrite(wanted, item.status), FIELD_MANAGER);
+    if (problem) return { verdict: 'fail', reason: `${what}, and its status could not be written (${problem}) — rerun the restore` };
+    if (suspended) await this.kube.patch(resource, existing.metadata.name!, existing.metadata.namespace, suspendedForStatus(wanted)!.resume, 'merge', { fieldManager: FIELD_MANAGER });
+    this.remember(item.uid, existing);
+    return { verdict: 'update', reason: `${what}: its status was written${suspended ? ' and it was resumed' : ''}` };
   }
 
   private mergeServiceAccount(
@@ -684,6 +712,17 @@ function unservedWarnings(preflight: Preflight, request: RestoreRequest): string
   const listed = listOf(preflight.unserved.map(describeUnserved), 50);
   if (request.skipUnserved) return [`skip-unserved: the target serves no version of ${listed}; ${request.dryRun ? 'these would be' : 'these were'} left out and not written`];
   return [`the target serves no version of ${listed}: a restore refuses this backup and writes nothing, unless skip-unserved is set (which leaves these out)`];
+}
+
+/** a skipped item's reason, naming it: `Kind/namespace/name: reason` (a reason that names the object already is kept) */
+function skipReason(item: SkippedItem): string {
+  const named = [item.kind, item.namespace, item.name].filter((part) => part !== undefined && part !== '').join('/');
+  return item.reason.includes(`${named}`) && item.name ? item.reason : `${named}: ${item.reason}`;
+}
+
+/** the reason a finished Experiment's create carries: what the restore set, and why */
+function pinReason(name: string, pin: number): string {
+  return `${name} finished without spec.maxTrialCount; it was restored with maxTrialCount ${pin} so that Katib, which restarts such an Experiment, keeps it finished`;
 }
 
 /** true for a step that may use a PVC: everything but the core kinds ordered up to and including PVCs */

@@ -16,6 +16,8 @@ import { resourceFolder } from '../archive/paths.ts';
 import type { BackupStore } from '../store/backup-store.ts';
 import type { MarkerRead } from '../archive/reader.ts';
 import { restoreRefusal } from '../kubeflow/allow-list.ts';
+import { clusterSuppliedReason } from '../kubeflow/cluster-supplied.ts';
+import { readBindableRoles } from '../kubeflow/bindable-roles.ts';
 import { generatedReason } from '../kubeflow/generated.ts';
 import { finishedJobReason } from '../kubeflow/finished-jobs.ts';
 import { isRecurringRun, recurringRunReason } from '../kubeflow/recurring-runs.ts';
@@ -75,6 +77,8 @@ export interface SkippedItem {
   key: string;
   namespace: string;
   kind: string;
+  /** the object's name, so that the results name what was left out (absent for a Namespace: its namespace says it) */
+  name?: string;
   reason: string;
   /** set for the KFP recurring runs, which the results list by name */
   recurringRun?: string;
@@ -150,6 +154,9 @@ export async function runPreflight(kube: RestoreKube, store: BackupStore, reques
   // The target's discovery is needed only at the end, and costs 0.1-0.2 s of round trips: it runs while the archive
   // is read. A failure is not reported here; the lookups at the end ask again and report it.
   void kube.discover().catch(() => undefined);
+  // which ClusterRoles an owner may bind on the target (src/kubeflow/bindable-roles.ts), read while the archive is
+  const bindableRoles = readBindableRoles(kube);
+  bindableRoles.catch(() => undefined);
   const warnings: string[] = [];
   try {
     refuseAllowWithLatest(request.backupId, request.allowUnauthenticated, request.allowHint);
@@ -224,6 +231,7 @@ export async function runPreflight(kube: RestoreKube, store: BackupStore, reques
   // Chosen Profiles and namespaces are known up front; every item is still checked, only the chosen ones are spooled.
   const chosen = new Set([...request.profiles, ...request.namespaces]);
   try {
+    const bindable = await bindableRoles;
     const items = readItems(store, backupId, { expected: read.state === 'present' ? read : null, onProblem: (problem) => problems.push(problem) });
     for await (const item of items) {
       objectsChecked++;
@@ -243,8 +251,14 @@ export async function runPreflight(kube: RestoreKube, store: BackupStore, reques
         skipped.push({ key, namespace: object.metadata.name ?? '', kind: 'Namespace', reason: 'namespaces are made by the profile controller from their Profile' });
         continue;
       }
+      // A Velero archive also carries the CRDs of its custom resources and the PVs of its PVCs: the target has its own.
+      const supplied = clusterSuppliedReason(object);
+      if (supplied) {
+        skipped.push({ key, namespace: '', kind: object.kind, name: object.metadata.name ?? '', reason: supplied });
+        continue;
+      }
       // Profiles are judged against the profile namespaces once all are known; everything else against the rules now.
-      const refusal = restoreRefusal(object, new Set(namespace ? [namespace] : []));
+      const refusal = restoreRefusal(object, new Set(namespace ? [namespace] : []), bindable);
       if (refusal) {
         refused.push(`${describeItem(object, item.path)}: ${refusal.replace(/^refused: /, '')}`);
         refusedItems.push({ key, namespace: namespace ?? '', kind: object.kind, reason: refusal });
@@ -265,21 +279,21 @@ export async function runPreflight(kube: RestoreKube, store: BackupStore, reques
       // Profiles are never filtered: a namespace exists only through its Profile (as on the backup side).
       const filtered = request.filter && filteredOutReason(request.filter, { group, resource: item.resource, kind: object.kind });
       if (filtered) {
-        skipped.push({ key, namespace, kind: object.kind, reason: filtered });
+        skipped.push({ key, namespace, kind: object.kind, name: object.metadata.name ?? '', reason: filtered });
         continue;
       }
       const generated = generatedReason(object);
       if (generated) {
-        skipped.push({ key, namespace, kind: object.kind, reason: generated });
+        skipped.push({ key, namespace, kind: object.kind, name: object.metadata.name ?? '', reason: generated });
         continue;
       }
       if (isRecurringRun(object)) {
-        skipped.push({ key, namespace, kind: object.kind, reason: recurringRunReason, recurringRun: `${namespace}/${object.metadata.name ?? ''}` });
+        skipped.push({ key, namespace, kind: object.kind, name: object.metadata.name ?? '', reason: recurringRunReason, recurringRun: `${namespace}/${object.metadata.name ?? ''}` });
         continue;
       }
       const finishedJob = finishedJobReason(object);
       if (finishedJob) {
-        skipped.push({ key, namespace, kind: object.kind, reason: finishedJob });
+        skipped.push({ key, namespace, kind: object.kind, name: object.metadata.name ?? '', reason: finishedJob });
         continue;
       }
       if (isSealed(object)) {
@@ -404,7 +418,9 @@ export async function runPreflight(kube: RestoreKube, store: BackupStore, reques
     }
     return {
       backupId, manifest, authentication, warnings, profiles: chosenProfiles, profileResource, namespaces: selected, steps, unserved, mappings,
-      skipped: skipped.filter((s) => selected.has(s.namespace) || (request.skipRefused === true && s.reason.startsWith('refused: ') && (chosen.size === 0 || chosen.has(s.namespace)))),
+      // what the target supplies itself (CRDs, PVs) is reported by a whole restore; a restore of chosen namespaces
+      // reports only what is in them
+      skipped: skipped.filter((s) => selected.has(s.namespace) || (s.namespace === '' && s.name !== undefined && !s.reason.startsWith('refused: ') && chosen.size === 0) || (request.skipRefused === true && s.reason.startsWith('refused: ') && (chosen.size === 0 || chosen.has(s.namespace)))),
       refused: request.skipRefused ? refused : [],
       opener, spool, objectsChecked, ownerUids,
     };

@@ -67,6 +67,22 @@ describe('backup actions (the charm in process)', function () {
     cluster.api.delete({ group: '', resource: 'namespaces' }, 'orphaned-team');
   });
 
+  it('backup-state names every object it leaves out that no controller makes, with the reason, in its results', async () => {
+    const namespace = cluster.api.list({ group: 'kubeflow.org', resource: 'profiles' })[0]!.metadata.name!;
+    const bindings = { group: 'rbac.authorization.k8s.io', resource: 'rolebindings' };
+    cluster.api.create(bindings, {
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'ops-root', namespace },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+      subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: 'ops@example.com' }],
+    });
+    const backup = await action('backup-state', { 'include-volumes': false, 'include-control-plane': false });
+    expect(backup.state.actionFailure, backup.stderr).to.equal(undefined);
+    const named = Object.entries(backup.state.actionResults).filter(([k]) => k.startsWith('left-out-objects.')).map(([, v]) => v);
+    expect(named).to.include(`RoleBinding/${namespace}/ops-root: refused: RoleBinding/${namespace}/ops-root binds ClusterRole cluster-admin; only admin, edit, view, kubeflow-admin, kubeflow-edit, kubeflow-view and the ClusterRoles aggregated into them may be bound`);
+    expect(named.every((line) => !String(line).includes('generated:')), 'controller output is counted, not named').to.equal(true);
+    cluster.api.delete(bindings, 'ops-root', namespace);
+  });
+
   it('snapshot-profiles reports Profiles and contributors', async () => {
     const { state: after, exitCode } = await action('snapshot-profiles', {});
     expect(exitCode).to.equal(0);

@@ -2,10 +2,11 @@
 // rules apply in order: admission configuration, cluster scope, the namespace, then the RoleBinding's roleRef.
 import { expect } from 'chai';
 import type { KubeObject } from '../../src/kube/types.ts';
-import { restoreRefusal } from '../../src/kubeflow/allow-list.ts';
+import { restoreRefusal, roleBindingRefusal } from '../../src/kubeflow/allow-list.ts';
+import { bindableRolesOf } from '../../src/kubeflow/bindable-roles.ts';
 
 const profileNamespaces = new Set(['alice']);
-const ONLY = 'only admin, edit, view, kubeflow-admin, kubeflow-edit, kubeflow-view may be bound';
+const ONLY = 'only admin, edit, view, kubeflow-admin, kubeflow-edit, kubeflow-view and the ClusterRoles aggregated into them may be bound';
 
 const obj = (apiVersion: string, kind: string, name: string, namespace?: string, extra: Record<string, unknown> = {}): KubeObject =>
   ({ apiVersion, kind, metadata: { name, ...(namespace ? { namespace } : {}) }, ...extra });
@@ -52,4 +53,30 @@ const rows: { case: string; object: KubeObject; refusal: string | undefined }[] 
 
 describe('kubeflow/allow-list: restoreRefusal', () => {
   for (const row of rows) it(`${row.case} → ${row.refusal === undefined ? 'restored' : 'refused'}`, () => expect(restoreRefusal(row.object, profileNamespaces)).to.equal(row.refusal));
+});
+
+describe('kubeflow/bindable-roles: what an owner may bind, read from the aggregation of ClusterRoles', () => {
+  const role = (name: string, labels: Record<string, string> = {}, aggregates?: Record<string, string>): KubeObject => ({
+    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name, labels },
+    ...(aggregates ? { aggregationRule: { clusterRoleSelectors: [{ matchLabels: aggregates }] } } : {}),
+  });
+  it('adds every ClusterRole aggregated into kubeflow-admin, -edit or -view, through other aggregated roles too', () => {
+    const roles = [
+      role('kubeflow-edit', { 'rbac.authorization.kubeflow.org/aggregate-to-kubeflow-admin': 'true' }, { 'rbac.authorization.kubeflow.org/aggregate-to-kubeflow-edit': 'true' }),
+      // KFP's own aggregated role, itself aggregated into kubeflow-edit (kubeflow/pipelines manifests, cluster-scoped-resources)
+      role('kubeflow-pipelines-edit', { 'rbac.authorization.kubeflow.org/aggregate-to-kubeflow-edit': 'true' }, { 'rbac.authorization.kubeflow.org/aggregate-to-kubeflow-pipelines-edit': 'true' }),
+      role('aggregate-to-kubeflow-pipelines-edit', { 'rbac.authorization.kubeflow.org/aggregate-to-kubeflow-pipelines-edit': 'true' }),
+      role('cluster-admin'),
+      role('unrelated', { 'rbac.authorization.k8s.io/aggregate-to-cluster-reader': 'true' }),
+    ];
+    const bindable = bindableRolesOf(roles);
+    expect([...bindable].sort()).to.deep.equal(['admin', 'aggregate-to-kubeflow-pipelines-edit', 'edit', 'kubeflow-admin', 'kubeflow-edit', 'kubeflow-pipelines-edit', 'kubeflow-view', 'view']);
+    const binding = (name: string): KubeObject => ({
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'b', namespace: 'alice' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+    });
+    expect(roleBindingRefusal(binding('kubeflow-pipelines-edit'), bindable)).to.equal(undefined);
+    expect(roleBindingRefusal(binding('kubeflow-pipelines-edit'))).to.match(/^refused: /);
+    expect(roleBindingRefusal(binding('cluster-admin'), bindable)).to.match(/^refused: /);
+  });
 });

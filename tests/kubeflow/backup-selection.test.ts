@@ -5,7 +5,7 @@ import type { KubeObject } from '../../src/kube/types.ts';
 import { backupDecision, type BackupDecision, type BackupScope } from '../../src/kubeflow/backup-selection.ts';
 import { parseResourceFilter } from '../../src/kubeflow/resource-filters.ts';
 
-const ONLY = 'only admin, edit, view, kubeflow-admin, kubeflow-edit, kubeflow-view may be bound';
+const ONLY = 'only admin, edit, view, kubeflow-admin, kubeflow-edit, kubeflow-view and the ClusterRoles aggregated into them may be bound';
 const alice: BackupScope = { namespaces: new Set(['alice']) };
 
 const obj = (apiVersion: string, kind: string, name: string, namespace?: string, extra: Record<string, unknown> = {}): KubeObject =>

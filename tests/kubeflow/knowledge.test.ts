@@ -3,7 +3,7 @@ import type { KubeObject } from '../../src/kube/types.ts';
 import { contributorBindingName, isContributorObject } from '../../src/kubeflow/contributors.ts';
 import { matchesLabelSelector, parseLabelSelector } from '../../src/kubeflow/label-selector.ts';
 import { findProfileNamespaces, judgeProfileNamespaces } from '../../src/kubeflow/profile-namespaces.ts';
-import { restoresStatus, statusKinds, suspendedForStatus } from '../../src/kubeflow/status-kinds.ts';
+import { asRestoredForStatus, awaitsResume, finishedExperimentPin, restoresStatus, statusKindsServed, statusToWrite, suspendedForStatus } from '../../src/kubeflow/status-kinds.ts';
 import { filteredOutReason, parseResourceFilter } from '../../src/kubeflow/resource-filters.ts';
 import { stripServerFields, stripServerMetadata } from '../../src/kubeflow/strip.ts';
 
@@ -97,7 +97,17 @@ describe('kubeflow knowledge', () => {
   });
 
   it('restores the status of Katib Experiments and training jobs, and creates training jobs suspended until it is written', () => {
-    expect(statusKinds.map((k) => k.kind)).to.deep.equal(['Experiment', 'PyTorchJob', 'TFJob', 'MPIJob', 'XGBoostJob', 'PaddleJob', 'JAXJob']);
+    // derived from what is served (discovery), not a list: training-operator 1.8 serves MXJob, 1.9 JAXJob instead
+    const served = [
+      { group: 'kubeflow.org', version: 'v1', kind: 'Profile' }, { group: 'kubeflow.org', version: 'v1', kind: 'Notebook' },
+      { group: 'kubeflow.org', version: 'v1beta1', kind: 'Experiment' }, { group: 'kubeflow.org', version: 'v1beta1', kind: 'Trial' },
+      { group: 'kubeflow.org', version: 'v1', kind: 'PyTorchJob' }, { group: 'kubeflow.org', version: 'v1', kind: 'MXJob' },
+      { group: 'kubeflow.org', version: 'v1beta1', kind: 'ScheduledWorkflow' }, { group: 'batch', version: 'v1', kind: 'Job' },
+      { group: 'example.com', version: 'v1', kind: 'PyTorchJob' },
+    ];
+    expect(statusKindsServed(served).map((k) => k.kind)).to.deep.equal(['Experiment', 'PyTorchJob', 'MXJob']);
+    expect(restoresStatus(obj('kubeflow.org/v1', 'MXJob', 'm', 'a'))).to.equal(true);
+    expect(restoresStatus(obj('kubeflow.org/v1', 'Profile', 'p'))).to.equal(false);
     expect(restoresStatus(obj('kubeflow.org/v1beta1', 'Experiment', 'e', 'a'))).to.equal(true);
     expect(restoresStatus(obj('kubeflow.org/v1', 'Notebook', 'n', 'a'))).to.equal(false);
     expect(restoresStatus(obj('example.com/v1', 'PyTorchJob', 'p', 'a'))).to.equal(false);
@@ -112,6 +122,39 @@ describe('kubeflow knowledge', () => {
     expect(suspendedForStatus(withPolicy)?.resume).to.deep.equal({ spec: { runPolicy: { suspend: null } } });
     expect(suspendedForStatus(obj('kubeflow.org/v1', 'MPIJob', 'm', 'a', { spec: { runPolicy: { suspend: false } } }))?.resume).to.deep.equal({ spec: { runPolicy: { suspend: false } } });
     expect(suspendedForStatus(obj('kubeflow.org/v1', 'PaddleJob', 'p', 'a', { spec: { runPolicy: { suspend: true } } }))).to.equal(undefined);
+  });
+
+  it('a finished Experiment without maxTrialCount is pinned to the trials it ran, within what Katib\'s webhook accepts', () => {
+    const succeeded = (trials: number) => ({ trials, conditions: [{ type: 'Created', status: 'True' }, { type: 'Succeeded', status: 'True', reason: 'ExperimentGoalReached' }] });
+    const experiment = (spec: Record<string, unknown>) => obj('kubeflow.org/v1beta1', 'Experiment', 'e', 'a', { spec });
+    expect(finishedExperimentPin(experiment({ parallelTrialCount: 2 }), succeeded(7))).to.equal(7);
+    expect(finishedExperimentPin(experiment({ parallelTrialCount: 4, maxFailedTrialCount: 5 }), succeeded(2)), 'never below maxFailedTrialCount').to.equal(5);
+    expect(finishedExperimentPin(experiment({}), succeeded(1)), 'parallelTrialCount defaults to 3').to.equal(3);
+    expect(finishedExperimentPin(experiment({ maxTrialCount: 9 }), succeeded(4)), 'has its own').to.equal(undefined);
+    expect(finishedExperimentPin(experiment({}), succeeded(0)), 'Katib restarts it only with trials').to.equal(undefined);
+    expect(finishedExperimentPin(experiment({}), { trials: 3, conditions: [{ type: 'Running', status: 'True' }] }), 'unfinished').to.equal(undefined);
+    expect(finishedExperimentPin(obj('kubeflow.org/v1', 'PyTorchJob', 'p', 'a'), succeeded(3))).to.equal(undefined);
+    const finished: KubeObject = { ...experiment({ parallelTrialCount: 2 }), status: succeeded(6) };
+    expect(asRestoredForStatus(finished).spec).to.deep.equal({ parallelTrialCount: 2, maxTrialCount: 6 });
+    expect(finished.spec).to.deep.equal({ parallelTrialCount: 2 });
+  });
+
+  it('an unfinished Experiment is restored without the Trials it had in flight; a finished one as archived', () => {
+    const experiment = obj('kubeflow.org/v1beta1', 'Experiment', 'e', 'a', { spec: {} });
+    const running = { conditions: [{ type: 'Running', status: 'True' }], trials: 5, trialsSucceeded: 3, trialsRunning: 1, trialsPending: 1, runningTrialList: ['e-a'], pendingTrialList: ['e-b'], succeededTrialList: ['e-c'] };
+    expect(statusToWrite(experiment, running)).to.deep.equal({ conditions: [{ type: 'Running', status: 'True' }], trials: 3, trialsSucceeded: 3, succeededTrialList: ['e-c'] });
+    const done = { ...running, conditions: [{ type: 'Succeeded', status: 'True' }] };
+    expect(statusToWrite(experiment, done)).to.equal(done);
+    const job = { conditions: [{ type: 'Running', status: 'True' }], replicaStatuses: {} };
+    expect(statusToWrite(obj('kubeflow.org/v1', 'TFJob', 't', 'a'), job)).to.equal(job);
+  });
+
+  it('a training job still suspended by the restore awaits its resume; one the user suspended does not', () => {
+    const job = obj('kubeflow.org/v1', 'PyTorchJob', 'p', 'a', { spec: { runPolicy: { cleanPodPolicy: 'None' } } });
+    expect(awaitsResume(job, suspendedForStatus(job)!.create)).to.equal(true);
+    expect(awaitsResume(job, job)).to.equal(false);
+    const userSuspended = obj('kubeflow.org/v1', 'PyTorchJob', 'p', 'a', { spec: { runPolicy: { suspend: true } } });
+    expect(awaitsResume(userSuspended, userSuspended)).to.equal(false);
   });
 
   it('strips what the server owns without touching the input', () => {

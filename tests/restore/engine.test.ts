@@ -418,9 +418,10 @@ describe('restore engine against the embedded cluster and s3rver', function () {
       const before = kubeF!.requestCounts();
       const outcome = await restore(kubeF!, { encryptionKey: 'restore-test-passphrase' });
       const after = kubeF!.requestCounts();
-      // one LIST of Profiles, the namespace watch's first LIST and the PodDefault watch's (for the late
-      // access-ml-pipeline): nothing per kind or per namespace
-      expect(after.list - before.list).to.be.at.most(3);
+      // one LIST of Profiles, one of ClusterRoles (which an owner may bind: src/kubeflow/bindable-roles.ts), the
+      // namespace watch's first LIST and the PodDefault watch's (for the late access-ml-pipeline): nothing per kind or
+      // per namespace
+      expect(after.list - before.list).to.be.at.most(4);
       expect(outcome.totals).to.deep.include({ created: archived - 2, unchanged: 1, skipped: 1, failed: 0 });
       const { statuses, resumes } = await archivedStatuses();
       expect(after.update - before.update).to.equal(0);
@@ -510,8 +511,24 @@ describe('restore engine against the embedded cluster and s3rver', function () {
       // requests set, as a profile's ResourceQuota on cpu and memory makes the API server require of every Pod
       spec: { pytorchReplicaSpecs: { Master: { replicas: 1, template: { spec: { containers: [{ name: 'pytorch', image: 'docker.io/kubeflowkatib/pytorch-mnist:v1beta1-45c5727', resources: { requests: { cpu: '1', memory: '2Gi' } } }] } } } } },
     });
-    const trialsOf = (name: string) => fresh.api.list(refs.trials, { namespace, labelSelector: `katib.kubeflow.org/experiment=${name}` });
+    const mxjobsRef = { group: 'kubeflow.org', resource: 'mxjobs' };
+    const openEnded = { parallelTrialCount: 2, objective: { type: 'maximize', goal: 0.9, objectiveMetricName: 'accuracy' }, algorithm: { algorithmName: 'random' }, parameters: [{ name: 'lr', feasibleSpace: { min: '0.01', max: '0.1' } }] };
+    const mxjob = (name: string): KubeObject => ({
+      apiVersion: 'kubeflow.org/v1', kind: 'MXJob', metadata: { name, namespace },
+      spec: { jobMode: 'MXTrain', mxReplicaSpecs: { Worker: { replicas: 1, template: { spec: { containers: [{ name: 'mxnet', image: 'docker.io/kubeflow/mxnet-gpu:latest', resources: { requests: { cpu: '1', memory: '1Gi' } } }] } } } } },
+    });
+    const trialsIn = (cluster: RunningCluster, name: string) => cluster.api.list(refs.trials, { namespace, labelSelector: `katib.kubeflow.org/experiment=${name}` });
+    const trialsOf = (name: string) => trialsIn(fresh, name);
     const podsOf = (name: string) => fresh.api.list(refs.pods, { namespace, labelSelector: `training.kubeflow.org/job-name=${name}` });
+    const finishedIn = (object: KubeObject | undefined) => ((object?.status as { conditions?: Array<{ type: string; status: string }> } | undefined)?.conditions ?? [])
+      .some((c) => (c.type === 'Succeeded' || c.type === 'Failed') && c.status === 'True');
+    async function until<T>(what: string, ready: () => T | false | undefined): Promise<T> {
+      for (const deadline = Date.now() + 10_000; ; await new Promise((resolve) => setTimeout(resolve, 10))) {
+        const value = ready();
+        if (value) return value;
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      }
+    }
 
     before(async () => {
       namespace = (await collectUserState(kubeA)).find((o) => o.kind === 'Profile')!.metadata.name!;
@@ -529,6 +546,15 @@ describe('restore engine against the embedded cluster and s3rver', function () {
       };
       await succeed(experimentsRef, 'tuned', 'Experiment', { trials: 4, trialsSucceeded: 4, currentOptimalTrial: { parameterAssignments: [{ name: 'lr', value: '0.042' }] } });
       await succeed(pytorchjobsRef, 'trained', 'PyTorchJob', { replicaStatuses: { Master: { succeeded: 1 } } });
+      // an Experiment without maxTrialCount that ends when a Trial reaches its goal (Katib restarts such an
+      // Experiment on every reconcile, and finds it complete again only by recounting its Trials)
+      a.api.create(experimentsRef, { ...experiment('explored'), spec: { ...openEnded } });
+      const [best] = await until('trials of explored', () => { const t = trialsIn(a, 'explored'); return t.length === 2 && t; });
+      a.api.updateStatus(refs.trials, { ...best!, status: { conditions: [{ type: 'Succeeded', status: 'True' }], observation: { metrics: [{ name: 'accuracy', latest: '0.97' }] } } });
+      await until('explored to succeed', () => finishedIn(a.api.get(experimentsRef, 'explored', namespace)));
+      // an MXJob, which training-operator 1.8 (Charmed Kubeflow 1.9) still serves and reconciles
+      a.api.create(mxjobsRef, mxjob('mxdone'));
+      await succeed(mxjobsRef, 'mxdone', 'MXJob', { replicaStatuses: { Worker: { succeeded: 1 } } });
       const backup = await runBackup(kubeA, backupStore(store), {
         kind: 'backup-state', includeVolumes: false, includeControlPlane: false, toolVersion: 'test', namespaces: [namespace],
         profileNamespaceSelector: 'app.kubernetes.io/part-of=kubeflow-profile', protectedCrdGroups: ['kubeflow.org'], encryptionKey: 'restore-test-passphrase',
@@ -544,11 +570,6 @@ describe('restore engine against the embedded cluster and s3rver', function () {
 
     it('a finished Experiment and PyTorchJob start nothing on the target; the unfinished ones start again', async () => {
       expect(outcome.totals.failed).to.equal(0);
-      const until = async (what: string, ready: () => boolean) => {
-        for (const deadline = Date.now() + 10_000; !ready(); await new Promise((resolve) => setTimeout(resolve, 10))) {
-          if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-        }
-      };
       // the same controllers start the unfinished ones: once they have, the finished ones have had their turn too
       await until('trials of the unfinished Experiment', () => trialsOf('tuning').length === 2);
       await until('the pod of the unfinished PyTorchJob', () => podsOf('training').length === 1);
@@ -562,6 +583,57 @@ describe('restore engine against the embedded cluster and s3rver', function () {
       expect((trained.status as { replicaStatuses: unknown }).replicaStatuses).to.deep.equal({ Master: { succeeded: 1 } });
       // created suspended until its status was written, then given back its own spec
       expect(trained.spec).to.deep.equal(job('trained').spec);
+    });
+
+    it('a finished Experiment without maxTrialCount and a finished MXJob stay finished, and the results say why the Experiment changed', async () => {
+      await until('trials of the unfinished Experiment', () => trialsOf('tuning').length === 2);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(trialsOf('explored')).to.deep.equal([]);
+      expect(podsOf('mxdone')).to.deep.equal([]);
+      const explored = fresh.api.get(experimentsRef, 'explored', namespace)!;
+      expect(finishedIn(explored)).to.equal(true);
+      const archived = a.api.get(experimentsRef, 'explored', namespace)!;
+      expect(explored.status).to.deep.equal(archived.status);
+      // the trials it ran: Katib does not restart an Experiment with a maxTrialCount it has not raised
+      expect((explored.spec as { maxTrialCount?: number }).maxTrialCount).to.equal(2);
+      expect(outcome.plan.flatMap((e) => e.reasons).some((r) => r.includes('Experiment/' + namespace + '/explored') && r.includes('maxTrialCount 2'))).to.equal(true);
+      const mxdone = fresh.api.get(mxjobsRef, 'mxdone', namespace)!;
+      expect(finishedIn(mxdone)).to.equal(true);
+      expect(mxdone.spec).to.deep.equal(mxjob('mxdone').spec);
+      expect(describeDifferences(compareStates(await collectUserState(kubeA), await collectUserState(kubeF))).filter((d) => d.includes(`/${namespace}/`))).to.deep.equal([]);
+    });
+
+    it('a restore that stopped anywhere between a suspended create and its resume is finished by the rerun', async () => {
+      // the states an earlier restore leaves when it stops: created suspended; created suspended with its status
+      // written; an Experiment created pinned without its status
+      const archivedJob = restorable(a.api.get(pytorchjobsRef, 'trained', namespace)!);
+      const archivedStatus = a.api.get(pytorchjobsRef, 'trained', namespace)!.status;
+      const suspended = suspendedForStatus(archivedJob)!.create;
+      const remake = async (ref: typeof pytorchjobsRef, name: string, object: KubeObject, status?: unknown) => {
+        fresh.api.delete(ref, name, namespace);
+        await until(`${name} to go`, () => !fresh.api.get(ref, name, namespace));
+        const made = fresh.api.create(ref, object);
+        if (status) fresh.api.updateStatus(ref, { ...made, status });
+      };
+      await remake(pytorchjobsRef, 'trained', suspended);
+      await remake(mxjobsRef, 'mxdone', suspendedForStatus(restorable(a.api.get(mxjobsRef, 'mxdone', namespace)!))!.create, a.api.get(mxjobsRef, 'mxdone', namespace)!.status);
+      const explored = restorable(a.api.get(experimentsRef, 'explored', namespace)!);
+      await remake(experimentsRef, 'explored', { ...explored, spec: { ...(explored.spec as object), maxTrialCount: 2 } });
+      const rerun = await runRestore(kubeF, backupStore(store), { backupId: 'latest', waitTimeoutMs: 20_000, encryptionKey: 'restore-test-passphrase', namespaces: [namespace] });
+      expect(rerun.totals.failed).to.equal(0);
+      const reasons = rerun.plan.flatMap((e) => e.reasons);
+      expect(reasons.filter((r) => r.includes('earlier restore'))).to.have.length(3);
+      const trained = fresh.api.get(pytorchjobsRef, 'trained', namespace)!;
+      expect(trained.spec).to.deep.equal(archivedJob.spec);
+      expect(trained.status).to.deep.equal(archivedStatus);
+      expect(fresh.api.get(mxjobsRef, 'mxdone', namespace)!.spec).to.deep.equal(mxjob('mxdone').spec);
+      expect(finishedIn(fresh.api.get(experimentsRef, 'explored', namespace))).to.equal(true);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(podsOf('trained')).to.deep.equal([]);
+      expect(podsOf('mxdone')).to.deep.equal([]);
+      // and the next rerun has nothing left to do
+      const again = await runRestore(kubeF, backupStore(store), { backupId: 'latest', waitTimeoutMs: 20_000, encryptionKey: 'restore-test-passphrase', namespaces: [namespace] });
+      expect(again.totals).to.deep.include({ created: 0, updated: 0, failed: 0 });
     });
   });
 

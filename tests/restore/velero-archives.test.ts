@@ -6,6 +6,7 @@ import { startCluster, type RunningCluster } from '../support/cluster/index.ts';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
 import { putVeleroBackup } from '../support/velero/archive.ts';
 import { veleroProfileNamespace } from '../archive/fixtures.ts';
+import { veleroKubeflowNamespace } from '../support/velero/namespace-backup.ts';
 import { KubeClient } from '../../src/kube/client.ts';
 import { ObjectStore } from '../../src/store/objects.ts';
 import { runBackup } from '../../src/backup/engine.ts';
@@ -89,6 +90,44 @@ describe('restore of Velero archives and of unfinished backups', function () {
     expect((await get(kubeB, 'rbac.authorization.k8s.io', 'roles', 'system:image-puller', 'velero-alice')).metadata.name).to.equal('system:image-puller');
     expect((await get(kubeB, 'kubeflow.org', 'notebooks', 'analysis', 'velero-alice')).apiVersion).to.equal('kubeflow.org/v1');
     expect((await get(kubeB, '', 'configmaps', 'settings', 'velero-alice')).data).to.deep.equal({ a: 'b' });
+  });
+
+  it('restores a Velero backup of a profile namespace by default: its CRDs, PV, Pods and owned objects are skipped, each named with its reason', async () => {
+    const store = storeAt('velero-namespace');
+    const fixture = veleroKubeflowNamespace('velero-dora');
+    await putVeleroBackup(store, { name: 'velero-dora-daily', items: fixture.items });
+    const outcome = await runRestore(kubeB, backupStore(store), { backupId: 'velero-dora-daily', waitTimeoutMs: 20_000 });
+
+    const skips = outcome.plan.filter((entry) => entry.skip > 0);
+    expect(outcome.totals).to.deep.include({ created: fixture.userState.length, skipped: fixture.leftToTheTarget.length, failed: 0 });
+    const reasons = skips.flatMap((entry) => entry.reasons);
+    expect(reasons).to.include.members([
+      'installed by the charms: CustomResourceDefinition/profiles.kubeflow.org comes with the charm that serves it, and a restore never writes a CRD',
+      'installed by the charms: CustomResourceDefinition/notebooks.kubeflow.org comes with the charm that serves it, and a restore never writes a CRD',
+      'made by the cluster: PersistentVolume/pvc-4f1c2d3e is provisioned anew for the restored PVC that claims it',
+    ]);
+    expect(reasons).to.include.members(['Pod/velero-dora/lab-0: generated: controller ownerReference to StatefulSet/lab', 'StatefulSet/velero-dora/lab: generated: controller ownerReference to Notebook/lab', 'Service/velero-dora/lab: generated: controller ownerReference to Notebook/lab']);
+    expect(skips.map((e) => e.kind)).to.include('Namespace');
+    const pvc = await get(kubeB, '', 'persistentvolumeclaims', 'lab-workspace', 'velero-dora');
+    expect((pvc.spec as { volumeName?: string }).volumeName).to.equal(undefined);
+    expect((await get(kubeB, 'kubeflow.org', 'notebooks', 'lab', 'velero-dora')).metadata.ownerReferences).to.equal(undefined);
+    expect((await get(kubeB, '', 'configmaps', 'settings', 'velero-dora')).data).to.deep.equal({ epochs: '3' });
+    // Argo Workflows stay out: restored, the finished one would run again unless it kept both its completed label and
+    // its status (argo-workflows controller.go tweakWorkflowlist, operator.go operate); the running one's pods are gone
+    expect(reasons.filter((r) => r.startsWith('Workflow/velero-dora/run-'))).to.have.length(2);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(b.api.list({ group: 'argoproj.io', resource: 'workflows' }, { namespace: 'velero-dora' })).to.deep.equal([]);
+    expect(b.api.list({ group: '', resource: 'pods' }, { namespace: 'velero-dora', labelSelector: 'workflows.argoproj.io/workflow' })).to.deep.equal([]);
+    // what a restore that wrote the finished Workflow as Velero restores it (status dropped, label kept or not) meets
+    const archivedRun = fixture.items.find((i) => i.object.metadata.name === 'run-finished')!.object;
+    const { status: _status, ...withoutStatus } = archivedRun;
+    const unlabelled = { ...withoutStatus, metadata: { name: 'run-finished-copy', namespace: 'velero-dora', labels: {} } };
+    b.api.create({ group: 'argoproj.io', resource: 'workflows' }, unlabelled);
+    for (const deadline = Date.now() + 5000; b.api.list({ group: '', resource: 'pods' }, { namespace: 'velero-dora', labelSelector: 'workflows.argoproj.io/workflow=run-finished-copy' }).length === 0;) {
+      if (Date.now() > deadline) throw new Error('the simulated workflow controller never ran the copy');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect((b.api.get({ group: 'argoproj.io', resource: 'workflows' }, 'run-finished-copy', 'velero-dora')!.status as { phase: string }).phase).to.equal('Running');
   });
 
   it('refuses a backup whose marker says InProgress, Finalizing or Failed, naming the phase, and writes nothing', async () => {

@@ -65,6 +65,7 @@ export async function run(ctx: ActionContext<'backup-state'>): Promise<void> {
     'volume-bytes-reused': outcome.volumes.reused,
     skipped: outcome.skipped,
     ...(outcome.leftOutNamespaces.length ? { 'left-out': leftOutLines(outcome.leftOutNamespaces) } : {}),
+    ...(outcome.leftOutObjects.length ? { 'left-out-objects': leftOutObjectLines(outcome.leftOutObjects) } : {}),
     'duration-seconds': outcome.durationSeconds,
     namespaces: outcome.namespaces,
     profiles: outcome.profiles,
@@ -79,6 +80,14 @@ export async function run(ctx: ActionContext<'backup-state'>): Promise<void> {
 function leftOutLines(leftOut: ReadonlyArray<{ namespace: string; reason: string }>): string[] {
   const MAX = 50;
   const lines = leftOut.slice(0, MAX).map(({ namespace, reason }) => `${namespace}: ${reason}`);
+  if (leftOut.length > MAX) lines.push(`and ${leftOut.length - MAX} more (listed in the backup's manifest)`);
+  return lines;
+}
+
+/** one line per object left out of the backup that no controller makes, with its reason; the manifest holds them all */
+function leftOutObjectLines(leftOut: ReadonlyArray<{ object: string; reason: string }>): string[] {
+  const MAX = 100;
+  const lines = leftOut.slice(0, MAX).map(({ object, reason }) => `${object}: ${reason}`);
   if (leftOut.length > MAX) lines.push(`and ${leftOut.length - MAX} more (listed in the backup's manifest)`);
   return lines;
 }

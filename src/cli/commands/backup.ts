@@ -24,6 +24,7 @@ export function backupLines(outcome: BackupOutcome): string[] {
     `secrets: ${outcome.sealedSecrets ? `${outcome.sealedSecrets} sealed` : `${outcome.clearSecrets} stored in clear (pass --encryption-key-file to seal them)`}`,
     `skipped: ${outcome.skipped} object(s) that controllers make, the filters leave out or a restore would refuse`,
     ...outcome.leftOutNamespaces.map(({ namespace, reason }) => `left out: namespace ${namespace}: ${reason}`),
+    ...outcome.leftOutObjects.map(({ object, reason }) => `left out: ${object}: ${reason}`),
     `took ${outcome.durationSeconds}s`,
   ];
 }

@@ -75,6 +75,11 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Runnin
   });
   const crds = [...(options.kubeflowCrds === false ? [] : await loadKubeflowCrds(options)), ...(options.crds ?? [])];
   for (const crd of crds) cluster.create(CRD_REF, crd);
+  if (options.kubeflowCrds !== false) {
+    // the aggregated ClusterRoles the Kubeflow charms install (which ones an owner may bind is read from them)
+    const { kubeflowClusterRoles } = await import('./kubeflow/cluster-roles.ts');
+    for (const role of kubeflowClusterRoles()) cluster.create({ group: 'rbac.authorization.k8s.io', resource: 'clusterroles' }, role);
+  }
 
   const stops: (() => void)[] = [startBackgroundControllers(cluster)];
   if (options.controllers !== false && options.kubeflowCrds !== false) {

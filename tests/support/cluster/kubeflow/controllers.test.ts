@@ -3,6 +3,7 @@ import type { KubeObject } from '../../../../src/kube/types.ts';
 import { kubeflowControllers } from './controllers.ts';
 import { kubeflowCrds } from './crds.ts';
 import { defaultNamespaceLabels, profileFinalizer, profileNamespaceLabels } from './profile-controller.ts';
+import { completedLabel, workflowsRef } from './argo-controller.ts';
 import { refs } from './refs.ts';
 import type { Cluster } from '../cluster.ts';
 import { inProcessCluster } from '../in-process.ts';
@@ -210,6 +211,48 @@ describe('simulated Kubeflow controllers', () => {
     expect(api.get(refs.suggestions, 'done', 'gina')).to.equal(undefined);
     expect(podsOf('trained')).to.deep.equal([]);
     expect((api.get(refs.experiments, 'done', 'gina')!.status as { conditions: unknown[] }).conditions).to.have.length(2);
+  });
+
+  // katib v0.18.0 experiment_controller.go, the restart branch: no maxTrialCount and status.trials not 0 restarts a
+  // complete Experiment; the recount from its Trials ends the restart only where the Trials are
+  it('restarts a finished Experiment without maxTrialCount that has no Trials; keeps one with Trials, or with a maxTrialCount, finished', async () => {
+    api.create(refs.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'hana' } });
+    const spec = { parallelTrialCount: 2, objective: { type: 'maximize', goal: 0.9, objectiveMetricName: 'accuracy' }, algorithm: { algorithmName: 'random' } };
+    const goalReached = { conditions: [{ type: 'Created', status: 'True' }, { type: 'Succeeded', status: 'True', reason: 'ExperimentGoalReached' }], trials: 3, trialsSucceeded: 3 };
+    const trialsOf = (name: string) => api.list(refs.trials, { namespace: 'hana', labelSelector: `katib.kubeflow.org/experiment=${name}` });
+    // on its own cluster: it runs, one Trial reaches the goal, and it stays Succeeded through every restart
+    api.create(refs.experiments, { apiVersion: 'kubeflow.org/v1beta1', kind: 'Experiment', metadata: { name: 'home', namespace: 'hana' }, spec });
+    const [first] = await eventually(() => { const t = trialsOf('home'); return t.length === 2 && t; }, 'trials of home');
+    api.updateStatus(refs.trials, { ...first!, status: { conditions: [{ type: 'Succeeded', status: 'True' }], observation: { metrics: [{ name: 'accuracy', latest: '0.95' }] } } });
+    await eventually(() => (api.get(refs.experiments, 'home', 'hana')!.status as { conditions?: Array<{ type: string; status: string }> }).conditions?.some((c) => c.type === 'Succeeded' && c.status === 'True'), 'home succeeded');
+    // restored without its Trials (the memory API keeps a status sent with create): restarted, new Trials
+    api.create(refs.experiments, { apiVersion: 'kubeflow.org/v1beta1', kind: 'Experiment', metadata: { name: 'moved', namespace: 'hana' }, spec, status: goalReached });
+    await eventually(() => trialsOf('moved').length === 2, 'trials of the restarted Experiment');
+    // the same with a maxTrialCount (what a restore pins): finished for good
+    api.create(refs.experiments, { apiVersion: 'kubeflow.org/v1beta1', kind: 'Experiment', metadata: { name: 'pinned', namespace: 'hana' }, spec: { ...spec, maxTrialCount: 3 }, status: goalReached });
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(trialsOf('home')).to.have.length(2);
+    expect(trialsOf('pinned')).to.deep.equal([]);
+    expect(api.get(refs.experiments, 'pinned', 'hana')!.status).to.deep.equal(goalReached);
+  });
+
+  // argo-workflows controller.go tweakWorkflowlist and operator.go operate
+  it('runs a Workflow with no phase from the start; never touches one labelled completed, whatever its status', async () => {
+    api.create(refs.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ines' } });
+    const workflow = (name: string, labels?: Record<string, string>, status?: unknown): KubeObject => ({
+      apiVersion: 'argoproj.io/v1alpha1', kind: 'Workflow', metadata: { name, namespace: 'ines', ...(labels ? { labels } : {}) },
+      spec: { entrypoint: 'train', templates: [{ name: 'train', container: { image: 'python:3.11' } }] }, ...(status ? { status } : {}),
+    });
+    const podsOf = (name: string) => api.list(refs.pods, { namespace: 'ines', labelSelector: `workflows.argoproj.io/workflow=${name}` });
+    // a finished Workflow restored without its status and labels, and one restored with its completed label only
+    api.create(workflowsRef, workflow('rerun'));
+    api.create(workflowsRef, workflow('left-alone', { [completedLabel]: 'true' }));
+    api.create(workflowsRef, workflow('done', { [completedLabel]: 'true' }, { phase: 'Succeeded' }));
+    await eventually(() => podsOf('rerun').length === 1, 'the pod of the Workflow started again');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(podsOf('left-alone')).to.deep.equal([]);
+    expect(podsOf('done')).to.deep.equal([]);
+    expect(api.get(workflowsRef, 'left-alone', 'ines')!.status).to.equal(undefined);
   });
 
   it('lays out the Juju model workloads with images in the kubeflow namespace', async () => {

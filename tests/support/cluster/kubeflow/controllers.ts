@@ -3,6 +3,7 @@
 // module names.
 import type { Controller } from '../contract.ts';
 import { kfpProfileController, type KfpProfileControllerOptions } from './kfp-profile-controller.ts';
+import { argoController } from './argo-controller.ts';
 import { katibController } from './katib-controller.ts';
 import { kserveController } from './kserve-controller.ts';
 import { modelWorkloadsController } from './model-workloads.ts';
@@ -26,6 +27,7 @@ export function kubeflowControllers(options: KubeflowControllerOptions = {}): Co
     kserveController(),
     katibController(),
     trainingController(),
+    argoController(),
     modelWorkloadsController(),
   ];
 }

@@ -72,6 +72,8 @@ const trainingJobs: Array<[kind: string, plural: string]> = [
   ['XGBoostJob', 'xgboostjobs'],
   ['PaddleJob', 'paddlejobs'],
   ['JAXJob', 'jaxjobs'],
+  // training-operator 1.8, which Charmed Kubeflow 1.9 ships, still serves MXJob (pkg/apis/kubeflow.org/v1/mxnet_types.go)
+  ['MXJob', 'mxjobs'],
 ];
 
 export const kubeflowCrdSpecs: readonly CrdSpec[] = [

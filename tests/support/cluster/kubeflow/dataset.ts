@@ -6,8 +6,10 @@
 import * as k8s from '@kubernetes/client-node';
 import pLimit from 'p-limit';
 import type { KubeObject } from '../../../../src/kube/types.ts';
-import { contributorBindingName, type ContributorRole } from '../../../../src/kubeflow/contributors.ts';
+import { kfamBindingName } from './kfam.ts';
 import { streamFor, type Random } from './random.ts';
+
+type ContributorRole = 'edit' | 'view';
 
 export interface DatasetProfile {
   profile: KubeObject;
@@ -68,7 +70,7 @@ function owner(random: Random, first: string, index: number): string {
 }
 
 function contributor(namespace: string, email: string, role: ContributorRole): KubeObject[] {
-  const name = contributorBindingName(email, role);
+  const name = kfamBindingName(email, role);
   const annotations = { user: email, role };
   return [{
     apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding',

@@ -17,6 +17,8 @@ export const trainingKinds: ReadonlyArray<{ kind: string; resource: string; repl
   { kind: 'XGBoostJob', resource: 'xgboostjobs', replicaSpecs: 'xgbReplicaSpecs' },
   { kind: 'PaddleJob', resource: 'paddlejobs', replicaSpecs: 'paddleReplicaSpecs' },
   { kind: 'JAXJob', resource: 'jaxjobs', replicaSpecs: 'jaxReplicaSpecs' },
+  // training-operator v1.8.0 pkg/controller.v1/mxnet (mxnet_types.go: mxReplicaSpecs)
+  { kind: 'MXJob', resource: 'mxjobs', replicaSpecs: 'mxReplicaSpecs' },
 ];
 
 const jobNameLabel = 'training.kubeflow.org/job-name';
