@@ -6,7 +6,9 @@ import { backupKeys } from '../store/layout.ts';
 import { FILL_MARK_REMOVAL, hasFillMark } from './fill-mark.ts';
 import { createOrReplace, startOrAdopt } from './adopt.ts';
 import { buildCredentialsSecret, buildMoverJob, statsPeriodSeconds } from './job.ts';
-import { followUntilFinished, waitUntilStarted } from './job-watch.ts';
+import { followUntilFinished } from './job-watch.ts';
+import { watchJob } from '../jobs/watch.ts';
+import type { StartRemedies } from '../jobs/start-watch.ts';
 import { JOBS, PODS, PVCS, SECRETS, type VolumeKube } from './kube-port.ts';
 import { moverJobName, moverSecretName, moverSelector, type MoveOperation } from './labels.ts';
 import { failureReason, jobFailedCondition, jobFinished, jobSucceeded, parseMovedTree, terminationMessage, type CopyProgress } from './outcome.ts';
@@ -227,6 +229,9 @@ interface MoverSettings extends Omit<MoveVolumesOptions, 'resources'> {
   onCopying: (copying: NonNullable<VolumeProgress['copying']>) => void;
 }
 
+/** The settings that fix a mover Pod that cannot start. */
+const MOVER_REMEDIES: StartRemedies = { imageSetting: () => 'volume-mover-image', resourcesSetting: 'volume-mover-resources' };
+
 async function moveOne(
   kube: VolumeKube,
   operation: MoveOperation,
@@ -274,23 +279,10 @@ async function moveOne(
   });
   const jobName = job.metadata.name ?? '';
   await startOrAdopt(kube, job, options.signal);
-  // The Job's own deadline ends it; the extra minute lets its controller write the Failed condition we then read.
-  let finished;
-  const stopWatching = new AbortController();
-  const finishing = kube.waitFor(JOBS, pvcRef.namespace, jobName, jobFinished, {
-    timeoutMs: (deadline + 60) * 1000,
-    signal: options.signal ? AbortSignal.any([options.signal, stopWatching.signal]) : stopWatching.signal,
+  const finished = await watchJob(kube, pvcRef.namespace, jobName, {
+    deadlineSeconds: deadline, startTimeoutSeconds: options.startTimeoutSeconds, remedies: MOVER_REMEDIES, noun: 'mover Job', signal: options.signal,
+    whileRunning: (finishing) => followUntilFinished(kube, pvcRef, jobName, finishing, options.progressIntervalMs, options.onCopying),
   });
-  finishing.catch(() => undefined); // judged below; meanwhile a rejection is not unhandled
-  try {
-    await waitUntilStarted(kube, pvcRef.namespace, jobName, options.startTimeoutSeconds, finishing);
-    finished = await followUntilFinished(kube, pvcRef, jobName, finishing, options.progressIntervalMs, options.onCopying);
-  } catch (error) {
-    stopWatching.abort();
-    // Nobody will read this Job's outcome: stop it rather than let it copy on unobserved.
-    await kube.delete(JOBS, pvcRef.namespace, jobName).catch(() => undefined);
-    throw error;
-  }
   if (!finished) throw new Error(`its mover Job ${jobName} was deleted before it finished`);
   const pods = await kube.list(PODS, pvcRef.namespace, `job-name=${jobName}`);
   const message = terminationMessage(pods);
