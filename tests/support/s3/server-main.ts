@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import S3rver from 's3rver';
 import { shareCopiedBodies, type S3rverFilesystemStore } from './shared-copies.ts';
+import { decodeStreamingBodies } from './streaming-bodies.ts';
 
 const { values } = parseArgs({
   options: {
@@ -49,6 +50,8 @@ const server = new S3rver({
 });
 // A server-side copy costs this machine a request, not a copy of the bytes, as with a real S3 service (shared-copies.ts).
 if (!values['copy-bytes']) shareCopiedBodies((server as unknown as { store: S3rverFilesystemStore }).store);
+// aws-chunked bodies are decoded as S3 decodes them (streaming-bodies.ts); s3rver alone would store the chunk framing.
+decodeStreamingBodies(server);
 const requestLog = values['request-log'];
 if (requestLog) {
   // One JSON line per request, written before s3rver handles it: what a test needs to tell an upload (a PUT with a
