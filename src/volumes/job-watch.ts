@@ -13,6 +13,7 @@ import { sleep } from '../jobs/watch.ts';
 export async function followUntilFinished(
   kube: VolumeKube, pvc: { namespace: string; name: string }, jobName: string, finishing: Promise<KubeObject | undefined>,
   intervalMs: number, report: (copying: CopyProgress & { namespace: string; pvc: string }) => void,
+  parse: (log: string) => CopyProgress | undefined = parseCopyProgress,
 ): Promise<KubeObject | undefined> {
   let settled = false;
   const ended = finishing.then(() => { settled = true; }, () => { settled = true; });
@@ -20,7 +21,7 @@ export async function followUntilFinished(
   while (!settled) {
     await Promise.race([sleep(intervalMs), ended]);
     if (settled) break;
-    const stats = await latestStats(kube, pvc.namespace, jobName).catch(() => undefined);
+    const stats = await latestStats(kube, pvc.namespace, jobName, parse).catch(() => undefined);
     if (!stats) continue;
     const key = `${stats.files}/${stats.bytes}`;
     if (key === last) continue;
@@ -30,9 +31,9 @@ export async function followUntilFinished(
   return finishing;
 }
 
-async function latestStats(kube: VolumeKube, namespace: string, jobName: string): Promise<CopyProgress | undefined> {
+async function latestStats(kube: VolumeKube, namespace: string, jobName: string, parse: (log: string) => CopyProgress | undefined): Promise<CopyProgress | undefined> {
   const pods = await kube.list(PODS, namespace, `job-name=${jobName}`);
   const running = pods.find((p) => (p.status as { phase?: string } | undefined)?.phase === 'Running');
   if (!running) return undefined;
-  return parseCopyProgress(await kube.podLog(namespace, running.metadata.name ?? '', MOVER_CONTAINER, 20));
+  return parse(await kube.podLog(namespace, running.metadata.name ?? '', MOVER_CONTAINER, 20));
 }

@@ -164,7 +164,7 @@ export function buildMoverJob(input: MoverJobInput): KubeObject {
 }
 
 /** Only this node: a ReadWriteOnce volume in use can be mounted only where it already is. */
-function nodeAffinity(nodeName: string): unknown {
+export function nodeAffinity(nodeName: string): unknown {
   return {
     nodeAffinity: {
       requiredDuringSchedulingIgnoredDuringExecution: {

@@ -50,14 +50,17 @@ interface VolumeSpec {
 // that calls mysqldump in the rclone container (or rclone in the MySQL one) fails here as it would in a cluster.
 const MYSQL_TOOLS = /^(mysql|mariadb)/;
 const RCLONE_TOOLS = /^rclone$/;
+const RESTIC_TOOLS = /^restic$/;
 
 /** Images the kubelet can "pull": each maps to the entrypoint of a locally installed tool. */
 const RUNTIMES: { image: RegExp; entrypoint: string[]; hides?: RegExp[] }[] = [
-  { image: /(^|\/)rclone(:|@|$)/, entrypoint: ['rclone'], hides: [MYSQL_TOOLS] },
-  { image: /(^|\/)(mariadb|mysql)(:|@|$)/, entrypoint: ['mariadb'], hides: [RCLONE_TOOLS] },
+  { image: /(^|\/)rclone(:|@|$)/, entrypoint: ['rclone'], hides: [MYSQL_TOOLS, RESTIC_TOOLS] },
+  // The official restic image (restic/restic: Alpine with restic and busybox) runs this machine's restic.
+  { image: /(^|\/)restic(:|@|$)/, entrypoint: ['restic'], hides: [MYSQL_TOOLS, RCLONE_TOOLS] },
+  { image: /(^|\/)(mariadb|mysql)(:|@|$)/, entrypoint: ['mariadb'], hides: [RCLONE_TOOLS, RESTIC_TOOLS] },
   { image: /(^|\/)(busybox|alpine|debian|ubuntu)(:|@|$)/, entrypoint: ['sh'] },
   // The official python image: Python with its sqlite3 module, sh and coreutils; neither rclone nor MySQL tools.
-  { image: /(^|\/)python(:|@|$)/, entrypoint: ['python3'], hides: [RCLONE_TOOLS, MYSQL_TOOLS] },
+  { image: /(^|\/)python(:|@|$)/, entrypoint: ['python3'], hides: [RCLONE_TOOLS, MYSQL_TOOLS, RESTIC_TOOLS] },
 ];
 
 const shimPaths = new Map<string, Promise<string>>();
