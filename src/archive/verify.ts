@@ -9,6 +9,7 @@ import { BackupPhaseError, judgePhase } from './velero-backup.ts';
 import { judgeAuthentication, MANIFEST_HMAC_ANNOTATION, type AuthenticationOutcome, type AuthenticationPolicy } from './authenticate.ts';
 import { isSealed, SecretOpener } from './seal.ts';
 import { checkDataFiles, DATA_FILES_INDEX } from './data-files.ts';
+import { volumeDataKind, type VolumeDataKind } from './volume-kind.ts';
 
 export type VerifyStatus = 'ok' | 'corrupt' | 'not-verifiable';
 
@@ -21,6 +22,8 @@ export interface VerifyReport {
   authentication: AuthenticationOutcome;
   /** how its Secrets are sealed: bound, without binding (an older backup), or not at all */
   sealing: string;
+  /** the kind of volume data its manifest records (undefined without a usable manifest) */
+  volumeData?: VolumeDataKind | undefined;
 }
 
 /** A sentence on how a backup's Secrets are sealed, for results: older backups are sealed without binding. */
@@ -103,7 +106,7 @@ export async function verifyBackup(store: BackupStore, id: string, policy: Authe
   if (status === 'not-verifiable') {
     problems.push({ kind: 'missing-manifest', path: keys.manifest, message: `Backup ${id} has no kubeflow-upgrader manifest (a foreign Velero backup?), so its checksums cannot be verified; its items are readable.` });
   }
-  return { id, status, objectsChecked, problems, authentication, sealing: sealingNote(manifest) };
+  return { id, status, objectsChecked, problems, authentication, sealing: sealingNote(manifest), ...(manifest ? { volumeData: volumeDataKind(manifest.volumes) } : {}) };
 }
 
 function openerOrProblem(id: string, encryption: Parameters<typeof SecretOpener.forBackup>[1], key: string | Buffer, problems: Problem[]): SecretOpener | undefined {
@@ -136,6 +139,8 @@ export interface BackupListing {
   authentication: ListedAuthentication;
   /** set when the backup is listed but its manifest could not be used */
   problem: string | undefined;
+  /** restic snapshots, plain files, both or none, from the manifest's volume index */
+  volumeData?: VolumeDataKind | undefined;
 }
 
 export type ListedAuthentication = 'authenticated' | 'not-authenticated' | 'hmac-mismatch' | 'hmac-unchecked';
@@ -187,7 +192,7 @@ async function describe(store: BackupStore, id: string, encryptionKey: string | 
     : read.authentication === undefined && carriesHmac ? 'hmac-unchecked' : 'not-authenticated';
   return {
     id, phase: status.phase, created: m.created, completed: m.completed, format: 'kubeflow-upgrader', scope: m.scope, description: m.description,
-    objects: m.objects, bytes: m.bytes, encrypted: m.encryption !== null, authentication,
+    objects: m.objects, bytes: m.bytes, encrypted: m.encryption !== null, authentication, volumeData: volumeDataKind(m.volumes),
     problem: read.changed ? `manifest changed after the backup was committed (${read.changed})` : undefined,
   };
 }

@@ -7,6 +7,7 @@
 // writes nothing that already matches. Nothing here knows about Juju; the charm and the CLI hand in their KubeClient (as the port
 // src/restore/kube-port.ts) and a BackupStore,
 // and the volume and control-plane steps are optional callbacks.
+import type { VolumeEntry } from '../archive/manifest.ts';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { RestoreKube } from './kube-port.ts';
 import { isAlreadyExists, isConflict } from '../kube/errors.ts';
@@ -39,7 +40,13 @@ import { describe } from '../errors/index.ts';
 export type ConflictPolicy = 'skip' | 'update' | 'fail';
 
 /** Fills the restored PVCs with their archived data (src/volumes); returns what it did or throws naming the PVC. */
-export type RestoreVolumeStep = (backupId: string, pvcs: Array<{ namespace: string; name: string }>, progress: ProgressSink) => Promise<{ restored: number; bytes?: number }>;
+/**
+ * Fills PVCs from the backup. `archived` is the volume index of the manifest the preflight read and authenticated: a
+ * step reading it again from the bucket would trust whatever is there by then (e.g. a substituted restic snapshot id).
+ */
+export type RestoreVolumeStep = (
+  backupId: string, pvcs: Array<{ namespace: string; name: string }>, progress: ProgressSink, archived: readonly VolumeEntry[],
+) => Promise<{ restored: number; bytes?: number }>;
 
 /**
  * Restores the control-plane data (src/controlplane), before any Profile. `manifest` is the one the preflight read and
