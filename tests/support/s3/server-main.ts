@@ -11,6 +11,7 @@ import { createRequire } from 'node:module';
 import S3rver from 's3rver';
 import { shareCopiedBodies, type S3rverFilesystemStore } from './shared-copies.ts';
 import { decodeStreamingBodies } from './streaming-bodies.ts';
+import { guardDirectoryCleanup } from './directory-cleanup.ts';
 
 const { values } = parseArgs({
   options: {
@@ -50,6 +51,8 @@ const server = new S3rver({
 });
 // A server-side copy costs this machine a request, not a copy of the bytes, as with a real S3 service (shared-copies.ts).
 if (!values['copy-bytes']) shareCopiedBodies((server as unknown as { store: S3rverFilesystemStore }).store);
+// A delete's folder cleanup never pulls a folder from under a concurrent write (directory-cleanup.ts).
+guardDirectoryCleanup((server as unknown as { store: Parameters<typeof guardDirectoryCleanup>[0] }).store);
 // aws-chunked bodies are decoded as S3 decodes them (streaming-bodies.ts); s3rver alone would store the chunk framing.
 decodeStreamingBodies(server);
 const requestLog = values['request-log'];
