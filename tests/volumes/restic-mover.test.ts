@@ -50,6 +50,7 @@ describe('volumes: the restic mover', function () {
   let original: Map<string, string>;
 
   it('backs up two PVCs of one namespace at once into one repository, each snapshot tagged and pinned by its full id', async function () {
+    this.timeout(300_000);
     const workspace = await createBoundPvc(source, 'alice', 'workspace');
     writeWorkspace(workspace, { files: 120, bigFileBytes: 8 * 1024 * 1024 });
     const datasets = await createBoundPvc(source, 'alice', 'datasets', ['ReadWriteMany']);
@@ -83,6 +84,7 @@ describe('volumes: the restic mover', function () {
   });
 
   it('restores the pinned snapshots byte-identical into WaitForFirstConsumer PVCs of a fresh cluster', async function () {
+    this.timeout(300_000);
     target.cluster.api.create(PVC_REF, pvc('alice', 'workspace'));
     target.cluster.api.create(PVC_REF, pvc('alice', 'datasets', ['ReadWriteMany']));
     const restored = await restoreVolumes(target.kube, {
@@ -95,6 +97,8 @@ describe('volumes: the restic mover', function () {
   });
 
   it('backs up again from the parent snapshot: unchanged files are not read again, and a lock left by a killed restic is removed', async function () {
+    // several restic processes and a mover Job: minutes on a loaded machine (no time is asserted)
+    this.timeout(300_000);
     // A restic killed while it held its lock on this machine (a mover Pod killed mid-backup): its lock is stale once
     // its process is gone (restic internal/restic/lock.go Stale), so it never blocks the next mover.
     const big = join(work, 'big');
@@ -104,10 +108,11 @@ describe('volumes: the restic mover', function () {
       env: { PATH: process.env.PATH, HOME: work, AWS_ACCESS_KEY_ID: s3.accessKeyId, AWS_SECRET_ACCESS_KEY: s3.secretAccessKey, RESTIC_PASSWORD: password, RESTIC_REPOSITORY: `s3:${s3.endpoint}/kf-backups/kubeflow/restic/alice`, RESTIC_CACHE_DIR: join(work, 'cache2') },
       stdio: 'ignore',
     });
-    for (let i = 0; i < 100; i++) {
-      if ((await restic('alice', ['list', 'locks'])).stdout.trim() !== '') break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    // its lock file appears in the bucket (s3rver keeps each object as a file) once it has opened the repository
+    const locks = join(s3.directory, 'kf-backups', 'kubeflow', 'restic', 'alice', 'locks');
+    const holdsLock = () => { try { return readdirSync(locks).some((f) => f.endsWith('object')); } catch { return false; } };
+    for (let waited = 0; waited < 30_000 && !holdsLock(); waited += 50) await new Promise((r) => setTimeout(r, 50));
+    expect(holdsLock(), 'the restic to be killed took its lock').to.equal(true);
     killed.kill('SIGKILL');
     await new Promise((r) => killed.once('exit', r));
     expect((await restic('alice', ['list', 'locks', '--no-lock'])).stdout.trim(), 'the killed restic left its lock').to.not.equal('');
@@ -138,6 +143,7 @@ describe('volumes: the restic mover', function () {
   });
 
   it('a flipped byte in a pack file is found by restic inside the Job, and the fill fails in one sentence', async function () {
+    this.timeout(300_000);
     // The pack that holds the largest data blob: a piece of the workspace's 8 MiB model file (restic's index says which).
     const indexes = (await restic('alice', ['list', 'index'])).stdout.trim().split('\n');
     let chosen = { pack: '', length: 0 };
