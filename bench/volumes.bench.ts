@@ -13,6 +13,7 @@ import type { MoverS3Settings } from '../src/volumes/settings.ts';
 import { startS3Server } from '../tests/support/s3/server.ts';
 import { createBoundPvc, s3For, startVolumeCluster, writeWorkspace } from '../tests/volumes/helpers.ts';
 import type { BenchOptions, BenchRow } from './types.ts';
+import { resticSideBySide } from './volumes-restic.ts';
 
 const MIB = 1024 * 1024;
 
@@ -63,6 +64,11 @@ function flushWrites(): void {
 }
 
 export default async function volumesBench(opts: BenchOptions): Promise<BenchRow[]> {
+  const throughput = await rcloneJobThroughput(opts);
+  return [...throughput, ...await resticSideBySide(opts)];
+}
+
+async function rcloneJobThroughput(opts: BenchOptions): Promise<BenchRow[]> {
   // Large enough that per-Job costs (Secret, Job and Pod lifecycle: ~0.1-0.2 s a Job here once warm, the row 'mover Job
   // time outside rclone') weigh as they would on real volumes.
   const bigBytes = (opts.quick ? 16 : 256) * MIB;

@@ -20,8 +20,14 @@ export type VolumeStep = (backupId: string, pvcs: PvcRef[], progress: ProgressSi
 /** Copies the control-plane data (src/controlplane); returns what it covered and what it could not. */
 export type ControlPlaneStep = (backupId: string, progress: ProgressSink) => Promise<ControlPlaneOutcome>;
 
-/** Fills the restored PVCs with their archived data (src/volumes); returns what it did or throws naming the PVC. */
-export type RestoreVolumeStep = (backupId: string, pvcs: Array<{ namespace: string; name: string }>, progress: ProgressSink) => Promise<{ restored: number; bytes?: number }>;
+/**
+ * Fills PVCs from the backup (src/volumes); returns what it did or throws naming the PVC. `archived` is the volume
+ * index of the manifest the preflight read and authenticated: a step reading it again from the bucket would trust
+ * whatever is there by then (e.g. a substituted restic snapshot id).
+ */
+export type RestoreVolumeStep = (
+  backupId: string, pvcs: Array<{ namespace: string; name: string }>, progress: ProgressSink, archived: readonly VolumeEntry[],
+) => Promise<{ restored: number; bytes?: number }>;
 
 /**
  * Restores the control-plane data (src/controlplane), before any Profile. `manifest` is the one the preflight read and

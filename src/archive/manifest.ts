@@ -56,6 +56,12 @@ export const VolumeEntrySchema = z.object({
   filesReused: z.number().int().nonnegative().optional(),
   /** the earlier backup compared against; informative only: this backup's files are whole objects of its own */
   reusedFrom: z.string().optional(),
+  /**
+   * Written by the restic mover: the PVC's data is this snapshot of its namespace's repository (key prefix relative to
+   * the bucket), not files under `key`. The id is pinned here, under the manifest's HMAC, so a bucket writer cannot
+   * substitute another snapshot; restic authenticates every blob of it.
+   */
+  restic: z.object({ repository: z.string(), snapshot: z.string().regex(/^[0-9a-f]{64}$/) }).optional(),
 });
 
 export const ApplicationSchema = z.object({

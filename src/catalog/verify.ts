@@ -10,6 +10,7 @@ import { BackupPhaseError, judgePhase } from '../archive/velero-backup.ts';
 import { judgeAuthentication, MANIFEST_HMAC_ANNOTATION, type AuthenticationOutcome, type AuthenticationPolicy } from '../archive/authenticate.ts';
 import { isSealed, SecretOpener } from '../archive/seal.ts';
 import { checkDataFiles, DATA_FILES_INDEX } from './data-files.ts';
+import { volumeDataKind, type VolumeDataKind } from '../archive/volume-kind.ts';
 
 export type VerifyStatus = 'ok' | 'corrupt' | 'not-verifiable';
 
@@ -22,6 +23,8 @@ export interface VerifyReport {
   authentication: AuthenticationOutcome;
   /** how its Secrets are sealed: bound, without binding (an older backup), or not at all */
   sealing: string;
+  /** the kind of volume data its manifest records (undefined without a usable manifest) */
+  volumeData?: VolumeDataKind | undefined;
 }
 
 /** A sentence on how a backup's Secrets are sealed, for results: older backups are sealed without binding. */
@@ -108,7 +111,7 @@ export async function verifyBackup(store: BackupStore, id: string, policy: Authe
   if (status === 'not-verifiable') {
     problems.push({ kind: 'missing-manifest', path: keys.manifest, message: `Backup ${id} has no kubeflow-upgrader manifest (a foreign Velero backup?), so its checksums cannot be verified; its items are readable.` });
   }
-  return { id, status, objectsChecked, problems, authentication, sealing: sealingNote(manifest) };
+  return { id, status, objectsChecked, problems, authentication, sealing: sealingNote(manifest), ...(manifest ? { volumeData: volumeDataKind(manifest.volumes) } : {}) };
 }
 
 function openerOrProblem(id: string, encryption: Parameters<typeof SecretOpener.forBackup>[1], key: string | Buffer, problems: Problem[]): SecretOpener | undefined {
@@ -148,6 +151,8 @@ export interface BackupListing {
   authentication: ListedAuthentication;
   /** set when the backup is listed but its manifest could not be used, or its marker disagrees with its manifest */
   problem: string | undefined;
+  /** restic snapshots, plain files, both or none, from the manifest's volume index */
+  volumeData?: VolumeDataKind | undefined;
 }
 
 export type ListedAuthentication = 'authenticated' | 'not-authenticated' | 'hmac-mismatch' | 'hmac-unchecked';
@@ -261,7 +266,7 @@ async function describe(store: BackupStore, id: string, encryptionKey: string | 
   const problem = read.changed ? `manifest changed after the backup was committed (${read.changed})` : disagreement;
   const listing: BackupListing = {
     id, phase: trusted ? manifestPhase(m) : status.phase, created: m.created, completed: m.completed, format: 'kubeflow-upgrader', scope: m.scope,
-    description: m.description, objects: m.objects, bytes: m.bytes, encrypted: m.encryption !== null, authentication, problem,
+    description: m.description, objects: m.objects, bytes: m.bytes, encrypted: m.encryption !== null, authentication, volumeData: volumeDataKind(m.volumes), problem,
   };
   const precise = normaliseTime(m.created) ?? markerSecond;
   return { listing, second: trusted ? (wholeSecond(m.created) ?? EPOCH) : markerSecond, precise, marker };

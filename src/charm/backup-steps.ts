@@ -13,6 +13,7 @@ export function moverConfig(config: CharmConfig): MoverConfig {
     concurrency: config['volume-mover-concurrency'],
     startTimeoutSeconds: config['volume-mover-start-timeout'],
     resources: config['volume-mover-resources'],
+    engine: config['volume-mover-engine'],
   };
 }
 

@@ -5,7 +5,10 @@ import type { S3Settings } from '../store/settings.ts';
 import { backupKeys, normalizePrefix } from '../store/layout.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { JOBS, PODS, SECRETS, type VolumeKube } from '../volumes/kube-port.ts';
-import { jobFinished, jobSucceeded } from '../volumes/outcome.ts';
+import { jobSucceeded } from '../jobs/outcome.ts';
+import { watchJob } from '../jobs/watch.ts';
+import type { StartRemedies } from '../jobs/start-watch.ts';
+import { DEFAULT_START_TIMEOUT_SECONDS } from '../jobs/template.ts';
 import { buildCopyJob, DEFAULT_MYSQL_IMAGE, DEFAULT_RCLONE_IMAGE, DEFAULT_SQLITE_IMAGE, type CopyImages, type CopySpec, type SqliteOnClaim } from './jobs.ts';
 import { MinioCopySuccess, MysqlCopySuccess, parseCopyOutcome, type CopyOutcome } from './outcome.ts';
 import { notCoveredSentences, type MinioEndpoint, type MysqlEndpoint } from './relations.ts';
@@ -37,6 +40,8 @@ export interface ControlPlaneOptions {
   images?: Partial<CopyImages>;
   /** per copy; default 6 hours */
   timeoutMs?: number;
+  /** seconds a copy's Pod may take to start running before the copy fails with the reason; default 300 */
+  startTimeoutSeconds?: number;
   onProgress?: (message: string) => void;
   /** backup: MinIO bucket → full key prefix of its copy in the newest earlier backup (src/volumes/reuse.ts) */
   minioCopyFrom?: ReadonlyMap<string, string>;
@@ -86,11 +91,19 @@ function copyTerminationMessage(pods: KubeObject[]): string | undefined {
   return undefined;
 }
 
+/** The config option that names each image, for the sentence of a Pod whose image cannot be pulled. */
+function copyRemedies(images: CopyImages): StartRemedies {
+  return {
+    imageSetting: (image) => (image === images.mysql ? 'control-plane-mysql-image' : image === images.sqlite ? 'control-plane-sqlite-image' : 'control-plane-rclone-image'),
+  };
+}
+
 async function runCopy<T>(kube: VolumeKube, spec: CopySpec, part: string, options: ControlPlaneOptions, success: z.ZodType<T>): Promise<CopyOutcome<T>> {
   const images = {
     rclone: options.images?.rclone || DEFAULT_RCLONE_IMAGE, mysql: options.images?.mysql || DEFAULT_MYSQL_IMAGE, sqlite: options.images?.sqlite || DEFAULT_SQLITE_IMAGE,
   };
-  const { job, secret } = buildCopyJob(spec, { namespace: options.namespace, backupId: options.backupId, part, images });
+  const deadlineSeconds = Math.ceil((options.timeoutMs ?? 6 * 3600_000) / 1000);
+  const { job, secret } = buildCopyJob(spec, { namespace: options.namespace, backupId: options.backupId, part, images, activeDeadlineSeconds: deadlineSeconds });
   const name = job.metadata.name!;
   // A crashed earlier attempt of the same backup leaves a Job of the same name: start clean.
   await kube.delete(JOBS, options.namespace, name);
@@ -98,7 +111,12 @@ async function runCopy<T>(kube: VolumeKube, spec: CopySpec, part: string, option
   try {
     await kube.create(SECRETS, secret);
     await kube.create(JOBS, job);
-    const finished = await kube.waitFor(JOBS, options.namespace, name, jobFinished, { timeoutMs: options.timeoutMs ?? 6 * 3600_000 });
+    const finished = await watchJob(kube, options.namespace, name, {
+      deadlineSeconds,
+      startTimeoutSeconds: options.startTimeoutSeconds ?? DEFAULT_START_TIMEOUT_SECONDS,
+      remedies: copyRemedies(images),
+      noun: 'copy Job',
+    });
     const pods = await kube.list(PODS, options.namespace, `job-name=${name}`);
     const outcome = parseCopyOutcome(copyTerminationMessage(pods), success);
     if (outcome.ok && (!finished || !jobSucceeded(finished))) {

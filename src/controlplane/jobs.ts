@@ -4,6 +4,8 @@ import { createHash } from 'node:crypto';
 import type { KubeObject } from '../kube/types.ts';
 import type { S3Settings } from '../store/settings.ts';
 import { effectiveEndpoint } from '../store/addressing.ts';
+import { storeRemote as storeRemoteEnv } from '../jobs/rclone-remote.ts';
+import { buildHardenedJob, buildRunSecret, CONTROL_PLANE_IDENTITY, DEFAULT_JOB_DEADLINE_SECONDS, type Container } from '../jobs/template.ts';
 import type { MinioEndpoint, MysqlEndpoint } from './relations.ts';
 import {
   ENV, MINIO_BACKUP_SCRIPT, MINIO_RESTORE_SCRIPT, MYSQL_DOWNLOAD_SCRIPT, MYSQL_DUMP_SCRIPT, MYSQL_LOAD_SCRIPT, MYSQL_UPLOAD_SCRIPT,
@@ -69,8 +71,11 @@ export function clientOptionsFile(db: Pick<MysqlEndpoint, 'host' | 'port' | 'use
   ].join('\n');
 }
 
-/** rclone's remote `name` as environment (RCLONE_CONFIG_<NAME>_…): the two keys go to the Secret, the rest is plain. */
-function rcloneRemote(name: 'STORE' | 'MINIO', s3: { accessKey: string; secretKey: string; endpoint?: string; region?: string }, extra: Record<string, string>) {
+/**
+ * MinIO as rclone's remote `name` (RCLONE_CONFIG_<NAME>_…): the two keys go to the Secret, the rest is plain. (The
+ * store's remote is every Job's, src/jobs/rclone-remote.ts.)
+ */
+function rcloneRemote(name: 'MINIO', s3: { accessKey: string; secretKey: string; endpoint?: string; region?: string }, extra: Record<string, string>) {
   const at = `RCLONE_CONFIG_${name}_`;
   return {
     secret: { [`${at}ACCESS_KEY_ID`]: s3.accessKey, [`${at}SECRET_ACCESS_KEY`]: s3.secretKey },
@@ -90,15 +95,11 @@ function rcloneRemote(name: 'STORE' | 'MINIO', s3: { accessKey: string; secretKe
 
 function storeRemote(store: S3Settings) {
   // The same endpoint and addressing as every other client (store/addressing.ts): AWS's regional endpoint when
-  // s3-integrator named AWS, path or host style as resolved there.
-  return rcloneRemote('STORE', { ...store, endpoint: effectiveEndpoint(store) }, {
-    RCLONE_CONFIG_STORE_FORCE_PATH_STYLE: String(store.uriStyle !== 'host'),
-    // The bucket exists (s3-integrator names it); checking would need CreateBucket rights.
-    RCLONE_CONFIG_STORE_NO_CHECK_BUCKET: 'true',
-    // rclone's s3 option storage_class (--s3-storage-class): the dumps and mirrored objects get the class our own
-    // uploads get.
-    ...(store.storageClass ? { RCLONE_CONFIG_STORE_STORAGE_CLASS: store.storageClass } : {}),
-  });
+  // s3-integrator named AWS, path or host style as resolved there; the storage class our own uploads get.
+  const remote = storeRemoteEnv('store', { ...store, endpoint: effectiveEndpoint(store) });
+  // One recursive listing instead of one request per folder: fewer calls on a big bucket, and the only listing mode
+  // some S3 servers (s3rver among them) answer completely.
+  return { secret: remote.secret, plain: { RCLONE_FAST_LIST: 'true', ...remote.plain } };
 }
 
 /** Bucket-qualified rclone path under the store remote. */
@@ -186,11 +187,8 @@ export interface CopyJobOptions {
   labels?: Record<string, string>;
 }
 
-const LABEL_APP = 'app.kubernetes.io/managed-by';
-/** Key of the per-run Secret holding the store's PEM CA chain; mounted as a file because rclone wants a path. */
-export const STORE_CA_KEY = 'store-ca.crt';
-const CA_VOLUME = 'store-ca';
-const CA_MOUNT_PATH = '/etc/kubeflow-upgrader/store-ca';
+/** Key of the per-run Secret holding the store's PEM CA chain (the hardened Job mounts it for rclone). */
+export { STORE_CA_KEY } from '../jobs/template.ts';
 const TRANSFER_VOLUME = 'transfer';
 const TRANSFER_PATH = '/transfer';
 
@@ -201,81 +199,53 @@ export function copyJobName(kind: CopyKind, backupId: string, part: string): str
   return `${base.slice(0, 63 - 9).replace(/-+$/, '')}-${digest}`;
 }
 
+/** The copy's containers, in the hardened Job template (src/jobs/template.ts). */
 export function buildCopyJob(spec: CopySpec, options: CopyJobOptions): CopyJob {
   const name = copyJobName(spec.kind, options.backupId, options.part);
-  const labels = {
-    [LABEL_APP]: 'kubeflow-upgrader',
-    'kubeflow-upgrader/backup-id': options.backupId,
-    'kubeflow-upgrader/copy': spec.kind,
-    ...options.labels,
-  };
+  const labels = { 'kubeflow-upgrader/copy': spec.kind, ...options.labels };
   const environment = copyEnvironment(spec);
-  // The store's private CA reaches rclone as the volume movers give it (volumes/job.ts): a file from the Secret, named
-  // by RCLONE_CA_CERT (rclone's global --ca-cert). It is kept out of `environment.secret`, which becomes env vars.
+  // The store's private CA is kept out of `environment.secret`, which becomes env vars: the template mounts it as a file.
   const caChain = spec.store.tlsCaChain?.length ? spec.store.tlsCaChain.join('\n') : undefined;
-  const secret: KubeObject = {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name, namespace: options.namespace, labels },
-    type: 'Opaque',
-    stringData: { ...environment.secret, ...(caChain ? { [STORE_CA_KEY]: caChain } : {}) },
-  };
+  const secret = buildRunSecret({ name, namespace: options.namespace, backupId: options.backupId, labels, data: environment.secret, caChain });
   // Each container gets only what its tool needs: rclone the bucket credentials, the MySQL client the database's.
   const mine = (tool: Tool, key: string) => (tool === 'rclone') === (key.startsWith('RCLONE_') || key === ENV.storePath || key === ENV.storeDir || key === ENV.minioBucket || key === ENV.storeCopyDest);
   const steps = STEPS[spec.kind];
   const shared = steps.length > 1;
-  const containers = steps.map((step) => ({
-    name: step.name,
-    image: options.images[step.tool],
-    command: ['sh', '-c', step.script],
-    env: [
-      // EXPECTED_SHA256 too: the MinIO copy is one rclone container, and it checks what it downloaded itself
-      ...Object.entries(environment.plain).filter(([key]) => mine(step.tool, key) || key === ENV.storePath || key === ENV.dbName || key === ENV.expectedSha256).map(([envName, value]) => ({ name: envName, value })),
-      ...(shared ? [{ name: ENV.transferDir, value: TRANSFER_PATH }] : []),
-      ...Object.keys(environment.secret).filter((key) => mine(step.tool, key)).map((key) => ({ name: key, valueFrom: { secretKeyRef: { name, key } } })),
-      ...(caChain && step.tool === 'rclone' ? [{ name: 'RCLONE_CA_CERT', value: `${CA_MOUNT_PATH}/${STORE_CA_KEY}` }] : []),
+  const containers: Container[] = steps.map((step) => {
+    const mounts = [
+      ...(shared ? [{ name: TRANSFER_VOLUME, mountPath: TRANSFER_PATH }] : []),
+      ...('sqlite' in spec && step.tool === 'sqlite' ? [{ name: SQLITE_VOLUME, mountPath: SQLITE_MOUNT }] : []),
+    ];
+    return {
+      name: step.name,
+      image: options.images[step.tool],
+      command: ['sh', '-c', step.script],
+      env: [
+        // EXPECTED_SHA256 too: the MinIO copy is one rclone container, and it checks what it downloaded itself
+        ...Object.entries(environment.plain).filter(([key]) => mine(step.tool, key) || key === ENV.storePath || key === ENV.dbName || key === ENV.expectedSha256).map(([envName, value]) => ({ name: envName, value })),
+        ...(shared ? [{ name: ENV.transferDir, value: TRANSFER_PATH }] : []),
+        ...Object.keys(environment.secret).filter((key) => mine(step.tool, key)).map((key) => ({ name: key, valueFrom: { secretKeyRef: { name, key } } })),
+      ],
+      ...(mounts.length > 0 ? { volumeMounts: mounts } : {}),
+      terminationMessagePath: '/dev/termination-log',
+      terminationMessagePolicy: 'File',
+    };
+  });
+  const job = buildHardenedJob({
+    name,
+    namespace: options.namespace,
+    backupId: options.backupId,
+    labels,
+    identity: CONTROL_PLANE_IDENTITY,
+    activeDeadlineSeconds: options.activeDeadlineSeconds ?? DEFAULT_JOB_DEADLINE_SECONDS,
+    initContainers: containers.slice(0, -1),
+    containers: containers.slice(-1),
+    volumes: [
+      ...(shared ? [{ name: TRANSFER_VOLUME, emptyDir: {} }] : []),
+      ...('sqlite' in spec ? [{ name: SQLITE_VOLUME, persistentVolumeClaim: { claimName: spec.sqlite.claim } }] : []),
     ],
-    ...(shared || (caChain && step.tool === 'rclone')
-      ? {
-        volumeMounts: [
-          ...(shared ? [{ name: TRANSFER_VOLUME, mountPath: TRANSFER_PATH }] : []),
-          ...(caChain && step.tool === 'rclone' ? [{ name: CA_VOLUME, mountPath: CA_MOUNT_PATH, readOnly: true }] : []),
-          ...('sqlite' in spec && step.tool === 'sqlite' ? [{ name: SQLITE_VOLUME, mountPath: SQLITE_MOUNT }] : []),
-        ],
-      }
-      : {}),
-    terminationMessagePath: '/dev/termination-log',
-    terminationMessagePolicy: 'File',
-    securityContext: { allowPrivilegeEscalation: false },
-  }));
-  const job: KubeObject = {
-    apiVersion: 'batch/v1',
-    kind: 'Job',
-    metadata: { name, namespace: options.namespace, labels },
-    spec: {
-      backoffLimit: 0,
-      activeDeadlineSeconds: options.activeDeadlineSeconds ?? 6 * 3600,
-      ttlSecondsAfterFinished: 3600,
-      template: {
-        metadata: { labels },
-        spec: {
-          restartPolicy: 'Never',
-          securityContext: { seccompProfile: { type: 'RuntimeDefault' } },
-          ...(shared ? { initContainers: containers.slice(0, -1) } : {}),
-          ...(shared || caChain
-            ? {
-              volumes: [
-                ...(shared ? [{ name: TRANSFER_VOLUME, emptyDir: {} }] : []),
-                ...(caChain ? [{ name: CA_VOLUME, secret: { secretName: name, items: [{ key: STORE_CA_KEY, path: STORE_CA_KEY }] } }] : []),
-                ...('sqlite' in spec ? [{ name: SQLITE_VOLUME, persistentVolumeClaim: { claimName: spec.sqlite.claim } }] : []),
-              ],
-            }
-            : {}),
-          ...('sqlite' in spec && spec.sqlite.nodeName ? { nodeName: spec.sqlite.nodeName } : {}),
-          containers: containers.slice(-1),
-        },
-      },
-    },
-  };
+    ...(caChain ? { storeCa: { secretName: name, containers: steps.filter((step) => step.tool === 'rclone').map((step) => step.name) } } : {}),
+    ...('sqlite' in spec && spec.sqlite.nodeName ? { placement: { nodeName: spec.sqlite.nodeName } } : {}),
+  });
   return { secret, job };
 }

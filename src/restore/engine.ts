@@ -7,6 +7,7 @@
 // writes nothing that already matches. Nothing here knows about Juju; the charm and the CLI hand in their KubeClient (as the port
 // src/restore/kube-port.ts) and a BackupStore,
 // and the volume and control-plane steps are optional callbacks.
+import type { VolumeEntry } from '../archive/manifest.ts';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { RestoreKube } from './kube-port.ts';
 import { isAlreadyExists, isConflict } from '../kube/errors.ts';

@@ -2,6 +2,7 @@
 // A PVC this run creates with data to fill goes in carrying the mark (src/volumes/fill-mark.ts); the fill then takes
 // every marked PVC of the restored namespaces, so a rerun finishes what a crashed run left unfilled, and a PVC that
 // existed before any restore (never marked) keeps its data.
+import type { VolumeEntry } from '../archive/manifest.ts';
 import { neutralWording, type Wording } from '../errors/remedy.ts';
 import type { ProgressSink } from '../steps.ts';
 import type { ApiResource, KubeObject } from '../kube/types.ts';
@@ -19,7 +20,8 @@ export interface VolumeFillRequest {
   includeVolumes?: boolean;
   /** how the edge words the settings a note names */
   wording?: Wording;
-  volumes?: (backupId: string, pvcs: PvcName[], progress: ProgressSink) => Promise<{ restored: number }>;
+  /** `archived`: the authenticated manifest's volume index (which data, and for restic which snapshot, each PVC has) */
+  volumes?: (backupId: string, pvcs: PvcName[], progress: ProgressSink, archived: readonly VolumeEntry[]) => Promise<{ restored: number }>;
 }
 
 export interface VolumeFillOutcome {
@@ -85,7 +87,7 @@ export class VolumeFill {
     if (fill.length === 0) return done('no PVC to fill: PVCs that already existed keep their data');
     const resumed = fill.length - createdWithData.filter((p) => fill.some((f) => f.namespace === p.namespace && f.name === p.name)).length;
     await this.say(`filling ${fill.length} PVC(s) with their archived data${resumed > 0 ? ` (${resumed} left unfilled by an earlier run)` : ''}`);
-    const result = await request.volumes(preflight.backupId, fill, (m) => this.say(m));
+    const result = await request.volumes(preflight.backupId, fill, (m) => this.say(m), preflight.manifest?.volumes ?? []);
     return done(undefined, result.restored);
   }
 

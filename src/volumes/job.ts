@@ -1,14 +1,14 @@
 // Builders for the per-run credentials Secret and the mover Job. Pure functions: the orchestration decides when.
 import type { KubeObject } from '../kube/types.ts';
+import { buildHardenedJob, buildRunSecret, VOLUME_MOVER_IDENTITY } from '../jobs/template.ts';
 import { ANNOTATION_PVC, moverLabels, type MoveOperation } from './labels.ts';
-import { CA_KEY, REMOTE_NAME, rcloneBehaviourEnv, rcloneRemoteEnv } from './rclone-env.ts';
+import { REMOTE_NAME, rcloneBehaviourEnv, rcloneRemoteEnv } from './rclone-env.ts';
 import { containerResources, type ResourceList } from './resources.ts';
 import type { MoverS3Settings } from './settings.ts';
 
 export const MOVER_CONTAINER = 'mover';
 export const VOLUME_MOUNT_PATH = '/volume';
 export const TERMINATION_LOG = '/dev/termination-log';
-const CA_MOUNT_PATH = '/etc/volume-mover';
 
 /**
  * One script for both directions, one pass over the data: `--checksum` compares files already on the other side by
@@ -85,16 +85,10 @@ export interface CredentialsSecretInput {
 }
 
 export function buildCredentialsSecret(input: CredentialsSecretInput): KubeObject {
-  const data: Record<string, string> = {};
-  for (const [key, value] of Object.entries(rcloneRemoteEnv(input.s3))) data[key] = Buffer.from(value).toString('base64');
-  if (input.s3.tlsCaChain) data[CA_KEY] = Buffer.from(input.s3.tlsCaChain).toString('base64');
-  return {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name: input.name, namespace: input.namespace, labels: moverLabels(input.backupId, input.operation) },
-    type: 'Opaque',
-    data,
-  };
+  return buildRunSecret({
+    name: input.name, namespace: input.namespace, backupId: input.backupId, labels: moverLabels(input.backupId, input.operation),
+    data: rcloneRemoteEnv(input.s3), caChain: input.s3.tlsCaChain,
+  });
 }
 
 export interface MoverJobInput {
@@ -120,8 +114,8 @@ export interface MoverJobInput {
   resources?: ResourceList | undefined;
 }
 
+/** The mover's container and its volumes, in the hardened Job template (src/jobs/template.ts). */
 export function buildMoverJob(input: MoverJobInput): KubeObject {
-  const labels = moverLabels(input.backupId, input.operation);
   const backup = input.operation === 'backup';
   const remote = `${REMOTE_NAME}:${input.remotePath}`;
   const secretEnv = Object.keys(rcloneRemoteEnv(input.s3)).map((key) => ({
@@ -130,76 +124,51 @@ export function buildMoverJob(input: MoverJobInput): KubeObject {
   }));
   const plainEnv = Object.entries({
     ...rcloneBehaviourEnv(),
-    ...(input.s3.tlsCaChain ? { RCLONE_CA_CERT: `${CA_MOUNT_PATH}/${CA_KEY}` } : {}),
     ...(input.statsPeriodSeconds ? { MOVER_STATS_PERIOD: `${input.statsPeriodSeconds}s` } : {}),
     ...(backup && input.copyDestPath ? { MOVER_COPY_DEST: `${REMOTE_NAME}:${input.copyDestPath}` } : {}),
     MOVER_SOURCE: backup ? VOLUME_MOUNT_PATH : remote,
     MOVER_TARGET: backup ? remote : VOLUME_MOUNT_PATH,
   }).map(([name, value]) => ({ name, value }));
 
-  const volumes: unknown[] = [
-    { name: 'data', persistentVolumeClaim: { claimName: input.pvc, readOnly: backup } },
-    { name: 'tmp', emptyDir: {} },
-  ];
-  const volumeMounts: unknown[] = [
-    { name: 'data', mountPath: VOLUME_MOUNT_PATH, readOnly: backup },
-    { name: 'tmp', mountPath: '/tmp' },
-  ];
-  if (input.s3.tlsCaChain) {
-    volumes.push({ name: 'ca', secret: { secretName: input.secretName, items: [{ key: CA_KEY, path: CA_KEY }] } });
-    volumeMounts.push({ name: 'ca', mountPath: CA_MOUNT_PATH, readOnly: true });
-  }
-
-  const podSpec: Record<string, unknown> = {
-    restartPolicy: 'Never',
-    automountServiceAccountToken: false,
-    securityContext: { seccompProfile: { type: 'RuntimeDefault' } },
-    volumes,
+  return buildHardenedJob({
+    name: input.name,
+    namespace: input.namespace,
+    backupId: input.backupId,
+    labels: moverLabels(input.backupId, input.operation),
+    annotations: { [ANNOTATION_PVC]: input.pvc },
+    identity: VOLUME_MOVER_IDENTITY,
+    activeDeadlineSeconds: input.activeDeadlineSeconds,
+    ttlSecondsAfterFinished: input.ttlSecondsAfterFinished,
+    volumes: [
+      { name: 'data', persistentVolumeClaim: { claimName: input.pvc, readOnly: backup } },
+      { name: 'tmp', emptyDir: {} },
+    ],
     containers: [
       {
         name: MOVER_CONTAINER,
         image: input.image,
         command: ['sh', '-c', MOVER_SCRIPT],
         env: [...secretEnv, ...plainEnv],
-        volumeMounts,
+        volumeMounts: [
+          { name: 'data', mountPath: VOLUME_MOUNT_PATH, readOnly: backup },
+          { name: 'tmp', mountPath: '/tmp' },
+        ],
         terminationMessagePath: TERMINATION_LOG,
         terminationMessagePolicy: 'FallbackToLogsOnError',
-        securityContext: { allowPrivilegeEscalation: false },
         resources: containerResources(input.resources),
       },
     ],
-  };
-  if (input.nodeName) {
-    podSpec.affinity = {
-      nodeAffinity: {
-        requiredDuringSchedulingIgnoredDuringExecution: {
-          nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: [input.nodeName] }] }],
-        },
-      },
-    };
-  }
+    ...(input.s3.tlsCaChain ? { storeCa: { secretName: input.secretName, containers: [MOVER_CONTAINER] } } : {}),
+    ...(input.nodeName ? { placement: { affinity: nodeAffinity(input.nodeName) } } : {}),
+  });
+}
 
+/** Only this node: a ReadWriteOnce volume in use can be mounted only where it already is. */
+export function nodeAffinity(nodeName: string): unknown {
   return {
-    apiVersion: 'batch/v1',
-    kind: 'Job',
-    metadata: {
-      name: input.name,
-      namespace: input.namespace,
-      labels,
-      annotations: { [ANNOTATION_PVC]: input.pvc },
-    },
-    spec: {
-      // rclone retries every request itself; a second Pod would only repeat a deterministic failure.
-      backoffLimit: 0,
-      activeDeadlineSeconds: input.activeDeadlineSeconds,
-      ttlSecondsAfterFinished: input.ttlSecondsAfterFinished,
-      template: {
-        metadata: {
-          labels,
-          // Profile namespaces have Istio injection on; a sidecar never exits, so the Job would never complete.
-          annotations: { 'sidecar.istio.io/inject': 'false', [ANNOTATION_PVC]: input.pvc },
-        },
-        spec: podSpec,
+    nodeAffinity: {
+      requiredDuringSchedulingIgnoredDuringExecution: {
+        nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: [nodeName] }] }],
       },
     },
   };

@@ -5,8 +5,13 @@ import { KfuError } from '../errors/index.ts';
 import { backupKeys } from '../store/layout.ts';
 import { FILL_MARK_REMOVAL, hasFillMark } from './fill-mark.ts';
 import { createOrReplace, startOrAdopt } from './adopt.ts';
-import { buildCredentialsSecret, buildMoverJob, statsPeriodSeconds } from './job.ts';
-import { followUntilFinished, waitUntilStarted } from './job-watch.ts';
+import { buildCredentialsSecret, buildMoverJob, nodeAffinity, statsPeriodSeconds } from './job.ts';
+import type { KubeObject } from '../kube/types.ts';
+import { buildResticJob, buildResticSecret, DEFAULT_RESTIC_IMAGE, resticRepositoryKey } from './restic/job.ts';
+import { parseResticBackup, parseResticProgress, parseResticRestore, resticFailureReason } from './restic/outcome.ts';
+import { followUntilFinished } from './job-watch.ts';
+import { watchJob } from '../jobs/watch.ts';
+import type { StartRemedies } from '../jobs/start-watch.ts';
 import { JOBS, PODS, PVCS, SECRETS, type VolumeKube } from './kube-port.ts';
 import { moverJobName, moverSecretName, moverSelector, type MoveOperation } from './labels.ts';
 import { failureReason, jobFailedCondition, jobFinished, jobSucceeded, parseMovedTree, terminationMessage, type CopyProgress } from './outcome.ts';
@@ -43,6 +48,8 @@ export interface VolumeResult {
   reusedFrom?: string;
   /** backup: files and bytes copied inside the bucket from `reusedFrom`, when rclone counted them apart */
   reused?: { files: number; bytes: number };
+  /** restic mover: the snapshot written (backup) or restored, and its repository's key prefix */
+  restic?: { snapshot: string; repository: string; dataAdded?: number; filesUnmodified?: number };
 }
 
 export interface VolumeFailure {
@@ -77,6 +84,12 @@ export interface MoveVolumesOptions {
   onProgress?: (progress: VolumeProgress) => void;
   /** backup: `namespace/pvc` → an earlier complete backup holding that PVC (src/volumes/reuse.ts) */
   copyFrom?: ReadonlyMap<string, string>;
+  /**
+   * 'restic': each PVC goes to its namespace's restic repository (src/volumes/restic/job.ts) instead of plain files;
+   * `restic` then gives the repository password and, per `namespace/pvc`, the backup's parent or the restore's snapshot.
+   */
+  engine?: 'rclone' | 'restic';
+  restic?: { password: string; parents?: ReadonlyMap<string, string>; snapshots?: ReadonlyMap<string, string> };
   /** how often a running mover's stats are read and, when they changed, reported (default 30 s) */
   progressIntervalMs?: number;
   signal?: AbortSignal;
@@ -141,6 +154,7 @@ async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: 
   } catch (error) {
     throw new Error(`volume-mover-resources must be a list like ${DEFAULT_MOVER_RESOURCES}: ${(error as Error).message}.`);
   }
+  if (options.engine === 'restic') resticSettings(options);
   const keys = backupKeys(options.backupId);
   const seen = new Set<string>();
   for (const pvc of options.pvcs) {
@@ -155,7 +169,10 @@ async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: 
     let pending = secrets.get(namespace);
     if (!pending) {
       const name = moverSecretName(operation, options.backupId);
-      pending = createOrReplace(kube, SECRETS, buildCredentialsSecret({ name, namespace, backupId: options.backupId, operation, s3: options.s3 }))
+      const secret = options.engine === 'restic'
+        ? buildResticSecret({ name, namespace, backupId: options.backupId, operation, s3: options.s3, password: resticSettings(options).password })
+        : buildCredentialsSecret({ name, namespace, backupId: options.backupId, operation, s3: options.s3 });
+      pending = createOrReplace(kube, SECRETS, secret)
         .then(() => name);
       secrets.set(namespace, pending);
     }
@@ -179,13 +196,27 @@ async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: 
     lastStatsAt = Date.now();
     options.onProgress?.({ done, total: options.pvcs.length, copying });
   };
+  // restic's `init` is not atomic on S3: two movers creating one namespace's repository at once each write a key and
+  // a config, and the config left is one the other key cannot open ("config or key ... is damaged"). So the first
+  // restic mover of each namespace runs alone, creating the repository if needed; the others follow it, at once.
+  const firstMovers = new Map<string, Promise<void>>();
+  const opening = (namespace: string): { wait: Promise<void>; done: () => void } => {
+    const first = firstMovers.get(namespace);
+    if (options.engine !== 'restic' || first) return { wait: first ?? Promise.resolve(), done: () => undefined };
+    let done!: () => void;
+    firstMovers.set(namespace, new Promise<void>((resolve) => { done = resolve; }));
+    return { wait: Promise.resolve(), done };
+  };
   const settings: MoverSettings = { ...options, startTimeoutSeconds: startTimeout, resources, signal, progressIntervalMs: interval, onCopying };
 
   try {
     await Promise.all(options.pvcs.map((pvc) => limit(async () => {
       if (signal.aborted) return;
+      const opened = opening(pvc.namespace);
+      await opened.wait;
+      if (signal.aborted) return opened.done();
       try {
-        const result = await moveOne(kube, operation, settings, pvc, secretFor);
+        const result = await moveOne(kube, operation, settings, pvc, secretFor).finally(opened.done);
         results.push(result);
         options.onProgress?.({ done: ++done, total: options.pvcs.length, result });
       } catch (error) {
@@ -227,6 +258,14 @@ interface MoverSettings extends Omit<MoveVolumesOptions, 'resources'> {
   onCopying: (copying: NonNullable<VolumeProgress['copying']>) => void;
 }
 
+function resticSettings(options: Pick<MoveVolumesOptions, 'restic'>): NonNullable<MoveVolumesOptions['restic']> {
+  if (!options.restic?.password) throw new Error('The restic mover needs the repository password.');
+  return options.restic;
+}
+
+/** The settings that fix a mover Pod that cannot start. */
+const MOVER_REMEDIES: StartRemedies = { imageSetting: () => 'volume-mover-image', resourcesSetting: 'volume-mover-resources' };
+
 async function moveOne(
   kube: VolumeKube,
   operation: MoveOperation,
@@ -251,46 +290,37 @@ async function moveOne(
   const placement = operation === 'backup' ? await placementFor(kube, pvc) : {};
   if (placement.blocked) throw new Error(placement.blocked);
 
-  const reusedFrom = operation === 'backup' ? options.copyFrom?.get(`${pvcRef.namespace}/${pvcRef.name}`) : undefined;
-  const copyDestPath = reusedFrom ? remotePath(options.s3, backupKeys(reusedFrom).volume(pvcRef.namespace, pvcRef.name)) : undefined;
   const secretName = await secretFor(pvcRef.namespace);
   const deadline = options.activeDeadlineSeconds ?? DEFAULT_JOB_DEADLINE_SECONDS;
-  const job = buildMoverJob({
+  const jobBase = {
     name: moverJobName(operation, options.backupId, pvcRef.namespace, pvcRef.name),
     namespace: pvcRef.namespace,
     pvc: pvcRef.name,
     backupId: options.backupId,
     operation,
-    image: options.image ?? DEFAULT_MOVER_IMAGE,
     secretName,
-    remotePath: path,
     s3: options.s3,
-    nodeName: placement.nodeName,
     activeDeadlineSeconds: deadline,
     ttlSecondsAfterFinished: options.ttlSecondsAfterFinished ?? DEFAULT_JOB_TTL_SECONDS,
     resources: options.resources,
+  };
+  if (options.engine === 'restic') return runResticMover(kube, operation, options, pvcRef, pvc, jobBase, placement.nodeName, base, started);
+  const reusedFrom = operation === 'backup' ? options.copyFrom?.get(`${pvcRef.namespace}/${pvcRef.name}`) : undefined;
+  const copyDestPath = reusedFrom ? remotePath(options.s3, backupKeys(reusedFrom).volume(pvcRef.namespace, pvcRef.name)) : undefined;
+  const job = buildMoverJob({
+    ...jobBase,
+    image: options.image ?? DEFAULT_MOVER_IMAGE,
+    remotePath: path,
+    nodeName: placement.nodeName,
     statsPeriodSeconds: statsPeriodSeconds(options.progressIntervalMs),
     ...(copyDestPath ? { copyDestPath } : {}),
   });
   const jobName = job.metadata.name ?? '';
   await startOrAdopt(kube, job, options.signal);
-  // The Job's own deadline ends it; the extra minute lets its controller write the Failed condition we then read.
-  let finished;
-  const stopWatching = new AbortController();
-  const finishing = kube.waitFor(JOBS, pvcRef.namespace, jobName, jobFinished, {
-    timeoutMs: (deadline + 60) * 1000,
-    signal: options.signal ? AbortSignal.any([options.signal, stopWatching.signal]) : stopWatching.signal,
+  const finished = await watchJob(kube, pvcRef.namespace, jobName, {
+    deadlineSeconds: deadline, startTimeoutSeconds: options.startTimeoutSeconds, remedies: MOVER_REMEDIES, noun: 'mover Job', signal: options.signal,
+    whileRunning: (finishing) => followUntilFinished(kube, pvcRef, jobName, finishing, options.progressIntervalMs, options.onCopying),
   });
-  finishing.catch(() => undefined); // judged below; meanwhile a rejection is not unhandled
-  try {
-    await waitUntilStarted(kube, pvcRef.namespace, jobName, options.startTimeoutSeconds, finishing);
-    finished = await followUntilFinished(kube, pvcRef, jobName, finishing, options.progressIntervalMs, options.onCopying);
-  } catch (error) {
-    stopWatching.abort();
-    // Nobody will read this Job's outcome: stop it rather than let it copy on unobserved.
-    await kube.delete(JOBS, pvcRef.namespace, jobName).catch(() => undefined);
-    throw error;
-  }
   if (!finished) throw new Error(`its mover Job ${jobName} was deleted before it finished`);
   const pods = await kube.list(PODS, pvcRef.namespace, `job-name=${jobName}`);
   const message = terminationMessage(pods);
@@ -312,3 +342,59 @@ async function moveOne(
   };
 }
 
+/**
+ * One PVC through its namespace's restic repository: a backup writes a snapshot tagged with the backup, namespace and
+ * PVC (its parent the PVC's newest snapshot, when the caller knows one); a restore writes the snapshot the caller
+ * pins (from the authenticated manifest) into the PVC. restic checks the MAC of every blob it reads.
+ */
+async function runResticMover(
+  kube: VolumeKube, operation: MoveOperation, options: MoverSettings, pvcRef: PvcRef, pvc: KubeObject,
+  jobBase: Omit<Parameters<typeof buildResticJob>[0], 'image'>, nodeName: string | undefined,
+  base: Pick<VolumeResult, 'namespace' | 'pvc' | 'operation' | 'location'>, started: number,
+): Promise<VolumeResult> {
+  const restic = resticSettings(options);
+  const id = `${pvcRef.namespace}/${pvcRef.name}`;
+  const snapshot = operation === 'restore' ? restic.snapshots?.get(id) : undefined;
+  if (operation === 'restore' && !snapshot) throw new Error('the backup pins no restic snapshot for this PVC');
+  const repository = resticRepositoryKey(options.s3, pvcRef.namespace);
+  const job = buildResticJob({
+    ...jobBase,
+    image: options.image ?? DEFAULT_RESTIC_IMAGE,
+    ...(nodeName ? { nodeAffinity: nodeAffinity(nodeName) } : {}),
+    parent: operation === 'backup' ? restic.parents?.get(id) : undefined,
+    snapshot,
+    progressFps: 1 / statsPeriodSeconds(options.progressIntervalMs),
+  });
+  const jobName = job.metadata.name ?? '';
+  await startOrAdopt(kube, job, options.signal);
+  const deadline = jobBase.activeDeadlineSeconds;
+  const finished = await watchJob(kube, pvcRef.namespace, jobName, {
+    deadlineSeconds: deadline, startTimeoutSeconds: options.startTimeoutSeconds, remedies: MOVER_REMEDIES, noun: 'mover Job', signal: options.signal,
+    whileRunning: (finishing) => followUntilFinished(kube, pvcRef, jobName, finishing, options.progressIntervalMs, options.onCopying, parseResticProgress),
+  });
+  if (!finished) throw new Error(`its mover Job ${jobName} was deleted before it finished`);
+  const message = terminationMessage(await kube.list(PODS, pvcRef.namespace, `job-name=${jobName}`));
+  if (!jobSucceeded(finished)) {
+    const failed = jobFailedCondition(finished);
+    const why = resticFailureReason(message, [options.s3.secretKey, restic.password])
+      ?? (failed?.reason === 'DeadlineExceeded' ? `it did not finish within ${deadline} seconds` : failed?.message ?? failed?.reason ?? 'the mover failed');
+    throw new Error(`mover Job ${jobName} failed: ${why}`);
+  }
+  const location = `s3://${options.s3.bucket}/${repository}`;
+  if (operation === 'backup') {
+    const outcome = parseResticBackup(message);
+    if (!outcome) throw new Error(`mover Job ${jobName} completed without reporting its restic snapshot`);
+    await kube.delete(JOBS, pvcRef.namespace, jobName);
+    return {
+      ...base, location, files: outcome.files, bytes: outcome.bytes, checksumVerified: true, durationMs: Date.now() - started,
+      ...(nodeName ? { node: nodeName } : {}),
+      restic: { snapshot: outcome.snapshot, repository, dataAdded: outcome.dataAdded, filesUnmodified: outcome.filesUnmodified },
+    };
+  }
+  const outcome = parseResticRestore(message);
+  if (!outcome || outcome.snapshot !== snapshot) throw new Error(`mover Job ${jobName} completed without reporting the restic snapshot it restored`);
+  await kube.delete(JOBS, pvcRef.namespace, jobName);
+  // Only now is the volume complete: the mark that makes a rerun fill it again comes off.
+  if (hasFillMark(pvc)) await kube.mergePatch(PVCS, pvcRef.namespace, pvcRef.name, FILL_MARK_REMOVAL);
+  return { ...base, location, files: outcome.files, bytes: outcome.bytes, checksumVerified: true, durationMs: Date.now() - started, restic: { snapshot: outcome.snapshot, repository } };
+}

@@ -2,36 +2,14 @@
 import type { KubeObject } from '../kube/types.ts';
 import { MOVER_CONTAINER } from './job.ts';
 
+export { jobFailedCondition, jobFinished, jobSucceeded } from '../jobs/outcome.ts';
+
 export interface MovedTree {
   files: number;
   bytes: number;
   checksumVerified: boolean;
   /** files and bytes copied inside the bucket from an earlier backup; undefined when this rclone does not count them apart */
   reused?: { files: number; bytes: number };
-}
-
-interface Condition {
-  type?: string;
-  status?: string;
-  reason?: string;
-  message?: string;
-}
-
-function conditions(job: KubeObject): Condition[] {
-  const status = job.status as { conditions?: Condition[] } | undefined;
-  return Array.isArray(status?.conditions) ? status.conditions : [];
-}
-
-export function jobSucceeded(job: KubeObject): boolean {
-  return conditions(job).some((c) => c.type === 'Complete' && c.status === 'True');
-}
-
-export function jobFailedCondition(job: KubeObject): Condition | undefined {
-  return conditions(job).find((c) => c.type === 'Failed' && c.status === 'True');
-}
-
-export function jobFinished(job: KubeObject | undefined): boolean {
-  return job === undefined || jobSucceeded(job) || jobFailedCondition(job) !== undefined;
 }
 
 /** The mover container's termination message from the most recently finished Pod of a Job. */

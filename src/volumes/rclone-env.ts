@@ -1,30 +1,13 @@
-// rclone reads a whole remote definition from RCLONE_CONFIG_<REMOTE>_<OPTION> variables, so the credentials reach the
-// container only as Secret-backed environment variables: never in args, never in the Job spec.
+// The mover's rclone remote (the store, src/jobs/rclone-remote.ts) and how rclone behaves in the mover.
+import { storeRemote } from '../jobs/rclone-remote.ts';
 import type { MoverS3Settings } from './settings.ts';
 
 export const REMOTE_NAME = 'kfustore';
-const PREFIX = `RCLONE_CONFIG_${REMOTE_NAME.toUpperCase()}_`;
-
-/** Secret key holding the PEM CA chain; mounted as a file because rclone wants a path. */
-export const CA_KEY = 'ca.crt';
 
 /** The Secret's data: env var name → value. Every value, secret or not, lives here so the spec stays generic. */
 export function rcloneRemoteEnv(s3: MoverS3Settings): Record<string, string> {
-  const env: Record<string, string> = {
-    [`${PREFIX}TYPE`]: 's3',
-    [`${PREFIX}PROVIDER`]: 'Other',
-    [`${PREFIX}ENV_AUTH`]: 'false',
-    [`${PREFIX}ACCESS_KEY_ID`]: s3.accessKey,
-    [`${PREFIX}SECRET_ACCESS_KEY`]: s3.secretKey,
-    [`${PREFIX}ENDPOINT`]: s3.endpoint,
-    [`${PREFIX}FORCE_PATH_STYLE`]: s3.uriStyle === 'host' ? 'false' : 'true',
-    // The bucket exists (the charm checked it); creating it would need rights a backup user should not have.
-    [`${PREFIX}NO_CHECK_BUCKET`]: 'true',
-  };
-  if (s3.region) env[`${PREFIX}REGION`] = s3.region;
-  // rclone's s3 backend option storage_class (--s3-storage-class): the class of every object it uploads.
-  if (s3.storageClass) env[`${PREFIX}STORAGE_CLASS`] = s3.storageClass;
-  return env;
+  const remote = storeRemote(REMOTE_NAME, s3);
+  return { ...remote.plain, ...remote.secret };
 }
 
 /**

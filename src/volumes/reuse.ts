@@ -21,8 +21,19 @@ export const pvcKey = (namespace: string, name: string): string => `${namespace}
 export function reusableBackups(store: BackupStore, currentId: string, pvcs: readonly PvcKey[], trust: ReuseTrust = {}): Promise<Map<string, string>> {
   const wanted = new Set(pvcs.map((p) => pvcKey(p.namespace, p.name)));
   return pickSources(store, currentId, trust, wanted, (manifest) => manifest.volumes
-    .filter((entry) => !entry.unbound && entry.files > 0)
+    // a restic entry's data is a snapshot in its repository, not files an rclone copy could start from
+    .filter((entry) => !entry.unbound && entry.files > 0 && !entry.restic)
     .map((entry) => [pvcKey(entry.namespace, entry.pvc), manifest.backupId]));
+}
+
+/**
+ * `namespace/pvc` → the restic snapshot of that PVC in the newest complete, trusted earlier backup: the restic mover's
+ * --parent, so restic reads only files whose size, mtime, ctime or inode changed since.
+ */
+export function resticParents(store: BackupStore, currentId: string, pvcs: readonly PvcKey[], trust: ReuseTrust = {}): Promise<Map<string, string>> {
+  const wanted = new Set(pvcs.map((p) => pvcKey(p.namespace, p.name)));
+  return pickSources(store, currentId, trust, wanted, (manifest) => manifest.volumes
+    .flatMap((entry): Array<[string, string]> => (entry.restic ? [[pvcKey(entry.namespace, entry.pvc), entry.restic.snapshot]] : [])));
 }
 
 /**

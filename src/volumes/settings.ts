@@ -41,14 +41,9 @@ export function moverS3Settings(settings: S3Settings): MoverS3Settings {
 /** An official rclone image pinned by tag, so a backup taken today is restorable by the same mover tomorrow. */
 export const DEFAULT_MOVER_IMAGE = 'rclone/rclone:1.68.2';
 export const DEFAULT_MOVER_CONCURRENCY = 2;
-/** A copy that has not finished in six hours is stuck, not slow. */
-export const DEFAULT_JOB_DEADLINE_SECONDS = 6 * 60 * 60;
-/** A mover Pod that is not running after five minutes is not going to start by itself (a pull, a quota, no node). */
-export const DEFAULT_START_TIMEOUT_SECONDS = 300;
+export { DEFAULT_JOB_DEADLINE_SECONDS, DEFAULT_START_TIMEOUT_SECONDS, DEFAULT_JOB_TTL_SECONDS } from '../jobs/template.ts';
 /** A running mover's progress is read, and reported when it changed, this often. */
 export const DEFAULT_PROGRESS_INTERVAL_MS = 30_000;
-/** Failed Jobs stay a day for `kubectl logs`; successful ones are deleted at once. */
-export const DEFAULT_JOB_TTL_SECONDS = 24 * 60 * 60;
 
 /** Where one PVC's files live in the bucket, as rclone names it: `bucket/prefix/backups/<id>/volumes/<ns>/<pvc>`. */
 export function remotePath(s3: MoverS3Settings, relativeKey: string): string {

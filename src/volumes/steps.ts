@@ -7,6 +7,12 @@ import type { VolumeProgress } from './mover.ts';
 import { moverS3Settings } from './settings.ts';
 import { formatBytes } from '../format-bytes.ts';
 import type { ReuseTrust } from './reuse.ts';
+import type { VolumeEntry } from '../archive/manifest.ts';
+import { DEFAULT_RESTIC_IMAGE } from './restic/job.ts';
+import { resticPassword } from './restic/password.ts';
+
+/** The rclone image config and flags default to (charm config.ts, cli backup-options.ts). */
+const DEFAULT_MOVER_IMAGE_REF = 'docker.io/rclone/rclone:1.68.2';
 
 // The mover and its port load when a step runs, not when an action or command that may never copy a volume starts.
 const mover = () => Promise.all([import('./mover.ts'), import('./kube-client-port.ts')]);
@@ -19,6 +25,14 @@ export interface MoverConfig {
   startTimeoutSeconds: number;
   /** requests = limits of each mover, e.g. `cpu=1,memory=1Gi`; '' sets none */
   resources: string;
+  /** 'restic' (volume-mover-engine): volume data in per-namespace restic repositories; default plain files (rclone) */
+  engine?: 'rclone' | 'restic';
+}
+
+/** The image of the engine: the configured one, unless it is the rclone default and the engine is restic. */
+function moverImage(config: MoverConfig): string {
+  if (config.engine === 'restic' && config.image === DEFAULT_MOVER_IMAGE_REF) return DEFAULT_RESTIC_IMAGE;
+  return config.image;
 }
 
 function describe(verb: string, p: VolumeProgress): string {
@@ -40,9 +54,30 @@ function describe(verb: string, p: VolumeProgress): string {
  */
 export function volumeBackupStep(kube: KubeClient, s3: S3Settings, config: MoverConfig, trust: ReuseTrust = {}): VolumeStep {
   return async (backupId, pvcs, progress) => {
-    const [[{ backupVolumes }, { volumeKubeFromClient }], { reusableBackups, reusedByListing }, { openBackupStore }] =
+    const [[{ backupVolumes }, { volumeKubeFromClient }], { reusableBackups, reusedByListing, resticParents }, { openBackupStore }] =
       await Promise.all([mover(), import('./reuse.ts'), import('../store/open.ts')]);
     const store = openBackupStore(s3);
+    if (config.engine === 'restic') {
+      const parents = await resticParents(store, backupId, pvcs, trust);
+      const results = await backupVolumes(volumeKubeFromClient(kube), {
+        backupId,
+        pvcs: pvcs.map(({ namespace, name }) => ({ namespace, name })),
+        s3: moverS3Settings(s3),
+        image: moverImage(config),
+        concurrency: config.concurrency,
+        startTimeoutSeconds: config.startTimeoutSeconds,
+        resources: config.resources,
+        engine: 'restic',
+        restic: { password: resticPassword(trust.encryptionKey), parents },
+        onProgress: (p) => void progress(describe('backed up the data of', p)),
+      });
+      return results.map((r) => ({
+        // the repository's folder relative to the location prefix, as every entry's key is
+        namespace: r.namespace, pvc: r.pvc, key: r.restic ? `restic/${r.namespace}` : store.keys(backupId).volume(r.namespace, r.pvc), files: r.files, bytes: r.bytes,
+        ...(r.skipped ? { unbound: true as const } : {}),
+        ...(r.restic ? { bytesUploaded: r.restic.dataAdded ?? 0, restic: { repository: r.restic.repository, snapshot: r.restic.snapshot } } : {}),
+      }));
+    }
     const copyFrom = await reusableBackups(store, backupId, pvcs, trust);
     const results = await backupVolumes(volumeKubeFromClient(kube), {
       copyFrom,
@@ -72,20 +107,33 @@ export function volumeBackupStep(kube: KubeClient, s3: S3Settings, config: Mover
   };
 }
 
-/** Restore: fills the PVCs the restore marked (src/volumes/fill-mark.ts) from the backup's copy of their files. */
-export function volumeRestoreStep(kube: KubeClient, s3: S3Settings, config: MoverConfig): RestoreVolumeStep {
-  return async (backupId, pvcs, progress) => {
+/**
+ * Restore: fills the PVCs the restore marked (src/volumes/fill-mark.ts) from the backup: a PVC whose entry in the
+ * authenticated manifest pins a restic snapshot from that snapshot (its repository's password from `trust`), any other
+ * from the backup's copy of its files (the plain-file mover's backups stay restorable).
+ */
+export function volumeRestoreStep(kube: KubeClient, s3: S3Settings, config: MoverConfig, trust: ReuseTrust = {}): RestoreVolumeStep {
+  return async (backupId, pvcs, progress, archived: readonly VolumeEntry[] = []) => {
     const [{ restoreVolumes }, { volumeKubeFromClient }] = await mover();
-    const results = await restoreVolumes(volumeKubeFromClient(kube), {
+    const snapshots = new Map(archived.flatMap((e): Array<[string, string]> => (e.restic ? [[`${e.namespace}/${e.pvc}`, e.restic.snapshot]] : [])));
+    const inRestic = pvcs.filter((p) => snapshots.has(`${p.namespace}/${p.name}`));
+    const asFiles = pvcs.filter((p) => !snapshots.has(`${p.namespace}/${p.name}`));
+    const common = {
       backupId,
-      pvcs,
       s3: moverS3Settings(s3),
-      image: config.image,
       concurrency: config.concurrency,
       startTimeoutSeconds: config.startTimeoutSeconds,
       resources: config.resources,
-      onProgress: (p) => void progress(describe('filled', p)),
-    });
+      onProgress: (p: VolumeProgress) => void progress(describe('filled', p)),
+    };
+    const results = [
+      ...(asFiles.length > 0 ? await restoreVolumes(volumeKubeFromClient(kube), { ...common, pvcs: asFiles, image: config.engine === 'restic' ? DEFAULT_MOVER_IMAGE_REF : config.image }) : []),
+      ...(inRestic.length > 0 ? await restoreVolumes(volumeKubeFromClient(kube), {
+        // volume-mover-image names the configured engine's image; the other engine runs its pinned default
+        ...common, pvcs: inRestic, image: config.engine === 'restic' ? moverImage(config) : DEFAULT_RESTIC_IMAGE, engine: 'restic',
+        restic: { password: resticPassword(trust.encryptionKey), snapshots },
+      }) : []),
+    ];
     return { restored: results.length, bytes: results.reduce((sum, r) => sum + r.bytes, 0) };
   };
 }

@@ -94,11 +94,11 @@ describe('kubeflow-upgrader commands against the embedded cluster and s3rver', f
   it('list shows it as a table, and as JSON', async () => {
     const people = await runCli(['list', ...location()], env);
     expect(people.exitCode, people.stderr).to.equal(0);
-    expect(people.stdout).to.match(/^ID\s+PHASE\s+CREATED\s+SCOPE\s+OBJECTS\s+SIZE\s+SECRETS\s+AUTHENTICATION\s+DESCRIPTION$/m);
+    expect(people.stdout).to.match(/^ID\s+PHASE\s+CREATED\s+SCOPE\s+OBJECTS\s+SIZE\s+SECRETS\s+AUTHENTICATION\s+VOLUMES\s+DESCRIPTION$/m);
     // without the key the HMAC it carries cannot be checked; with it, it is
-    expect(people.stdout).to.match(new RegExp(`^${backupId}\\s+Completed\\s.*backup-state 2 ns 2 profiles\\s.*sealed\\s+hmac-unchecked\\s+cli test$`, 'm'));
+    expect(people.stdout).to.match(new RegExp(`^${backupId}\\s+Completed\\s.*backup-state 2 ns 2 profiles\\s.*sealed\\s+hmac-unchecked\\s+files\\s+cli test$`, 'm'));
     const keyed = await runCli(['list', ...location(), '--encryption-key-file', keyFile], env);
-    expect(keyed.stdout).to.match(new RegExp(`^${backupId}\\s.*sealed\\s+authenticated\\s+cli test$`, 'm'));
+    expect(keyed.stdout).to.match(new RegExp(`^${backupId}\\s.*sealed\\s+authenticated\\s+files\\s+cli test$`, 'm'));
     const machines = JSON.parse((await runCli(['list', ...location(), '--json', '--limit', '1'], env)).stdout) as { count: number; backups: Array<{ id: string; phase: string }> };
     expect(machines.count).to.equal(1);
     expect(machines.backups[0]).to.include({ id: backupId, phase: 'Completed' });

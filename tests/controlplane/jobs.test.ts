@@ -19,7 +19,7 @@ const options = { namespace: 'kubeflow', backupId: 'kf-20250201-101500-0c0ffe', 
 describe('controlplane/jobs: the store as the copy Jobs see it', () => {
   it('gives the rclone container the CA chain as a file from the Secret, and the MySQL container nothing of it', () => {
     const { secret, job } = buildCopyJob(spec, options);
-    expect((secret.stringData as Record<string, string>)[STORE_CA_KEY]).to.equal(PEM);
+    expect(Buffer.from((secret.data as Record<string, string>)[STORE_CA_KEY]!, 'base64').toString()).to.equal(PEM);
     const pod = (job.spec as any).template.spec;
     const [dump] = pod.initContainers;
     const [upload] = pod.containers;
@@ -62,5 +62,29 @@ describe('controlplane/jobs: the store as the copy Jobs see it', () => {
       RCLONE_CONFIG_STORE_REGION: 'us-west-2',
       RCLONE_CONFIG_STORE_STORAGE_CLASS: 'STANDARD_IA',
     });
+  });
+
+  it('runs every copy as a hardened Job: no service-account token, no Istio sidecar, non-root, nothing to escalate', () => {
+    const kinds: CopySpec[] = [
+      spec,
+      { kind: 'mysql-restore', db: spec.db, store, key: spec.key },
+      { kind: 'sqlite-restore', sqlite: { claim: 'mlmd-data', file: 'mlmd.db' }, store, key: 'k' },
+      { kind: 'minio-backup', minio: { endpoint: 'http://minio.kubeflow:9000', accessKey: 'a', secretKey: 'b', service: 'minio', namespace: 'kubeflow' }, bucket: 'mlpipeline', store, keyPrefix: 'p/' },
+    ];
+    for (const copy of kinds) {
+      const { job } = buildCopyJob(copy, options);
+      const template = (job.spec as any).template;
+      // A token would sit next to the database and S3 credentials; the copies never call the Kubernetes API.
+      expect(template.spec.automountServiceAccountToken, copy.kind).to.equal(false);
+      // Profile and kubeflow namespaces may have injection on: a sidecar never exits, so the Job would never end.
+      expect(template.metadata.annotations['sidecar.istio.io/inject'], copy.kind).to.equal('false');
+      expect(template.spec.securityContext).to.include({ runAsNonRoot: true });
+      expect(template.spec.securityContext.runAsUser).to.be.a('number').and.not.equal(0);
+      for (const container of [...(template.spec.initContainers ?? []), ...template.spec.containers]) {
+        expect(container.securityContext, `${copy.kind}/${container.name}`).to.deep.include({ allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });
+      }
+      expect((job.spec as any).backoffLimit).to.equal(0);
+      expect((job.spec as any).ttlSecondsAfterFinished).to.be.a('number');
+    }
   });
 });

@@ -1,5 +1,5 @@
 // Runs a copy Job's containers on this machine the way a kubelet would: init containers one after another, then the
-// Pod's container, each with its `command` verbatim, env resolved from the per-run Secret's stringData, emptyDir
+// Pod's container, each with its `command` verbatim, env resolved from the per-run Secret's data, emptyDir
 // volumes as one folder shared by all of them, and the termination message read back from a file. The scripts run
 // unchanged here and under the simulated kubelet (tests/support/kubelet/), which the charm tests use.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -38,7 +38,8 @@ function resolve(container: Container, secrets: KubeObject[], mounts: Map<string
     const ref = variable.valueFrom?.secretKeyRef;
     if (ref) {
       const secret = secrets.find((s) => s.metadata.name === ref.name);
-      const value = (secret?.stringData as Record<string, string> | undefined)?.[ref.key];
+      const encoded = (secret?.data as Record<string, string> | undefined)?.[ref.key];
+      const value = encoded === undefined ? undefined : Buffer.from(encoded, 'base64').toString('utf8');
       if (value === undefined) throw new Error(`Secret ${ref.name} has no key ${ref.key}`);
       resolved[variable.name] = value;
     }

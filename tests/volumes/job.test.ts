@@ -35,7 +35,7 @@ describe('volumes: Job and Secret builders', function () {
     expect(decoded('RCLONE_CONFIG_KFUSTORE_SECRET_ACCESS_KEY')).to.equal(s3.secretKey);
     expect(decoded('RCLONE_CONFIG_KFUSTORE_FORCE_PATH_STYLE')).to.equal('false');
     expect(decoded('RCLONE_CONFIG_KFUSTORE_REGION')).to.equal('eu-west-1');
-    expect(decoded('ca.crt')).to.equal(s3.tlsCaChain);
+    expect(decoded('store-ca.crt')).to.equal(s3.tlsCaChain);
     expect(secret.metadata.labels).to.include({ 'kubeflow-upgrader/backup-id': 'kf-20250131-142500-a1b2c3', 'app.kubernetes.io/component': 'volume-mover' });
   });
 
@@ -69,6 +69,8 @@ describe('volumes: Job and Secret builders', function () {
     expect(spec).to.include({ backoffLimit: 0, activeDeadlineSeconds: 600, ttlSecondsAfterFinished: 3600 });
     expect(spec.template.metadata.annotations['sidecar.istio.io/inject']).to.equal('false');
     expect(spec.template.spec.restartPolicy).to.equal('Never');
+    expect(spec.template.spec.automountServiceAccountToken).to.equal(false);
+    expect(spec.template.spec.securityContext).to.include({ runAsNonRoot: true, runAsUser: 1000, runAsGroup: 100, fsGroup: 100 });
     expect(spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchFields[0])
       .to.deep.equal({ key: 'metadata.name', operator: 'In', values: ['worker-3'] });
     expect(job('backup').spec as any).not.to.have.nested.property('template.spec.affinity');

@@ -25,6 +25,7 @@ export async function run(ctx: ActionContext<'list-backups'>): Promise<void> {
       bytes: b.bytes,
       encrypted: b.encrypted,
       authentication: b.authentication,
+      ...(b.volumeData ? { 'volume-data': b.volumeData } : {}),
       ...(b.description ? { description: b.description } : {}),
       ...(b.problem ? { problem: b.problem } : {}),
     })),

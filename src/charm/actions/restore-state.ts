@@ -20,7 +20,7 @@ export async function run(ctx: ActionContext<'restore-state'>): Promise<void> {
   const encryptionKey = await ctx.encryptionKey();
   const store = openBackupStore(s3);
   // AWS itself has no endpoint in the relation: the movers then use its regional endpoint (moverS3Settings).
-  const volumes = params['include-volumes'] ? volumeRestoreStep(kube, s3, moverConfig(ctx.config)) : undefined;
+  const volumes = params['include-volumes'] ? volumeRestoreStep(kube, s3, moverConfig(ctx.config), { encryptionKey }) : undefined;
   // Opt-in only: loading a dump overwrites the live KFP and Katib databases and MinIO buckets.
   const controlPlane = params['include-control-plane']
     ? controlPlaneRestoreStep(kube, s3, ctx.config, await readControlPlane(ctx.charm, ctx.config), ctx.modelName)

@@ -26,6 +26,7 @@ export async function run(ctx: ActionContext<'verify-backup'>): Promise<void> {
       status: report.status,
       authentication: report.authentication.note,
       sealing: report.sealing,
+      ...(report.volumeData ? { 'volume-data': report.volumeData } : {}),
       'objects-checked': report.objectsChecked,
       problems: report.problems.map((p) => p.message),
     });

@@ -19,7 +19,8 @@ export const selectionOptions: OptionTable = {
 };
 
 export const moverOptions: OptionTable = {
-  'mover-image': { type: 'string', placeholder: '<image>', description: 'image of the volume mover Jobs (rclone)', default: 'docker.io/rclone/rclone:1.68.2' },
+  'mover-engine': { type: 'string', placeholder: 'rclone|restic', description: 'how PVC data is stored: plain files (rclone) or per-namespace restic repositories, encrypted under the encryption key', default: 'rclone' },
+  'mover-image': { type: 'string', placeholder: '<image>', description: 'image of the volume mover Jobs (rclone; with --mover-engine restic, left at this default: restic/restic:0.14.0)', default: 'docker.io/rclone/rclone:1.68.2' },
   'mover-concurrency': { type: 'string', placeholder: '<n>', description: 'volume mover Jobs running at once', default: '2' },
   'mover-start-timeout': { type: 'string', placeholder: '<seconds>', description: 'how long a mover Pod may take to start running before the run fails naming why (image pull, scheduler, quota)', default: '300' },
   'mover-resources': { type: 'string', placeholder: '<list>', description: 'CPU and memory of each mover, set as requests and limits (e.g. cpu=500m,memory=512Mi; empty for none)', default: DEFAULT_MOVER_RESOURCES },
@@ -36,7 +37,14 @@ export function moverConfigFrom(values: Values): MoverConfig {
     concurrency: positiveInteger(values, 'mover-concurrency', 2, 64),
     startTimeoutSeconds: positiveInteger(values, 'mover-start-timeout', DEFAULT_START_TIMEOUT_SECONDS, 86_400),
     resources: moverResources(values),
+    engine: moverEngine(values),
   };
+}
+
+function moverEngine(values: Values): 'rclone' | 'restic' {
+  const engine = stringValue(values, 'mover-engine') ?? 'rclone';
+  if (engine !== 'rclone' && engine !== 'restic') throw new UsageError(`--mover-engine must be rclone or restic, not ${engine}.`);
+  return engine;
 }
 
 function moverResources(values: Values): string {

@@ -45,11 +45,12 @@ export const listCommand: Command = {
         b.bytes === undefined ? '-' : formatBytes(b.bytes),
         b.encrypted ? 'sealed' : 'clear',
         b.authentication,
+        b.volumeData ?? '-',
         b.problem ?? b.description ?? '',
       ]);
       const lines = backups.length === 0
         ? [`no complete backup in ${store.url()}`]
-        : table([['ID', 'PHASE', 'CREATED', 'SCOPE', 'OBJECTS', 'SIZE', 'SECRETS', 'AUTHENTICATION', 'DESCRIPTION'], ...rows]);
+        : table([['ID', 'PHASE', 'CREATED', 'SCOPE', 'OBJECTS', 'SIZE', 'SECRETS', 'AUTHENTICATION', 'VOLUMES', 'DESCRIPTION'], ...rows]);
       ctx.out.result(lines, { location: store.url(), count: backups.length, backups });
       return 0;
     } catch (error) {

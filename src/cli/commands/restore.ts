@@ -124,7 +124,7 @@ export const restoreCommand: Command = {
         includeResources: listValue(values, 'include-resources') ?? [],
         excludeResources: listValue(values, 'exclude-resources') ?? [],
         storageClassMap: stringValue(values, 'storage-class-map') ?? '',
-        ...(includeVolumes ? { volumes: volumeRestoreStep(kube, settings, mover) } : {}),
+        ...(includeVolumes ? { volumes: volumeRestoreStep(kube, settings, mover, { encryptionKey }) } : {}),
         progress: (m) => out.progress(m),
       });
       out.result(restoreLines(outcome), outcome);

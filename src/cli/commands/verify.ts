@@ -44,9 +44,10 @@ export const verifyCommand: Command = {
         `backup ${id}: ${report.status} (${report.objectsChecked} objects checked)`,
         `authentication: ${report.authentication.note}`,
         `secrets: ${report.sealing}`,
+        ...(report.volumeData ? [`volume data: ${report.volumeData}`] : []),
         ...report.problems.map((p) => `  ${p.message}`),
       ];
-      ctx.out.result(lines, { backupId: id, status: report.status, authentication: report.authentication, sealing: report.sealing, objectsChecked: report.objectsChecked, problems: report.problems });
+      ctx.out.result(lines, { backupId: id, status: report.status, authentication: report.authentication, sealing: report.sealing, volumeData: report.volumeData, objectsChecked: report.objectsChecked, problems: report.problems });
       return report.status === 'ok' ? 0 : 1;
     } catch (error) {
       if (NotAuthenticatedError.isInstance(error)) {

@@ -22,7 +22,10 @@ export interface ContainerSpec {
   terminationMessagePath?: string;
   terminationMessagePolicy?: string;
   workingDir?: string;
+  securityContext?: SecurityContext;
 }
+
+interface SecurityContext { runAsNonRoot?: boolean; runAsUser?: number }
 
 interface EnvVar {
   name: string;
@@ -47,14 +50,17 @@ interface VolumeSpec {
 // that calls mysqldump in the rclone container (or rclone in the MySQL one) fails here as it would in a cluster.
 const MYSQL_TOOLS = /^(mysql|mariadb)/;
 const RCLONE_TOOLS = /^rclone$/;
+const RESTIC_TOOLS = /^restic$/;
 
 /** Images the kubelet can "pull": each maps to the entrypoint of a locally installed tool. */
 const RUNTIMES: { image: RegExp; entrypoint: string[]; hides?: RegExp[] }[] = [
-  { image: /(^|\/)rclone(:|@|$)/, entrypoint: ['rclone'], hides: [MYSQL_TOOLS] },
-  { image: /(^|\/)(mariadb|mysql)(:|@|$)/, entrypoint: ['mariadb'], hides: [RCLONE_TOOLS] },
+  { image: /(^|\/)rclone(:|@|$)/, entrypoint: ['rclone'], hides: [MYSQL_TOOLS, RESTIC_TOOLS] },
+  // The official restic image (restic/restic: Alpine with restic and busybox) runs this machine's restic.
+  { image: /(^|\/)restic(:|@|$)/, entrypoint: ['restic'], hides: [MYSQL_TOOLS, RCLONE_TOOLS] },
+  { image: /(^|\/)(mariadb|mysql)(:|@|$)/, entrypoint: ['mariadb'], hides: [RCLONE_TOOLS, RESTIC_TOOLS] },
   { image: /(^|\/)(busybox|alpine|debian|ubuntu)(:|@|$)/, entrypoint: ['sh'] },
   // The official python image: Python with its sqlite3 module, sh and coreutils; neither rclone nor MySQL tools.
-  { image: /(^|\/)python(:|@|$)/, entrypoint: ['python3'], hides: [RCLONE_TOOLS, MYSQL_TOOLS] },
+  { image: /(^|\/)python(:|@|$)/, entrypoint: ['python3'], hides: [RCLONE_TOOLS, MYSQL_TOOLS, RESTIC_TOOLS] },
 ];
 
 const shimPaths = new Map<string, Promise<string>>();
@@ -307,8 +313,25 @@ function entrypointFor(image: string): string[] {
   return runtime.entrypoint;
 }
 
+/**
+ * runAsNonRoot as the kubelet checks it before it starts a container (kubernetes pkg/kubelet/kuberuntime/
+ * security_context_others.go verifyRunAsNonRoot): the container's fields over the Pod's; an explicit uid 0 breaks the
+ * policy, and without a uid the image's user decides. Every image this kubelet runs is an official one whose user is
+ * root (rclone, mysql, python, busybox ...), so that is refused too. The refusal is a CreateContainerConfigError.
+ */
+function verifyRunAsNonRoot(pod: KubeObject, container: ContainerSpec): void {
+  const podContext = ((pod.spec as { securityContext?: SecurityContext }).securityContext) ?? {};
+  const nonRoot = container.securityContext?.runAsNonRoot ?? podContext.runAsNonRoot;
+  if (!nonRoot) return;
+  const uid = container.securityContext?.runAsUser ?? podContext.runAsUser;
+  const where = `(pod: "${pod.metadata.name}_${pod.metadata.namespace}(${pod.metadata.uid ?? ''})", container: ${container.name})`;
+  if (uid === 0) throw new ContainerConfigError(`container's runAsUser breaks non-root policy ${where}`);
+  if (uid === undefined) throw new ContainerConfigError(`container has runAsNonRoot and image will run as root ${where}`);
+}
+
 export async function runContainer(ctx: RunContext): Promise<ContainerRun> {
   const { api, pod, container } = ctx;
+  verifyRunAsNonRoot(pod, container);
   const scratch = mkdtempSync(join(tmpdir(), 'kubelet-'));
   try {
     const env = resolveEnv(api, pod, container);

@@ -135,6 +135,17 @@ describe('simulated kubelet', function () {
     expect(terminated(podsOf(cluster.api, 'nosecret')[0]).message).to.equal('secret "missing" not found');
   });
 
+  it('refuses runAsNonRoot over an image that runs as root, and runs it with a non-root uid', async function () {
+    cluster.api.create(JOBS, job('rootimage', 'true', { spec: { securityContext: { runAsNonRoot: true } } }));
+    await finished(cluster.api, 'rootimage');
+    expect(terminated(podsOf(cluster.api, 'rootimage')[0]).message).to.match(/^container has runAsNonRoot and image will run as root/);
+    cluster.api.create(JOBS, job('uidzero', 'true', { spec: { securityContext: { runAsNonRoot: true } }, container: { securityContext: { runAsUser: 0 } } }));
+    await finished(cluster.api, 'uidzero');
+    expect(terminated(podsOf(cluster.api, 'uidzero')[0]).message).to.match(/^container's runAsUser breaks non-root policy/);
+    cluster.api.create(JOBS, job('nonroot', 'echo ran > /dev/termination-log', { spec: { securityContext: { runAsNonRoot: true, runAsUser: 1000 } } }));
+    expect(condition(await finished(cluster.api, 'nonroot'), 'Complete')).to.not.equal(undefined);
+  });
+
   it('runs mariadb images with the local MariaDB client tools', async function () {
     cluster.api.create(JOBS, job('db', 'mariadb --version > /dev/termination-log', { image: 'mariadb:11.4' }));
     await finished(cluster.api, 'db');

@@ -12,6 +12,8 @@ import { createRequire } from 'node:module';
 import S3rver from 's3rver';
 import { shareCopiedBodies, type S3rverFilesystemStore } from './shared-copies.ts';
 import { awsMultipartEtags, type S3rverMultipartStore } from './multipart-etag.ts';
+import { decodeStreamingBodies } from './streaming-bodies.ts';
+import { guardDirectoryCleanup } from './directory-cleanup.ts';
 
 const { values } = parseArgs({
   options: {
@@ -53,6 +55,10 @@ const server = new S3rver({
 // A server-side copy costs this machine a request, not a copy of the bytes, as with a real S3 service (shared-copies.ts).
 if (!values['copy-bytes']) shareCopiedBodies((server as unknown as { store: S3rverFilesystemStore }).store);
 if (values['aws-multipart-etag']) awsMultipartEtags((server as unknown as { store: S3rverMultipartStore }).store);
+// A delete's folder cleanup never pulls a folder from under a concurrent write (directory-cleanup.ts).
+guardDirectoryCleanup((server as unknown as { store: Parameters<typeof guardDirectoryCleanup>[0] }).store);
+// aws-chunked bodies are decoded as S3 decodes them (streaming-bodies.ts); s3rver alone would store the chunk framing.
+decodeStreamingBodies(server);
 const requestLog = values['request-log'];
 if (requestLog) {
   // One JSON line per request, written before s3rver handles it: what a test needs to tell an upload (a PUT with a

@@ -1,4 +1,4 @@
-// Watching a mover Job until its Pod runs, and saying why it did not. A Job whose Pod cannot start gives no sign of it
+// Watching a hardened Job (a volume mover, a control-plane copy) until its Pod runs, and saying why it did not. A Job whose Pod cannot start gives no sign of it
 // on the Job itself: the reason sits in the Pod's container status (ErrImagePull, ImagePullBackOff; kubernetes
 // pkg/kubelet/images/image_manager.go, which also records each failed pull as a "Failed" event on the Pod), in its
 // PodScheduled condition (Unschedulable, from the scheduler), or, when no Pod could be made at all, in a FailedCreate
@@ -6,6 +6,15 @@
 // ResourceQuota refusal ends up.
 import type { KubeObject } from '../kube/types.ts';
 import { EVENTS, PODS, type VolumeKube } from './kube-port.ts';
+
+/**
+ * The settings that fix a Pod that cannot start, named by whoever runs the Job: the image setting that names `image`
+ * (volume-mover-image, control-plane-rclone-image ...), and the resources setting if the Job has one.
+ */
+export interface StartRemedies {
+  imageSetting: (image: string) => string;
+  resourcesSetting?: string;
+}
 
 interface ContainerStatus {
   name?: string;
@@ -37,7 +46,9 @@ export class StartObserver {
   private pullError: { reason: string; message: string } | undefined;
   private lastPull: { image: string; reason: string; message: string } | undefined;
 
-  constructor(private readonly kube: VolumeKube, private readonly namespace: string, private readonly jobName: string) {}
+  constructor(
+    private readonly kube: VolumeKube, private readonly namespace: string, private readonly jobName: string, private readonly remedies: StartRemedies,
+  ) {}
 
   /** true once the Job's Pod runs (or ran) */
   async look(): Promise<boolean> {
@@ -67,7 +78,7 @@ export class StartObserver {
       // Seen only backing off: the registry's answer is in the kubelet's "Failed" event on the Pod.
       this.pullError ??= await this.pullFailureEvent(pods);
       const why = this.pullError ? `${this.pullError.reason}: ${oneLine(pullCause(this.pullError.message))}` : reason;
-      return `its image ${image} could not be pulled (${why}); make the image reachable from the nodes or set volume-mover-image to a copy in a registry they can reach`;
+      return `its image ${image} could not be pulled (${why}); make the image reachable from the nodes or set ${this.remedies.imageSetting(image)} to a copy in a registry they can reach`;
     }
     for (const pod of pods) {
       const scheduled = ((pod.status ?? {}) as PodStatus).conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'False');
@@ -82,7 +93,7 @@ export class StartObserver {
       return `its Pod ${pods[0]!.metadata.name} is still ${status.phase ?? 'Pending'}${why}`;
     }
     const refusal = await this.failedCreate();
-    if (refusal) return describeRefusal(refusal);
+    if (refusal) return describeRefusal(refusal, this.remedies.resourcesSetting);
     return 'no Pod was created for it';
   }
 
@@ -128,13 +139,14 @@ function oneLine(text: string): string {
  * resource the quota tracks is not set) or `exceeded quota: <name>, requested: …, used: …, limited: …` (kubernetes
  * staging/src/k8s.io/apiserver/pkg/admission/plugin/resourcequota/controller.go).
  */
-export function describeRefusal(message: string): string {
+export function describeRefusal(message: string, resourcesSetting?: string): string {
   const why = oneLine(message.replace(/^Error creating:\s*/, ''));
   const missing = /failed quota: ([^:]+): must specify (.+)$/.exec(why);
   if (missing) {
-    return `ResourceQuota ${missing[1]} refuses its Pod: it must specify ${missing[2]}; set volume-mover-resources to requests and limits that fit the quota`;
+    const fix = resourcesSetting ? `set ${resourcesSetting} to requests and limits that fit the quota` : 'exempt the namespace from that quota';
+    return `ResourceQuota ${missing[1]} refuses its Pod: it must specify ${missing[2]}; ${fix}`;
   }
   const exceeded = /exceeded quota: ([^,]+), (requested: .+)$/.exec(why);
-  if (exceeded) return `ResourceQuota ${exceeded[1]} refuses its Pod (${exceeded[2]}); lower volume-mover-resources or raise the quota`;
+  if (exceeded) return `ResourceQuota ${exceeded[1]} refuses its Pod (${exceeded[2]}); ${resourcesSetting ? `lower ${resourcesSetting} or raise the quota` : 'raise the quota'}`;
   return `the Job cannot create its Pod: ${why}`;
 }

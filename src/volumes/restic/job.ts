@@ -1,0 +1,173 @@
+// The restic mover: one Job per PVC in the hardened template (src/jobs/template.ts), running the official restic image
+// against the profile namespace's repository in the backup bucket (`<prefix>/restic/<namespace>`, like Velero's
+// `<prefix>/restic/<namespace>`). What it depends on in restic 0.14 (restic/restic at v0.14.0):
+// - `init` writes repository format version 2 by default (internal/restic/config.go StableRepoVersion = 2), the
+//   version whose packs are compressed (`--compression`, cmd/restic/global.go); 0.13 and older cannot read it.
+// - `backup --json` prints status lines (message_type "status": files_done, total_files, bytes_done, total_bytes) and
+//   one summary (files_new, files_changed, files_unmodified, data_added, total_bytes_processed, snapshot_id as the
+//   short id), internal/ui/backup/json.go; RESTIC_PROGRESS_FPS sets how often (cmd/restic/progress.go).
+// - A backup takes a non-exclusive lock, so several movers write one repository at once; a lock is stale after 30
+//   minutes, or sooner when its process on the same host is gone (internal/restic/lock.go Stale), and `unlock` removes
+//   only stale locks unless told --remove-all (cmd/restic/cmd_unlock.go). A killed mover's lock therefore never blocks
+//   another backup or a restore, and is removed by the next mover once stale.
+// - Every blob restic reads is decrypted and its MAC checked (internal/repository), so `restore` of a pinned snapshot
+//   id writes only what the repository's key holder stored.
+import type { KubeObject } from '../../kube/types.ts';
+import { buildHardenedJob, buildRunSecret, VOLUME_MOVER_IDENTITY, STORE_CA_DIR, STORE_CA_KEY } from '../../jobs/template.ts';
+import { normalizePrefix } from '../../store/layout.ts';
+import { ANNOTATION_PVC, moverLabels, type MoveOperation } from '../labels.ts';
+import { containerResources, type ResourceList } from '../resources.ts';
+import type { MoverS3Settings } from '../settings.ts';
+import { MOVER_CONTAINER, TERMINATION_LOG, VOLUME_MOUNT_PATH } from '../job.ts';
+
+/** The official restic image, pinned by tag: 0.14 is the oldest that reads and writes repository format 2. */
+export const DEFAULT_RESTIC_IMAGE = 'docker.io/restic/restic:0.14.0';
+
+/** `<prefix>/restic/<namespace>`: the key prefix of a profile namespace's repository in the backup bucket. */
+export function resticRepositoryKey(s3: Pick<MoverS3Settings, 'path'>, namespace: string): string {
+  return [normalizePrefix(s3.path), 'restic', namespace].filter((part) => part !== '').join('/');
+}
+
+/** restic's S3 location: `s3:<endpoint>/<bucket>/<key>` (restic internal/backend/s3/config.go ParseConfig). */
+export function resticRepositoryUrl(s3: MoverS3Settings, namespace: string): string {
+  return `s3:${s3.endpoint.replace(/\/+$/, '')}/${s3.bucket}/${resticRepositoryKey(s3, namespace)}`;
+}
+
+/** Tags that tie a snapshot to its backup, namespace and PVC (restic tags are free text; a comma separates tags). */
+export function snapshotTags(backupId: string, namespace: string, pvc: string): string[] {
+  return [`kfu-backup=${backupId}`, `kfu-namespace=${namespace}`, `kfu-pvc=${pvc}`];
+}
+
+const log = '"$log"';
+/**
+ * Common start: restic's options for the bucket, and the repository, created by the first mover that finds none (a
+ * mover racing it loses `init` with "config file already exists" and then finds the config). Stale locks are removed;
+ * live ones (another mover's) stay.
+ */
+const PRELUDE = [
+  'set -eu',
+  'log=/tmp/mover.log',
+  'err=/tmp/mover.err',
+  ': > "$log"',
+  ': > "$err"',
+  'tail -f "$log" &',
+  'follower=$!',
+  'trap \'kill "$follower" 2>/dev/null || true\' EXIT',
+  'fail() { cat "$err" >&2; exit 1; }',
+  'set -- -o "s3.bucket-lookup=$MOVER_BUCKET_LOOKUP"',
+  'if [ -n "${MOVER_STORAGE_CLASS:-}" ]; then set -- "$@" -o "s3.storage-class=$MOVER_STORAGE_CLASS"; fi',
+  `if [ -f "${STORE_CA_DIR}/${STORE_CA_KEY}" ]; then set -- "$@" --cacert "${STORE_CA_DIR}/${STORE_CA_KEY}"; fi`,
+  'if ! restic "$@" cat config > /dev/null 2>> "$err"; then',
+  '  restic "$@" init > /dev/null 2>> "$err" || restic "$@" cat config > /dev/null 2>> "$err" || fail',
+  'fi',
+  'restic "$@" unlock 2>> "$err" || true',
+];
+
+export const RESTIC_BACKUP_SCRIPT = [
+  ...PRELUDE,
+  // From inside the volume, the snapshot's root is the volume's root (restic archiver: a relative target "." has no
+  // path components), so a restore writes the files at the PVC's root again.
+  `cd "${VOLUME_MOUNT_PATH}"`,
+  `if ! restic "$@" backup --json --host kubeflow-upgrader --tag "$MOVER_TAGS" \${MOVER_PARENT:+--parent "$MOVER_PARENT"} . >> ${log} 2>> "$err"; then fail; fi`,
+  'summary=$(grep \'"message_type":"summary"\' "$log" | tail -n 1)',
+  'short=$(printf %s "$summary" | sed -n \'s/.*"snapshot_id":"\\([0-9a-f]*\\)".*/\\1/p\')',
+  // the summary names the snapshot by its short id; the manifest pins the full one
+  'snapshot=$(restic "$@" snapshots --json "$short" 2>> "$err" | grep -o \'"id":"[0-9a-f]\\{64\\}"\' | head -n 1 | cut -d\'"\' -f4) || true',
+  '[ -n "$snapshot" ] || fail',
+  `printf '{"volumeMover":"restic","summary":%s,"snapshot":"%s"}' "$summary" "$snapshot" > ${TERMINATION_LOG}`,
+].join('\n');
+
+export const RESTIC_RESTORE_SCRIPT = [
+  ...PRELUDE,
+  `if ! size=$(restic "$@" stats --json --mode restore-size "$MOVER_SNAPSHOT" 2>> "$err"); then fail; fi`,
+  `printf '{"message_type":"restore","snapshot":"%s","size":%s}\\n' "$MOVER_SNAPSHOT" "$size" >> ${log}`,
+  `if ! restic "$@" restore "$MOVER_SNAPSHOT" --target "${VOLUME_MOUNT_PATH}" >> ${log} 2>> "$err"; then fail; fi`,
+  `printf '{"volumeMover":"restic","restored":"%s","size":%s}' "$MOVER_SNAPSHOT" "$size" > ${TERMINATION_LOG}`,
+].join('\n');
+
+export interface ResticSecretInput {
+  name: string;
+  namespace: string;
+  backupId: string;
+  operation: MoveOperation;
+  s3: MoverS3Settings;
+  password: string;
+}
+
+/** The run's Secret: the bucket credentials and the repository password, the CA chain if any. */
+export function buildResticSecret(input: ResticSecretInput): KubeObject {
+  return buildRunSecret({
+    name: input.name, namespace: input.namespace, backupId: input.backupId, labels: moverLabels(input.backupId, input.operation),
+    data: { AWS_ACCESS_KEY_ID: input.s3.accessKey, AWS_SECRET_ACCESS_KEY: input.s3.secretKey, RESTIC_PASSWORD: input.password },
+    caChain: input.s3.tlsCaChain,
+  });
+}
+
+export interface ResticJobInput {
+  name: string;
+  namespace: string;
+  pvc: string;
+  backupId: string;
+  operation: MoveOperation;
+  image: string;
+  secretName: string;
+  s3: MoverS3Settings;
+  nodeAffinity?: unknown;
+  activeDeadlineSeconds: number;
+  ttlSecondsAfterFinished: number;
+  resources?: ResourceList | undefined;
+  /** backup: the PVC's newest snapshot, which restic compares against (size, mtime, ctime, inode) */
+  parent?: string | undefined;
+  /** restore: the snapshot the authenticated manifest pins */
+  snapshot?: string | undefined;
+  /** restic's status lines per second (RESTIC_PROGRESS_FPS) */
+  progressFps?: number;
+}
+
+export function buildResticJob(input: ResticJobInput): KubeObject {
+  const backup = input.operation === 'backup';
+  const secretEnv = ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'RESTIC_PASSWORD']
+    .map((key) => ({ name: key, valueFrom: { secretKeyRef: { name: input.secretName, key } } }));
+  const plainEnv = Object.entries({
+    RESTIC_REPOSITORY: resticRepositoryUrl(input.s3, input.namespace),
+    RESTIC_CACHE_DIR: '/tmp/restic-cache',
+    HOME: '/tmp',
+    MOVER_BUCKET_LOOKUP: input.s3.uriStyle === 'host' ? 'dns' : 'path',
+    ...(input.s3.region ? { AWS_DEFAULT_REGION: input.s3.region } : {}),
+    ...(input.s3.storageClass ? { MOVER_STORAGE_CLASS: input.s3.storageClass } : {}),
+    // With --json and no FPS, restic prints 60 status lines a second (cmd/restic/progress.go); one per stats period.
+    RESTIC_PROGRESS_FPS: String(input.progressFps ?? 0.1),
+    ...(backup ? { MOVER_TAGS: snapshotTags(input.backupId, input.namespace, input.pvc).join(',') } : {}),
+    ...(backup && input.parent ? { MOVER_PARENT: input.parent } : {}),
+    ...(!backup && input.snapshot ? { MOVER_SNAPSHOT: input.snapshot } : {}),
+  }).map(([name, value]) => ({ name, value }));
+  return buildHardenedJob({
+    name: input.name,
+    namespace: input.namespace,
+    backupId: input.backupId,
+    labels: moverLabels(input.backupId, input.operation),
+    annotations: { [ANNOTATION_PVC]: input.pvc },
+    identity: VOLUME_MOVER_IDENTITY,
+    activeDeadlineSeconds: input.activeDeadlineSeconds,
+    ttlSecondsAfterFinished: input.ttlSecondsAfterFinished,
+    volumes: [
+      { name: 'data', persistentVolumeClaim: { claimName: input.pvc, readOnly: backup } },
+      { name: 'tmp', emptyDir: {} },
+    ],
+    containers: [{
+      name: MOVER_CONTAINER,
+      image: input.image,
+      command: ['sh', '-c', backup ? RESTIC_BACKUP_SCRIPT : RESTIC_RESTORE_SCRIPT],
+      env: [...secretEnv, ...plainEnv],
+      volumeMounts: [
+        { name: 'data', mountPath: VOLUME_MOUNT_PATH, readOnly: backup },
+        { name: 'tmp', mountPath: '/tmp' },
+      ],
+      terminationMessagePath: TERMINATION_LOG,
+      terminationMessagePolicy: 'FallbackToLogsOnError',
+      resources: containerResources(input.resources),
+    }],
+    ...(input.s3.tlsCaChain ? { storeCa: { secretName: input.secretName, containers: [MOVER_CONTAINER] } } : {}),
+    ...(input.nodeAffinity ? { placement: { affinity: input.nodeAffinity } } : {}),
+  });
+}
