@@ -199,6 +199,16 @@ export function copyJobName(kind: CopyKind, backupId: string, part: string): str
   return `${base.slice(0, 63 - 9).replace(/-+$/, '')}-${digest}`;
 }
 
+/**
+ * `uid:gid` as numbers. The SQLite step runs as the user ML Metadata runs as: every capability is dropped, so only
+ * that user can read a database it keeps private and leave a restored file owned as mlmd needs it (a chown to another
+ * user needs CAP_CHOWN). Without a known owner it runs as the template's user, and the script's chown names the failure.
+ */
+function numericOwner(owner: string | undefined): { uid: number; gid: number } | undefined {
+  const match = /^(\d+):(\d+)$/.exec(owner ?? '');
+  return match ? { uid: Number(match[1]), gid: Number(match[2]) } : undefined;
+}
+
 /** The copy's containers, in the hardened Job template (src/jobs/template.ts). */
 export function buildCopyJob(spec: CopySpec, options: CopyJobOptions): CopyJob {
   const name = copyJobName(spec.kind, options.backupId, options.part);
@@ -211,6 +221,7 @@ export function buildCopyJob(spec: CopySpec, options: CopyJobOptions): CopyJob {
   const mine = (tool: Tool, key: string) => (tool === 'rclone') === (key.startsWith('RCLONE_') || key === ENV.storePath || key === ENV.storeDir || key === ENV.minioBucket || key === ENV.storeCopyDest);
   const steps = STEPS[spec.kind];
   const shared = steps.length > 1;
+  const sqliteUser = 'sqlite' in spec ? numericOwner(spec.sqlite.owner) : undefined;
   const containers: Container[] = steps.map((step) => {
     const mounts = [
       ...(shared ? [{ name: TRANSFER_VOLUME, mountPath: TRANSFER_PATH }] : []),
@@ -227,6 +238,7 @@ export function buildCopyJob(spec: CopySpec, options: CopyJobOptions): CopyJob {
         ...Object.keys(environment.secret).filter((key) => mine(step.tool, key)).map((key) => ({ name: key, valueFrom: { secretKeyRef: { name, key } } })),
       ],
       ...(mounts.length > 0 ? { volumeMounts: mounts } : {}),
+      ...(step.tool === 'sqlite' && sqliteUser ? { securityContext: { runAsUser: sqliteUser.uid, runAsGroup: sqliteUser.gid } } : {}),
       terminationMessagePath: '/dev/termination-log',
       terminationMessagePolicy: 'File',
     };
@@ -236,7 +248,9 @@ export function buildCopyJob(spec: CopySpec, options: CopyJobOptions): CopyJob {
     namespace: options.namespace,
     backupId: options.backupId,
     labels,
-    identity: CONTROL_PLANE_IDENTITY,
+    // No fsGroup where ML Metadata's claim is mounted: the kubelet would give the live database's files the Job's group
+    // on mount (kubernetes pkg/volume/volume_linux.go SetVolumeOwnership).
+    identity: 'sqlite' in spec ? { runAsUser: CONTROL_PLANE_IDENTITY.runAsUser, runAsGroup: CONTROL_PLANE_IDENTITY.runAsGroup } : CONTROL_PLANE_IDENTITY,
     activeDeadlineSeconds: options.activeDeadlineSeconds ?? DEFAULT_JOB_DEADLINE_SECONDS,
     initContainers: containers.slice(0, -1),
     containers: containers.slice(-1),

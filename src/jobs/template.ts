@@ -33,7 +33,8 @@ export const STORE_CA_DIR = '/etc/kubeflow-upgrader/store-ca';
 export interface JobIdentity {
   runAsUser: number;
   runAsGroup: number;
-  fsGroup: number;
+  /** left out where the Job mounts a claim whose files must keep their group (the kubelet changes it on mount) */
+  fsGroup?: number;
 }
 
 /**
@@ -104,7 +105,7 @@ export function buildHardenedJob(input: HardenedJobInput): KubeObject {
       runAsNonRoot: true,
       runAsUser: input.identity.runAsUser,
       runAsGroup: input.identity.runAsGroup,
-      fsGroup: input.identity.fsGroup,
+      ...(input.identity.fsGroup !== undefined ? { fsGroup: input.identity.fsGroup } : {}),
       seccompProfile: { type: 'RuntimeDefault' },
     },
     ...(input.initContainers?.length ? { initContainers: input.initContainers.map((c) => hardenContainer(c, storeCa)) } : {}),

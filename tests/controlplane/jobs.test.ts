@@ -87,4 +87,22 @@ describe('controlplane/jobs: the store as the copy Jobs see it', () => {
       expect((job.spec as any).ttlSecondsAfterFinished).to.be.a('number');
     }
   });
+  it("runs the SQLite step as ML Metadata's own user, and sets no fsGroup that would regroup the live database", () => {
+    // canonical/mlmd-operator runs mlmd as 584792; with every capability dropped only that user can read a private
+    // database and leave a restored mlmd.db owned as mlmd needs it (chown to another user needs CAP_CHOWN).
+    for (const kind of ['sqlite-backup', 'sqlite-restore'] as const) {
+      const { job } = buildCopyJob({ kind, sqlite: { claim: 'mlmd-data', file: 'mlmd.db', owner: '584792:584792' }, store, key: 'k' }, { ...options, part: 'mlmd' });
+      const podSpec = (job.spec as any).template.spec;
+      expect(podSpec.securityContext, kind).to.not.have.property('fsGroup');
+      const all = [...(podSpec.initContainers ?? []), ...podSpec.containers];
+      const sqlite = all.filter((c: any) => (c.volumeMounts ?? []).some((m: any) => m.name !== 'transfer' && !String(m.mountPath).includes('store-ca')));
+      expect(sqlite, kind).to.have.length(1);
+      expect(sqlite[0].securityContext, kind).to.deep.include({ runAsUser: 584792, runAsGroup: 584792, runAsNonRoot: true });
+      for (const other of all.filter((c: any) => c !== sqlite[0])) expect(other.securityContext.runAsUser, `${kind}/${other.name}`).to.equal(undefined);
+    }
+    // without a known owner, the step runs as the template's unprivileged user (the script then names a failed chown)
+    const { job } = buildCopyJob({ kind: 'sqlite-restore', sqlite: { claim: 'mlmd-data', file: 'mlmd.db' }, store, key: 'k' }, { ...options, part: 'mlmd' });
+    const podSpec = (job.spec as any).template.spec;
+    for (const c of [...(podSpec.initContainers ?? []), ...podSpec.containers]) expect(c.securityContext.runAsUser).to.equal(undefined);
+  });
 });
