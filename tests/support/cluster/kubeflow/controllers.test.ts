@@ -225,11 +225,16 @@ describe('simulated Kubeflow controllers', () => {
     const [first] = await eventually(() => { const t = trialsOf('home'); return t.length === 2 && t; }, 'trials of home');
     api.updateStatus(refs.trials, { ...first!, status: { conditions: [{ type: 'Succeeded', status: 'True' }], observation: { metrics: [{ name: 'accuracy', latest: '0.95' }] } } });
     await eventually(() => (api.get(refs.experiments, 'home', 'hana')!.status as { conditions?: Array<{ type: string; status: string }> }).conditions?.some((c) => c.type === 'Succeeded' && c.status === 'True'), 'home succeeded');
-    // restored without its Trials (the memory API keeps a status sent with create): restarted, new Trials
-    api.create(refs.experiments, { apiVersion: 'kubeflow.org/v1beta1', kind: 'Experiment', metadata: { name: 'moved', namespace: 'hana' }, spec, status: goalReached });
+    // restored without its Trials: created, then its status written, as a restore does (the API server drops a status
+    // sent with create): restarted, new Trials
+    const restored = (name: string, experimentSpec: Record<string, unknown>) => {
+      const made = api.create(refs.experiments, { apiVersion: 'kubeflow.org/v1beta1', kind: 'Experiment', metadata: { name, namespace: 'hana' }, spec: experimentSpec });
+      api.updateStatus(refs.experiments, { ...made, status: goalReached });
+    };
+    restored('moved', spec);
     await eventually(() => trialsOf('moved').length === 2, 'trials of the restarted Experiment');
     // the same with a maxTrialCount (what a restore pins): finished for good
-    api.create(refs.experiments, { apiVersion: 'kubeflow.org/v1beta1', kind: 'Experiment', metadata: { name: 'pinned', namespace: 'hana' }, spec: { ...spec, maxTrialCount: 3 }, status: goalReached });
+    restored('pinned', { ...spec, maxTrialCount: 3 });
     await new Promise((resolve) => setTimeout(resolve, 150));
     expect(trialsOf('home')).to.have.length(2);
     expect(trialsOf('pinned')).to.deep.equal([]);
