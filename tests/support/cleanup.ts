@@ -6,7 +6,15 @@
 // (tests/support/root-hooks.ts) stops whatever is still registered, whatever the suites managed to do.
 type Stop = () => Promise<void> | void;
 
-const running = new Map<symbol, { what: string; stop: Stop }>();
+// One register per process, whichever copy of this module a file reached. Mocha requires a file first and imports it
+// only when that fails (mocha lib/nodejs/esm-utils.cjs requireOrImport): the root hooks come in through require, and a
+// file whose imports hold a top-level await (the cluster's schema loading) through import, so the process holds two
+// copies of tests/support. With a register per copy, the root hook found nothing to stop and a failed hook's servers
+// kept the run alive.
+const REGISTER = Symbol.for('kubeflow-upgrader.tests.cleanup-register');
+const running: Map<symbol, { what: string; stop: Stop }> =
+  ((globalThis as Record<symbol, unknown>)[REGISTER] as Map<symbol, { what: string; stop: Stop }> | undefined)
+  ?? ((globalThis as Record<symbol, unknown>)[REGISTER] = new Map<symbol, { what: string; stop: Stop }>()) as Map<symbol, { what: string; stop: Stop }>;
 
 /**
  * Registers `stop` for `what` and returns a stop function to use instead of it: it stops once, however often it is
