@@ -138,7 +138,8 @@ const SELDON_DEPLOYMENT: CrdSpec = {
 
 /** the kinds of a release: seldon-core leaves the bundle in 1.9, MXJob leaves training-operator in 1.10 (JAXJob comes) */
 function kindsOf(release: Release): CrdSpec[] {
-  const kinds = kubeflowCrdSpecs.filter((k) => k.kind !== 'JAXJob' || after(release, '1.10'));
+  // the permissive set serves MXJob too (crds.ts): here it follows the release, like JAXJob
+  const kinds = kubeflowCrdSpecs.filter((k) => k.kind !== 'MXJob' && (k.kind !== 'JAXJob' || after(release, '1.10')));
   if (!after(release, '1.10')) kinds.push(MXJOB);
   if (release === '1.8') kinds.push(SELDON_DEPLOYMENT);
   return kinds;
