@@ -16,6 +16,7 @@ import { builtinResources, servedVersions, storageVersion, type ResourceDef } fr
 import { fieldMatcher, labelMatcher } from './selectors.ts';
 import { ObjectStore, objectKey, refKey, type Stored } from './store.ts';
 import { validateDataUpdate, validatePvcUpdate } from './immutable.ts';
+import { mergeStringData, validateSecret } from './secrets.ts';
 import { schemaProblems } from './schemas.ts';
 import { generateJobSelector, validateJobCreate, validateJobUpdate } from './jobs.ts';
 import { DEFAULT_NETWORK, ServiceAllocator, type ServiceNetwork } from './services.ts';
@@ -200,6 +201,8 @@ export class Cluster implements InProcessApi {
   createOwned(ref: ResourceRef, obj: KubeObject, options: WriteOptions = {}): KubeObject {
     const d = this.def(ref);
     obj.metadata ??= {};
+    // decoding converts stringData into data before any admission sees the object (secrets.ts)
+    if (isSecrets(d)) mergeStringData(obj);
     for (const mutate of this.createMutators.get(refKey(ref)) ?? []) mutate(obj);
     const meta = obj.metadata;
     if (!meta.name && meta.generateName) meta.name = meta.generateName + generatedSuffix(this.random);
@@ -208,6 +211,7 @@ export class Cluster implements InProcessApi {
     this.checkVersion(d, obj);
     this.checkDefinitionAcceptsCreates(d);
     const errors = this.validateMeta(d, obj);
+    if (isSecrets(d)) errors.push(...validateSecret(obj));
     if (errors.length) throw invalid(d.kind, d.group, name, errors);
     if (d.namespaced) this.checkNamespaceAcceptsContent(d, namespace!, name);
     else delete meta.namespace;
@@ -345,6 +349,7 @@ export class Cluster implements InProcessApi {
       if (input.status === undefined) delete next.status;
     } else {
       next = input;
+      if (isSecrets(d)) mergeStringData(next);
       const errors = this.validateMeta(d, next);
       if (errors.length) throw invalid(d.kind, d.group, name, errors);
       if (d.statusSubresource || isCrd(d)) {
@@ -397,7 +402,7 @@ export class Cluster implements InProcessApi {
     }
     if (d.group === '' && subresource === 'main') {
       const immutableErrors = d.resource === 'persistentvolumeclaims' ? validatePvcUpdate(next, old)
-        : d.resource === 'secrets' ? validateDataUpdate('Secret', next, old)
+        : d.resource === 'secrets' ? [...validateDataUpdate('Secret', next, old), ...validateSecret(next)]
           : d.resource === 'configmaps' ? validateDataUpdate('ConfigMap', next, old) : [];
       if (immutableErrors.length) throw invalid(d.kind, d.group, name, immutableErrors);
     }
@@ -636,6 +641,10 @@ function forbiddenField(field: string, detail: string): FieldError {
 
 function isJobs(d: ResourceDef): boolean {
   return d.group === 'batch' && d.resource === 'jobs';
+}
+
+function isSecrets(d: ResourceDef): boolean {
+  return d.group === '' && d.resource === 'secrets';
 }
 
 function isServices(d: ResourceDef): boolean {
