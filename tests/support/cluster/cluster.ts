@@ -17,6 +17,7 @@ import { fieldMatcher, labelMatcher } from './selectors.ts';
 import { ObjectStore, objectKey, refKey, type Stored } from './store.ts';
 import { validateDataUpdate, validatePvcUpdate } from './immutable.ts';
 import { mergeStringData, validateSecret } from './secrets.ts';
+import { validateAppsUpdate } from './apps.ts';
 import { schemaProblems } from './schemas.ts';
 import { generateJobSelector, validateJobCreate, validateJobUpdate } from './jobs.ts';
 import { DEFAULT_NETWORK, ServiceAllocator, type ServiceNetwork } from './services.ts';
@@ -399,6 +400,10 @@ export class Cluster implements InProcessApi {
     if (isJobs(d) && subresource === 'main') {
       const jobErrors = validateJobUpdate(next, old);
       if (jobErrors.length) throw invalid(d.kind, d.group, name, jobErrors);
+    }
+    if (d.group === 'apps' && subresource === 'main') {
+      const appsErrors = validateAppsUpdate(d.resource, next, old);
+      if (appsErrors.length) throw invalid(d.kind, d.group, name, appsErrors);
     }
     if (d.group === '' && subresource === 'main') {
       const immutableErrors = d.resource === 'persistentvolumeclaims' ? validatePvcUpdate(next, old)
