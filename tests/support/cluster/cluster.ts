@@ -6,7 +6,7 @@ import { apiVersionOf } from '../../../src/kube/types.ts';
 import type { DeleteOptions, InProcessApi, ListOptions, PodLogSource, ResourceRef } from './contract.ts';
 import { admit, type Operation } from './admission.ts';
 import { quotaRefusal } from './quota.ts';
-import { applyLimitRangeDefaults, defaultRequestsFromLimits } from './limit-ranges.ts';
+import { applyLimitRangeDefaults, limitRangeRefusal, defaultRequestsFromLimits } from './limit-ranges.ts';
 import { admitCustomObject, crdToDef, CRD_CLEANUP_FINALIZER, settledStatus, validateCrd, validateStoredVersions } from './crd.ts';
 import { alreadyExists, ApiError, badRequest, conflict, forbidden, invalid, invalidValue, notFound, required, type FieldError } from './errors.ts';
 import { recordUpdate, serverSideApply } from './managed-fields.ts';
@@ -256,7 +256,11 @@ export class Cluster implements InProcessApi {
       // defaulting, then the mutating LimitRanger, before any validating admission and the ResourceQuota check last
       // (limit-ranges.ts; kubernetes pkg/kubeapiserver/options/plugins.go orders LimitRanger before ResourceQuota)
       defaultRequestsFromLimits(obj);
-      applyLimitRangeDefaults(obj, this.store.scan(LIMIT_RANGE_REF, namespace).map((s) => s.obj));
+      const limitRanges = this.store.scan(LIMIT_RANGE_REF, namespace).map((s) => s.obj);
+      applyLimitRangeDefaults(obj, limitRanges);
+      // LimitRanger's validation runs before the other validating plugins (kubernetes pkg/kubeapiserver/options/plugins.go)
+      const why = limitRangeRefusal(obj, limitRanges);
+      if (why) throw forbidden(d, name, why);
     }
     this.admit('CREATE', d, obj, null, options);
     if (d.group === '' && d.resource === 'pods') this.admitQuota(d, obj);
