@@ -55,6 +55,7 @@ export async function fillClusterA(cluster: DemoCluster, options: { profiles: nu
   // workspaces, and a restore of user state does not carry them.
   const profileNamespaces = new Set(cluster.running.api.list(NAMESPACES).filter((ns) => ns.metadata.labels?.['app.kubernetes.io/part-of'] === 'kubeflow-profile').map((ns) => ns.metadata.name));
   const pvcs = (await boundPvcs(cluster, 20_000)).filter((pvc) => profileNamespaces.has(pvc.metadata.namespace));
+  const finishedJob = addFinishedJob(cluster, [...profileNamespaces].sort()[0]);
   let files = 0;
   let bytes = 0;
   for (const pvc of pvcs) {
@@ -63,7 +64,23 @@ export async function fillClusterA(cluster: DemoCluster, options: { profiles: nu
     files += written.files;
     bytes += written.bytes;
   }
-  return { profiles: options.profiles, objects: summary.created, pvcs: pvcs.length, files, bytes };
+  return { profiles: options.profiles, objects: summary.created + finishedJob, pvcs: pvcs.length, files, bytes };
+}
+
+/**
+ * A batch Job that ran to the end in cluster A: the restore leaves it out on purpose (a restored Job would run again)
+ * and names it, and the comparison shows it as skipped with that reason. Returns how many objects it added.
+ */
+function addFinishedJob(cluster: DemoCluster, namespace: string | undefined): number {
+  if (namespace === undefined) return 0;
+  const jobs = { group: 'batch', resource: 'jobs' };
+  const made = cluster.running.api.create(jobs, {
+    apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'export-results', namespace },
+    spec: { backoffLimit: 0, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'busybox:1.36', command: ['sh', '-c', 'echo exported'] }] } } },
+  });
+  const at = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  cluster.running.api.updateStatus(jobs, { ...made, status: { startTime: at, completionTime: at, succeeded: 1, conditions: [{ type: 'SuccessCriteriaMet', status: 'True' }, { type: 'Complete', status: 'True' }] } });
+  return 1;
 }
 
 async function boundPvcs(cluster: DemoCluster, timeoutMs: number): Promise<KubeObject[]> {

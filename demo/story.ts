@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeClient } from '../src/kube/client.ts';
-import { collectUserState, compareStates, describeDifferences } from '../src/restore/compare.ts';
+import { collectUserState, compareStates, describeDifferences, isDifference, parseNamedSkips } from '../src/restore/compare.ts';
 import { formatBytes, table } from '../src/cli/output.ts';
 import { startS3Server, type S3ServerHandle } from '../tests/support/s3/server.ts';
 import type { Release } from '../tests/support/cluster/kubeflow/releases.ts';
@@ -98,14 +98,17 @@ export async function runDemo(args: DemoOptions): Promise<number> {
 
     steps.begin('juju run kubeflow-upgrader/0 restore-state backup-id=latest   (into cluster B)');
     const restored = await restoreIntoB(charm, b, backupId);
-    steps.end(restored);
+    steps.end(restored.summary);
 
     steps.begin('Compare the user state of A and B');
     const [kubeA, kubeB] = await Promise.all([KubeClient.load({ kubeconfig: a.kubeconfigPath }), KubeClient.load({ kubeconfig: b.kubeconfigPath })]);
     const [stateA, stateB] = await Promise.all([collectUserState(kubeA), collectUserState(kubeB)]);
     kubeA.close();
     kubeB.close();
-    const differences = describeDifferences(compareStates(stateA, stateB));
+    // what the restore named as skipped (a finished Job, …) is expected to be absent from B, and said so below
+    const compared = compareStates(stateA, stateB, parseNamedSkips(restored.skippedObjects));
+    const expectedAbsent = describeDifferences(compared.filter((d) => !isDifference(d)));
+    const differences = describeDifferences(compared.filter(isDifference));
     const filesA = volumeHashes(a.dataDir);
     const filesB = volumeHashes(b.dataDir);
     for (const [path, hash] of filesA) {
@@ -114,7 +117,8 @@ export async function runDemo(args: DemoOptions): Promise<number> {
       else if (other !== hash) differences.push(`volume file ${path}: different content`);
     }
     for (const path of filesB.keys()) if (!filesA.has(path)) differences.push(`volume file ${path}: extra on B`);
-    steps.end(`${stateA.length} objects and ${filesA.size} volume files on A compared with B`);
+    for (const line of expectedAbsent) steps.say(`absent from B as the restore said: ${line}`);
+    steps.end(`${stateA.length} objects and ${filesA.size} volume files on A compared with B${expectedAbsent.length ? `, ${expectedAbsent.length} skipped by the restore with its reason` : ''}`);
 
     printSummary(stateA, stateB, filesA.size, filesB.size, backupBytes);
     process.stdout.write(dim(`\ntotal ${((performance.now() - started) / 1000).toFixed(1)}s\n`));
@@ -129,14 +133,20 @@ export async function runDemo(args: DemoOptions): Promise<number> {
   }
 
   /** The charm's restore-state into the fresh cluster: the restore a blue/green upgrade runs. */
-  async function restoreIntoB(charm: DeployedCharm, b: DemoCluster, backupId: string): Promise<string> {
+  async function restoreIntoB(charm: DeployedCharm, b: DemoCluster, backupId: string): Promise<{ summary: string; skippedObjects: string[] }> {
     const outcome = await whileRunning(steps, 'verifying the archive, restoring Profiles, waiting for namespaces, restoring objects and volumes …',
       charm.action('restore-state', { 'backup-id': 'latest' }, b.kubeconfigPath));
     for (const line of outcome.state.actionLogs) steps.say(dim(`log: ${line}`));
     const failure = outcome.state.actionFailure;
     if (failure || outcome.exitCode !== 0) throw new Error(`restore-state failed: ${failure ?? outcome.stderr.trim().split('\n').at(-1)}`);
     const r = outcome.state.actionResults;
-    return `restored ${backupId}: ${r.created ?? 0} created, ${r.updated ?? 0} updated, ${r.unchanged ?? 0} unchanged, ${r.skipped ?? 0} skipped, ${r.failed ?? 0} failed`;
+    // the results are flattened for Juju: skipped-objects.0, skipped-objects.1, …
+    const skippedObjects = Object.keys(r).filter((k) => /^skipped-objects\.\d+$/.test(k))
+      .sort((x, y) => Number(x.split('.')[1]) - Number(y.split('.')[1])).map((k) => r[k]!);
+    return {
+      summary: `restored ${backupId}: ${r.created ?? 0} created, ${r.updated ?? 0} updated, ${r.unchanged ?? 0} unchanged, ${r.skipped ?? 0} skipped, ${r.failed ?? 0} failed`,
+      skippedObjects,
+    };
   }
 
   function printSummary(stateA: Array<{ kind: string }>, stateB: Array<{ kind: string }>, filesA: number, filesB: number, backupBytes: number): void {

@@ -50,24 +50,42 @@ export function comparable(object: KubeObject): KubeObject {
 
 export interface StateDifference {
   object: string;
-  problem: 'missing' | 'extra' | 'different';
+  /** `skipped`: missing, as expected, because the restore named it skipped (not a difference; `reason` says why) */
+  problem: 'missing' | 'extra' | 'different' | 'skipped';
   /** for `different`: the paths that differ */
   fields?: string[];
+  /** for `skipped`: the restore's reason */
+  reason?: string;
+}
+
+/** An object the restore named as skipped, with its reason (the restore-state results' `skipped-objects`). */
+export interface NamedSkip {
+  kind: string;
+  /** '' for a cluster-scoped object */
+  namespace: string;
+  name: string;
+  reason: string;
 }
 
 /**
  * Every difference between the user state of `expected` and `actual`: objects missing from `actual`, extra in it,
- * and fields that differ (compared both ways after `comparable`, so a field dropped or added counts).
+ * and fields that differ (compared both ways after `comparable`, so a field dropped or added counts). An object
+ * missing from `actual` that the restore named in `skips` is reported as `skipped` with the restore's reason: expected,
+ * but never silent. A named object that is there after all is compared like any other.
  */
-export function compareStates(expected: readonly KubeObject[], actual: readonly KubeObject[]): StateDifference[] {
+export function compareStates(expected: readonly KubeObject[], actual: readonly KubeObject[], skips: readonly NamedSkip[] = []): StateDifference[] {
   const byId = (objects: readonly KubeObject[]) => new Map(objects.map((o) => [identityOf(o), comparable(o)]));
   const left = byId(expected);
   const right = byId(actual);
+  // the restore names objects by kind, namespace and name; two groups' kinds of one name in one namespace never
+  // both hold user state, so the group is not needed to match them
+  const skipReasons = new Map(skips.map((s) => [`${s.kind}/${s.namespace}/${s.name}`, s.reason]));
   const differences: StateDifference[] = [];
   for (const [id, want] of left) {
     const have = right.get(id);
     if (!have) {
-      differences.push({ object: id, problem: 'missing' });
+      const reason = skipReasons.get(`${want.kind}/${want.metadata.namespace ?? ''}/${want.metadata.name ?? ''}`);
+      differences.push(reason === undefined ? { object: id, problem: 'missing' } : { object: id, problem: 'skipped', reason });
       continue;
     }
     const fields = [...new Set([...unmetFields(want, have), ...unmetFields(have, want)])].sort();
@@ -75,6 +93,28 @@ export function compareStates(expected: readonly KubeObject[], actual: readonly 
   }
   for (const id of right.keys()) if (!left.has(id)) differences.push({ object: id, problem: 'extra' });
   return differences.sort((a, b) => a.object.localeCompare(b.object));
+}
+
+/** whether a comparison's entry is a real difference (a named skip is expected) */
+export function isDifference(difference: StateDifference): boolean {
+  return difference.problem !== 'skipped';
+}
+
+/**
+ * The restore-state results' `skipped-objects` sentences (`Kind/namespace/name: reason`, `Kind/name: reason` for a
+ * cluster-scoped object) as named skips; a line of another shape (the "and N more" of a capped list) names nothing.
+ */
+export function parseNamedSkips(lines: readonly string[]): NamedSkip[] {
+  const out: NamedSkip[] = [];
+  for (const line of lines) {
+    const colon = line.indexOf(': ');
+    if (colon < 0) continue;
+    const parts = line.slice(0, colon).split('/');
+    const reason = line.slice(colon + 2);
+    if (parts.length === 3) out.push({ kind: parts[0]!, namespace: parts[1]!, name: parts[2]!, reason });
+    else if (parts.length === 2) out.push({ kind: parts[0]!, namespace: '', name: parts[1]!, reason });
+  }
+  return out;
 }
 
 /** The user state of a cluster, as a backup would keep it: Profiles and what no controller made in profile namespaces. */
@@ -96,6 +136,7 @@ export async function collectUserState(kube: KubeClient, options: { profileNames
 
 /** One line per difference, for test failures and the demo. */
 export function describeDifferences(differences: readonly StateDifference[]): string[] {
-  return differences.map((d) => (d.problem === 'different' ? `${d.object}: different ${d.fields!.join(', ')}` : `${d.object}: ${d.problem}`));
+  return differences.map((d) => (d.problem === 'different' ? `${d.object}: different ${d.fields!.join(', ')}`
+    : d.problem === 'skipped' ? `${d.object}: skipped by the restore: ${d.reason}` : `${d.object}: ${d.problem}`));
 }
 

@@ -107,6 +107,11 @@ export interface RestoreOutcome {
   storageClasses: string[];
   /** `namespace/name` of each KFP recurring run in the backup: never written, to be recreated through KFP */
   recurringRuns: string[];
+  /**
+   * one sentence per archived object the restore left out on purpose, `Kind/namespace/name: reason` (`Kind/name: …`
+   * for a cluster-scoped one): finished Jobs, generated objects, filtered kinds …, so that nothing is left out silently
+   */
+  skippedObjects: string[];
   objectsChecked: number;
   volumes: { restored: number; note?: string };
   controlPlane: { restored: number; note?: string };
@@ -197,6 +202,7 @@ export async function runRestore(kube: RestoreKube, store: BackupStore, request:
         ],
         storageClasses: storage.changes,
         recurringRuns,
+        skippedObjects: preflight.skipped.flatMap((s) => (s.name ? [`${[s.kind, s.namespace, s.name].filter((part) => part !== '').join('/')}: ${s.reason}`] : [])),
         objectsChecked: preflight.objectsChecked,
         volumes: run.volumes,
         controlPlane: run.controlPlane,

@@ -18,6 +18,9 @@ describe('npm run demo -- --quick', function () {
     for (let step = 1; step <= 8; step++) expect(stdout).to.match(new RegExp(`^ ?${step}/8 `, 'm'));
     expect(stdout).to.match(/^ {2}KIND\s+ON A\s+ON B$/m);
     expect(stdout).to.match(/^ {2}Profile\s+2\s+2$/m);
+    // the finished Job the restore leaves out is named, with the restore's reason, never counted as lost
+    expect(stdout).to.match(/absent from B as the restore said: batch\/Job\/[^/]+\/export-results: skipped by the restore: not restored: the Job had finished \(Complete\)/);
+    expect(stdout).to.match(/^ {2}Job\s+1\s+0$/m);
     const work = /work folder (\S+)/.exec(stdout)?.[1];
     expect(work, 'the demo names its work folder').to.be.a('string');
     expect(existsSync(work!)).to.equal(false);

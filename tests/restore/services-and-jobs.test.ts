@@ -16,6 +16,7 @@ import type { KubeObject } from '../../src/kube/types.ts';
 import { ObjectStore } from '../../src/store/objects.ts';
 import { runBackup } from '../../src/backup/engine.ts';
 import { runRestore } from '../../src/restore/engine.ts';
+import { collectUserState, compareStates, describeDifferences, isDifference, parseNamedSkips } from '../../src/restore/compare.ts';
 
 const SERVICES = { group: '', resource: 'services' };
 const JOBS = { group: 'batch', resource: 'jobs' };
@@ -139,6 +140,19 @@ describe('restore of Services and Jobs into a cluster whose Service range is in 
     expect(jobs).to.include({ create: 1, skip: 1, fail: 0 });
     expect(jobs.reasons.join('\n')).to.match(/not restored: the Job had finished \(Complete\) in the source cluster/);
     expect(target.api.list(PODS, { namespace, labelSelector: 'job-name=export-done' })).to.deep.equal([]);
+  });
+
+  it('names the finished Job in skipped-objects, and the state comparison counts it as skipped with that reason, not missing', async () => {
+    const named = outcome.skippedObjects.filter((line) => line.startsWith(`Job/${namespace}/export-done: `));
+    expect(named).to.have.length(1);
+    expect(named[0]).to.match(/: not restored: the Job had finished \(Complete\) in the source cluster/);
+    const [before, after] = await Promise.all([collectUserState(kubeSource), collectUserState(kubeTarget)]);
+    const id = `batch/Job/${namespace}/export-done`;
+    expect(compareStates(before, after).find((d) => d.object === id)).to.deep.equal({ object: id, problem: 'missing' });
+    const compared = compareStates(before, after, parseNamedSkips(outcome.skippedObjects)).find((d) => d.object === id)!;
+    expect(compared).to.include({ problem: 'skipped' });
+    expect(isDifference(compared)).to.equal(false);
+    expect(describeDifferences([compared])[0]).to.match(new RegExp(`^${id}: skipped by the restore: not restored: the Job had finished`));
   });
 
   it('creates the running Job with a selector of the target\'s making, and it runs to completion there', async () => {

@@ -70,6 +70,7 @@ export async function run(ctx: ActionContext<'restore-state'>): Promise<void> {
     ...(outcome.warnings.length ? { warnings: outcome.warnings } : {}),
     ...(outcome.storageClasses.length ? { 'storage-classes': outcome.storageClasses } : {}),
     ...(outcome.recurringRuns.length ? { 'recurring-runs': outcome.recurringRuns } : {}),
+    ...(outcome.skippedObjects.length ? { 'skipped-objects': capped(outcome.skippedObjects) } : {}),
     ...(outcome.unserved.length ? { unserved: outcome.unserved } : {}),
     ...(outcome.mappings.length ? { mapped: outcome.mappings } : {}),
     ...(outcome.dropped.length ? { dropped: capped(outcome.dropped) } : {}),

@@ -35,6 +35,8 @@ export function restoreLines(outcome: RestoreOutcome): string[] {
     ...(outcome.dryRun ? planLines(outcome) : []),
     ...outcome.failures.map((f) => `failed: ${f}`),
     ...outcome.refused.map((r) => `refused (not written): ${r}`),
+    // the plan of a dry run gives the reasons already; the items skip-refused left out are listed as refused above
+    ...(outcome.dryRun ? [] : outcome.skippedObjects.filter((s) => !s.includes(': refused: ')).map((s) => `skipped (not written): ${s}`)),
     ...outcome.unserved.map((u) => `not served by the target${outcome.dryRun ? '' : ' (left out)'}: ${u}`),
     ...outcome.mappings.map((m) => `restored through another served version: ${m}`),
     ...outcome.warnings.map((w) => `note: ${w}`),

@@ -6,7 +6,7 @@ import { apiVersionOf } from '../../../src/kube/types.ts';
 import type { DeleteOptions, InProcessApi, ListOptions, PodLogSource, ResourceRef } from './contract.ts';
 import { admit, type Operation } from './admission.ts';
 import { quotaRefusal } from './quota.ts';
-import { applyLimitRangeDefaults, defaultRequestsFromLimits } from './limit-ranges.ts';
+import { applyLimitRangeDefaults, limitRangeRefusal, defaultRequestsFromLimits } from './limit-ranges.ts';
 import { admitCustomObject, crdToDef, CRD_CLEANUP_FINALIZER, settledStatus, validateCrd, validateStoredVersions } from './crd.ts';
 import { alreadyExists, ApiError, badRequest, conflict, forbidden, invalid, invalidValue, notFound, required, type FieldError } from './errors.ts';
 import { recordUpdate, serverSideApply } from './managed-fields.ts';
@@ -16,6 +16,8 @@ import { builtinResources, servedVersions, storageVersion, type ResourceDef } fr
 import { fieldMatcher, labelMatcher } from './selectors.ts';
 import { ObjectStore, objectKey, refKey, type Stored } from './store.ts';
 import { validateDataUpdate, validatePvcUpdate } from './immutable.ts';
+import { mergeStringData, validateSecret } from './secrets.ts';
+import { validateAppsUpdate } from './apps.ts';
 import { schemaProblems } from './schemas.ts';
 import { generateJobSelector, validateJobCreate, validateJobUpdate } from './jobs.ts';
 import { DEFAULT_NETWORK, ServiceAllocator, type ServiceNetwork } from './services.ts';
@@ -200,6 +202,8 @@ export class Cluster implements InProcessApi {
   createOwned(ref: ResourceRef, obj: KubeObject, options: WriteOptions = {}): KubeObject {
     const d = this.def(ref);
     obj.metadata ??= {};
+    // decoding converts stringData into data before any admission sees the object (secrets.ts)
+    if (isSecrets(d)) mergeStringData(obj);
     for (const mutate of this.createMutators.get(refKey(ref)) ?? []) mutate(obj);
     const meta = obj.metadata;
     if (!meta.name && meta.generateName) meta.name = meta.generateName + generatedSuffix(this.random);
@@ -208,6 +212,7 @@ export class Cluster implements InProcessApi {
     this.checkVersion(d, obj);
     this.checkDefinitionAcceptsCreates(d);
     const errors = this.validateMeta(d, obj);
+    if (isSecrets(d)) errors.push(...validateSecret(obj));
     if (errors.length) throw invalid(d.kind, d.group, name, errors);
     if (d.namespaced) this.checkNamespaceAcceptsContent(d, namespace!, name);
     else delete meta.namespace;
@@ -251,7 +256,11 @@ export class Cluster implements InProcessApi {
       // defaulting, then the mutating LimitRanger, before any validating admission and the ResourceQuota check last
       // (limit-ranges.ts; kubernetes pkg/kubeapiserver/options/plugins.go orders LimitRanger before ResourceQuota)
       defaultRequestsFromLimits(obj);
-      applyLimitRangeDefaults(obj, this.store.scan(LIMIT_RANGE_REF, namespace).map((s) => s.obj));
+      const limitRanges = this.store.scan(LIMIT_RANGE_REF, namespace).map((s) => s.obj);
+      applyLimitRangeDefaults(obj, limitRanges);
+      // LimitRanger's validation runs before the other validating plugins (kubernetes pkg/kubeapiserver/options/plugins.go)
+      const why = limitRangeRefusal(obj, limitRanges);
+      if (why) throw forbidden(d, name, why);
     }
     this.admit('CREATE', d, obj, null, options);
     if (d.group === '' && d.resource === 'pods') this.admitQuota(d, obj);
@@ -345,6 +354,7 @@ export class Cluster implements InProcessApi {
       if (input.status === undefined) delete next.status;
     } else {
       next = input;
+      if (isSecrets(d)) mergeStringData(next);
       const errors = this.validateMeta(d, next);
       if (errors.length) throw invalid(d.kind, d.group, name, errors);
       if (d.statusSubresource || isCrd(d)) {
@@ -395,9 +405,13 @@ export class Cluster implements InProcessApi {
       const jobErrors = validateJobUpdate(next, old);
       if (jobErrors.length) throw invalid(d.kind, d.group, name, jobErrors);
     }
+    if (d.group === 'apps' && subresource === 'main') {
+      const appsErrors = validateAppsUpdate(d.resource, next, old);
+      if (appsErrors.length) throw invalid(d.kind, d.group, name, appsErrors);
+    }
     if (d.group === '' && subresource === 'main') {
       const immutableErrors = d.resource === 'persistentvolumeclaims' ? validatePvcUpdate(next, old)
-        : d.resource === 'secrets' ? validateDataUpdate('Secret', next, old)
+        : d.resource === 'secrets' ? [...validateDataUpdate('Secret', next, old), ...validateSecret(next)]
           : d.resource === 'configmaps' ? validateDataUpdate('ConfigMap', next, old) : [];
       if (immutableErrors.length) throw invalid(d.kind, d.group, name, immutableErrors);
     }
@@ -636,6 +650,10 @@ function forbiddenField(field: string, detail: string): FieldError {
 
 function isJobs(d: ResourceDef): boolean {
   return d.group === 'batch' && d.resource === 'jobs';
+}
+
+function isSecrets(d: ResourceDef): boolean {
+  return d.group === '' && d.resource === 'secrets';
 }
 
 function isServices(d: ResourceDef): boolean {

@@ -17,7 +17,7 @@ const UID = 'batch.kubernetes.io/controller-uid';
 const LEGACY_NAME = 'job-name';
 const NAME = 'batch.kubernetes.io/job-name';
 
-interface Selector { matchLabels?: Record<string, string>; matchExpressions?: { key: string; operator: string; values?: string[] }[] }
+export interface Selector { matchLabels?: Record<string, string>; matchExpressions?: { key: string; operator: string; values?: string[] }[] }
 interface Template { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: Record<string, unknown> }
 interface JobSpec { manualSelector?: boolean; selector?: Selector; template?: Template; suspend?: boolean }
 
@@ -45,7 +45,7 @@ function goMap(m: Record<string, string> | undefined): string {
 }
 
 /** %#v of a metav1.LabelSelector */
-function goSelector(s: Selector | undefined): string {
+export function goSelector(s: Selector | undefined): string {
   const expressions = s?.matchExpressions?.length
     ? `[]v1.LabelSelectorRequirement{${s.matchExpressions.map((e) => `v1.LabelSelectorRequirement{Key:${JSON.stringify(e.key)}, Operator:${JSON.stringify(e.operator)}, Values:[]string{${(e.values ?? []).map((v) => JSON.stringify(v)).join(', ')}}}`).join(', ')}}`
     : '[]v1.LabelSelectorRequirement(nil)';

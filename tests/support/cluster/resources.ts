@@ -147,18 +147,28 @@ export function builtinResources(): ResourceDef[] {
   ];
 }
 
-/** Orders versions the way Kubernetes prefers them: GA > beta > alpha, higher numbers first, then others by name. */
+/**
+ * Orders versions the way Kubernetes prefers them (kubernetes/apimachinery pkg/version/helpers.go,
+ * CompareKubeAwareVersionStrings): kube-like versions (`v<major>[alpha|beta<minor>]`) before all others; GA before beta
+ * before alpha; then the higher major, then the higher minor. Versions that are not kube-like follow in plain byte
+ * order (strings.Compare, not the locale's collation). Negative when `a` is preferred over `b`. The discovery
+ * controller of apiextensions-apiserver (pkg/apiserver/customresource_discovery_controller.go) sorts a group's served
+ * versions this way and names the first one the group's preferred version, whatever order the CRDs list them in.
+ */
 export function compareKubeVersions(a: string, b: string): number {
+  if (a === b) return 0;
   const parse = (v: string) => {
     const m = /^v(\d+)(?:(alpha|beta)(\d+))?$/.exec(v);
-    if (!m) return { rank: 0, major: 0, minor: 0, name: v };
+    if (!m) return undefined;
     const stage = m[2] === undefined ? 3 : m[2] === 'beta' ? 2 : 1;
-    return { rank: stage, major: Number(m[1]), minor: Number(m[3] ?? 0), name: v };
+    return { stage, major: Number(m[1]), minor: Number(m[3] ?? 0) };
   };
   const x = parse(a);
   const y = parse(b);
-  if (x.rank !== y.rank) return y.rank - x.rank;
-  if (x.rank === 0) return x.name.localeCompare(y.name);
+  if (!x && !y) return a < b ? -1 : 1;
+  if (!x) return 1;
+  if (!y) return -1;
+  if (x.stage !== y.stage) return y.stage - x.stage;
   if (x.major !== y.major) return y.major - x.major;
   return y.minor - x.minor;
 }
