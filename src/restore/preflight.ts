@@ -1,6 +1,7 @@
-// Preflight: everything a restore checks before its first write. The tarball is streamed once: every checksum is
-// verified, every item goes through the allow-list, sealed Secrets are opened (and dropped again) to prove the key,
-// and items are spooled per restore step and namespace. Then the target is asked whether it serves every kind and
+// Preflight: everything a restore checks before its first write; it only reads, decides and spools. The tarball is
+// streamed once: every checksum is verified, every item is decided by src/kubeflow/restore-selection.ts (restored,
+// skipped or refused, with its category), sealed Secrets are opened (and dropped again) to prove the key, and items
+// are spooled per restore step and namespace. Then the target is asked whether it serves every kind and
 // version needed.
 // Any offender refuses the whole restore, and the refusal lists every one of them — unless skip-refused is set: then
 // what the allow-list refuses is left out and listed, and everything else is restored. An archive that fails its
@@ -10,7 +11,7 @@ import type { ApiResource, KubeObject } from '../kube/types.ts';
 import { latestRefusal, latestWholeBackup, latestWholeMarker, markerDisagreement } from '../catalog/verify.ts';
 import { judgePhase, SecretOpener, isSealed, type Manifest, type Problem } from '../archive/index.ts';
 import { readItems } from '../catalog/read-items.ts';
-import { judgeAuthentication, NotAuthenticatedError, refuseAllowWithLatest, type AuthenticationOutcome } from '../archive/authenticate.ts';
+import { judgeAuthentication, NotAuthenticatedError, refuseAllowWithLatest, type AuthenticationOutcome, type Trust } from '../archive/authenticate.ts';
 import { checkDataFiles } from '../catalog/data-files.ts';
 import { resourceFolder } from '../archive/paths.ts';
 import type { BackupStore } from '../store/backup-store.ts';
@@ -19,32 +20,20 @@ import { readBindableRoles } from '../kubeflow/bindable-roles.ts';
 import { describeObject, groupOf } from '../kubeflow/identity.ts';
 import { namespaceDecision, namespaceOf, restoreDecision, type RestoreCategory, type RestoreDecision, type RestoreScope } from '../kubeflow/restore-selection.ts';
 import type { ResourceFilter } from '../kubeflow/resource-filters.ts';
+import type { RestoreRequest } from './request.ts';
+import type { ProgressSink } from '../steps.ts';
 import { compareForRestore } from '../kubeflow/restore-order.ts';
 import { RestoreInputError, RestoreRefusedError, listOf } from './errors.ts';
 import { Spool } from './spool.ts';
 
-export interface PreflightRequest {
-  backupId: string;
-  /** Profiles and namespaces chosen; both empty: everything in the archive */
-  profiles: readonly string[];
-  namespaces: readonly string[];
-  encryptionKey?: string | undefined;
-  /** with a key: accept a backup that carries no HMAC (never one whose HMAC is wrong) */
-  allowUnauthenticated?: boolean | undefined;
-  /** how the user allows it where they are (`allow-unauthenticated=true`, `--allow-unauthenticated`) */
-  allowHint?: string | undefined;
-  /** a namespace the restore must never write to (the charm's own model), on top of the built-in ones */
-  protectedNamespaces?: readonly string[];
-  /** leave out what the allow-list refuses (and list it) instead of refusing the whole restore */
-  skipRefused?: boolean;
-  /**
-   * kinds (or versions) the target does not serve: listed, and their steps left out instead of refusing the restore —
-   * for a dry run (which reports them) and for skip-unserved
-   */
-  tolerateUnserved?: boolean;
+/** The part of the restore's request the preflight reads: passed whole, never copied field by field. */
+export type PreflightRequest = Pick<RestoreRequest, 'backupId' | 'profiles' | 'namespaces' | 'trust' | 'protectedNamespaces' | 'skipRefused' | 'skipUnserved' | 'dryRun'>;
+
+/** What the engine derives from the request before the preflight: the parsed filters and its progress line. */
+export interface PreflightInputs {
   /** `include-resources` / `exclude-resources`: objects filtered out are skipped, never written */
   filter?: ResourceFilter;
-  progress?: (message: string) => void | Promise<void>;
+  progress?: ProgressSink;
 }
 
 /** One restore step: the objects of one resource, spooled, and the target resource they are written through. */
@@ -115,8 +104,9 @@ export interface Preflight {
  * verifies, by its manifest's times (catalog/verify.ts latestWholeBackup, the same choice list-backups, verify-backup and
  * pre-upgrade-check make). Any other id must have its commit marker, and the phase there must say the backup is whole.
  */
-export async function resolveBackupId(store: BackupStore, id: string, warnings: string[] = [], encryptionKey?: string): Promise<{ id: string; marker?: MarkerRead }> {
-  if (id === 'latest' && !encryptionKey) {
+export async function resolveBackupId(store: BackupStore, id: string, warnings: string[] = [], trust: Trust = {}): Promise<{ id: string; marker?: MarkerRead }> {
+  const encryptionKey = trust.encryptionKey;
+  if (id === 'latest' && (encryptionKey === undefined || encryptionKey.length === 0)) {
     // without a key the choice is made from the markers alone, and the chosen manifest is read once, below
     const newest = await latestWholeMarker(store);
     if (!newest) throw new RestoreInputError(await latestRefusal(store, 'restore'));
@@ -148,7 +138,7 @@ interface Pending {
   namespaced: boolean;
 }
 
-export async function runPreflight(kube: RestoreKube, store: BackupStore, request: PreflightRequest): Promise<Preflight> {
+export async function runPreflight(kube: RestoreKube, store: BackupStore, request: PreflightRequest, inputs: PreflightInputs = {}): Promise<Preflight> {
   // The target's discovery is needed only at the end, and costs 0.1-0.2 s of round trips: it runs while the archive
   // is read. A failure is not reported here; the lookups at the end ask again and report it.
   void kube.discover().catch(() => undefined);
@@ -156,11 +146,12 @@ export async function runPreflight(kube: RestoreKube, store: BackupStore, reques
   const bindableRoles = readBindableRoles(kube);
   bindableRoles.catch(() => undefined);
   const warnings: string[] = [];
-  const trusted = await readTrustedManifest(store, request, warnings);
+  const trust = request.trust ?? {};
+  const trusted = await readTrustedManifest(store, request.backupId, trust, warnings);
   const { backupId } = trusted;
   // Chosen Profiles and namespaces are known up front; every item is still checked, only the chosen ones are spooled.
-  const chosen = new Set([...request.profiles, ...request.namespaces]);
-  const scan = new ArchiveScan(trusted, request, chosen, await Spool.create());
+  const chosen = new Set([...request.profiles ?? [], ...request.namespaces ?? []]);
+  const scan = new ArchiveScan(trusted, { ...inputs, trust, skipRefused: request.skipRefused === true, protectedNamespaces: request.protectedNamespaces ?? [] }, chosen, await Spool.create());
   try {
     await scan.read(store, await bindableRoles);
     const { offenders, refused } = scan;
@@ -184,7 +175,9 @@ export async function runPreflight(kube: RestoreKube, store: BackupStore, reques
     const profileResource = await kube.findByResource('kubeflow.org', 'profiles');
     const chosenProfiles = [...scan.profiles.values()].filter((p) => selected.has(p.metadata.name ?? '')).sort((a, b) => a.metadata.name!.localeCompare(b.metadata.name!));
     const target = await targetSteps(kube, backupId, scan, chosenProfiles, profileResource);
-    if (target.unserved.length > 0 && !request.tolerateUnserved) {
+    // a dry run reports the kinds the target serves in no version; skip-unserved leaves them out
+    const tolerateUnserved = request.dryRun === true || request.skipUnserved === true;
+    if (target.unserved.length > 0 && !tolerateUnserved) {
       const described = target.unserved.map(describeUnserved);
       throw new RestoreRefusedError(
         `The target cluster does not serve ${listOf(described, 50)}, which backup ${backupId} holds; install the matching Kubeflow charms (or CRDs) first, leave those kinds out with exclude-resources, or restore the rest with skip-unserved. Nothing was restored.`,
@@ -217,22 +210,22 @@ interface TrustedManifest {
  * steps: control plane, volumes), authenticated with a key, and its volume and control-plane files compared with their
  * index. With a key, nothing of the archive is trusted before the manifest's HMAC is: a forger recomputes every sha256.
  */
-async function readTrustedManifest(store: BackupStore, request: PreflightRequest, warnings: string[]): Promise<TrustedManifest> {
+async function readTrustedManifest(store: BackupStore, requested: string, trust: Trust, warnings: string[]): Promise<TrustedManifest> {
   try {
-    refuseAllowWithLatest(request.backupId, request.allowUnauthenticated, request.allowHint);
+    refuseAllowWithLatest(requested, trust);
   } catch (error) {
     throw new RestoreInputError((error as Error).message);
   }
-  const resolved = await resolveBackupId(store, request.backupId, warnings, request.encryptionKey);
+  const resolved = await resolveBackupId(store, requested, warnings, trust);
   const backupId = resolved.id;
-  const read = await store.readManifest(backupId, { encryptionKey: request.encryptionKey, ...(resolved.marker ? { marker: resolved.marker } : {}) });
+  const read = await store.readManifest(backupId, { encryptionKey: trust.encryptionKey, ...(resolved.marker ? { marker: resolved.marker } : {}) });
   if (read.state === 'invalid') throw new RestoreRefusedError(`Backup ${backupId} cannot be restored: its manifest is unusable (${read.reason}).`, [`manifest: ${read.reason}`]);
   if (read.state === 'present' && read.changed) {
     throw new RestoreRefusedError(`Backup ${backupId} cannot be restored: its manifest was changed after the backup was committed (${read.changed}).`, [`manifest: ${read.changed}`]);
   }
   let authentication: AuthenticationOutcome;
   try {
-    authentication = judgeAuthentication(backupId, read.state === 'present' ? read.authentication : 'no-hmac', request, 'restored');
+    authentication = judgeAuthentication(backupId, read.state === 'present' ? read.authentication : 'no-hmac', trust, 'restored');
   } catch (error) {
     if (error instanceof NotAuthenticatedError) throw new RestoreRefusedError(error.message, [error.message]);
     throw error;
@@ -240,7 +233,7 @@ async function readTrustedManifest(store: BackupStore, request: PreflightRequest
   if (authentication.state === 'unauthenticated-allowed') warnings.push(`Backup ${backupId} is ${authentication.note}.`);
   const manifest = read.state === 'present' ? read.manifest : null;
   // Chosen by id: the marker's word is not what is restored, but one that disagrees with the manifest was rewritten.
-  const disagreement = manifest && request.backupId !== 'latest' && resolved.marker ? markerDisagreement(backupId, resolved.marker, manifest) : undefined;
+  const disagreement = manifest && requested !== 'latest' && resolved.marker ? markerDisagreement(backupId, resolved.marker, manifest) : undefined;
   if (disagreement) warnings.push(`Backup ${backupId}: ${disagreement}.`);
   // The volume and control-plane files are written by Jobs straight from the bucket: compared with the backup's index
   // here, before anything is written, as no later step would notice one that was changed.
@@ -254,6 +247,13 @@ async function readTrustedManifest(store: BackupStore, request: PreflightRequest
   }
   if (!manifest) warnings.push(`Backup ${backupId} has no kubeflow-upgrader manifest (a foreign Velero backup?): nothing in it could be verified against checksums.`);
   return { backupId, read, manifest, authentication };
+}
+
+/** what the archive scan reads of the request */
+interface ScanOptions extends PreflightInputs {
+  trust: Trust;
+  skipRefused: boolean;
+  protectedNamespaces: readonly string[];
 }
 
 /**
@@ -281,7 +281,7 @@ class ArchiveScan {
 
   constructor(
     private readonly trusted: TrustedManifest,
-    private readonly request: PreflightRequest,
+    private readonly request: ScanOptions,
     private readonly chosen: ReadonlySet<string>,
     readonly spool: Spool,
   ) {
@@ -291,7 +291,7 @@ class ArchiveScan {
   async read(store: BackupStore, bindableRoles: ReadonlySet<string>): Promise<void> {
     const { request, trusted } = this;
     const problems: Problem[] = [];
-    const scope: RestoreScope = { protectedNamespaces: new Set(request.protectedNamespaces ?? []), bindableRoles, ...(request.filter ? { filter: request.filter } : {}) };
+    const scope: RestoreScope = { protectedNamespaces: new Set(request.protectedNamespaces), bindableRoles, ...(request.filter ? { filter: request.filter } : {}) };
     const items = readItems(store, this.backupId, { expected: trusted.read.state === 'present' ? trusted.read : null, onProblem: (problem) => problems.push(problem) });
     for await (const item of items) {
       this.objectsChecked++;
@@ -376,7 +376,7 @@ class ArchiveScan {
       return undefined;
     }
     try {
-      this.opener = SecretOpener.forBackup(this.backupId, manifest.encryption, this.request.encryptionKey);
+      this.opener = SecretOpener.forBackup(this.backupId, manifest.encryption, this.request.trust.encryptionKey);
     } catch (error) {
       this.sealProblem = (error as Error).message;
     }
