@@ -98,7 +98,11 @@ export class NotAuthenticatedError extends KfuError {
   }
 }
 
-export interface AuthenticationPolicy {
+/**
+ * What a run trusts a stored backup by: the key set now and what the user allows without its proof. One value, made
+ * by the edge (the charm's action, the CLI's command) and handed down whole to whatever reads a backup.
+ */
+export interface Trust {
   /** the key set now; without one nothing is checked, as before */
   encryptionKey?: string | Buffer | undefined;
   /** accept a backup without an HMAC (an older backup, or a foreign Velero archive); a wrong HMAC never is */
@@ -114,19 +118,19 @@ export interface AuthenticationOutcome {
 }
 
 /**
- * Applies the policy to what the manifest read found (`verdict` is undefined when no key was given; a backup without
+ * Applies the trust to what the manifest read found (`verdict` is undefined when no key was given; a backup without
  * our manifest has no HMAC either). Throws a NotAuthenticatedError of one sentence, naming the case, never the key.
  * `doing` completes "was not …": `restored`, `verified`.
  */
-export function judgeAuthentication(id: string, verdict: Authentication | undefined, policy: AuthenticationPolicy, doing: string): AuthenticationOutcome {
-  if (policy.encryptionKey === undefined || policy.encryptionKey.length === 0) {
+export function judgeAuthentication(id: string, verdict: Authentication | undefined, trust: Trust, doing: string): AuthenticationOutcome {
+  if (trust.encryptionKey === undefined || trust.encryptionKey.length === 0) {
     return { state: 'not-checked', note: 'not checked: no encryption-key is set, so the backup is trusted as the bucket holds it' };
   }
   if (verdict === 'authenticated') return { state: 'authenticated', note: 'authenticated: the manifest HMAC matches under the encryption-key' };
   const reason = unauthenticatedReason(verdict ?? 'no-hmac');
   if (verdict === 'mismatch') throw new NotAuthenticatedError(`Backup ${id} is not authenticated and was not ${doing}: ${reason}.`);
-  const hint = policy.allowHint ?? 'allow-unauthenticated=true';
-  if (!policy.allowUnauthenticated) {
+  const hint = trust.allowHint ?? 'allow-unauthenticated=true';
+  if (!trust.allowUnauthenticated) {
     throw new NotAuthenticatedError(`Backup ${id} is not authenticated and was not ${doing}: ${reason}; set ${hint} to accept it anyway.`);
   }
   return { state: 'unauthenticated-allowed', note: `not authenticated (${reason}), accepted because ${hint} was given` };
@@ -135,10 +139,11 @@ export function judgeAuthentication(id: string, verdict: Authentication | undefi
 /**
  * `allow-unauthenticated` waives the HMAC for one backup the operator names and has looked at, never for whatever
  * `latest` turns out to be: a writer without the key could otherwise plant a newer unauthenticated backup and have it
- * chosen. Throws the one sentence when both are asked for; `hint` is how the user gave it.
+ * chosen. Throws the one sentence when both are asked for, in the words the user gave it (`allowHint`).
  */
-export function refuseAllowWithLatest(requested: string, allowUnauthenticated: boolean | undefined, hint = 'allow-unauthenticated=true'): void {
-  if (requested === 'latest' && allowUnauthenticated === true) {
+export function refuseAllowWithLatest(requested: string, trust: Trust): void {
+  const hint = trust.allowHint ?? 'allow-unauthenticated=true';
+  if (requested === 'latest' && trust.allowUnauthenticated === true) {
     throw new NotAuthenticatedError(`${hint} accepts one backup named by its id, never latest: give the backup id that list-backups shows, after checking that backup.`);
   }
 }

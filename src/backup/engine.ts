@@ -20,14 +20,13 @@ import { controllerPodDefaultsExtra, isControllerMadePodDefault } from '../kubef
 import { parseResourceFilter } from '../kubeflow/resource-filters.ts';
 import { resolveScope } from './scope.ts';
 import { crdSnapshot, modelInventory } from './inventory.ts';
-import { ProgressTicker, type ProgressSink } from './progress.ts';
+import { ProgressTicker } from './progress.ts';
 import { prefetch } from './prefetch.ts';
 
 export type BackupKind = 'backup-state' | 'snapshot-profiles';
 
 // the steps the backup runs, typed where the steps can import them without importing the engine
-export type { PvcRef, VolumeStep, ControlPlaneStep } from '../steps.ts';
-import type { PvcRef, VolumeStep, ControlPlaneStep } from '../steps.ts';
+import type { ControlPlaneStep, ProgressSink, PvcRef, VolumeStep } from '../steps.ts';
 
 /** The control-plane step's outcome, as the manifest records it (src/archive/manifest.ts, ControlPlaneRecordSchema). */
 export type { ControlPlaneOutcome } from '../archive/manifest.ts';

@@ -1,7 +1,6 @@
 // Progress for long runs: a line at most every `intervalMs` or every `everyObjects` objects, whichever comes first,
 // so a user of `juju run` sees movement on both small-and-slow and large-and-fast clusters.
 import type { ProgressSink } from '../steps.ts';
-export type { ProgressSink } from '../steps.ts';
 
 export class ProgressTicker {
   private lastAt = 0;

@@ -7,7 +7,7 @@ import type { BackupScope, Manifest } from '../archive/manifest.ts';
 import type { Problem } from '../archive/reader.ts';
 import { readItems } from './read-items.ts';
 import { BackupPhaseError, judgePhase } from '../archive/velero-backup.ts';
-import { judgeAuthentication, MANIFEST_HMAC_ANNOTATION, type AuthenticationOutcome, type AuthenticationPolicy } from '../archive/authenticate.ts';
+import { judgeAuthentication, MANIFEST_HMAC_ANNOTATION, type AuthenticationOutcome, type Trust } from '../archive/authenticate.ts';
 import { isSealed, SecretOpener } from '../archive/seal.ts';
 import { checkDataFiles, DATA_FILES_INDEX } from './data-files.ts';
 import { volumeDataKind, type VolumeDataKind } from '../archive/volume-kind.ts';
@@ -42,7 +42,7 @@ export function sealingNote(manifest: { encryption: { binding?: string | undefin
  * is read through and reported as not verifiable unless it is unreadable. A marker that disagrees with the manifest
  * (its name, phase or times) is a problem too.
  */
-export async function verifyBackup(store: BackupStore, id: string, policy: AuthenticationPolicy = {}): Promise<VerifyReport> {
+export async function verifyBackup(store: BackupStore, id: string, trust: Trust = {}): Promise<VerifyReport> {
   const keys = store.keys(id);
   const problems: Problem[] = [];
   const marker = await store.readMarker(id);
@@ -55,12 +55,12 @@ export async function verifyBackup(store: BackupStore, id: string, policy: Authe
   } else if (marker.state === 'invalid') {
     problems.push({ kind: 'bad-marker', path: keys.marker, message: `The velero-backup.json of backup ${id} is unusable: ${marker.reason}.` });
   }
-  const read = await store.readManifest(id, { encryptionKey: policy.encryptionKey, marker });
+  const read = await store.readManifest(id, { encryptionKey: trust.encryptionKey, marker });
   // A manifest that no longer matches its recorded sha256 is reported as corrupt below; anything else with a key set
   // must carry the right HMAC before a byte of the archive is trusted.
   const authentication = read.state === 'invalid' || (read.state === 'present' && read.changed)
     ? { state: 'not-checked' as const, note: 'not checked: the manifest is unusable or was changed' }
-    : judgeAuthentication(id, read.state === 'present' ? read.authentication : 'no-hmac', policy, 'verified');
+    : judgeAuthentication(id, read.state === 'present' ? read.authentication : 'no-hmac', trust, 'verified');
   if (read.state === 'invalid') {
     problems.push({ kind: 'bad-manifest', path: keys.manifest, message: `The manifest of backup ${id} is unusable: ${read.reason}.` });
   }
@@ -71,7 +71,7 @@ export async function verifyBackup(store: BackupStore, id: string, policy: Authe
   // Our writer makes the marker from the manifest: one that says otherwise was rewritten after the commit.
   const disagreement = manifest ? markerDisagreement(id, marker, manifest) : undefined;
   if (disagreement) problems.push({ kind: 'bad-marker', path: keys.marker, message: `Backup ${id}: ${disagreement}.` });
-  const key = policy.encryptionKey;
+  const key = trust.encryptionKey;
   const opener = key !== undefined && key.length > 0 && manifest?.encryption ? openerOrProblem(id, manifest.encryption, key, problems) : undefined;
   let objectsChecked = 0;
   for await (const item of readItems(store, id, { expected: read.state === 'present' ? read : null, copies: 'all', onProblem: (p) => problems.push(p) })) {

@@ -1,8 +1,7 @@
 // The control-plane engine as the backup and restore engines' `controlPlane` steps. The backup's full entries go
 // into the manifest (extras.controlPlane.entries): the restore takes them from the manifest its preflight checked,
 // to know what to load and which checksums to expect.
-import type { ControlPlaneStep } from '../backup/engine.ts';
-import type { RestoreControlPlaneStep } from '../restore/engine.ts';
+import type { ControlPlaneStep, ProgressSink, RestoreControlPlaneStep } from '../steps.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { S3Settings } from '../store/settings.ts';
 import type { CharmConfig } from './config.ts';
@@ -11,7 +10,6 @@ import { notCoveredSentences } from '../controlplane/relations.ts';
 import type { ControlPlaneTargets } from '../controlplane/engine.ts';
 import type { VolumeKube } from '../volumes/kube-port.ts';
 import type { ReuseTrust } from '../volumes/reuse.ts';
-import type { ProgressSink } from '../backup/progress.ts';
 
 /** What the copy Jobs of both directions are given: the backup, where they run and what they reach, their images. */
 function jobSettings(backupId: string, namespace: string, targets: ControlPlaneTargets, s3: S3Settings, config: CharmConfig, progress: ProgressSink) {

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import type { OptionTable, Values } from './usage.ts';
 import { stringValue, UsageError } from './usage.ts';
 import { fromEnv } from './s3-options.ts';
+import type { Trust } from '../archive/authenticate.ts';
 
 export const encryptionOptions: OptionTable = {
   'encryption-key-file': {
@@ -33,4 +34,9 @@ export function encryptionKeyFrom(values: Values, env: NodeJS.ProcessEnv): strin
     return key;
   }
   return fromEnv(env, ['KFU_ENCRYPTION_KEY']);
+}
+
+/** The trust verify and restore read a backup with: the key (encryptionKeyFrom), and `--allow-unauthenticated` as the CLI user gives it. */
+export function trustFrom(values: Values, encryptionKey: string | undefined): Trust {
+  return { encryptionKey, allowUnauthenticated: values['allow-unauthenticated'] === true, allowHint: '--allow-unauthenticated' };
 }

@@ -47,7 +47,7 @@ export function backupDecision(object: KubeObject, scope: BackupScope, resource?
   const reserved = isProfile ? reservedProfileReason(object.metadata.name!) : undefined;
   if (reserved) return { keep: false, reason: `refused: ${reserved}` };
   const refused = roleBindingRefusal(object, scope.bindableRoles);
-  if (refused) return { keep: false, reason: refused };
+  if (refused) return { keep: false, reason: `refused: ${refused}` };
   const generated = generatedReason(object);
   if (generated) return { keep: false, reason: generated };
   return { keep: true, reason: isProfile ? 'state: Profile' : `state: ${object.kind} in profile namespace ${namespace}` };

@@ -22,7 +22,6 @@ import { isControllerServiceAccount } from '../kubeflow/service-accounts.ts';
 import { PodDefaultWait } from './pod-default-wait.ts';
 import { isPvc, parseStorageClassMap, withMappedStorageClass } from '../kubeflow/storage-classes.ts';
 import { reviewStorageClasses } from './storage-classes.ts';
-import type { ProgressSink } from '../steps.ts';
 import type { Manifest } from '../archive/manifest.ts';
 import { unmetFields } from './compare.ts';
 import { RestoreInputError, RestoreStoppedError, listOf } from './errors.ts';
@@ -41,46 +40,9 @@ import { mergeIntoControllerServiceAccount, writeArchivedStatus } from './contro
 import { describe } from '../errors/index.ts';
 import { neutralWording, type Wording } from '../errors/remedy.ts';
 
-export type ConflictPolicy = 'skip' | 'update' | 'fail';
-
-// the steps the restore runs, typed where the steps can import them without importing the engine
-export type { RestoreVolumeStep, RestoreControlPlaneStep } from '../steps.ts';
-import type { RestoreVolumeStep, RestoreControlPlaneStep } from '../steps.ts';
-
-export interface RestoreRequest {
-  /** an id from list-backups, or `latest` */
-  backupId: string;
-  profiles?: readonly string[];
-  namespaces?: readonly string[];
-  conflictPolicy?: ConflictPolicy;
-  dryRun?: boolean;
-  includeVolumes?: boolean;
-  encryptionKey?: string | undefined;
-  /** with a key: accept a backup that carries no HMAC (an older backup, a foreign Velero archive) */
-  allowUnauthenticated?: boolean | undefined;
-  /** how the user allows that where they are: `allow-unauthenticated=true` (action), `--allow-unauthenticated` (CLI) */
-  allowHint?: string | undefined;
-  /** how long to wait for the profile controller (`restore-wait-timeout`) */
-  waitTimeoutMs?: number;
-  /** namespaces no archived Profile may claim (the charm's model), on top of the system ones */
-  protectedNamespaces?: readonly string[];
-  /** restore everything the allow-list accepts and list the rest in `refused`, instead of refusing the whole backup */
-  skipRefused?: boolean;
-  /** restore every kind the target serves and name the ones it serves in no version, instead of refusing the backup */
-  skipUnserved?: boolean;
-  /** `include-resources` / `exclude-resources` (comma lists, as for backup): what they leave out is skipped */
-  includeResources?: readonly string[];
-  excludeResources?: readonly string[];
-  /** `old=new,old2=new2`: the storage class restored PVCs ask for instead (src/kubeflow/storage-classes.ts) */
-  storageClassMap?: string;
-  volumes?: RestoreVolumeStep;
-  controlPlane?: RestoreControlPlaneStep;
-  progress?: ProgressSink;
-  /** how often a progress line goes out while the restore runs */
-  progressIntervalMs?: number;
-  /** how the edge words the settings a sentence names (src/errors/remedy.ts); neutral words without it */
-  wording?: Wording;
-}
+// what a restore is asked to do, typed below the engine so that the preflight takes the same request
+export type { ConflictPolicy, RestoreRequest } from './request.ts';
+import type { ConflictPolicy, RestoreRequest } from './request.ts';
 
 export interface RestoreOutcome {
   backupId: string;
@@ -148,19 +110,7 @@ export async function runRestore(kube: RestoreKube, store: BackupStore, request:
     } catch (error) {
       throw new RestoreInputError(`${(error as Error).message} Nothing was restored.`);
     }
-    const preflight = await runPreflight(kube, store, {
-      backupId: request.backupId,
-      profiles: request.profiles ?? [],
-      namespaces: request.namespaces ?? [],
-      encryptionKey: request.encryptionKey,
-      allowUnauthenticated: request.allowUnauthenticated,
-      allowHint: request.allowHint,
-      ...(request.protectedNamespaces ? { protectedNamespaces: request.protectedNamespaces } : {}),
-      ...(request.skipRefused ? { skipRefused: true } : {}),
-      ...(request.dryRun || request.skipUnserved ? { tolerateUnserved: true } : {}),
-      filter,
-      progress: (m) => say(m),
-    });
+    const preflight = await runPreflight(kube, store, request, { filter, progress: say });
     try {
       const storage = await reviewStorageClasses(kube, preflight, storageClassMap, request.wording);
       const recurringRuns = preflight.skipped.flatMap((s) => (s.recurringRun ? [s.recurringRun] : [])).sort();

@@ -1,6 +1,7 @@
-// Preflight: everything a restore checks before its first write. The tarball is streamed once: every checksum is
-// verified, every item goes through the allow-list, sealed Secrets are opened (and dropped again) to prove the key,
-// and items are spooled per restore step and namespace. Then the target is asked whether it serves every kind and
+// Preflight: everything a restore checks before its first write; it only reads, decides and spools. The tarball is
+// streamed once: every checksum is verified, every item is decided by src/kubeflow/restore-selection.ts (restored,
+// skipped or refused, with its category), sealed Secrets are opened (and dropped again) to prove the key, and items
+// are spooled per restore step and namespace. Then the target is asked whether it serves every kind and
 // version needed.
 // Any offender refuses the whole restore, and the refusal lists every one of them — unless skip-refused is set: then
 // what the allow-list refuses is left out and listed, and everything else is restored. An archive that fails its
@@ -10,46 +11,29 @@ import type { ApiResource, KubeObject } from '../kube/types.ts';
 import { latestRefusal, latestWholeBackup, latestWholeMarker, markerDisagreement } from '../catalog/verify.ts';
 import { judgePhase, SecretOpener, isSealed, type Manifest, type Problem } from '../archive/index.ts';
 import { readItems } from '../catalog/read-items.ts';
-import { judgeAuthentication, NotAuthenticatedError, refuseAllowWithLatest, type AuthenticationOutcome } from '../archive/authenticate.ts';
+import { judgeAuthentication, NotAuthenticatedError, refuseAllowWithLatest, type AuthenticationOutcome, type Trust } from '../archive/authenticate.ts';
 import { checkDataFiles } from '../catalog/data-files.ts';
 import { resourceFolder } from '../archive/paths.ts';
 import type { BackupStore } from '../store/backup-store.ts';
-import type { MarkerRead } from '../archive/reader.ts';
-import { restoreRefusal } from '../kubeflow/allow-list.ts';
-import { clusterSuppliedReason } from '../kubeflow/cluster-supplied.ts';
+import type { ArchiveItem, ManifestRead, MarkerRead } from '../archive/reader.ts';
 import { readBindableRoles } from '../kubeflow/bindable-roles.ts';
-import { generatedReason } from '../kubeflow/generated.ts';
-import { finishedJobReason } from '../kubeflow/finished-jobs.ts';
-import { isRecurringRun, recurringRunReason } from '../kubeflow/recurring-runs.ts';
 import { describeObject, groupOf } from '../kubeflow/identity.ts';
-import { noProfileReason, reservedProfileReason } from '../kubeflow/profile-namespaces.ts';
-import { filteredOutReason, type ResourceFilter } from '../kubeflow/resource-filters.ts';
+import { namespaceDecision, namespaceOf, restoreDecision, type RestoreCategory, type RestoreDecision, type RestoreScope } from '../kubeflow/restore-selection.ts';
+import type { ResourceFilter } from '../kubeflow/resource-filters.ts';
+import type { RestoreRequest } from './request.ts';
+import type { ProgressSink } from '../steps.ts';
 import { compareForRestore } from '../kubeflow/restore-order.ts';
 import { RestoreInputError, RestoreRefusedError, listOf } from './errors.ts';
 import { Spool } from './spool.ts';
 
-export interface PreflightRequest {
-  backupId: string;
-  /** Profiles and namespaces chosen; both empty: everything in the archive */
-  profiles: readonly string[];
-  namespaces: readonly string[];
-  encryptionKey?: string | undefined;
-  /** with a key: accept a backup that carries no HMAC (never one whose HMAC is wrong) */
-  allowUnauthenticated?: boolean | undefined;
-  /** how the user allows it where they are (`allow-unauthenticated=true`, `--allow-unauthenticated`) */
-  allowHint?: string | undefined;
-  /** a namespace the restore must never write to (the charm's own model), on top of the built-in ones */
-  protectedNamespaces?: readonly string[];
-  /** leave out what the allow-list refuses (and list it) instead of refusing the whole restore */
-  skipRefused?: boolean;
-  /**
-   * kinds (or versions) the target does not serve: listed, and their steps left out instead of refusing the restore —
-   * for a dry run (which reports them) and for skip-unserved
-   */
-  tolerateUnserved?: boolean;
+/** The part of the restore's request the preflight reads: passed whole, never copied field by field. */
+export type PreflightRequest = Pick<RestoreRequest, 'backupId' | 'profiles' | 'namespaces' | 'trust' | 'protectedNamespaces' | 'skipRefused' | 'skipUnserved' | 'dryRun'>;
+
+/** What the engine derives from the request before the preflight: the parsed filters and its progress line. */
+export interface PreflightInputs {
   /** `include-resources` / `exclude-resources`: objects filtered out are skipped, never written */
   filter?: ResourceFilter;
-  progress?: (message: string) => void | Promise<void>;
+  progress?: ProgressSink;
 }
 
 /** One restore step: the objects of one resource, spooled, and the target resource they are written through. */
@@ -79,6 +63,9 @@ export interface SkippedItem {
   kind: string;
   /** the object's name, so that the results name what was left out (absent for a Namespace: its namespace says it) */
   name?: string;
+  /** why it is left out, as data (restore-selection.ts) */
+  category: RestoreCategory;
+  /** the sentence the results give (`refused: …` for what the allow-list refuses) */
   reason: string;
   /** set for the KFP recurring runs, which the results list by name */
   recurringRun?: string;
@@ -117,8 +104,9 @@ export interface Preflight {
  * verifies, by its manifest's times (catalog/verify.ts latestWholeBackup, the same choice list-backups, verify-backup and
  * pre-upgrade-check make). Any other id must have its commit marker, and the phase there must say the backup is whole.
  */
-export async function resolveBackupId(store: BackupStore, id: string, warnings: string[] = [], encryptionKey?: string): Promise<{ id: string; marker?: MarkerRead }> {
-  if (id === 'latest' && !encryptionKey) {
+export async function resolveBackupId(store: BackupStore, id: string, warnings: string[] = [], trust: Trust = {}): Promise<{ id: string; marker?: MarkerRead }> {
+  const encryptionKey = trust.encryptionKey;
+  if (id === 'latest' && (encryptionKey === undefined || encryptionKey.length === 0)) {
     // without a key the choice is made from the markers alone, and the chosen manifest is read once, below
     const newest = await latestWholeMarker(store);
     if (!newest) throw new RestoreInputError(await latestRefusal(store, 'restore'));
@@ -150,7 +138,7 @@ interface Pending {
   namespaced: boolean;
 }
 
-export async function runPreflight(kube: RestoreKube, store: BackupStore, request: PreflightRequest): Promise<Preflight> {
+export async function runPreflight(kube: RestoreKube, store: BackupStore, request: PreflightRequest, inputs: PreflightInputs = {}): Promise<Preflight> {
   // The target's discovery is needed only at the end, and costs 0.1-0.2 s of round trips: it runs while the archive
   // is read. A failure is not reported here; the lookups at the end ask again and report it.
   void kube.discover().catch(() => undefined);
@@ -158,23 +146,86 @@ export async function runPreflight(kube: RestoreKube, store: BackupStore, reques
   const bindableRoles = readBindableRoles(kube);
   bindableRoles.catch(() => undefined);
   const warnings: string[] = [];
+  const trust = request.trust ?? {};
+  const trusted = await readTrustedManifest(store, request.backupId, trust, warnings);
+  const { backupId } = trusted;
+  // Chosen Profiles and namespaces are known up front; every item is still checked, only the chosen ones are spooled.
+  const chosen = new Set([...request.profiles ?? [], ...request.namespaces ?? []]);
+  const scan = new ArchiveScan(trusted, { ...inputs, trust, skipRefused: request.skipRefused === true, protectedNamespaces: request.protectedNamespaces ?? [] }, chosen, await Spool.create());
   try {
-    refuseAllowWithLatest(request.backupId, request.allowUnauthenticated, request.allowHint);
+    await scan.read(store, await bindableRoles);
+    const { offenders, refused } = scan;
+    const profileNamespaces = new Set(scan.profiles.keys());
+    await scan.refuseNamespacesWithoutProfile(profileNamespaces);
+    if (!request.skipRefused) offenders.push(...refused);
+    if (offenders.length > 0) {
+      throw new RestoreRefusedError(
+        `Backup ${backupId} was refused and nothing was restored: ${offenders.length} ${offenders.length === 1 ? 'item breaks' : 'items break'} the restore rules (${listOf(offenders, 50)}).`,
+        offenders,
+      );
+    }
+    if (scan.sealProblem) throw new RestoreInputError(`${scan.sealProblem} Nothing was restored.`);
+
+    // Selection: Profiles and namespaces must be in the archive.
+    const unknown = [...chosen].filter((name) => !profileNamespaces.has(name));
+    if (unknown.length > 0) {
+      throw new RestoreInputError(`Backup ${backupId} has no Profile or profile namespace ${listOf(unknown)}; it holds ${listOf([...profileNamespaces].sort())}.`);
+    }
+    const selected = chosen.size > 0 ? chosen : profileNamespaces;
+    const profileResource = await kube.findByResource('kubeflow.org', 'profiles');
+    const chosenProfiles = [...scan.profiles.values()].filter((p) => selected.has(p.metadata.name ?? '')).sort((a, b) => a.metadata.name!.localeCompare(b.metadata.name!));
+    const target = await targetSteps(kube, backupId, scan, chosenProfiles, profileResource);
+    // a dry run reports the kinds the target serves in no version; skip-unserved leaves them out
+    const tolerateUnserved = request.dryRun === true || request.skipUnserved === true;
+    if (target.unserved.length > 0 && !tolerateUnserved) {
+      const described = target.unserved.map(describeUnserved);
+      throw new RestoreRefusedError(
+        `The target cluster does not serve ${listOf(described, 50)}, which backup ${backupId} holds; install the matching Kubeflow charms (or CRDs) first, leave those kinds out with exclude-resources, or restore the rest with skip-unserved. Nothing was restored.`,
+        described.map((m) => `${m}: not served by the target`),
+      );
+    }
+    if (offenders.length > 0) {
+      throw new RestoreRefusedError(`Backup ${backupId} was refused and nothing was restored: ${listOf(offenders, 50)}.`, offenders);
+    }
+    return {
+      backupId, manifest: trusted.manifest, authentication: trusted.authentication, warnings, profiles: chosenProfiles, profileResource,
+      namespaces: selected, ...target, skipped: scan.skippedIn(selected), refused: request.skipRefused ? refused : [],
+      opener: scan.opener, spool: scan.spool, objectsChecked: scan.objectsChecked, ownerUids: scan.ownerUids,
+    };
+  } catch (error) {
+    await scan.spool.remove();
+    throw error;
+  }
+}
+
+interface TrustedManifest {
+  backupId: string;
+  read: ManifestRead;
+  manifest: Manifest | null;
+  authentication: AuthenticationOutcome;
+}
+
+/**
+ * The backup chosen, its marker judged and its manifest read once (the Preflight hands it to the restore's later
+ * steps: control plane, volumes), authenticated with a key, and its volume and control-plane files compared with their
+ * index. With a key, nothing of the archive is trusted before the manifest's HMAC is: a forger recomputes every sha256.
+ */
+async function readTrustedManifest(store: BackupStore, requested: string, trust: Trust, warnings: string[]): Promise<TrustedManifest> {
+  try {
+    refuseAllowWithLatest(requested, trust);
   } catch (error) {
     throw new RestoreInputError((error as Error).message);
   }
-  const resolved = await resolveBackupId(store, request.backupId, warnings, request.encryptionKey);
+  const resolved = await resolveBackupId(store, requested, warnings, trust);
   const backupId = resolved.id;
-  // The manifest is read here once, and the Preflight hands it to the restore's later steps (control plane, volumes).
-  const read = await store.readManifest(backupId, { encryptionKey: request.encryptionKey, ...(resolved.marker ? { marker: resolved.marker } : {}) });
+  const read = await store.readManifest(backupId, { encryptionKey: trust.encryptionKey, ...(resolved.marker ? { marker: resolved.marker } : {}) });
   if (read.state === 'invalid') throw new RestoreRefusedError(`Backup ${backupId} cannot be restored: its manifest is unusable (${read.reason}).`, [`manifest: ${read.reason}`]);
   if (read.state === 'present' && read.changed) {
     throw new RestoreRefusedError(`Backup ${backupId} cannot be restored: its manifest was changed after the backup was committed (${read.changed}).`, [`manifest: ${read.changed}`]);
   }
-  // With a key, nothing of the archive is trusted before the manifest's HMAC is: a forger recomputes every sha256.
   let authentication: AuthenticationOutcome;
   try {
-    authentication = judgeAuthentication(backupId, read.state === 'present' ? read.authentication : 'no-hmac', request, 'restored');
+    authentication = judgeAuthentication(backupId, read.state === 'present' ? read.authentication : 'no-hmac', trust, 'restored');
   } catch (error) {
     if (error instanceof NotAuthenticatedError) throw new RestoreRefusedError(error.message, [error.message]);
     throw error;
@@ -182,7 +233,7 @@ export async function runPreflight(kube: RestoreKube, store: BackupStore, reques
   if (authentication.state === 'unauthenticated-allowed') warnings.push(`Backup ${backupId} is ${authentication.note}.`);
   const manifest = read.state === 'present' ? read.manifest : null;
   // Chosen by id: the marker's word is not what is restored, but one that disagrees with the manifest was rewritten.
-  const disagreement = manifest && request.backupId !== 'latest' && resolved.marker ? markerDisagreement(backupId, resolved.marker, manifest) : undefined;
+  const disagreement = manifest && requested !== 'latest' && resolved.marker ? markerDisagreement(backupId, resolved.marker, manifest) : undefined;
   if (disagreement) warnings.push(`Backup ${backupId}: ${disagreement}.`);
   // The volume and control-plane files are written by Jobs straight from the bucket: compared with the backup's index
   // here, before anything is written, as no later step would notice one that was changed.
@@ -195,239 +246,217 @@ export async function runPreflight(kube: RestoreKube, store: BackupStore, reques
     warnings.push(`Backup ${backupId} was sealed without binding (an older backup): its sealed values are not tied to their Secret or backup.`);
   }
   if (!manifest) warnings.push(`Backup ${backupId} has no kubeflow-upgrader manifest (a foreign Velero backup?): nothing in it could be verified against checksums.`);
+  return { backupId, read, manifest, authentication };
+}
 
-  let opener: SecretOpener | undefined;
-  let sealProblem: string | undefined;
-  const openerFor = (): SecretOpener | undefined => {
-    if (opener || sealProblem) return opener;
+/** what the archive scan reads of the request */
+interface ScanOptions extends PreflightInputs {
+  trust: Trust;
+  skipRefused: boolean;
+  protectedNamespaces: readonly string[];
+}
+
+/**
+ * One pass over the tarball: every checksum verified (by readItems), every item decided (restore-selection.ts), sealed
+ * Secrets opened to prove the key, and the chosen items spooled per step and namespace.
+ */
+class ArchiveScan {
+  readonly offenders: string[] = [];
+  /** items the allow-list refuses, described: offenders, or with skip-refused listed under refused */
+  readonly refused: string[] = [];
+  /** the same items, reported as skipped with skip-refused */
+  private readonly refusedItems: SkippedItem[] = [];
+  private readonly skipped: SkippedItem[] = [];
+  readonly profiles = new Map<string, KubeObject>();
+  // every archived uid would be a map entry per restored object, which grows with the cluster; only owners are looked up
+  readonly ownerUids = new Set<string>();
+  readonly pending = new Map<string, Pending>();
+  // namespace → how many items it holds and the first few described, to name objects outside profile namespaces once
+  // the Profiles are all known (a described string per item would grow the restore's memory with every object)
+  private readonly itemsByNamespace = new Map<string, NamespaceItems>();
+  objectsChecked = 0;
+  opener: SecretOpener | undefined;
+  sealProblem: string | undefined;
+  private readonly backupId: string;
+
+  constructor(
+    private readonly trusted: TrustedManifest,
+    private readonly request: ScanOptions,
+    private readonly chosen: ReadonlySet<string>,
+    readonly spool: Spool,
+  ) {
+    this.backupId = trusted.backupId;
+  }
+
+  async read(store: BackupStore, bindableRoles: ReadonlySet<string>): Promise<void> {
+    const { request, trusted } = this;
+    const problems: Problem[] = [];
+    const scope: RestoreScope = { protectedNamespaces: new Set(request.protectedNamespaces), bindableRoles, ...(request.filter ? { filter: request.filter } : {}) };
+    const items = readItems(store, this.backupId, { expected: trusted.read.state === 'present' ? trusted.read : null, onProblem: (problem) => problems.push(problem) });
+    for await (const item of items) {
+      this.objectsChecked++;
+      if (this.objectsChecked % 5000 === 0) await request.progress?.(`checked ${this.objectsChecked} archived objects`);
+      const object = item.object;
+      const key = resourceFolder(item.resource, item.group);
+      if (groupOf(object.apiVersion) !== item.group) {
+        this.offenders.push(`${describeItem(object, item.path)}: a ${object.apiVersion} object filed under ${key}`);
+        continue;
+      }
+      const decision = restoreDecision(object, item.resource, scope);
+      const namespace = namespaceOf(object, decision);
+      if (namespace !== undefined) track(this.itemsByNamespace, namespace, object, item.path);
+      if (decision.verdict === 'refuse') {
+        this.refused.push(`${describeItem(object, item.path)}: ${decision.reason}`);
+        this.refusedItems.push({ key, namespace: object.metadata.namespace ?? '', kind: object.kind, category: decision.category, reason: `refused: ${decision.reason}` });
+      } else if (decision.verdict === 'skip') {
+        this.skipped.push(skippedItem(key, object, decision));
+      } else if (decision.category === 'profile') {
+        this.profiles.set(object.metadata.name ?? '', object);
+      } else {
+        this.proveSeal(object);
+        if (this.chosen.size === 0 || this.chosen.has(namespace!)) await this.spoolItem(key, item, namespace!);
+      }
+    }
+    await this.spool.seal();
+    for (const problem of problems) this.offenders.push(problem.path ? `${problem.path}: ${problem.message}` : problem.message);
+  }
+
+  /**
+   * The allow-list's namespace rule, once the archive's Profiles are known: every object of a namespace without its
+   * Profile is refused (the first few named, the rest counted). With skip-refused each of them is reported as skipped,
+   * read back from the spool (the ones it holds are those a restore would have written), which costs nothing when every
+   * namespace has its Profile.
+   */
+  async refuseNamespacesWithoutProfile(profileNamespaces: ReadonlySet<string>): Promise<void> {
+    for (const [namespace, items] of this.itemsByNamespace) {
+      const decision = namespaceDecision(namespace, profileNamespaces);
+      if (decision.verdict !== 'refuse') continue;
+      for (const d of items.named) this.refused.push(`${d}: ${decision.reason}`);
+      const rest = items.count - items.named.length;
+      if (rest > 0) this.refused.push(`${rest} more object${rest === 1 ? '' : 's'} in namespace ${namespace}, which has no Profile in this backup either`);
+      if (!this.request.skipRefused) continue;
+      for (const step of this.pending.values()) {
+        for (const version of step.versions.keys()) {
+          for (const spooled of await this.spool.readNamespace(`${step.key}@${version}`, namespace)) {
+            this.refusedItems.push({ key: step.key, namespace, kind: spooled.object.kind, category: decision.category, reason: `refused: ${decision.reason}` });
+          }
+        }
+      }
+    }
+  }
+
+  /**
+   * What the results name as skipped: the items of the restored namespaces; what the target supplies itself (CRDs,
+   * PVs) only for a whole restore; and with skip-refused the refused items of what was chosen (a refused item of a
+   * namespace or Profile not chosen is not part of this restore).
+   */
+  skippedIn(selected: ReadonlySet<string>): SkippedItem[] {
+    const whole = this.chosen.size === 0;
+    const kept = this.skipped.filter((s) => selected.has(s.namespace) || (s.category === 'cluster-supplied' && whole));
+    if (!this.request.skipRefused) return kept;
+    return [...kept, ...this.refusedItems.filter((s) => whole || this.chosen.has(s.namespace))];
+  }
+
+  private proveSeal(object: KubeObject): void {
+    if (!isSealed(object) || this.sealProblem) return;
+    const open = this.openerFor();
+    if (!open) return;
+    try {
+      open.open(object);
+    } catch (error) {
+      this.sealProblem = (error as Error).message;
+    }
+  }
+
+  private openerFor(): SecretOpener | undefined {
+    if (this.opener || this.sealProblem) return this.opener;
+    const manifest = this.trusted.manifest;
     if (!manifest?.encryption) {
-      sealProblem = `Backup ${backupId} holds sealed Secrets but no manifest saying how they were sealed, so they cannot be opened.`;
+      this.sealProblem = `Backup ${this.backupId} holds sealed Secrets but no manifest saying how they were sealed, so they cannot be opened.`;
       return undefined;
     }
     try {
-      opener = SecretOpener.forBackup(backupId, manifest.encryption, request.encryptionKey);
+      this.opener = SecretOpener.forBackup(this.backupId, manifest.encryption, this.request.trust.encryptionKey);
     } catch (error) {
-      sealProblem = (error as Error).message;
+      this.sealProblem = (error as Error).message;
     }
-    return opener;
-  };
-
-  const offenders: string[] = [];
-  const problems: Problem[] = [];
-  const protectedNamespaces = new Set(request.protectedNamespaces ?? []);
-  /** items the allow-list refuses: offenders, or with skip-refused skipped items */
-  const refused: string[] = [];
-  const refusedItems: SkippedItem[] = [];
-  const spool = await Spool.create();
-  const profiles = new Map<string, KubeObject>();
-  // every archived uid would be a map entry per restored object, which grows with the cluster; only owners are looked up
-  const ownerUids = new Set<string>();
-  const skipped: SkippedItem[] = [];
-  const pending = new Map<string, Pending>();
-  // namespace → how many items it holds and the first few described, to name objects outside profile namespaces once
-  // the Profiles are all known (a described string per item would grow the restore's memory with every object)
-  const itemsByNamespace = new Map<string, NamespaceItems>();
-  let objectsChecked = 0;
-  // Chosen Profiles and namespaces are known up front; every item is still checked, only the chosen ones are spooled.
-  const chosen = new Set([...request.profiles, ...request.namespaces]);
-  try {
-    const bindable = await bindableRoles;
-    const items = readItems(store, backupId, { expected: read.state === 'present' ? read : null, onProblem: (problem) => problems.push(problem) });
-    for await (const item of items) {
-      objectsChecked++;
-      if (objectsChecked % 5000 === 0) await request.progress?.(`checked ${objectsChecked} archived objects`);
-      const object = item.object;
-      const group = groupOf(object.apiVersion);
-      if (group !== item.group) {
-        offenders.push(`${describeItem(object, item.path)}: a ${object.apiVersion} object filed under ${resourceFolder(item.resource, item.group)}`);
-        continue;
-      }
-      const key = resourceFolder(item.resource, item.group);
-      const namespace = object.metadata.namespace;
-      // A foreign Velero archive carries the Namespace objects: the profile controller makes those, so they are skipped
-      // (judged below like every other namespace: only profile namespaces of the archive).
-      if (group === '' && object.kind === 'Namespace' && !namespace) {
-        track(itemsByNamespace, object.metadata.name ?? '', object, item.path);
-        skipped.push({ key, namespace: object.metadata.name ?? '', kind: 'Namespace', reason: 'namespaces are made by the profile controller from their Profile' });
-        continue;
-      }
-      // A Velero archive also carries the CRDs of its custom resources and the PVs of its PVCs: the target has its own.
-      const supplied = clusterSuppliedReason(object);
-      if (supplied) {
-        skipped.push({ key, namespace: '', kind: object.kind, name: object.metadata.name ?? '', reason: supplied });
-        continue;
-      }
-      // Profiles are judged against the profile namespaces once all are known; everything else against the rules now.
-      const refusal = restoreRefusal(object, new Set(namespace ? [namespace] : []), bindable);
-      if (refusal) {
-        refused.push(`${describeItem(object, item.path)}: ${refusal.replace(/^refused: /, '')}`);
-        refusedItems.push({ key, namespace: namespace ?? '', kind: object.kind, reason: refusal });
-        continue;
-      }
-      if (!namespace) {
-        const name = object.metadata.name ?? '';
-        const reserved = reservedProfileReason(name, protectedNamespaces);
-        if (reserved) {
-          refused.push(`${describeItem(object, item.path)}: ${reserved}`);
-          refusedItems.push({ key, namespace: '', kind: object.kind, reason: `refused: ${reserved}` });
-          continue;
-        }
-        profiles.set(name, object);
-        continue;
-      }
-      track(itemsByNamespace, namespace, object, item.path);
-      // Profiles are never filtered: a namespace exists only through its Profile (as on the backup side).
-      const filtered = request.filter && filteredOutReason(request.filter, { group, resource: item.resource, kind: object.kind });
-      if (filtered) {
-        skipped.push({ key, namespace, kind: object.kind, name: object.metadata.name ?? '', reason: filtered });
-        continue;
-      }
-      const generated = generatedReason(object);
-      if (generated) {
-        skipped.push({ key, namespace, kind: object.kind, name: object.metadata.name ?? '', reason: generated });
-        continue;
-      }
-      if (isRecurringRun(object)) {
-        skipped.push({ key, namespace, kind: object.kind, name: object.metadata.name ?? '', reason: recurringRunReason, recurringRun: `${namespace}/${object.metadata.name ?? ''}` });
-        continue;
-      }
-      const finishedJob = finishedJobReason(object);
-      if (finishedJob) {
-        skipped.push({ key, namespace, kind: object.kind, name: object.metadata.name ?? '', reason: finishedJob });
-        continue;
-      }
-      if (isSealed(object)) {
-        const open = openerFor();
-        if (open) {
-          try {
-            open.open(object);
-          } catch (error) {
-            sealProblem ??= (error as Error).message;
-          }
-        }
-      }
-      if (chosen.size > 0 && !chosen.has(namespace)) continue;
-      let step = pending.get(key);
-      if (!step) {
-        step = { key, group: item.group, resource: item.resource, versions: new Map(), kinds: new Set(), namespaced: true };
-        pending.set(key, step);
-      }
-      const version = object.apiVersion.slice(object.apiVersion.indexOf('/') + 1);
-      if (!step.versions.has(version)) step.versions.set(version, describeItem(object, item.path));
-      step.kinds.add(object.kind);
-      // Controller references are dropped on restore (restorableView), so only the others can name an owner to relink.
-      for (const owner of object.metadata.ownerReferences ?? []) if (owner.uid && owner.controller !== true) ownerUids.add(owner.uid);
-      await spool.append(`${key}@${version}`, namespace, item.json, object);
-    }
-    await spool.seal();
-
-    for (const problem of problems) offenders.push(problem.path ? `${problem.path}: ${problem.message}` : problem.message);
-    const profileNamespaces = new Set(profiles.keys());
-    for (const [namespace, items] of itemsByNamespace) {
-      if (profileNamespaces.has(namespace)) continue;
-      const reason = noProfileReason(namespace, ' in this backup');
-      for (const d of items.named) refused.push(`${d}: ${reason}`);
-      const rest = items.count - items.named.length;
-      if (rest > 0) refused.push(`${rest} more object${rest === 1 ? '' : 's'} in namespace ${namespace}, which has no Profile in this backup either`);
-      // With skip-refused each of them is reported as skipped: read back from the spool (the ones it holds are those a
-      // restore would have written), which costs nothing when every namespace has its Profile.
-      if (request.skipRefused) {
-        for (const step of pending.values()) {
-          for (const version of step.versions.keys()) {
-            for (const spooled of await spool.readNamespace(`${step.key}@${version}`, namespace)) {
-              refusedItems.push({ key: step.key, namespace, kind: spooled.object.kind, reason: `refused: ${reason}` });
-            }
-          }
-        }
-      }
-    }
-    if (!request.skipRefused) offenders.push(...refused);
-    if (offenders.length > 0) {
-      throw new RestoreRefusedError(
-        `Backup ${backupId} was refused and nothing was restored: ${offenders.length} ${offenders.length === 1 ? 'item breaks' : 'items break'} the restore rules (${listOf(offenders, 50)}).`,
-        offenders,
-      );
-    }
-    if (sealProblem) throw new RestoreInputError(`${sealProblem} Nothing was restored.`);
-
-    // Selection: Profiles and namespaces must be in the archive.
-    const unknown = [...chosen].filter((name) => !profileNamespaces.has(name));
-    if (unknown.length > 0) {
-      throw new RestoreInputError(`Backup ${backupId} has no Profile or profile namespace ${listOf(unknown)}; it holds ${listOf([...profileNamespaces].sort())}.`);
-    }
-    const selected = chosen.size > 0 ? chosen : profileNamespaces;
-    if (request.skipRefused) {
-      // Refused items of a namespace (or Profile) not chosen are not part of this restore: not reported either.
-      for (const item of refusedItems) if (chosen.size === 0 || chosen.has(item.namespace)) skipped.push(item);
-    }
-
-    // The target must serve every kind and version the chosen objects need.
-    const missing: string[] = [];
-    const profileResource = await kube.findByResource('kubeflow.org', 'profiles');
-    const chosenProfiles = [...profiles.values()].filter((p) => selected.has(p.metadata.name ?? '')).sort((a, b) => a.metadata.name!.localeCompare(b.metadata.name!));
-    for (const version of new Set(chosenProfiles.map((p) => p.apiVersion.split('/')[1] ?? ''))) {
-      if (!profileResource || !profileResource.versions.includes(version)) missing.push(`profiles.kubeflow.org/${version}`);
-    }
-    if (missing.length > 0) {
-      throw new RestoreRefusedError(
-        `The target cluster does not serve ${listOf(missing)}, which backup ${backupId} needs; install the matching Kubeflow charms (or CRDs) first. Nothing was restored.`,
-        missing.map((m) => `${m}: not served by the target`),
-      );
-    }
-    const steps: SpooledStep[] = [];
-    const unserved: UnservedStep[] = [];
-    const mappings: string[] = [];
-    const ordered = [...pending.values()].sort(compareForRestore);
-    for (const step of ordered) {
-      const served = await kube.findByResource(step.group, step.resource);
-      for (const version of step.versions.keys()) {
-        const key = `${step.key}@${version}`;
-        let through = version;
-        if (served && !served.versions.includes(version)) {
-          // Another served version of the kind, when the CRD converts with None: the objects are the same there but
-          // for apiVersion, and the target's schema for that version judges each on the write.
-          const mapped = await mappedVersion(kube, served);
-          if (mapped) {
-            through = mapped;
-            mappings.push(`${step.key} ${version} → ${mapped}`);
-          }
-        }
-        if (!served || !served.versions.includes(through)) {
-          unserved.push({ what: `${step.key}/${version}`, key: step.key, spoolKey: key, count: spool.count(key) });
-          continue;
-        }
-        if (![...step.kinds].every((k) => k === served.kind)) {
-          offenders.push(`${step.key}: the archive files ${listOf([...step.kinds])} objects there, but the target serves ${served.kind}`);
-          continue;
-        }
-        steps.push({
-          key: step.key, group: step.group, resource: step.resource, target: { ...served, version: through }, count: spool.count(key),
-          ...(through !== version ? { archivedVersion: version } : {}),
-        });
-      }
-    }
-    if (unserved.length > 0 && !request.tolerateUnserved) {
-      const described = unserved.map(describeUnserved);
-      throw new RestoreRefusedError(
-        `The target cluster does not serve ${listOf(described, 50)}, which backup ${backupId} holds; install the matching Kubeflow charms (or CRDs) first, leave those kinds out with exclude-resources, or restore the rest with skip-unserved. Nothing was restored.`,
-        described.map((m) => `${m}: not served by the target`),
-      );
-    }
-    if (offenders.length > 0) {
-      throw new RestoreRefusedError(`Backup ${backupId} was refused and nothing was restored: ${listOf(offenders, 50)}.`, offenders);
-    }
-    return {
-      backupId, manifest, authentication, warnings, profiles: chosenProfiles, profileResource, namespaces: selected, steps, unserved, mappings,
-      // what the target supplies itself (CRDs, PVs) is reported by a whole restore; a restore of chosen namespaces
-      // reports only what is in them
-      skipped: skipped.filter((s) => selected.has(s.namespace) || (s.namespace === '' && s.name !== undefined && !s.reason.startsWith('refused: ') && chosen.size === 0) || (request.skipRefused === true && s.reason.startsWith('refused: ') && (chosen.size === 0 || chosen.has(s.namespace)))),
-      refused: request.skipRefused ? refused : [],
-      opener, spool, objectsChecked, ownerUids,
-    };
-  } catch (error) {
-    await spool.remove();
-    throw error;
+    return this.opener;
   }
+
+  private async spoolItem(key: string, item: ArchiveItem, namespace: string): Promise<void> {
+    const object = item.object;
+    let step = this.pending.get(key);
+    if (!step) {
+      step = { key, group: item.group, resource: item.resource, versions: new Map(), kinds: new Set(), namespaced: true };
+      this.pending.set(key, step);
+    }
+    const version = object.apiVersion.slice(object.apiVersion.indexOf('/') + 1);
+    if (!step.versions.has(version)) step.versions.set(version, describeItem(object, item.path));
+    step.kinds.add(object.kind);
+    // Controller references are dropped on restore (restorableView), so only the others can name an owner to relink.
+    for (const owner of object.metadata.ownerReferences ?? []) if (owner.uid && owner.controller !== true) this.ownerUids.add(owner.uid);
+    await this.spool.append(`${key}@${version}`, namespace, item.json, object);
+  }
+}
+
+function skippedItem(key: string, object: KubeObject, decision: RestoreDecision): SkippedItem {
+  const namespace = object.metadata.namespace;
+  const name = object.metadata.name ?? '';
+  // a Namespace object is named by its namespace; everything else by its name too
+  if (decision.category === 'namespace') return { key, namespace: name, kind: object.kind, category: decision.category, reason: decision.reason };
+  return {
+    key, namespace: namespace ?? '', kind: object.kind, name, category: decision.category, reason: decision.reason,
+    ...(decision.category === 'recurring-run' ? { recurringRun: `${namespace}/${name}` } : {}),
+  };
+}
+
+/** The target must serve every kind and version the chosen objects need: the steps it serves, in restore order. */
+async function targetSteps(
+  kube: RestoreKube, backupId: string, scan: ArchiveScan, chosenProfiles: readonly KubeObject[], profileResource: ApiResource | undefined,
+): Promise<Pick<Preflight, 'steps' | 'unserved' | 'mappings'>> {
+  const missing: string[] = [];
+  for (const version of new Set(chosenProfiles.map((p) => p.apiVersion.split('/')[1] ?? ''))) {
+    if (!profileResource || !profileResource.versions.includes(version)) missing.push(`profiles.kubeflow.org/${version}`);
+  }
+  if (missing.length > 0) {
+    throw new RestoreRefusedError(
+      `The target cluster does not serve ${listOf(missing)}, which backup ${backupId} needs; install the matching Kubeflow charms (or CRDs) first. Nothing was restored.`,
+      missing.map((m) => `${m}: not served by the target`),
+    );
+  }
+  const steps: SpooledStep[] = [];
+  const unserved: UnservedStep[] = [];
+  const mappings: string[] = [];
+  const ordered = [...scan.pending.values()].sort(compareForRestore);
+  for (const step of ordered) {
+    const served = await kube.findByResource(step.group, step.resource);
+    for (const version of step.versions.keys()) {
+      const key = `${step.key}@${version}`;
+      let through = version;
+      if (served && !served.versions.includes(version)) {
+        // Another served version of the kind, when the CRD converts with None: the objects are the same there but
+        // for apiVersion, and the target's schema for that version judges each on the write.
+        const mapped = await mappedVersion(kube, served);
+        if (mapped) {
+          through = mapped;
+          mappings.push(`${step.key} ${version} → ${mapped}`);
+        }
+      }
+      if (!served || !served.versions.includes(through)) {
+        unserved.push({ what: `${step.key}/${version}`, key: step.key, spoolKey: key, count: scan.spool.count(key) });
+        continue;
+      }
+      if (![...step.kinds].every((k) => k === served.kind)) {
+        scan.offenders.push(`${step.key}: the archive files ${listOf([...step.kinds])} objects there, but the target serves ${served.kind}`);
+        continue;
+      }
+      steps.push({
+        key: step.key, group: step.group, resource: step.resource, target: { ...served, version: through }, count: scan.spool.count(key),
+        ...(through !== version ? { archivedVersion: version } : {}),
+      });
+    }
+  }
+  return { steps, unserved, mappings };
 }
 
 interface NamespaceItems {

@@ -70,11 +70,11 @@ describe('archive: the manifest HMAC', () => {
   });
 
   it('refuses allow-unauthenticated with latest in one sentence, and accepts it with an id', () => {
-    expect(() => refuseAllowWithLatest('latest', true)).to.throw(NotAuthenticatedError,
+    expect(() => refuseAllowWithLatest('latest', { allowUnauthenticated: true })).to.throw(NotAuthenticatedError,
       /^allow-unauthenticated=true accepts one backup named by its id, never latest: give the backup id that list-backups shows, after checking that backup\.$/);
-    expect(() => refuseAllowWithLatest('latest', true, '--allow-unauthenticated')).to.throw(/^--allow-unauthenticated accepts one backup/);
-    expect(() => refuseAllowWithLatest(ID, true)).not.to.throw();
-    expect(() => refuseAllowWithLatest('latest', false)).not.to.throw();
+    expect(() => refuseAllowWithLatest('latest', { allowUnauthenticated: true, allowHint: '--allow-unauthenticated' })).to.throw(/^--allow-unauthenticated accepts one backup/);
+    expect(() => refuseAllowWithLatest(ID, { allowUnauthenticated: true })).not.to.throw();
+    expect(() => refuseAllowWithLatest('latest', { allowUnauthenticated: false })).not.to.throw();
   });
 
   describe('the policy', () => {

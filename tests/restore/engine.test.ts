@@ -86,7 +86,7 @@ describe('restore engine against the embedded cluster and s3rver', function () {
   it('round trip into a fresh cluster: every user-state object equal, nothing generated written, namespaces owned', async () => {
     const progress: string[] = [];
     const before = kubeB.requestCounts();
-    const outcome = await restore(kubeB, { backupId: 'latest', encryptionKey: 'restore-test-passphrase', progress: (m) => { progress.push(m); } });
+    const outcome = await restore(kubeB, { backupId: 'latest', trust: { encryptionKey: 'restore-test-passphrase' }, progress: (m) => { progress.push(m); } });
     const after = kubeB.requestCounts();
     expect(outcome.backupId).to.equal(backupId);
     expect(outcome.totals).to.deep.include({ created: archived, updated: 0, failed: 0 });
@@ -113,7 +113,7 @@ describe('restore engine against the embedded cluster and s3rver', function () {
 
   it('a rerun of the same restore finds everything unchanged and writes nothing', async () => {
     const before = kubeB.requestCounts().writes;
-    const outcome = await restore(kubeB, { encryptionKey: 'restore-test-passphrase' });
+    const outcome = await restore(kubeB, { trust: { encryptionKey: 'restore-test-passphrase' } });
     expect(kubeB.requestCounts().writes - before).to.equal(0);
     expect(outcome.totals).to.deep.include({ created: 0, updated: 0, unchanged: archived, failed: 0 });
   });
@@ -127,7 +127,7 @@ describe('restore engine against the embedded cluster and s3rver', function () {
     const before = kubeB.requestCounts().writes;
     let error: unknown;
     try {
-      await restore(kubeB, { encryptionKey: 'restore-test-passphrase' });
+      await restore(kubeB, { trust: { encryptionKey: 'restore-test-passphrase' } });
     } catch (caught) {
       error = caught;
     } finally {
@@ -161,7 +161,7 @@ describe('restore engine against the embedded cluster and s3rver', function () {
     await kubeA.delete(bindings, contributor.metadata.name!, contributor.metadata.namespace);
     await kubeA.delete(policies, contributor.metadata.name!, contributor.metadata.namespace);
     const before = kubeA.requestCounts();
-    const outcome = await restore(kubeA, { encryptionKey: 'restore-test-passphrase' });
+    const outcome = await restore(kubeA, { trust: { encryptionKey: 'restore-test-passphrase' } });
     const after = kubeA.requestCounts();
     expect(after.create - before.create).to.equal(3);
     expect(after.writes - before.writes).to.equal(3);
@@ -186,7 +186,7 @@ describe('restore engine against the embedded cluster and s3rver', function () {
 
     it('dry-run writes nothing and plans the update with its reason', async () => {
       const before = kubeA.requestCounts().writes;
-      const outcome = await restore(kubeA, { dryRun: true, conflictPolicy: 'update', encryptionKey: 'restore-test-passphrase' });
+      const outcome = await restore(kubeA, { dryRun: true, conflictPolicy: 'update', trust: { encryptionKey: 'restore-test-passphrase' } });
       expect(kubeA.requestCounts().writes).to.equal(before);
       const entry = outcome.plan.find((p) => p.namespace === changed.metadata.namespace && p.kind === 'ConfigMap')!;
       expect(entry.update).to.equal(1);
@@ -196,7 +196,7 @@ describe('restore engine against the embedded cluster and s3rver', function () {
 
     it('skip keeps the live object and says why', async () => {
       const before = kubeA.requestCounts().writes;
-      const outcome = await restore(kubeA, { encryptionKey: 'restore-test-passphrase', namespaces: [changed.metadata.namespace!] });
+      const outcome = await restore(kubeA, { trust: { encryptionKey: 'restore-test-passphrase' }, namespaces: [changed.metadata.namespace!] });
       expect(kubeA.requestCounts().writes).to.equal(before);
       expect(outcome.byKind.configmaps?.skipped).to.equal(1);
       expect(outcome.plan.flatMap((p) => p.reasons).join(' ')).to.include('conflict-policy=skip');
@@ -206,7 +206,7 @@ describe('restore engine against the embedded cluster and s3rver', function () {
       const before = kubeA.requestCounts().writes;
       let error: unknown;
       try {
-        await restore(kubeA, { encryptionKey: 'restore-test-passphrase', conflictPolicy: 'fail' });
+        await restore(kubeA, { trust: { encryptionKey: 'restore-test-passphrase' }, conflictPolicy: 'fail' });
       } catch (caught) {
         error = caught;
       }
@@ -217,7 +217,7 @@ describe('restore engine against the embedded cluster and s3rver', function () {
 
     it('update puts the archived content back, and only there', async () => {
       const before = kubeA.requestCounts().writes;
-      const outcome = await restore(kubeA, { encryptionKey: 'restore-test-passphrase', conflictPolicy: 'update', profiles: [changed.metadata.namespace!] });
+      const outcome = await restore(kubeA, { trust: { encryptionKey: 'restore-test-passphrase' }, conflictPolicy: 'update', profiles: [changed.metadata.namespace!] });
       expect(kubeA.requestCounts().writes - before).to.equal(1);
       expect(outcome.totals.updated).to.equal(1);
       const configmaps = await resource(kubeA, '', 'configmaps');
@@ -416,7 +416,7 @@ describe('restore engine against the embedded cluster and s3rver', function () {
       changed.metadata.annotations = { note: 'made after the backup' };
       await kubeF!.create(await resource(kubeF!, '', 'serviceaccounts'), changed);
       const before = kubeF!.requestCounts();
-      const outcome = await restore(kubeF!, { encryptionKey: 'restore-test-passphrase' });
+      const outcome = await restore(kubeF!, { trust: { encryptionKey: 'restore-test-passphrase' } });
       const after = kubeF!.requestCounts();
       // one LIST of Profiles, one of ClusterRoles (which an owner may bind: src/kubeflow/bindable-roles.ts), the
       // namespace watch's first LIST and the PodDefault watch's (for the late access-ml-pipeline): nothing per kind or
@@ -439,7 +439,7 @@ describe('restore engine against the embedded cluster and s3rver', function () {
       await kubeF!.create(namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: refused, annotations: { owner: 'someone-else@example.com' } } });
       let error: unknown;
       try {
-        await restore(kubeF!, { encryptionKey: 'restore-test-passphrase', waitTimeoutMs: 3000 });
+        await restore(kubeF!, { trust: { encryptionKey: 'restore-test-passphrase' }, waitTimeoutMs: 3000 });
       } catch (caught) {
         error = caught;
       }
@@ -462,7 +462,7 @@ describe('restore engine against the embedded cluster and s3rver', function () {
       for (const name of names) {
         await kubeF!.create(namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name, annotations: { owner: 'someone-else@example.com' } } });
       }
-      const first = await restore(kubeF!, { profiles: names, encryptionKey: 'restore-test-passphrase', waitTimeoutMs: 1500 }).then(() => undefined, (caught: unknown) => caught);
+      const first = await restore(kubeF!, { profiles: names, trust: { encryptionKey: 'restore-test-passphrase' }, waitTimeoutMs: 1500 }).then(() => undefined, (caught: unknown) => caught);
       expect(first).to.be.instanceOf(RestoreStoppedError);
       // the message comes from the namespaces, not from the Profiles: the real controller's condition never reaches them
       expect((first as Error).message).to.include(`${names[0]} (the namespace exists with owner annotation "someone-else@example.com"`);
@@ -474,7 +474,7 @@ describe('restore engine against the embedded cluster and s3rver', function () {
       const conflicting = await kubeF!.get(namespaces, names[1]!);
       await kubeF!.replace(namespaces, { ...conflicting, metadata: { ...conflicting.metadata, annotations: { owner: profileOwner(fixed!)! } } });
 
-      const rerun = await restore(kubeF!, { profiles: names, encryptionKey: 'restore-test-passphrase', waitTimeoutMs: 20_000 });
+      const rerun = await restore(kubeF!, { profiles: names, trust: { encryptionKey: 'restore-test-passphrase' }, waitTimeoutMs: 20_000 });
       expect(rerun.totals.failed).to.equal(0);
       expect(rerun.byKind['profiles.kubeflow.org']).to.deep.include({ unchanged: 2 });
       for (const name of names) {
@@ -561,7 +561,7 @@ describe('restore engine against the embedded cluster and s3rver', function () {
       });
       fresh = await startCluster({ seed: SEED });
       kubeF = await KubeClient.load({ kubeconfig: fresh.kubeconfigPath, concurrency: 8 });
-      outcome = await runRestore(kubeF, backupStore(store), { backupId: backup.backupId, waitTimeoutMs: 20_000, encryptionKey: 'restore-test-passphrase' });
+      outcome = await runRestore(kubeF, backupStore(store), { backupId: backup.backupId, waitTimeoutMs: 20_000, trust: { encryptionKey: 'restore-test-passphrase' } });
     });
     after(async () => {
       kubeF?.close();
@@ -619,7 +619,7 @@ describe('restore engine against the embedded cluster and s3rver', function () {
       await remake(mxjobsRef, 'mxdone', suspendedForStatus(restorable(a.api.get(mxjobsRef, 'mxdone', namespace)!))!.create, a.api.get(mxjobsRef, 'mxdone', namespace)!.status);
       const explored = restorable(a.api.get(experimentsRef, 'explored', namespace)!);
       await remake(experimentsRef, 'explored', { ...explored, spec: { ...(explored.spec as object), maxTrialCount: 2 } });
-      const rerun = await runRestore(kubeF, backupStore(store), { backupId: 'latest', waitTimeoutMs: 20_000, encryptionKey: 'restore-test-passphrase', namespaces: [namespace] });
+      const rerun = await runRestore(kubeF, backupStore(store), { backupId: 'latest', waitTimeoutMs: 20_000, trust: { encryptionKey: 'restore-test-passphrase' }, namespaces: [namespace] });
       expect(rerun.totals.failed).to.equal(0);
       const reasons = rerun.plan.flatMap((e) => e.reasons);
       expect(reasons.filter((r) => r.includes('earlier restore'))).to.have.length(3);
@@ -632,7 +632,7 @@ describe('restore engine against the embedded cluster and s3rver', function () {
       expect(podsOf('trained')).to.deep.equal([]);
       expect(podsOf('mxdone')).to.deep.equal([]);
       // and the next rerun has nothing left to do
-      const again = await runRestore(kubeF, backupStore(store), { backupId: 'latest', waitTimeoutMs: 20_000, encryptionKey: 'restore-test-passphrase', namespaces: [namespace] });
+      const again = await runRestore(kubeF, backupStore(store), { backupId: 'latest', waitTimeoutMs: 20_000, trust: { encryptionKey: 'restore-test-passphrase' }, namespaces: [namespace] });
       expect(again.totals).to.deep.include({ created: 0, updated: 0, failed: 0 });
     });
   });
@@ -656,7 +656,7 @@ describe('restore engine against the embedded cluster and s3rver', function () {
       await kubeC.create(namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name, annotations: { owner: 'someone-else@example.com' } } });
       let error: unknown;
       try {
-        await runRestore(kubeC, backupStore(store), { backupId, profiles: [name], waitTimeoutMs: 1500, encryptionKey: 'restore-test-passphrase', protectedNamespaces: [] });
+        await runRestore(kubeC, backupStore(store), { backupId, profiles: [name], waitTimeoutMs: 1500, trust: { encryptionKey: 'restore-test-passphrase' }, protectedNamespaces: [] });
       } catch (caught) {
         error = caught;
       }
@@ -672,7 +672,7 @@ describe('restore engine against the embedded cluster and s3rver', function () {
       const before = kubeC.requestCounts().writes;
       let error: unknown;
       try {
-        await restore(kubeC, { encryptionKey: 'restore-test-passphrase' });
+        await restore(kubeC, { trust: { encryptionKey: 'restore-test-passphrase' } });
       } catch (caught) {
         error = caught;
       }

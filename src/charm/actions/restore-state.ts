@@ -10,6 +10,7 @@ import { VolumeMoveError } from '../../volumes/mover.ts';
 import { moverConfig } from '../backup-steps.ts';
 import { readControlPlane } from '../control-plane.ts';
 import { controlPlaneRestoreStep } from '../control-plane-steps.ts';
+import { actionTrust } from '../trust.ts';
 import { ControlPlaneError } from '../../controlplane/engine.ts';
 
 export async function run(ctx: ActionContext<'restore-state'>): Promise<void> {
@@ -17,10 +18,10 @@ export async function run(ctx: ActionContext<'restore-state'>): Promise<void> {
   // Checked first: a bucket in another region fails here, not in a Job halfway through.
   const s3 = await ctx.s3ForJobs();
   const kube = await ctx.kube();
-  const encryptionKey = await ctx.encryptionKey();
+  const trust = actionTrust(await ctx.encryptionKey(), params['allow-unauthenticated']);
   const store = openBackupStore(s3);
   // AWS itself has no endpoint in the relation: the movers then use its regional endpoint (moverS3Settings).
-  const volumes = params['include-volumes'] ? volumeRestoreStep(kube, s3, moverConfig(ctx.config), { encryptionKey }) : undefined;
+  const volumes = params['include-volumes'] ? volumeRestoreStep(kube, s3, moverConfig(ctx.config), { encryptionKey: trust.encryptionKey }) : undefined;
   // Opt-in only: loading a dump overwrites the live KFP and Katib databases and MinIO buckets.
   const controlPlane = params['include-control-plane']
     ? controlPlaneRestoreStep(kube, s3, ctx.config, await readControlPlane(ctx.charm, ctx.config), ctx.modelName)
@@ -35,9 +36,7 @@ export async function run(ctx: ActionContext<'restore-state'>): Promise<void> {
       conflictPolicy: params['conflict-policy'],
       dryRun: params['dry-run'],
       includeVolumes: params['include-volumes'],
-      encryptionKey,
-      allowUnauthenticated: params['allow-unauthenticated'],
-      allowHint: 'allow-unauthenticated=true',
+      trust,
       waitTimeoutMs: ctx.config['restore-wait-timeout'] * 1000,
       protectedNamespaces: [ctx.modelName],
       skipRefused: params['skip-refused'],

@@ -2,25 +2,26 @@
 import { ActionFailure, type ActionContext } from '../action-context.ts';
 import { describeInline } from '../../errors/index.ts';
 import { NotAuthenticatedError, refuseAllowWithLatest } from '../../archive/authenticate.ts';
+import { actionTrust } from '../trust.ts';
 
 export async function run(ctx: ActionContext<'verify-backup'>): Promise<void> {
   const s3 = await ctx.s3();
   const [{ verifyBackup, latestWholeBackup, latestRefusal }, { openBackupStore }] = await Promise.all([import('../../catalog/verify.ts'), import('../../store/open.ts')]);
   const store = openBackupStore(s3);
-  const encryptionKey = await ctx.encryptionKey();
+  const trust = actionTrust(await ctx.encryptionKey(), ctx.params['allow-unauthenticated']);
   let id = ctx.params['backup-id'];
   try {
-    refuseAllowWithLatest(id, ctx.params['allow-unauthenticated']);
+    refuseAllowWithLatest(id, trust);
     if (id === 'latest') {
       // the same choice restore-state, list-backups and pre-upgrade-check make: with a key, the newest authenticated one
-      const newest = await latestWholeBackup(store, { encryptionKey });
-      if (!newest) ctx.fail(await latestRefusal(store, 'verify', { encryptionKey }));
+      const newest = await latestWholeBackup(store, trust);
+      if (!newest) ctx.fail(await latestRefusal(store, 'verify', trust));
       id = newest.listing.id;
       if (newest.warning) await ctx.progress(newest.warning);
       for (const note of newest.notes) await ctx.progress(note);
     }
     await ctx.progress(`verifying backup ${id}`);
-    const report = await verifyBackup(store, id, { encryptionKey, allowUnauthenticated: ctx.params['allow-unauthenticated'], allowHint: 'allow-unauthenticated=true' });
+    const report = await verifyBackup(store, id, trust);
     await ctx.setResults({
       'backup-id': id,
       status: report.status,

@@ -3,7 +3,7 @@
 import { cliWording } from '../remedy-wording.ts';
 import type { ConflictPolicy, RestoreOutcome } from '../../restore/engine.ts';
 import { RestoreInputError, RestoreRefusedError } from '../../restore/errors.ts';
-import { allowUnauthenticatedOption, encryptionKeyFrom, encryptionOptions } from '../encryption-options.ts';
+import { allowUnauthenticatedOption, encryptionKeyFrom, encryptionOptions, trustFrom } from '../encryption-options.ts';
 import { kubeClientFrom, kubeOptions } from '../kube-options.ts';
 import { table } from '../output.ts';
 import { s3Options } from '../s3-options.ts';
@@ -101,6 +101,7 @@ export const restoreCommand: Command = {
     const { settings, store } = await openStore(ctx);
     const encryptionKey = encryptionKeyFrom(values, ctx.env);
     out.hide(encryptionKey);
+    const trust = trustFrom(values, encryptionKey);
     const profiles = listValue(values, 'profiles');
     const namespaces = listValue(values, 'namespaces');
     const waitSeconds = positiveInteger(values, 'wait-timeout', 300, 86_400);
@@ -117,9 +118,7 @@ export const restoreCommand: Command = {
         conflictPolicy: policy,
         dryRun: values['dry-run'] === true,
         includeVolumes,
-        encryptionKey,
-        allowUnauthenticated: values['allow-unauthenticated'] === true,
-        allowHint: '--allow-unauthenticated',
+        trust,
         waitTimeoutMs: waitSeconds * 1000,
         skipRefused: values['skip-refused'] === true,
         skipUnserved: values['skip-unserved'] === true,

@@ -1,5 +1,6 @@
 // Pieces several commands share: the output flags, opening the store, and naming a backup id (or `latest`).
 import type { BackupStore } from '../../store/backup-store.ts';
+import type { Trust } from '../../archive/authenticate.ts';
 import type { S3Settings } from '../../store/settings.ts';
 import type { CommandContext, OptionTable } from '../usage.ts';
 import { UsageError } from '../usage.ts';
@@ -38,11 +39,11 @@ export function backupIdArgument(ctx: CommandContext, required: boolean): string
  * newest authenticated one (catalog/verify.ts latestWholeBackup), each newer one passed over named to `warn`. Fails in
  * one sentence when there is none.
  */
-export async function resolveBackupId(store: BackupStore, id: string, warn: (sentence: string) => void = () => undefined, encryptionKey?: string): Promise<string> {
+export async function resolveBackupId(store: BackupStore, id: string, warn: (sentence: string) => void = () => undefined, trust: Trust = {}): Promise<string> {
   if (id !== 'latest') return id;
   const { latestWholeBackup, latestRefusal } = await import('../../catalog/verify.ts');
-  const newest = await latestWholeBackup(store, { encryptionKey });
-  if (!newest) throw new Error(await latestRefusal(store, 'verify', { encryptionKey }));
+  const newest = await latestWholeBackup(store, trust);
+  if (!newest) throw new Error(await latestRefusal(store, 'verify', trust));
   if (newest.warning) warn(newest.warning);
   for (const note of newest.notes) warn(note);
   return newest.listing.id;

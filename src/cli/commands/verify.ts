@@ -1,6 +1,6 @@
 // verify: downloads a backup and re-checks every checksum against its manifest.
 import { s3Options } from '../s3-options.ts';
-import { allowUnauthenticatedOption, encryptionKeyFrom, encryptionOptions } from '../encryption-options.ts';
+import { allowUnauthenticatedOption, encryptionKeyFrom, encryptionOptions, trustFrom } from '../encryption-options.ts';
 import type { Command, CommandContext } from '../usage.ts';
 import { backupIdArgument, describeFailure, openStore, outputOptions, resolveBackupId } from './shared.ts';
 import { NotAuthenticatedError, refuseAllowWithLatest } from '../../archive/authenticate.ts';
@@ -30,16 +30,17 @@ export const verifyCommand: Command = {
     const { settings, store } = await openStore(ctx);
     const encryptionKey = encryptionKeyFrom(ctx.values, ctx.env);
     ctx.out.hide(encryptionKey);
+    const trust = trustFrom(ctx.values, encryptionKey);
     try {
-      refuseAllowWithLatest(requested, ctx.values['allow-unauthenticated'] === true, '--allow-unauthenticated');
-      const id = await resolveBackupId(store, requested, (warning) => ctx.out.progress(warning), encryptionKey);
+      refuseAllowWithLatest(requested, trust);
+      const id = await resolveBackupId(store, requested, (warning) => ctx.out.progress(warning), trust);
       ctx.out.progress(`verifying backup ${id}`);
       // Nothing at all under that id is a wrong id, not a corrupt backup: say so in one sentence.
       if (!(await store.holdsBackup(id))) {
         throw new Error(`there is no backup ${id} in ${store.url()}; kubeflow-upgrader list shows the complete ones.`);
       }
       const { verifyBackup } = await import('../../catalog/verify.ts');
-      const report = await verifyBackup(store, id, { encryptionKey, allowUnauthenticated: ctx.values['allow-unauthenticated'] === true, allowHint: '--allow-unauthenticated' });
+      const report = await verifyBackup(store, id, trust);
       const lines = [
         `backup ${id}: ${report.status} (${report.objectsChecked} objects checked)`,
         `authentication: ${report.authentication.note}`,
