@@ -14,7 +14,7 @@ import { generatedSuffix, labelKeyProblem, labelValueProblem, nameProblem } from
 import { clone, mergePatch } from './patch.ts';
 import { builtinResources, servedVersions, storageVersion, type ResourceDef } from './resources.ts';
 import { fieldMatcher, labelMatcher } from './selectors.ts';
-import { ObjectStore, objectKey, refKey, type Stored } from './store.ts';
+import { deepFreeze, ObjectStore, objectKey, refKey, type Stored } from './store.ts';
 import { validateDataUpdate, validatePvcUpdate } from './immutable.ts';
 import { schemaProblems } from './schemas.ts';
 import { generateJobSelector, validateJobCreate, validateJobUpdate } from './jobs.ts';
@@ -110,6 +110,11 @@ export class Cluster implements InProcessApi {
   get(ref: ResourceRef, name: string, namespace?: string): KubeObject | undefined {
     const s = this.getStored(ref, name, namespace);
     return s ? clone(s.obj) : undefined;
+  }
+
+  read(ref: ResourceRef, name: string, namespace?: string): KubeObject | undefined {
+    const s = this.getStored(ref, name, namespace);
+    return s ? deepFreeze(s.obj) : undefined;
   }
 
   list(ref: ResourceRef, options: ListOptions = {}): KubeObject[] {
