@@ -656,8 +656,17 @@ export function versionOf(apiVersion: string): string {
   return i >= 0 ? apiVersion.slice(i + 1) : apiVersion;
 }
 
+// RFC 3339 to the second, as metav1.Time marshals (kubernetes apimachinery pkg/apis/meta/v1/time.go): the same text
+// for every write within one second, so it is made once per second
+let nowSecond = Number.NaN;
+let nowText = '';
 function now(): string {
-  return new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  const second = Math.floor(Date.now() / 1000);
+  if (second !== nowSecond) {
+    nowSecond = second;
+    nowText = new Date(second * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
+  }
+  return nowText;
 }
 
 function sameList(a: string[], b: string[]): boolean {
