@@ -2,7 +2,7 @@
 // own, and that of its children it has reaped. A bench that runs the kubelet in its own process finds the mover
 // containers' CPU (sh, rclone) under `children` once each container has exited, apart from the S3 server's process.
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 export interface CpuSeconds {
   own: number;
@@ -28,4 +28,25 @@ export function cpuSeconds(pid: number | 'self'): CpuSeconds {
 /** CPU seconds used between two readings. */
 export function cpuSpent(before: CpuSeconds, after: CpuSeconds): CpuSeconds {
   return { own: after.own - before.own, children: after.children - before.children };
+}
+
+/** CPU seconds of a process and every live descendant (a launcher may run the real server as its child). */
+export function treeCpuSeconds(pid: number): number {
+  let total = 0;
+  const seen = new Set<number>();
+  const visit = (p: number) => {
+    if (seen.has(p)) return;
+    seen.add(p);
+    try {
+      total += cpuSeconds(p).own;
+      for (const task of readdirSync(`/proc/${p}/task`)) {
+        const children = readFileSync(`/proc/${p}/task/${task}/children`, 'utf8').trim();
+        for (const child of children ? children.split(' ') : []) visit(Number(child));
+      }
+    } catch {
+      // the process ended meanwhile: its CPU is gone with it
+    }
+  };
+  visit(pid);
+  return total;
 }

@@ -41,16 +41,19 @@ async function restoreClient(kubeconfig: string, s3File: string, backupId: strin
   const kube = await KubeClient.load({ kubeconfig, concurrency: CONCURRENCY, pageSize: PAGE_SIZE });
   try {
     let preflightMs = Number.NaN;
+    const cpuBefore = process.cpuUsage();
     const started = performance.now();
     const outcome = await runRestore(kube, store, {
       backupId, waitTimeoutMs: 600_000, dryRun,
       progress: (message) => { if (Number.isNaN(preflightMs) && message.includes('verified')) preflightMs = performance.now() - started; },
     });
     const ms = performance.now() - started;
+    const cpu = process.cpuUsage(cpuBefore);
     const peak = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
     const result: RestoreResult = {
       mode: 'restore', ms: Math.round(ms), preflightMs: Math.round(preflightMs), objects: outcome.totals.created,
       peakRssMiB: peak ? Math.round(Number(peak[1]) / 1024) : Number.NaN,
+      cpuMs: Math.round((cpu.user + cpu.system) / 1000), requests: kube.requestPurposes(), waits: outcome.waits,
     };
     if (outcome.totals.failed > 0) throw new Error(`the restore failed ${outcome.totals.failed} objects: ${outcome.failures.slice(0, 3).join('; ')}`);
     process.stdout.write(`${JSON.stringify(result)}\n`);

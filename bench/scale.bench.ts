@@ -15,6 +15,8 @@ import { stateResources } from '../src/kubeflow/kinds.ts';
 import { startS3Server } from '../tests/support/s3/server.ts';
 import { archiveObjects, CONCURRENCY, type ClientResult, type S3Target } from './support/client.ts';
 import { rssMiB, runClient, startClusterProcess, type ClusterProcess } from './support/processes.ts';
+import { treeCpuSeconds } from './cpu.ts';
+import { purposes } from '../src/kube/counters.ts';
 import type { BenchOptions, BenchRow } from './types.ts';
 
 const BUCKET = 'bench';
@@ -70,6 +72,35 @@ async function kubectlApply(kubeconfig: string, objects: KubeObject[], workDir: 
 }
 
 const rate = (objects: number, ms: number) => Math.round(objects / (ms / 1000));
+
+/** a client's run and the embedded server's CPU over it */
+type ServedResult = ClientResult & { serverCpuMs: number };
+
+/**
+ * The cost of the restore and of raw CREATE per 1,000 objects created, from the best run of each: the client's own
+ * CPU, the embedded server's CPU, requests by purpose, and the restore's waits on the simulated controllers.
+ */
+function perThousand(restored: ServedResult, created: ServedResult, P: string): BenchRow[] {
+  const per = (x: number, objects: number) => Math.round((x * 1000) / objects * 10) / 10;
+  const row = (metric: string, ours: number, raw: number | undefined, unit: string): BenchRow => ({
+    bench: 'scale', metric: `per 1,000 objects: ${metric}`, value: per(ours, restored.objects), unit,
+    note: raw === undefined ? `${P}, restore` : `${P}, restore; raw CREATE ${per(raw, created.objects)}`,
+  });
+  const rows = [
+    row('client CPU', restored.cpuMs, created.cpuMs, 'ms'),
+    row('embedded server CPU', restored.serverCpuMs, created.serverCpuMs, 'ms'),
+  ];
+  for (const purpose of purposes) {
+    const ours = restored.requests[purpose];
+    const raw = created.requests[purpose];
+    if (ours || raw) rows.push(row(`${purpose} requests`, ours, raw, 'requests'));
+  }
+  if (restored.waits) {
+    rows.push(row('wait for profile namespaces', restored.waits.profileNamespacesMs, undefined, 'ms'));
+    rows.push({ ...row('wait for late PodDefaults', restored.waits.podDefaultsMs, undefined, 'ms'), note: `${P}, restore; summed over the ${restored.waits.podDefaultWaits} namespace(s) that waited` });
+  }
+  return rows;
+}
 const round2 = (x: number) => Math.round(x * 100) / 100;
 
 export default async function scaleBench(opts: BenchOptions): Promise<BenchRow[]> {
@@ -92,11 +123,16 @@ export default async function scaleBench(opts: BenchOptions): Promise<BenchRow[]
 
     // Backup side: alternate raw LIST and the engine so both see the same server state; keep the best of each.
     const rounds = opts.quick ? 1 : 3; // the machine is shared: best of three, alternated
-    let raw: ClientResult | undefined;
-    let ours: ClientResult | undefined;
+    let raw: ServedResult | undefined;
+    let ours: ServedResult | undefined;
+    const served = async (mode: string): Promise<ServedResult> => {
+      const before = treeCpuSeconds(source.pid);
+      const run = await runClient(mode, source.kubeconfigPath, s3File);
+      return { ...run, serverCpuMs: Math.round((treeCpuSeconds(source.pid) - before) * 1000) };
+    };
     for (let r = 0; r < rounds; r++) {
-      const rawRun = await runClient('raw-list', source.kubeconfigPath, s3File);
-      const ourRun = await runClient('backup', source.kubeconfigPath, s3File);
+      const rawRun = await served('raw-list');
+      const ourRun = await served('backup');
       if (!raw || rawRun.ms < raw.ms) raw = rawRun;
       if (!ours || ourRun.ms < ours.ms) ours = ourRun;
     }
@@ -106,6 +142,8 @@ export default async function scaleBench(opts: BenchOptions): Promise<BenchRow[]
       { bench: 'scale', metric: 'raw paginated LIST', value: rate(raw!.objects, raw!.ms), unit: 'objects/s', note: `${raw!.ms} ms; ${listNote}` },
       { bench: 'scale', metric: 'backup (runBackup to S3)', value: rate(raw!.objects, ours!.ms), unit: 'listed objects/s', note: `${ours!.ms} ms; ${listNote}` },
       { bench: 'scale', metric: 'backup time / raw LIST time', value: round2(backupOverList), unit: 'ratio', target: '<= 1.25', verdict: backupOverList <= 1.25 ? 'met' : 'missed', note: listNote },
+      { bench: 'scale', metric: 'per 1,000 listed objects: backup client CPU', value: Math.round((ours!.cpuMs * 1000) / raw!.objects), unit: 'ms', note: `${P}; raw LIST ${Math.round((raw!.cpuMs * 1000) / raw!.objects)} ms` },
+      { bench: 'scale', metric: 'per 1,000 listed objects: embedded server CPU (backup)', value: Math.round((ours!.serverCpuMs * 1000) / raw!.objects), unit: 'ms', note: `${P}; raw LIST ${Math.round((raw!.serverCpuMs * 1000) / raw!.objects)} ms` },
       { bench: 'scale', metric: 'backup peak RSS', value: ours!.peakRssMiB, unit: 'MiB', target: '<= 200 at P=5000', verdict: profiles >= 5000 ? (ours!.peakRssMiB <= 200 ? 'met' : 'missed') : undefined, note: `${P}, VmHWM of the backup process` },
     );
     if (await kubectlAvailable()) {
@@ -129,13 +167,16 @@ export default async function scaleBench(opts: BenchOptions): Promise<BenchRow[]
     // Best of two, alternated (which side goes first changes each round), like the backup side: single runs of the
     // same restore on this shared machine differed by 10 % and more. The memory row keeps the largest peak.
     const restoreRounds = opts.quick ? 1 : 2;
-    let restored: ClientResult | undefined;
-    let created: ClientResult | undefined;
+    let restored: ServedResult | undefined;
+    let created: ServedResult | undefined;
     let restorePeakRssMiB = 0;
     for (let r = 0; r < restoreRounds; r++) {
       for (const side of r % 2 === 0 ? ['restore', 'raw-create'] : ['raw-create', 'restore']) {
         const target = await empty(`${side}-${r}`);
-        const run = await runClient(side, target.kubeconfigPath, s3File, ours!.backupId);
+        // the embedded server runs in its own process: its CPU over the client's run is read from /proc
+        const serverBefore = treeCpuSeconds(target.pid);
+        const client = await runClient(side, target.kubeconfigPath, s3File, ours!.backupId);
+        const run: ServedResult = { ...client, serverCpuMs: Math.round((treeCpuSeconds(target.pid) - serverBefore) * 1000) };
         await target.stop();
         if (side === 'restore') {
           restorePeakRssMiB = Math.max(restorePeakRssMiB, run.peakRssMiB);
@@ -151,6 +192,7 @@ export default async function scaleBench(opts: BenchOptions): Promise<BenchRow[]
       { bench: 'scale', metric: 'raw concurrent CREATE', value: createRate, unit: 'objects/s', note: `${created!.ms} ms; ${restoreNote}` },
       { bench: 'scale', metric: 'restore (runRestore from S3)', value: restoreRate, unit: 'objects/s', note: `${restored!.ms} ms incl. preflight; ${restoreNote}` },
       { bench: 'scale', metric: 'restore rate / raw CREATE rate', value: round2(restoreRate / createRate), unit: 'ratio', target: '>= 0.8', verdict: restoreRate / createRate >= 0.8 ? 'met' : 'missed', note: restoreNote },
+      ...perThousand(restored!, created!, P),
       { bench: 'scale', metric: 'restore peak RSS', value: restorePeakRssMiB, unit: 'MiB', target: '<= 200 at P=5000', verdict: profiles >= 5000 ? (restorePeakRssMiB <= 200 ? 'met' : 'missed') : undefined, note: `${P}, VmHWM of the restore process, the largest of ${restoreRounds} runs` },
     );
     if (await kubectlAvailable()) {

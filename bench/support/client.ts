@@ -11,7 +11,9 @@ import { KubeConfig } from '@kubernetes/client-node';
 import pLimit from 'p-limit';
 import { runBackup } from '../../src/backup/engine.ts';
 import { KubeClient } from '../../src/kube/client.ts';
+import type { PurposeCounts } from '../../src/kube/counters.ts';
 import { resourcePath } from '../../src/kube/paths.ts';
+import type { RestoreOutcome } from '../../src/restore/engine.ts';
 import type { ApiResource, KubeObject } from '../../src/kube/types.ts';
 import { stateResources } from '../../src/kubeflow/kinds.ts';
 import { ObjectStore } from '../../src/store/objects.ts';
@@ -31,6 +33,12 @@ export interface ClientResult {
   bytes?: number;
   backupId?: string;
   peakRssMiB: number;
+  /** this process's CPU (user + system, process.cpuUsage) over the measured part, in milliseconds */
+  cpuMs: number;
+  /** requests sent over the measured part, by purpose (src/kube/counters.ts) */
+  requests: PurposeCounts;
+  /** restore only: its waits on controllers (RestoreOutcome.waits) */
+  waits?: RestoreOutcome['waits'];
 }
 
 /** requests in flight for every client mode: the engines' own default for api-concurrency is lower */
@@ -47,7 +55,9 @@ function openStore(s3: S3Target): S3BackupStore {
   return new S3BackupStore(new ObjectStore({ client, bucket: s3.bucket, prefix: 'bench' }));
 }
 
-async function backup(kube: KubeClient, s3: S3Target): Promise<Omit<ClientResult, 'mode' | 'ms' | 'peakRssMiB'>> {
+type Measured = Omit<ClientResult, 'mode' | 'ms' | 'peakRssMiB' | 'cpuMs' | 'requests'>;
+
+async function backup(kube: KubeClient, s3: S3Target): Promise<Measured> {
   const outcome = await runBackup(kube, openStore(s3), {
     kind: 'backup-state', includeVolumes: false, includeControlPlane: false, toolVersion: 'bench',
     profileNamespaceSelector: 'app.kubernetes.io/part-of=kubeflow-profile',
@@ -57,7 +67,7 @@ async function backup(kube: KubeClient, s3: S3Target): Promise<Omit<ClientResult
 }
 
 /** The limit: every page of every kind the backup lists, requested, read and parsed; nothing else. */
-async function rawList(kube: KubeClient, kubeconfig: string): Promise<Omit<ClientResult, 'mode' | 'ms' | 'peakRssMiB'>> {
+async function rawList(kube: KubeClient, kubeconfig: string): Promise<Measured> {
   const resources: ApiResource[] = stateResources(await kube.discover());
   const config = new KubeConfig();
   config.loadFromFile(kubeconfig);
@@ -90,10 +100,10 @@ async function rawList(kube: KubeClient, kubeconfig: string): Promise<Omit<Clien
   return { objects };
 }
 
-async function restore(kube: KubeClient, s3: S3Target, backupId: string): Promise<Omit<ClientResult, 'mode' | 'ms' | 'peakRssMiB'>> {
+async function restore(kube: KubeClient, s3: S3Target, backupId: string): Promise<Measured> {
   const { runRestore } = await import('../../src/restore/engine.ts');
   const outcome = await runRestore(kube, openStore(s3), { backupId, waitTimeoutMs: 600_000 });
-  return { objects: outcome.totals.created };
+  return { objects: outcome.totals.created, waits: outcome.waits };
 }
 
 /** The archive's objects as the restore would send them (read before the clock starts). */
@@ -108,18 +118,29 @@ export async function archiveObjects(s3: S3Target, backupId: string): Promise<Ku
 }
 
 /** Profiles, the wait for their namespaces (the profile controller must run), then everything else unordered. */
-async function rawCreate(kube: KubeClient, objects: KubeObject[]): Promise<number> {
+async function rawCreate(kube: KubeClient, objects: KubeObject[]): Promise<{ ms: number; cpuMs: number; requests: PurposeCounts }> {
   const { waitForProfileNamespaces } = await import('../../src/restore/wait.ts');
   const resources = new Map<string, Awaited<ReturnType<KubeClient['findByKind']>>>();
   for (const o of objects) if (!resources.has(`${o.apiVersion}/${o.kind}`)) resources.set(`${o.apiVersion}/${o.kind}`, await kube.findByKind(o.apiVersion, o.kind));
   const limit = pLimit(CONCURRENCY * 2);
   const create = (o: KubeObject) => limit(() => kube.create(resources.get(`${o.apiVersion}/${o.kind}`)!, o));
   const profiles = objects.filter((o) => o.kind === 'Profile');
+  const requestsBefore = kube.requestPurposes();
+  const cpuBefore = process.cpuUsage();
   const started = performance.now();
   await Promise.all(profiles.map(create));
   await waitForProfileNamespaces(kube, profiles, { timeoutMs: 600_000 });
   await Promise.all(objects.filter((o) => o.kind !== 'Profile').map(create));
-  return performance.now() - started;
+  return { ms: performance.now() - started, cpuMs: cpuMs(process.cpuUsage(cpuBefore)), requests: requestsSince(kube, requestsBefore) };
+}
+
+function cpuMs(usage: NodeJS.CpuUsage): number {
+  return Math.round((usage.user + usage.system) / 1000);
+}
+
+function requestsSince(kube: KubeClient, before: PurposeCounts): PurposeCounts {
+  const now = kube.requestPurposes();
+  return Object.fromEntries(Object.entries(now).map(([k, v]) => [k, v - before[k as keyof PurposeCounts]])) as PurposeCounts;
 }
 
 async function main(): Promise<void> {
@@ -128,21 +149,27 @@ async function main(): Promise<void> {
   const s3 = JSON.parse(readFileSync(s3File, 'utf8')) as S3Target;
   const kube = await KubeClient.load({ kubeconfig, concurrency: CONCURRENCY, pageSize: PAGE_SIZE });
   try {
-    let result: Omit<ClientResult, 'mode' | 'ms' | 'peakRssMiB'>;
+    let result: Measured;
     let ms: number;
+    let cpu: number;
+    let requests: PurposeCounts;
     if (mode === 'raw-create') {
       const objects = await archiveObjects(s3, backupId!);
-      ms = await rawCreate(kube, objects);
+      ({ ms, cpuMs: cpu, requests } = await rawCreate(kube, objects));
       result = { objects: objects.length };
     } else {
+      const requestsBefore = kube.requestPurposes();
+      const cpuBefore = process.cpuUsage();
       const started = performance.now();
       if (mode === 'backup') result = await backup(kube, s3);
       else if (mode === 'raw-list') result = await rawList(kube, kubeconfig);
       else if (mode === 'restore') result = await restore(kube, s3, backupId!);
       else throw new Error(`unknown mode ${mode}`);
       ms = performance.now() - started;
+      cpu = cpuMs(process.cpuUsage(cpuBefore));
+      requests = requestsSince(kube, requestsBefore);
     }
-    const out: ClientResult = { mode, ms: Math.round(ms), ...result, peakRssMiB: peakRssMiB() };
+    const out: ClientResult = { mode, ms: Math.round(ms), ...result, peakRssMiB: peakRssMiB(), cpuMs: cpu, requests };
     process.stdout.write(`${JSON.stringify(out)}\n`);
   } finally {
     kube.close();

@@ -3,7 +3,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { RetryError, RetryPolicy, type RetrySettings } from '../retry/policy.ts';
 import { loadKubeConfig } from './config.ts';
-import { RequestCounter, type Verb } from './counters.ts';
+import { RequestCounter, type Purpose, type PurposeCounts, type Verb } from './counters.ts';
 import { mergeDiscovery, ResourceIndex, type ApiGroupList, type ApiResourceList, type GroupVersionResources } from './discovery.ts';
 import { classifyKubeError, KubeApiError, kubeApiErrorFrom, isNotFound, type RequestSubject } from './errors.ts';
 import { groupVersionPath, resourcePath, withQuery } from './paths.ts';
@@ -75,6 +75,8 @@ interface SendOptions {
   dryRun?: boolean;
   /** the answer is text (a log), not JSON */
   text?: boolean;
+  /** what the request is for, when its verb does not say it (counters.ts) */
+  purpose?: Purpose;
 }
 
 export class KubeClient {
@@ -109,6 +111,11 @@ export class KubeClient {
   /** Requests sent so far, per verb, retries included (dry runs apart). */
   requestCounts(): ReturnType<RequestCounter['snapshot']> {
     return this.counter.snapshot();
+  }
+
+  /** Requests sent so far, per purpose (status patches, discovery and dry runs apart from their verbs). */
+  requestPurposes(): PurposeCounts {
+    return this.counter.purposes();
   }
 
   close(): void {
@@ -147,8 +154,8 @@ export class KubeClient {
 
   private async readDiscovery(): Promise<ResourceIndex> {
     const subject = (what: string): RequestSubject => ({ verb: 'discover', resource: what });
-    const core = (await this.send<{ versions: string[] }>('get', subject('/api'), 'GET', '/api', { idempotent: true })).versions;
-    const groups = (await this.send<ApiGroupList>('get', subject('/apis'), 'GET', '/apis', { idempotent: true })).groups;
+    const core = (await this.send<{ versions: string[] }>('get', subject('/api'), 'GET', '/api', { idempotent: true, purpose: 'discovery' })).versions;
+    const groups = (await this.send<ApiGroupList>('get', subject('/apis'), 'GET', '/apis', { idempotent: true, purpose: 'discovery' })).groups;
     const wanted: Array<Omit<GroupVersionResources, 'resources'>> = [
       ...core.map((version) => ({ group: '', version, preferredVersion: core[0]!, groupVersions: core })),
       ...groups.flatMap((g) => {
@@ -162,7 +169,7 @@ export class KubeClient {
       wanted.map(async (gv) => {
         const path = groupVersionPath(gv.group, gv.version);
         try {
-          const list = await this.send<ApiResourceList>('get', subject(path), 'GET', path, { idempotent: true });
+          const list = await this.send<ApiResourceList>('get', subject(path), 'GET', path, { idempotent: true, purpose: 'discovery' });
           return [{ ...gv, resources: list.resources ?? [] }];
         } catch (error) {
           // An aggregated API that is down (metrics.k8s.io, typically) must not hide every other resource.
@@ -300,6 +307,7 @@ export class KubeClient {
       // merge, strategic and apply patches state an end result, so sending one twice changes nothing more
       idempotent: type !== 'json' || options.safeToRetry === true,
       dryRun: options.dryRun === true,
+      ...(subresource ? { purpose: 'status' as const } : {}),
     });
   }
 
@@ -347,7 +355,7 @@ export class KubeClient {
       { verb: subject.verb, target: describeTarget(subject), idempotent: options.idempotent || dryRun },
       classifyKubeError,
       async () => {
-        this.counter.record(verb, dryRun);
+        this.counter.record(verb, dryRun, options.purpose);
         const response = await this.transport.request(method, path, { ...(body === undefined ? {} : { body }), ...(options.contentType ? { contentType: options.contentType } : {}) });
         const text = response.body.toString('utf8');
         if (response.status < 200 || response.status >= 300) {
@@ -375,6 +383,7 @@ export class KubeClient {
       body: object,
       idempotent: true,
       dryRun: options.dryRun === true,
+      ...(subresource ? { purpose: 'status' as const } : {}),
     });
   }
 }

@@ -75,6 +75,9 @@ export interface RestoreOutcome {
    */
   skippedObjects: string[];
   objectsChecked: number;
+  /** wall time the run spent waiting on controllers: for the profile controller's namespaces after the Profiles
+   * were written, and for late PodDefaults summed over the namespaces that waited (how many in `podDefaultWaits`) */
+  waits: { profileNamespacesMs: number; podDefaultsMs: number; podDefaultWaits: number };
   volumes: { restored: number; note?: string };
   controlPlane: { restored: number; note?: string };
   durationSeconds: number;
@@ -154,6 +157,7 @@ export async function runRestore(kube: RestoreKube, store: BackupStore, request:
         recurringRuns,
         skippedObjects: preflight.skipped.flatMap((s) => (s.name ? [`${[s.kind, s.namespace, s.name].filter((part) => part !== '').join('/')}: ${s.reason}`] : [])),
         objectsChecked: preflight.objectsChecked,
+        waits: run.waits(),
         volumes: run.volumes,
         controlPlane: run.controlPlane,
         durationSeconds: Math.round((Date.now() - started) / 100) / 10,
@@ -189,6 +193,7 @@ class RestoreRun {
   /** the first error that stops the restore; every loop checks it before starting more work */
   private failure: unknown;
   private namespacesDone = 0;
+  private profileNamespacesMs = 0;
   /** set by execute(): the wait for late PodDefaults before each namespace's first workload */
   private podDefaults: PodDefaultWait | undefined;
   /** fills the PVCs this run creates (or an earlier run left unfilled) with their archived data */
@@ -208,6 +213,10 @@ class RestoreRun {
     this.limit = Math.max(2, kube.concurrency * 2);
     this.slots = pLimit(this.limit);
     this.volumeFill = new VolumeFill(kube, preflight, request, dry, (message) => this.say(message));
+  }
+
+  waits(): RestoreOutcome['waits'] {
+    return { profileNamespacesMs: Math.round(this.profileNamespacesMs), podDefaultsMs: Math.round(this.podDefaults?.waitedMs ?? 0), podDefaultWaits: this.podDefaults?.waits ?? 0 };
   }
 
   async execute(): Promise<this> {
@@ -311,7 +320,9 @@ class RestoreRun {
         await this.say(`asked the profile controller to reconcile ${nudged.length} existing Profile(s) whose namespace is missing or not theirs: ${listOf(nudged, 10)}`);
       }
       await this.say(`${preflight.profiles.length} Profile(s) applied; waiting for the profile controller to make their namespaces (${ready.size} ready so far)`);
+      const waitStarted = performance.now();
       timedOut = await watch.settle(request.waitTimeoutMs ?? 300_000, request.wording);
+      this.profileNamespacesMs = performance.now() - waitStarted;
       for (const name of ready) if (created.get(name) !== true) existing.add(name);
     } catch (error) {
       this.failure ??= error;

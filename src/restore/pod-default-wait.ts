@@ -17,6 +17,10 @@ export class PodDefaultWait {
   /** namespace → PodDefaults that did not come */
   private readonly missing = new Map<string, string[]>();
   private stopWatch: (() => void) | undefined;
+  /** milliseconds namespaces spent waiting here, summed over namespaces (what a bench reports) */
+  waitedMs = 0;
+  /** how many waits were not over at once */
+  waits = 0;
   private deadline: NodeJS.Timeout | undefined;
   private expired = false;
   private watchProblem: string | undefined;
@@ -46,7 +50,13 @@ export class PodDefaultWait {
   forNamespace(namespace: string): Promise<void> {
     if (this.isReady(namespace)) return Promise.resolve();
     this.start();
-    return new Promise((resolve) => {
+    this.waits++;
+    const since = performance.now();
+    return new Promise((done) => {
+      const resolve = () => {
+        this.waitedMs += performance.now() - since;
+        done();
+      };
       const list = this.waiters.get(namespace) ?? [];
       list.push(resolve);
       this.waiters.set(namespace, list);

@@ -23,6 +23,15 @@ export interface SpooledItem {
   status?: unknown;
 }
 
+/**
+ * A status with something in it: an empty one (`{}`, null) says nothing a controller decides from, and an object
+ * created without status has that already, so it costs no write and no suspend-and-resume.
+ */
+function hasStatus(status: unknown): boolean {
+  if (status === undefined || status === null) return false;
+  return typeof status !== 'object' || Object.keys(status).length > 0;
+}
+
 /** Lines are written a batch at a time: one write per line cost more than the line's own bytes. */
 const BATCH_BYTES = 256 * 1024;
 const NEWLINE = 0x0a;
@@ -111,7 +120,7 @@ export class Spool {
       for (const line of buffer.toString('utf8').split('\n')) {
         if (!line) continue;
         const archived = JSON.parse(line) as KubeObject;
-        const status = archived.status !== undefined && restoresStatus(archived) ? { status: archived.status } : {};
+        const status = hasStatus(archived.status) && restoresStatus(archived) ? { status: archived.status } : {};
         items.push({ uid: archived.metadata.uid, object: restorableView(archived), ...status });
       }
     }

@@ -127,4 +127,28 @@ describe('KubeClient against the embedded cluster', function () {
     const error = (await client.waitFor(configMaps, 'never', 'default', (o) => o !== undefined, { timeoutMs: 300, description: 'exist' }).catch((e: unknown) => e)) as Error;
     expect(error.message).to.equal('Timed out after 0.3s waiting for configmaps default/never to exist (it does not exist).');
   });
+  it('counts each request by purpose: discovery, create, status write, other patch, dry run, get', async () => {
+    const fresh = await KubeClient.load({ kubeconfig: cluster.kubeconfigPath });
+    try {
+      const notebooks = (await fresh.findByResource('kubeflow.org', 'notebooks'))!;
+      const afterDiscovery = fresh.requestPurposes();
+      expect(afterDiscovery.discovery).to.be.greaterThan(2);
+      expect(afterDiscovery.get).to.equal(0);
+      const nb = { apiVersion: 'kubeflow.org/v1', kind: 'Notebook', metadata: { name: 'counted', namespace: 'kubeflow' }, spec: { template: { spec: { containers: [{ name: 'c', image: 'i' }] } } } };
+      await fresh.create(notebooks, nb, { dryRun: true });
+      await fresh.create(notebooks, nb);
+      await fresh.patchStatus(notebooks, 'counted', 'kubeflow', { status: { readyReplicas: 0 } }, 'merge');
+      await fresh.patch(notebooks, 'counted', 'kubeflow', { metadata: { labels: { a: 'b' } } }, 'merge');
+      await fresh.get(notebooks, 'counted', 'kubeflow');
+      const counts = fresh.requestPurposes();
+      expect({ create: counts.create, status: counts.status, patch: counts.patch, dryRun: counts.dryRun, get: counts.get })
+        .to.deep.equal({ create: 1, status: 1, patch: 1, dryRun: 1, get: 1 });
+      // the verb counts stay as they were: a status patch is a patch, discovery a get, a dry run apart
+      const verbs = fresh.requestCounts();
+      expect({ patch: verbs.patch, create: verbs.create, dryRuns: verbs.dryRuns, get: verbs.get }).to.deep.equal({ patch: 2, create: 1, dryRuns: 1, get: 1 + afterDiscovery.discovery });
+      await fresh.delete(notebooks, 'counted', 'kubeflow');
+    } finally {
+      fresh.close();
+    }
+  });
 });

@@ -80,6 +80,20 @@ describe('restore spool', () => {
     });
   });
 
+  it('keeps the archived status of a kind whose controller reads it only when there is one to write', async () => {
+    const job = (name: string, status?: unknown): KubeObject => ({ apiVersion: 'kubeflow.org/v1', kind: 'PyTorchJob', metadata: { name, namespace: 'a' }, spec: {}, ...(status === undefined ? {} : { status }) } as KubeObject);
+    await put(spool, 'pytorchjobs.kubeflow.org@v1', 'a', job('done', { conditions: [{ type: 'Succeeded', status: 'True' }] }));
+    await put(spool, 'pytorchjobs.kubeflow.org@v1', 'a', job('empty', {}));
+    await put(spool, 'pytorchjobs.kubeflow.org@v1', 'a', job('none'));
+    await put(spool, 'configmaps@v1', 'a', { ...cm('a', 'c'), status: { x: 1 } } as KubeObject);
+    await spool.seal();
+    const jobs = await spool.readNamespace('pytorchjobs.kubeflow.org@v1', 'a');
+    expect(jobs.map((i) => [i.object.metadata.name, i.status])).to.deep.equal([
+      ['done', { conditions: [{ type: 'Succeeded', status: 'True' }] }], ['empty', undefined], ['none', undefined],
+    ]);
+    expect((await spool.readNamespace('configmaps@v1', 'a'))[0]!.status).to.equal(undefined);
+  });
+
   it('keeps lines intact when an archived text spans lines (pretty-printed) or the spool is written in many batches', async () => {
     const pretty = cm('a', 'pretty', 'line one\nline two', 'uid-pretty');
     await put(spool, 'configmaps@v1', 'a', cm('a', 'before'));

@@ -14,7 +14,7 @@ import { generatedSuffix, labelKeyProblem, labelValueProblem, nameProblem } from
 import { clone, mergePatch } from './patch.ts';
 import { builtinResources, servedVersions, storageVersion, type ResourceDef } from './resources.ts';
 import { fieldMatcher, labelMatcher } from './selectors.ts';
-import { ObjectStore, objectKey, refKey, type Stored } from './store.ts';
+import { deepFreeze, ObjectStore, objectKey, refKey, type Stored } from './store.ts';
 import { validateDataUpdate, validatePvcUpdate } from './immutable.ts';
 import { mergeStringData, validateSecret } from './secrets.ts';
 import { validateAppsUpdate } from './apps.ts';
@@ -112,6 +112,11 @@ export class Cluster implements InProcessApi {
   get(ref: ResourceRef, name: string, namespace?: string): KubeObject | undefined {
     const s = this.getStored(ref, name, namespace);
     return s ? clone(s.obj) : undefined;
+  }
+
+  read(ref: ResourceRef, name: string, namespace?: string): KubeObject | undefined {
+    const s = this.getStored(ref, name, namespace);
+    return s ? deepFreeze(s.obj) : undefined;
   }
 
   list(ref: ResourceRef, options: ListOptions = {}): KubeObject[] {
@@ -669,8 +674,17 @@ export function versionOf(apiVersion: string): string {
   return i >= 0 ? apiVersion.slice(i + 1) : apiVersion;
 }
 
+// RFC 3339 to the second, as metav1.Time marshals (kubernetes apimachinery pkg/apis/meta/v1/time.go): the same text
+// for every write within one second, so it is made once per second
+let nowSecond = Number.NaN;
+let nowText = '';
 function now(): string {
-  return new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  const second = Math.floor(Date.now() / 1000);
+  if (second !== nowSecond) {
+    nowSecond = second;
+    nowText = new Date(second * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
+  }
+  return nowText;
 }
 
 function sameList(a: string[], b: string[]): boolean {

@@ -41,6 +41,12 @@ export interface InProcessApi {
   /** create; objects are stored in the resource's storage version; sets uid, resourceVersion, creationTimestamp */
   create(ref: ResourceRef, object: KubeObject): KubeObject;
   get(ref: ResourceRef, name: string, namespace?: string): KubeObject | undefined;
+  /**
+   * The stored object itself, frozen, for a caller that only reads it: what a controller's informer cache hands out
+   * (kubernetes/kubernetes staging/src/k8s.io/client-go/tools/cache/shared_informer.go: never to be modified). It
+   * saves the deep copy `get` makes; a write to it throws.
+   */
+  read?(ref: ResourceRef, name: string, namespace?: string): KubeObject | undefined;
   list(ref: ResourceRef, options?: ListOptions): KubeObject[];
   /** full update; 409 Conflict when metadata.resourceVersion is set and stale */
   update(ref: ResourceRef, object: KubeObject): KubeObject;

@@ -126,8 +126,7 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
           throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
         body.metadata.namespace = namespace;
       }
-      const created = ctx.cluster.createOwned(def, body, opts);
-      return json(res, 201, ctx.cluster.convert(created, def, target.version));
+      return answer(ctx, res, 201, target, ctx.cluster.createOwned(def, body, opts));
     }
     if (method === 'DELETE') {
       const items = ctx.cluster.list(def, { namespace, labelSelector: q.get('labelSelector') ?? undefined, fieldSelector: q.get('fieldSelector') ?? undefined });
@@ -137,7 +136,7 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
     throw methodNotAllowed();
   }
 
-  const out = (o: KubeObject, code = 200) => json(res, code, ctx.cluster.convert(o, def, target.version));
+  const out = (o: KubeObject, code = 200) => answer(ctx, res, code, target, o);
   switch (method) {
     case 'GET': {
       if (watch) {
@@ -484,8 +483,27 @@ function emptyOpenApiV2Protobuf(res: ServerResponse): void {
   res.end(doc);
 }
 
+/**
+ * An object as a client of the target's version sees it. When it is the stored object itself (a create, an update or a
+ * GET answers with what the store holds), its JSON is the store's own string: the same bytes JSON.stringify would
+ * make, without walking the object again.
+ */
+function answer(ctx: HttpContext, res: ServerResponse, code: number, t: Target, o: KubeObject): void {
+  const name = o.metadata?.name;
+  const s = name === undefined ? undefined : ctx.cluster.getStored(t.def, name, o.metadata.namespace);
+  const prefix = `{"apiVersion":${JSON.stringify(o.apiVersion)},`;
+  if (s && s.obj === o && s.json.startsWith(prefix)) {
+    const wanted = apiVersionOf(t.def.group, t.version);
+    return jsonText(res, code, wanted === o.apiVersion ? s.json : `{"apiVersion":${JSON.stringify(wanted)},${s.json.slice(prefix.length)}`);
+  }
+  json(res, code, ctx.cluster.convert(o, t.def, t.version));
+}
+
 function json(res: ServerResponse, code: number, body: unknown): void {
-  const data = JSON.stringify(body);
+  jsonText(res, code, JSON.stringify(body));
+}
+
+function jsonText(res: ServerResponse, code: number, data: string): void {
   res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(data), 'Cache-Control': 'no-cache, private' });
   res.end(data);
 }

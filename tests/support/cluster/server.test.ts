@@ -160,6 +160,19 @@ describe('embedded API server (client-node)', function () {
     expect(c.api.get({ group: 'example.org', resource: 'widgets' }, 'w1', 'team')?.apiVersion).to.equal('example.org/v1');
     const v1 = await objects.read({ apiVersion: 'example.org/v1', kind: 'Widget', metadata: { name: 'w1', namespace: 'team' } });
     expect(v1.apiVersion).to.equal('example.org/v1');
+    // a GET answers the stored object with the apiVersion asked through, and nothing else differs
+    const stored = c.api.get({ group: 'example.org', resource: 'widgets' }, 'w1', 'team');
+    const rawGet = (version: string) => new Promise<KubeObject>((resolve, reject) => {
+      const req = httpsRequest(`${c.server}/apis/example.org/${version}/namespaces/team/widgets/w1`, { ca: c.caCert, headers: { Authorization: `Bearer ${c.token}` } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (d: Buffer) => chunks.push(d));
+        res.on('end', () => resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')) as KubeObject));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(await rawGet('v1')).to.deep.equal(stored);
+    expect(await rawGet('v1alpha1')).to.deep.equal({ ...stored, apiVersion: 'example.org/v1alpha1' });
   });
 
   it('changes status only through the /status subresource', async () => {

@@ -6,17 +6,17 @@
 import type { KubeObject } from '../../../../src/kube/types.ts';
 import type { InProcessApi } from '../contract.ts';
 import { refs } from './refs.ts';
-import { controllerOwnerKeys, controllerReference, ensure, keyOf, reconciler, splitKey } from './reconciler.ts';
+import { controllerOwnerKeys, controllerReference, ensure, peek, keyOf, reconciler, splitKey } from './reconciler.ts';
 
 const stoppedAnnotation = 'kubeflow-resource-stopped';
 
 function reconcileNotebook(api: InProcessApi, key: string): void {
   const { namespace, name } = splitKey(key);
-  const notebook = api.get(refs.notebooks, name, namespace);
+  const notebook = peek(api, refs.notebooks, name, namespace);
   if (!notebook || notebook.metadata.deletionTimestamp) return;
   const ns = namespace!;
   const template = ((notebook.spec as { template?: { spec?: Record<string, unknown> } } | undefined)?.template ?? {}) as { spec?: Record<string, unknown> };
-  // read only: `notebook` is this call's own copy, and create and update copy what they are given
+  // read only: `notebook` is the stored object (frozen), and create and update copy what they are given
   const podSpec = template.spec ?? { containers: [] };
   const labels = { statefulset: name, 'notebook-name': name, ...notebook.metadata.labels };
   const replicas = notebook.metadata.annotations?.[stoppedAnnotation] ? 0 : 1;
@@ -41,7 +41,7 @@ function reconcileNotebook(api: InProcessApi, key: string): void {
     },
   });
   const podName = `${name}-0`;
-  const pod = api.get(refs.pods, podName, ns);
+  const pod = peek(api, refs.pods, podName, ns);
   if (replicas === 1 && !pod) {
     api.create(refs.pods, {
       apiVersion: 'v1', kind: 'Pod',

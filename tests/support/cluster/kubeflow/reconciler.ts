@@ -131,11 +131,16 @@ export function controllerReference(owner: KubeObject) {
  * Makes the object exist as desired: creates it when missing; otherwise rewrites the fields listed in `owned` when
  * they differ (what a controller that owns them does on every reconcile). AlreadyExists races surface as 409s.
  */
+/** An object a controller only reads: the stored one, frozen, where the API offers it (contract.ts `read`), else a copy. */
+export function peek(api: InProcessApi, ref: ResourceRef, name: string, namespace?: string): KubeObject | undefined {
+  return api.read ? api.read(ref, name, namespace) : api.get(ref, name, namespace);
+}
+
 export function ensure(api: InProcessApi, ref: ResourceRef, desired: KubeObject, owned: string[] = ['spec']): KubeObject {
-  const existing = api.get(ref, desired.metadata.name!, desired.metadata.namespace);
+  const existing = peek(api, ref, desired.metadata.name!, desired.metadata.namespace);
   if (!existing) return api.create(ref, desired);
-  // `existing` is this call's own copy (api.get copies) and update copies what it is given, so the changes are
-  // made on a shallow copy of it, and only when there is one
+  // `existing` may be the stored object itself (frozen) and update copies what it is given, so the changes are made
+  // on a shallow copy of it, and only when there is one; the caller only reads what is returned
   let next: KubeObject | undefined;
   const changing = () => (next ??= { ...existing, metadata: { ...existing.metadata } });
   for (const field of owned) {

@@ -7,7 +7,7 @@
 import type { KubeObject } from '../../../../src/kube/types.ts';
 import type { InProcessApi, ResourceRef } from '../contract.ts';
 import { refs } from './refs.ts';
-import { controllerOwnerKeys, controllerReference, keyOf, reconciler, splitKey } from './reconciler.ts';
+import { controllerOwnerKeys, controllerReference, keyOf, peek, reconciler, splitKey } from './reconciler.ts';
 
 /** each training kind, its plural and the spec field holding its replica specs (pkg/apis/kubeflow.org/v1) */
 export const trainingKinds: ReadonlyArray<{ kind: string; resource: string; replicaSpecs: string }> = [
@@ -49,7 +49,7 @@ function withCondition(job: KubeObject, condition: Condition): Record<string, un
 
 function reconcileJob(api: InProcessApi, ref: ResourceRef, replicaSpecsField: string, key: string): void {
   const { namespace, name } = splitKey(key);
-  const job = api.get(ref, name, namespace);
+  const job = peek(api, ref, name, namespace);
   if (!job || job.metadata.deletionTimestamp) return;
   // ReconcileJobs: a finished job is cleaned up and left alone; nothing is started for it
   if (isJobFinished(job)) return;
