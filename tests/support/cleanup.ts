@@ -1,3 +1,4 @@
+// Simulates nothing upstream; it follows github.com/mochajs/mocha's loading (lib/nodejs/esm-utils.cjs).
 // What tests/support starts (servers, child processes, controller timers) registers how to stop it here.
 //
 // A suite's before-all hook often starts several things at once (`[a, b] = await Promise.all([...])`). When one of

@@ -1,3 +1,4 @@
+// Upstream: the CRD files of Charmed Kubeflow's charms (kubernetes/kubernetes apiextensions-apiserver v1 types).
 // `--crds DIR`: real CRD files read from a directory — every document a CRD, and of two copies of one CRD the file
 // named after it wins (the charm that owns the kind); a directory without CRD files is one sentence.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,3 +1,5 @@
+// Upstream: kubernetes/kubernetes staging/src/k8s.io/apiextensions-apiserver pkg/apis/apiextensions/v1/types.go (the
+// CustomResourceDefinition the files hold); nothing else of a server is simulated here.
 // Real CustomResourceDefinition files, read from a directory: every `.yaml`/`.yml`/`.json` file, each document a CRD.
 // When two files define the same CRD (a second copy another charm ships), the file named `<name>.yaml` wins, as the
 // charm that owns the kind applies it.

@@ -1,3 +1,4 @@
+// Upstream: kubernetes/kubernetes pkg/controller/garbagecollector.
 // The garbage collector of the embedded cluster and ownerReferences whose owner is not there (background.ts; kubernetes
 // pkg/controller/garbagecollector/garbagecollector.go, attemptToDeleteItem and classifyReferences).
 import { expect } from 'chai';

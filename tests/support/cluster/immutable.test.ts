@@ -1,5 +1,5 @@
 // Fields an update may not change on the embedded API server (immutable.ts), with the real server's messages
-// (kubernetes pkg/apis/core/validation/validation.go: ValidatePersistentVolumeClaimUpdate, ValidateSecretUpdate,
+// (kubernetes/kubernetes pkg/apis/core/validation/validation.go: ValidatePersistentVolumeClaimUpdate, ValidateSecretUpdate,
 // ValidateConfigMapUpdate).
 import { expect } from 'chai';
 import type { KubeObject } from '../../../src/kube/types.ts';

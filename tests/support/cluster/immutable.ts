@@ -1,5 +1,5 @@
 // Fields an update may not change, as the API server's update validation refuses them:
-// - PersistentVolumeClaims: kubernetes pkg/apis/core/validation/validation.go, ValidatePersistentVolumeClaimUpdate:
+// - PersistentVolumeClaims: kubernetes/kubernetes pkg/apis/core/validation/validation.go, ValidatePersistentVolumeClaimUpdate:
 //   the spec is immutable, except that volumeName may be set once, storageClassName may be set once where it was
 //   unset, and a bound claim's storage request may grow (never shrink);
 // - Secrets and ConfigMaps: ValidateSecretUpdate / ValidateConfigMapUpdate: a Secret's type never changes; once

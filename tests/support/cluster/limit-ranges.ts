@@ -1,8 +1,8 @@
 // What the API server does to a new Pod's resources before the ResourceQuota check, in its order:
-// 1. defaulting on decode (kubernetes pkg/apis/core/v1/defaults.go, SetDefaults_Pod): a container that sets a limit
+// 1. defaulting on decode (kubernetes/kubernetes pkg/apis/core/v1/defaults.go, SetDefaults_Pod): a container that sets a limit
 //    and no request for a resource requests its limit;
 // 2. the LimitRanger admission plugin, a mutating plugin that runs before the validating ResourceQuota plugin
-//    (kubernetes plugin/pkg/admission/limitranger/admission.go, PodMutateLimitFunc / mergePodResourceRequirements):
+//    (kubernetes/kubernetes plugin/pkg/admission/limitranger/admission.go, PodMutateLimitFunc / mergePodResourceRequirements):
 //    each container (and init container) that does not set a request or limit gets the `defaultRequest` and
 //    `default` of every LimitRange item of type Container in its namespace. A LimitRange item is itself defaulted
 //    when stored (defaults.go, SetDefaults_LimitRangeItem): `default` from `max`, `defaultRequest` from `default`, then

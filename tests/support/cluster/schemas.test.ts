@@ -1,4 +1,4 @@
-// Types and required fields of built-in kinds on the embedded API server, from the real OpenAPI schemas (schemas.ts).
+// Types and required fields of built-in kinds on the embedded API server, from the real OpenAPI schemas (schemas.ts; upstream: kubernetes/kubernetes api/openapi-spec).
 import { expect } from 'chai';
 import type { KubeObject } from '../../../src/kube/types.ts';
 import { Cluster } from './cluster.ts';

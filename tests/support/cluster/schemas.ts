@@ -1,5 +1,5 @@
 // Types and required fields of the built-in kinds, checked against the real OpenAPI schemas of Kubernetes
-// (kubernetes api/openapi-spec, as the `kubernetes-models` package compiles them into validators) instead of a
+// (kubernetes/kubernetes api/openapi-spec, as the `kubernetes-models` package compiles them into validators) instead of a
 // hand-written list. What the API server answers:
 // - a value of the wrong JSON type cannot be decoded into the Go struct: 400 BadRequest `<Kind> in version "<v>"
 //   cannot be handled as a <Kind>: json: cannot unmarshal …` (staging/src/k8s.io/apiserver/pkg/endpoints/handlers/

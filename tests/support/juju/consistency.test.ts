@@ -1,3 +1,4 @@
+// Upstream: canonical/operator testing/src/scenario/_consistency_checker.py.
 // runEvent refuses what Juju could never hand the charm, as ops' Scenario does (consistency.ts), and config-get shows
 // the defaults of config.yaml for the options nobody set. The expectations are read off config.yaml, actions.yaml and
 // metadata.yaml as Juju reads them, never off the charm's own parsing.

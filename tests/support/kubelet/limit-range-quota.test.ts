@@ -1,7 +1,7 @@
 // A Job in a profile namespace that holds the Profile's ResourceQuota: the API server defaults its Pod's requests and
-// limits from the namespace's LimitRange before the quota looks at them (kubernetes plugin/pkg/admission/limitranger
+// limits from the namespace's LimitRange before the quota looks at them (kubernetes/kubernetes plugin/pkg/admission/limitranger
 // before plugin/pkg/admission/resourcequota), so the Pod is admitted and the Job runs; without a LimitRange the Pod is
-// refused and the Job controller reports FailedCreate with no active Pod (kubernetes pkg/controller/job/job_controller.go).
+// refused and the Job controller reports FailedCreate with no active Pod (kubernetes/kubernetes pkg/controller/job/job_controller.go).
 import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,3 +1,4 @@
+// Upstream: yaml/pyyaml lib/yaml/resolver.py, representer.py and emitter.py (github.com/yaml/pyyaml).
 // The PyYAML dumping model against what PyYAML itself wrote (fixtures/pyyaml-safe-dump.json, produced with PyYAML's
 // yaml.safe_dump; the generator line in the file says which version). The model has its own resolver, so a bug in the
 // product's (src/controlplane/python-yaml.ts) cannot hide here.

@@ -1,3 +1,4 @@
+// Upstream: AWS's SigV4 streaming specification (sigv4-streaming) and github.com/minio/minio-go's streaming signer.
 // The test S3 server decodes aws-chunked bodies as S3 does (aws-chunked.ts, streaming-bodies.ts): AWS's own published
 // streaming PUT (its signatures are AWS's, so a pass means the chain matches the real service, not merely itself), a
 // tampered chunk refused as S3 refuses it, the trailer variants, and restic, whose S3 client (minio-go) streams its

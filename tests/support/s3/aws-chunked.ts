@@ -1,3 +1,4 @@
+// Upstream (github.com/awsdocs, the S3 API reference): AWS S3 "Signature Calculations for the Authorization Header: Transferring Payload in Multiple Chunks".
 // The body of an `aws-chunked` upload, decoded as S3 decodes it. s3rver stores such a body as it arrives, chunk framing
 // and all (it only checks that x-amz-content-sha256 names a known mode, s3rver lib/middleware/authentication.js), so a
 // client that streams its signature (minio-go over plain HTTP, restic's S3 client) would read back bytes it never

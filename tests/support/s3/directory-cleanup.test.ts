@@ -1,3 +1,4 @@
+// Upstream: github.com/jamhall/s3rver lib/stores/filesystem.js (what it did), and S3's flat key space (what S3 does).
 // A delete that empties a "folder" and a PUT into it at the same moment, as restic's movers do with their lock files:
 // S3 has no folders, so every PUT succeeds and the server stays up (directory-cleanup.ts).
 import { expect } from 'chai';

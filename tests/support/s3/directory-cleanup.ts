@@ -1,3 +1,4 @@
+// Upstream: github.com/jamhall/s3rver lib/stores/filesystem.js.
 // s3rver's filesystem store removes the folders a delete leaves empty (jamhall/s3rver lib/stores/filesystem.js
 // deleteObject). A PUT into the same folder at that moment (restic's movers write and delete their lock files under one
 // locks/ prefix, several at once) then opens its file in a folder that was just removed: its write stream fails with

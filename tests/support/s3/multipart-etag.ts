@@ -1,3 +1,4 @@
+// Upstream: github.com/jamhall/s3rver lib/stores/filesystem.js putObjectMultipart; AWS S3's multipart ETag.
 // The ETag of a multipart upload as AWS S3 and MinIO make it, for the tests that need to tell it from an MD5.
 //
 // s3rver (jamhall/s3rver lib/stores/filesystem.js putObjectMultipart) stores a completed multipart upload through its

@@ -1,3 +1,4 @@
+// Upstream: github.com/jamhall/s3rver lib/s3rver.js (the Koa middleware stack this sits in front of).
 // Puts S3's decoding of aws-chunked bodies (aws-chunked.ts) in front of s3rver's routes. S3rver is a Koa application
 // whose middleware is composed when it starts listening (jamhall/s3rver lib/s3rver.js), so a middleware placed first
 // sees every request; a refusal thrown there is rendered by s3rver's XML error handler (its context.onerror) with the

@@ -1,3 +1,4 @@
+// Upstream: github.com/argoproj/argo-workflows workflow/controller (controller.go, operator.go).
 // The Argo workflow controller, simulated after argoproj/argo-workflows v3.4 (the argo-controller charm of Charmed
 // Kubeflow 1.9/1.10), only as far as a restore needs:
 // - workflow/controller/controller.go tweakWorkflowlist: the controller's informer lists and watches only Workflows

@@ -1,3 +1,4 @@
+// Upstream: the CRDs of CKF 1.8-1.11 as the charms ship them (kubeflow/training-operator, kserve/kserve, canonical/*).
 // The release profiles: each CKF release's cluster serves its kinds and versions and applies the schema parts that
 // change between releases, as the real CRDs of that release do (the CI release suite runs the same scenarios on the
 // real files).
