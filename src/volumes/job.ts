@@ -130,6 +130,20 @@ export function buildMoverJob(input: MoverJobInput): KubeObject {
     MOVER_TARGET: backup ? remote : VOLUME_MOUNT_PATH,
   }).map(([name, value]) => ({ name, value }));
 
+  return buildVolumeMoverJob(input, MOVER_SCRIPT, [...secretEnv, ...plainEnv], input.nodeName ? nodeAffinity(input.nodeName) : undefined);
+}
+
+/** Only this node: a ReadWriteOnce volume in use can be mounted only where it already is. */
+/** What every volume mover's Job is made of, whichever tool it runs (rclone here, restic in restic/job.ts). */
+export type VolumeMoverJobBase = Pick<MoverJobInput, 'name' | 'namespace' | 'pvc' | 'backupId' | 'operation' | 'image' | 'secretName' | 's3' | 'activeDeadlineSeconds' | 'ttlSecondsAfterFinished' | 'resources'>;
+
+/**
+ * A mover's hardened Job (src/jobs/template.ts): its PVC mounted at VOLUME_MOUNT_PATH (read-only for a backup), a
+ * scratch /tmp, one container running `script` with `env`, the store's CA where the store has one, and pinned by
+ * `affinity` where a ReadWriteOnce volume must be mounted on its node.
+ */
+export function buildVolumeMoverJob(input: VolumeMoverJobBase, script: string, env: unknown[], affinity: unknown): KubeObject {
+  const backup = input.operation === 'backup';
   return buildHardenedJob({
     name: input.name,
     namespace: input.namespace,
@@ -147,8 +161,8 @@ export function buildMoverJob(input: MoverJobInput): KubeObject {
       {
         name: MOVER_CONTAINER,
         image: input.image,
-        command: ['sh', '-c', MOVER_SCRIPT],
-        env: [...secretEnv, ...plainEnv],
+        command: ['sh', '-c', script],
+        env,
         volumeMounts: [
           { name: 'data', mountPath: VOLUME_MOUNT_PATH, readOnly: backup },
           { name: 'tmp', mountPath: '/tmp' },
@@ -159,11 +173,10 @@ export function buildMoverJob(input: MoverJobInput): KubeObject {
       },
     ],
     ...(input.s3.tlsCaChain ? { storeCa: { secretName: input.secretName, containers: [MOVER_CONTAINER] } } : {}),
-    ...(input.nodeName ? { placement: { affinity: nodeAffinity(input.nodeName) } } : {}),
+    ...(affinity ? { placement: { affinity } } : {}),
   });
 }
 
-/** Only this node: a ReadWriteOnce volume in use can be mounted only where it already is. */
 export function nodeAffinity(nodeName: string): unknown {
   return {
     nodeAffinity: {

@@ -13,12 +13,12 @@
 // - Every blob restic reads is decrypted and its MAC checked (internal/repository), so `restore` of a pinned snapshot
 //   id writes only what the repository's key holder stored.
 import type { KubeObject } from '../../kube/types.ts';
-import { buildHardenedJob, buildRunSecret, VOLUME_MOVER_IDENTITY, STORE_CA_DIR, STORE_CA_KEY } from '../../jobs/template.ts';
+import { buildRunSecret, STORE_CA_DIR, STORE_CA_KEY } from '../../jobs/template.ts';
 import { normalizePrefix } from '../../store/layout.ts';
-import { ANNOTATION_PVC, moverLabels, type MoveOperation } from '../labels.ts';
-import { containerResources, type ResourceList } from '../resources.ts';
+import { moverLabels, type MoveOperation } from '../labels.ts';
+import type { ResourceList } from '../resources.ts';
 import type { MoverS3Settings } from '../settings.ts';
-import { MOVER_CONTAINER, TERMINATION_LOG, VOLUME_MOUNT_PATH } from '../job.ts';
+import { buildVolumeMoverJob, TERMINATION_LOG, VOLUME_MOUNT_PATH } from '../job.ts';
 
 /** The official restic image, pinned by tag: 0.14 is the oldest that reads and writes repository format 2. */
 export const DEFAULT_RESTIC_IMAGE = 'docker.io/restic/restic:0.14.0';
@@ -141,33 +141,5 @@ export function buildResticJob(input: ResticJobInput): KubeObject {
     ...(backup && input.parent ? { MOVER_PARENT: input.parent } : {}),
     ...(!backup && input.snapshot ? { MOVER_SNAPSHOT: input.snapshot } : {}),
   }).map(([name, value]) => ({ name, value }));
-  return buildHardenedJob({
-    name: input.name,
-    namespace: input.namespace,
-    backupId: input.backupId,
-    labels: moverLabels(input.backupId, input.operation),
-    annotations: { [ANNOTATION_PVC]: input.pvc },
-    identity: VOLUME_MOVER_IDENTITY,
-    activeDeadlineSeconds: input.activeDeadlineSeconds,
-    ttlSecondsAfterFinished: input.ttlSecondsAfterFinished,
-    volumes: [
-      { name: 'data', persistentVolumeClaim: { claimName: input.pvc, readOnly: backup } },
-      { name: 'tmp', emptyDir: {} },
-    ],
-    containers: [{
-      name: MOVER_CONTAINER,
-      image: input.image,
-      command: ['sh', '-c', backup ? RESTIC_BACKUP_SCRIPT : RESTIC_RESTORE_SCRIPT],
-      env: [...secretEnv, ...plainEnv],
-      volumeMounts: [
-        { name: 'data', mountPath: VOLUME_MOUNT_PATH, readOnly: backup },
-        { name: 'tmp', mountPath: '/tmp' },
-      ],
-      terminationMessagePath: TERMINATION_LOG,
-      terminationMessagePolicy: 'FallbackToLogsOnError',
-      resources: containerResources(input.resources),
-    }],
-    ...(input.s3.tlsCaChain ? { storeCa: { secretName: input.secretName, containers: [MOVER_CONTAINER] } } : {}),
-    ...(input.nodeAffinity ? { placement: { affinity: input.nodeAffinity } } : {}),
-  });
+  return buildVolumeMoverJob(input, backup ? RESTIC_BACKUP_SCRIPT : RESTIC_RESTORE_SCRIPT, [...secretEnv, ...plainEnv], input.nodeAffinity);
 }
