@@ -79,6 +79,13 @@ if (requestLog) {
   });
 }
 const address = (await server.run()) as AddressInfo;
+// Node's HTTP server closes a keep-alive connection after 5 s idle (server.keepAliveTimeout). A client that reuses the
+// socket at that moment gets ECONNRESET ("socket hang up"), which the AWS SDK retries; the tests' clients make one
+// attempt (so a fault proxy's count is exact), and under load the race failed a PUT now and then. The test server
+// keeps idle connections as long as the tests run; server.close() still ends idle ones (Node 19+ closeIdleConnections).
+const listening = (server as unknown as { httpServer: { keepAliveTimeout: number; headersTimeout: number } }).httpServer;
+listening.keepAliveTimeout = 600_000;
+listening.headersTimeout = 601_000;
 const endpoint = `${tls ? 'https' : 'http'}://127.0.0.1:${address.port}`;
 process.stdout.write(JSON.stringify({ port: address.port, endpoint }) + '\n');
 const stop = () => {
