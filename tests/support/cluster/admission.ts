@@ -1,7 +1,7 @@
 // ValidatingAdmissionPolicy + ValidatingAdmissionPolicyBinding (admissionregistration.k8s.io/v1), evaluated with a
 // real CEL interpreter and answered with the real API server's denial shape.
-import { Environment } from '@marcbachmann/cel-js';
 import type { KubeObject } from '../../../src/kube/types.ts';
+import { compileCel, toCel } from './cel.ts';
 import { ApiError, qualified } from './errors.ts';
 
 export type Operation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
@@ -40,30 +40,6 @@ interface MatchResources {
 interface LabelSelector {
   matchLabels?: Record<string, string>;
   matchExpressions?: { key: string; operator: string; values?: string[] }[];
-}
-
-const env = new Environment({ unlistedVariablesAreDyn: true, enableOptionalTypes: true, homogeneousAggregateLiterals: false });
-const compiled = new Map<string, (ctx: Record<string, unknown>) => unknown>();
-
-function compile(expression: string): (ctx: Record<string, unknown>) => unknown {
-  let f = compiled.get(expression);
-  if (!f) {
-    f = env.parse(expression) as unknown as (ctx: Record<string, unknown>) => unknown;
-    compiled.set(expression, f);
-  }
-  return f;
-}
-
-/** CEL has distinct int and double types: JSON integers become ints, as the apiserver's CEL typing does. */
-function toCel(v: unknown): unknown {
-  if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : v;
-  if (Array.isArray(v)) return v.map(toCel);
-  if (v && typeof v === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) out[k] = toCel(x);
-    return out;
-  }
-  return v;
 }
 
 const has = (list: string[] | undefined, value: string) => !list || list.length === 0 || list.includes('*') || list.includes(value);
@@ -156,10 +132,10 @@ export function admit(source: PolicySource, req: AdmissionRequest, namespaced: b
     const policyName = policy.metadata.name ?? '';
     const bindingName = binding.metadata.name ?? '';
     try {
-      if (!(pspec.matchConditions ?? []).every((c) => compile(c.expression)(ctx) === true)) continue;
+      if (!(pspec.matchConditions ?? []).every((c) => compileCel(c.expression)(ctx) === true)) continue;
       const variables: Record<string, unknown> = {};
       ctx.variables = variables;
-      for (const v of pspec.variables ?? []) variables[v.name] = compile(v.expression)(ctx);
+      for (const v of pspec.variables ?? []) variables[v.name] = compileCel(v.expression)(ctx);
     } catch (e) {
       if (failClosed && deny) throw denial(req, policyName, bindingName, `expression resulted in error: ${(e as Error).message.split('\n')[0]}`, 'Invalid');
       continue;
@@ -167,7 +143,7 @@ export function admit(source: PolicySource, req: AdmissionRequest, namespaced: b
     for (const v of pspec.validations ?? []) {
       let ok: unknown;
       try {
-        ok = compile(v.expression)(ctx);
+        ok = compileCel(v.expression)(ctx);
       } catch (e) {
         if (failClosed && deny)
           throw denial(req, policyName, bindingName, `expression '${v.expression}' resulted in error: ${(e as Error).message.split('\n')[0]}`, 'Invalid');
@@ -177,7 +153,7 @@ export function admit(source: PolicySource, req: AdmissionRequest, namespaced: b
       let message = v.message && v.message.trim() !== '' ? v.message : `failed expression: ${v.expression}`;
       if (v.messageExpression) {
         try {
-          const m = compile(v.messageExpression)(ctx);
+          const m = compileCel(v.messageExpression)(ctx);
           if (typeof m === 'string' && m.trim() !== '') message = m;
         } catch {
           // the real server falls back to message when messageExpression fails

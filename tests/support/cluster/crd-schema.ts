@@ -2,8 +2,8 @@
 // of the resource: defaulting, then pruning, then validation (OpenAPI value validation and x-kubernetes-validations
 // CEL rules). Each part names the upstream file it follows, all under kubernetes/kubernetes
 // staging/src/k8s.io/apiextensions-apiserver/.
-import { Environment } from '@marcbachmann/cel-js';
 import { isIPv4, isIPv6 } from 'node:net';
+import { compileCel, toCel } from './cel.ts';
 import type { FieldError } from './errors.ts';
 
 export interface CelRule {
@@ -321,31 +321,11 @@ function listTypeErrors(list: unknown[], s: Schema, path: string, errors: FieldE
 
 // ---- CEL: pkg/apiserver/schema/cel/validation.go -------------------------------------------------------------------
 
-const env = new Environment({ unlistedVariablesAreDyn: true, enableOptionalTypes: true, homogeneousAggregateLiterals: false });
-const compiled = new Map<string, (ctx: Record<string, unknown>) => unknown>();
-
-function compile(expression: string): (ctx: Record<string, unknown>) => unknown {
-  let f = compiled.get(expression);
-  if (!f) {
-    f = env.parse(expression) as unknown as (ctx: Record<string, unknown>) => unknown;
-    compiled.set(expression, f);
-  }
-  return f;
-}
-
-/** JSON integers are CEL ints (pkg/apiserver/schema/cel/model typing), so `self.replicas > 1` compares ints. */
-function toCel(v: unknown): unknown {
-  if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : v;
-  if (Array.isArray(v)) return v.map(toCel);
-  if (isObject(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, toCel(x)]));
-  return v;
-}
-
 /** messageExpression wins when it yields a non-empty string; when it fails or yields nothing, message is used */
 function messageOf(rule: CelRule, v: unknown, old: unknown): string | undefined {
   if (rule.messageExpression) {
     try {
-      const text = compile(rule.messageExpression)({ self: toCel(v), ...(isTransitionRule(rule) ? { oldSelf: toCel(old) } : {}) });
+      const text = compileCel(rule.messageExpression)({ self: toCel(v), ...(isTransitionRule(rule) ? { oldSelf: toCel(old) } : {}) });
       if (typeof text === 'string' && text.trim() !== '') return text;
     } catch {
       // falls back to message, as upstream does when the expression cannot be evaluated
@@ -376,7 +356,7 @@ function celWalk(v: unknown, old: unknown, s: Schema, path: string, errors: Fiel
     if (transition && old === undefined && !rule.optionalOldSelf) continue;
     let ok: unknown;
     try {
-      ok = compile(rule.rule)({ self: toCel(v), ...(transition ? { oldSelf: toCel(old) } : {}) });
+      ok = compileCel(rule.rule)({ self: toCel(v), ...(transition ? { oldSelf: toCel(old) } : {}) });
     } catch (error) {
       // a runtime error fails the rule with its sentence, as upstream reports it
       errors.push(invalidAt(path, v, `${(error as Error).message.split('\n')[0]} evaluating rule: ${rule.rule}`));
