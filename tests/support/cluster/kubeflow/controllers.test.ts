@@ -98,11 +98,16 @@ describe('simulated Kubeflow controllers', () => {
       api.create(refs.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name, annotations: { owner: 'mallory@example.com' } } });
       api.create(refs.profiles, profile(name, `${name}@example.com`));
     }
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The refusal writes nothing, so no sleep can tell that it has happened on a loaded machine. A Profile created
+    // after them is reconciled after them (one queue, equal delays), and its service account is the sign.
+    api.create(refs.profiles, profile('zed', 'zed@example.com'));
+    await eventually(() => api.get(refs.serviceAccounts, 'default-editor', 'zed'), 'zed reconciled after dave and erin');
     api.delete(refs.namespaces, 'dave');
     const erin = api.get(refs.namespaces, 'erin')!;
     api.update(refs.namespaces, { ...erin, metadata: { ...erin.metadata, annotations: { owner: 'erin@example.com' } } });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // the same sign for the two namespace events: whatever they enqueued ran before zed's next reconcile
+    api.delete(refs.serviceAccounts, 'default-editor', 'zed');
+    await eventually(() => api.get(refs.serviceAccounts, 'default-editor', 'zed'), 'zed reconciled after the namespace events');
     expect(api.get(refs.namespaces, 'dave')).to.equal(undefined);
     expect(api.get(refs.serviceAccounts, 'default-editor', 'erin')).to.equal(undefined);
     // what a rerun of the restore does: a change to each Profile the controller must look at again
