@@ -1,6 +1,7 @@
 // The simulated kubelet as a Job controller and container runtime, driven through the in-process API only.
 // Each expectation is what the upstream component does (kubernetes/kubernetes pkg/controller/job, pkg/kubelet); the
-// simulated kubelet (index.ts) names the file each behaviour follows.
+// modules of tests/support/kubelet (job-controller.ts, scheduler.ts, image-pull.ts, kubelet.ts) name the file each
+// behaviour follows.
 import { expect } from 'chai';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
