@@ -11,7 +11,7 @@ import type { BackupStore } from '../store/backup-store.ts';
 import { newBackupId } from '../store/layout.ts';
 import { neutralWording, type Wording } from '../errors/remedy.ts';
 import { isPvc, withoutVolumeBinding } from '../kubeflow/pvc-binding.ts';
-import { backupDecision } from '../kubeflow/backup-selection.ts';
+import { backupDecision, leftOutTally, type LeftOutCategory } from '../kubeflow/backup-selection.ts';
 import { readBindableRoles } from '../kubeflow/bindable-roles.ts';
 import { isProfileResource, profileKind, stateResources } from '../kubeflow/kinds.ts';
 import { knownKinds, spelledResource } from '../kubeflow/known-kinds.ts';
@@ -89,16 +89,10 @@ export interface BackupOutcome {
 }
 
 /**
- * Reason classes of objects a controller makes or the cluster records (backup-selection.ts): counted, not named, as
- * there is one per Pod and Event, and a restore makes them again anyway.
+ * What a controller makes or the cluster records (backup-selection.ts): counted, not named, as there is one per Pod and
+ * Event, and a restore makes them again anyway.
  */
-const controllerOutputClasses = new Set(['generated', 'not state', 'not a contributor']);
-
-/** `generated: controller ownerReference to Profile/alice` → `generated` */
-function reasonClass(reason: string): string {
-  const colon = reason.indexOf(':');
-  return (colon === -1 ? reason : reason.slice(0, colon)).trim();
-}
+const controllerOutput: ReadonlySet<LeftOutCategory> = new Set(['generated', 'cluster-scoped', 'runtime', 'not-a-contributor']);
 
 /** snapshot-profiles: Profiles and the two halves of each KFAM contributor, nothing else */
 const snapshotResources = knownKinds.filter((k) => k.snapshot).map(spelledResource);
@@ -231,25 +225,22 @@ export async function runBackup(kube: BackupKube, store: BackupStore, request: B
       // kept objects go to the archive a page at a time: one await per page, not one per object
       const kept: KubeObject[] = [];
       for (const object of page) {
-        const decision = backupDecision(object, { namespaces: scope.namespaces, ...(scope.profileNames ? { profiles: scope.profileNames } : {}), filter, bindableRoles: bindable }, resource.resource);
+        const decision = backupDecision(object, {
+          namespaces: scope.namespaces, ...(scope.profileNames ? { profiles: scope.profileNames } : {}), filter, bindableRoles: bindable,
+          contributorsOnly: request.kind === 'snapshot-profiles',
+        }, resource.resource);
         const inScope = !resource.namespaced || scope.namespaces.has(object.metadata.namespace ?? '');
-        let keep = decision.keep;
-        let reason = decision.reason;
-        if (keep && request.kind === 'snapshot-profiles' && object.kind !== 'Profile' && !isContributorObject(object)) {
-          keep = false;
-          reason = 'not a contributor: snapshot-profiles keeps Profiles and KFAM contributors only';
-        }
-        if (!keep) {
+        if (!decision.keep) {
           if (inScope && resource.resource === 'poddefaults' && isControllerMadePodDefault(object)) {
             (controllerPodDefaults[object.metadata.namespace!] ??= []).push(object.metadata.name!);
           }
           // Objects of other namespaces are not "skipped": they were never part of this backup.
           if (inScope) {
-            const reasonKind = reasonClass(reason);
-            skippedBy[reasonKind] = (skippedBy[reasonKind] ?? 0) + 1;
-            if (!controllerOutputClasses.has(reasonKind)) {
-              leftOutObjects.push({ object: describeObject(object), reason });
-              if (reasonKind === 'refused') writer.warn(`${describeObject(object)} was left out: ${reason.replace(/^refused: /, '')}`);
+            const tally = leftOutTally[decision.category];
+            skippedBy[tally] = (skippedBy[tally] ?? 0) + 1;
+            if (!controllerOutput.has(decision.category)) {
+              leftOutObjects.push({ object: describeObject(object), reason: decision.reason });
+              if ('refusal' in decision) writer.warn(`${describeObject(object)} was left out: ${decision.refusal}`);
             }
           }
           continue;

@@ -42,10 +42,10 @@ describe('state kinds, discovered', () => {
   it('keeps a discovered kind nobody named, and include-resources / exclude-resources still apply to it', () => {
     const policy = { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name: 'deny', namespace: 'alice' }, spec: { podSelector: {} } };
     const namespaces = new Set(['alice']);
-    expect(backupDecision(policy, { namespaces }, 'networkpolicies')).to.deep.equal({ keep: true, reason: 'state: NetworkPolicy in profile namespace alice' });
+    expect(backupDecision(policy, { namespaces }, 'networkpolicies')).to.deep.equal({ keep: true, category: 'state', reason: 'state: NetworkPolicy in profile namespace alice' });
     expect(backupDecision(policy, { namespaces, filter: parseResourceFilter('', 'networkpolicies.networking.k8s.io') }, 'networkpolicies'))
-      .to.deep.equal({ keep: false, reason: 'excluded by exclude-resources (networkpolicies.networking.k8s.io)' });
+      .to.deep.equal({ keep: false, category: 'filtered', reason: 'excluded by exclude-resources (networkpolicies.networking.k8s.io)' });
     expect(backupDecision(policy, { namespaces, filter: parseResourceFilter('notebooks.kubeflow.org', '') }, 'networkpolicies'))
-      .to.deep.equal({ keep: false, reason: 'not in include-resources (notebooks.kubeflow.org)' });
+      .to.deep.equal({ keep: false, category: 'filtered', reason: 'not in include-resources (notebooks.kubeflow.org)' });
   });
 });
