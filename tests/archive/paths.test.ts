@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { itemPaths, parseItemPath, SEALED_ROOT } from '../../src/archive/paths.ts';
-import { ROLEBINDINGS, SECRETS, colonRbac, secret } from './fixtures.ts';
+import { ROLEBINDINGS, SECRETS, colonRbac, secret } from './sample-objects.ts';
 
 const reason = (path: string) => {
   const parsed = parseItemPath(path);

@@ -3,7 +3,7 @@
 // and backup-state lists what it covers and what not, with reasons. control-plane-roundtrip.test.ts runs the packed
 // dispatch end to end over these relations.
 import { expect } from 'chai';
-import { unitStatus } from '../support/juju/harness.ts';
+import { unitStatus } from '../support/juju/hook-context.ts';
 import { runEvent, type EventOutcome } from '../support/juju/run-event.ts';
 import { s3Relation, track1Data } from '../support/juju/scenarios.ts';
 import { emptyState, type FakeJujuState, type FakeRelation } from '../support/juju/state.ts';

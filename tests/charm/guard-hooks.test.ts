@@ -3,7 +3,7 @@
 // the policy's CEL), s3-integrator data pointing at s3rver. What is checked is the charm's decisions and the guard it
 // leaves in the cluster, not packing; tests/reliability/secret-hygiene.test.ts runs these hooks through ./dispatch.
 import { expect } from 'chai';
-import { unitStatus, type DispatchEvent } from '../support/juju/harness.ts';
+import { unitStatus, type DispatchEvent } from '../support/juju/hook-context.ts';
 import { runEvent, type EventOutcome } from '../support/juju/run-event.ts';
 import { S3_RELATION_ID, s3Relation, track1Data } from '../support/juju/scenarios.ts';
 import { emptyState, type FakeJujuState, type FakeRelation } from '../support/juju/state.ts';

@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { readItems, verifyBackup } from '../../src/catalog/index.ts';
 import { parseManifest } from '../../src/archive/manifest.ts';
 import { backupKeys } from '../../src/store/layout.ts';
-import { CONFIGMAPS, NOTEBOOKS, PROFILES, SECRETS, notebook, profile, secret } from '../archive/fixtures.ts';
+import { CONFIGMAPS, NOTEBOOKS, PROFILES, SECRETS, notebook, profile, secret } from '../archive/sample-objects.ts';
 import { MemoryBackupStore } from '../../src/store/backup-store.ts';
 import { MemoryObjects } from '../../src/store/memory-objects.ts';
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { withoutVolumeBinding } from '../../src/kubeflow/pvc-binding.ts';
-import { boundPvc } from '../archive/fixtures.ts';
+import { boundPvc } from '../archive/sample-objects.ts';
 
 describe('a PVC without its binding to the source cluster', () => {
   it('loses spec.volumeName and the binding annotations, keeps everything else, and leaves the input untouched', () => {

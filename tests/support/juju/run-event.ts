@@ -7,7 +7,7 @@ import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HookToolError, type ToolRunner } from '../../../src/juju/hook-tools.ts';
 import { main } from '../../../src/charm/main.ts';
-import { eventEnvironment, type DispatchEvent } from './harness.ts';
+import { eventEnvironment, type DispatchEvent } from './hook-context.ts';
 import { runHookTool } from './hook-tool.ts';
 import type { FakeJujuState } from './state.ts';
 import { assertConsistent, withConfigDefaults } from './consistency.ts';
