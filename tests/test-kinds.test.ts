@@ -1,11 +1,14 @@
 // The test files' names say whether they start processes (scripts/test-kinds.ts reads it from their imports), so that
-// `npm run test:fast` runs exactly the ones that start none. The classifier is checked on a small tree of its own.
+// `npm run test:fast` runs exactly the ones that start none. The classifier is checked on a small tree of its own,
+// then on this repository.
 import { expect } from 'chai';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { classifyTests, misnamed } from '../scripts/test-kinds.ts';
 
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 // Written through a helper, so that this file's own text imports no process module.
 const importLine = (names: string, module: string) => `import ${names} from '${module}';\n`;
 
@@ -57,5 +60,9 @@ describe('test file kinds (scripts/test-kinds.ts)', function () {
       'tests/a/lazy.test.ts starts processes (tests/a/lazy.test.ts → tests/support/server.ts → node:child_process) but is not named *.process.test.ts',
       'tests/a/named-wrong.process.test.ts is named *.process.test.ts but starts no process: name it *.test.ts',
     ]);
+  });
+
+  it('finds every test file of this repository named for what it does', function () {
+    expect(misnamed(classifyTests(root))).to.deep.equal([]);
   });
 });

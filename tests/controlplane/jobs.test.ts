@@ -1,5 +1,5 @@
 // The control-plane copy Job and its Secret as data: where the store's CA chain, endpoint, addressing and storage
-// class go (the round trip in tests/charm/control-plane-roundtrip.test.ts runs them against a TLS store).
+// class go (the round trip in tests/charm/control-plane-roundtrip.process.test.ts runs them against a TLS store).
 import { expect } from 'chai';
 import { buildCopyJob, copyEnvironment, STORE_CA_KEY, type CopySpec } from '../../src/controlplane/jobs.ts';
 import type { S3Settings } from '../../src/store/settings.ts';

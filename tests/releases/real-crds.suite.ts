@@ -1,4 +1,4 @@
-// The CI release suite: the blue/green scenario of tests/restore/releases.test.ts for each consecutive pair of CKF
+// The CI release suite: the blue/green scenario of tests/restore/releases.process.test.ts for each consecutive pair of CKF
 // releases, on the real CRD files of each release instead of the release profiles. The files are not part of this
 // repository: .ci/run points KUBEFLOW_CRDS_DIR at <dir>/<release>/*.yaml (the shared reference data beside the clone).
 // Named *.suite.ts so that `npm test` on a fresh clone, which has no such directory, does not load it.

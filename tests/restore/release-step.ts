@@ -1,4 +1,4 @@
-// The blue/green scenario of one release step, as mocha tests: run on the release profiles (tests/restore/releases.test.ts)
+// The blue/green scenario of one release step, as mocha tests: run on the release profiles (tests/restore/releases.process.test.ts)
 // and, in CI, on the real CRD files (tests/releases/real-crds.suite.ts).
 import { expect } from 'chai';
 import { RestoreRefusedError } from '../../src/restore/errors.ts';

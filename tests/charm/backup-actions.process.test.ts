@@ -1,7 +1,7 @@
 // backup-state, snapshot-profiles, list-backups and verify-backup: the charm's results and failures, run in process
 // (runEvent, over the same fake hook tools' rules as the real ./dispatch) with KUBECONFIG pointing at the embedded
 // cluster and s3-integrator's track-1 data pointing at a real s3rver. The packed dispatch runs these actions end to
-// end in tests/reliability/secret-hygiene.test.ts.
+// end in tests/reliability/secret-hygiene.process.test.ts.
 import { expect } from 'chai';
 import { runEvent, type EventOutcome } from '../support/juju/run-event.ts';
 import { s3Relation, track1Data } from '../support/juju/scenarios.ts';

@@ -106,7 +106,7 @@ describe('archive: extracted by Velero rules as uid 65532', () => {
     expect(names('roles.rbac.authorization.k8s.io', 'alice')).to.deep.equal(['system:image-puller']);
     expect(catalogue['configmaps']!['alice']!['settings']!.metadata.name).to.equal('settings');
     const pvc = catalogue['persistentvolumeclaims']!['alice']!['workspace'] as unknown as { spec: Record<string, unknown>; metadata: { annotations: Record<string, string> } };
-    // the writer archives what it is given; the backup engine unbinds a PVC first (tests/backup/engine.test.ts)
+    // the writer archives what it is given; the backup engine unbinds a PVC first (tests/backup/engine.process.test.ts)
     expect(pvc.spec).to.include({ storageClassName: 'standard' });
     expect(pvc.metadata.annotations).to.include({ note: 'kept' });
   });

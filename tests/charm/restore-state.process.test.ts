@@ -1,6 +1,6 @@
 // restore-state's results and refusals: the charm's action run in process (runEvent, over the same fake hook tools'
 // rules as the real ./dispatch), s3-integrator data pointing at s3rver, KUBECONFIG at the embedded cluster. The packed
-// dispatch restores end to end in user-state-roundtrip.test.ts and tests/reliability.
+// dispatch restores end to end in user-state-roundtrip.process.test.ts and tests/reliability.
 import { expect } from 'chai';
 import { S3Client } from '@aws-sdk/client-s3';
 import { runEvent, type EventOutcome } from '../support/juju/run-event.ts';

@@ -1,6 +1,6 @@
 // The control-plane relations, the charm's hooks and actions run in process (runEvent, over the same fake hook tools'
 // rules as the real ./dispatch): the leader asks mysql-k8s for its database, bad MinIO data is a status note (exit 0),
-// and backup-state lists what it covers and what not, with reasons. control-plane-roundtrip.test.ts runs the packed
+// and backup-state lists what it covers and what not, with reasons. control-plane-roundtrip.process.test.ts runs the packed
 // dispatch end to end over these relations.
 import { expect } from 'chai';
 import { unitStatus } from '../support/juju/hook-context.ts';
@@ -39,7 +39,7 @@ describe('control-plane relations (the charm in process)', function () {
   }
   // Joined, not answered yet: mysql-k8s defers database_requested until its cluster is initialised
   // (src/relations/mysql_provider.py), so a relation can sit without endpoints or credentials; related but not usable
-  // (control-plane-roundtrip.test.ts covers a usable one).
+  // (control-plane-roundtrip.process.test.ts covers a usable one).
   const kfpDb = () => relation('kfp-db:7', 'kfp-db', 'kfp-db', {});
   // Not what MinIO writes (SDI validates its answer against the v1 schema before sending) but what another
   // object-storage provider could: the charm must say so, not fail.

@@ -1,7 +1,7 @@
 // The CRD guard and the upgrade actions: the charm's hooks and actions run in process (runEvent, over the same fake
 // hook tools' rules as the real ./dispatch), KUBECONFIG pointing at the embedded cluster (whose admission evaluates
 // the policy's CEL), s3-integrator data pointing at s3rver. What is checked is the charm's decisions and the guard it
-// leaves in the cluster, not packing; tests/reliability/secret-hygiene.test.ts runs these hooks through ./dispatch.
+// leaves in the cluster, not packing; tests/reliability/secret-hygiene.process.test.ts runs these hooks through ./dispatch.
 import { expect } from 'chai';
 import { unitStatus, type DispatchEvent } from '../support/juju/hook-context.ts';
 import { runEvent, type EventOutcome } from '../support/juju/run-event.ts';

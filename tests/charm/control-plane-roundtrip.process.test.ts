@@ -326,10 +326,10 @@ describe('control-plane round trip through the real dispatch and the simulated k
     expect(status.state.statusHistory.at(-1)?.message).to.include(sentence.replace(/\.$/, ''));
   });
 
-  // The red team (issue 29, tests/reliability/red-team.test.ts): a bucket writer rewrites one mirrored MinIO object as a
+  // The red team (issue 29, tests/reliability/red-team.process.test.ts): a bucket writer rewrites one mirrored MinIO object as a
   // multipart upload whose metadata claims the original's MD5, which is what rclone would read as its hash. The restore
   // compares the data folders with the backup's index first, and refuses before MinIO or anything else is written (the
-  // Job's own sha256 check of what it downloads, for a change in between, is in tests/controlplane/scripts.test.ts).
+  // Job's own sha256 check of what it downloads, for a change in between, is in tests/controlplane/scripts.process.test.ts).
   it('refuses a restore whose MinIO copy was rewritten in the bucket with a forged MD5, before MinIO is written', async () => {
     await emptyBucket(minioClient, 'mlpipeline');
     const original = randomBytes(150_000);
