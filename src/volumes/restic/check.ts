@@ -343,3 +343,10 @@ export function verdictWithRepositories<S extends string>(status: S, checks: rea
   if (checks.some((c) => c.status === 'not-checked')) return 'not-verifiable';
   return status;
 }
+
+/** A repository that is not ok, as a sentence for verify's problems. */
+export function repositoryProblemSentence(check: RepositoryCheck): string | undefined {
+  if (check.status === 'ok') return undefined;
+  const what = `The restic repository of namespace ${check.namespace} (${check.repository})`;
+  return check.status === 'damaged' ? `${what} is damaged: ${check.problem}.` : `${what} could not be checked: ${check.problem}.`;
+}
