@@ -82,9 +82,11 @@ describe('volumes: restic check of the repositories a backup pins', function () 
   it('passes a good backup: each repository ok with its pinned snapshots, structure and all data read, nothing left behind', async function () {
     const progress: string[] = [];
     const checks = await check({ mode: 'full' }, progress);
-    expect(checks.map((c) => [c.namespace, c.status, c.snapshots, c.checked])).to.deep.equal([
-      ['alice', 'ok', 2, 'structure and all data'],
-      ['bob', 'ok', 1, 'structure and all data'],
+    // every pack the repository holds is read: restic's own listing counts them
+    const [alicePacks, bobPacks] = await Promise.all(['alice', 'bob'].map(async (ns) => (await restic(ns, ['list', 'packs'])).stdout.trim().split('\n').length));
+    expect(checks.map((c) => [c.namespace, c.status, c.snapshots, c.checked, c.packsRead])).to.deep.equal([
+      ['alice', 'ok', 2, `structure and all data, ${alicePacks} pack(s) read`, alicePacks],
+      ['bob', 'ok', 1, `structure and all data, ${bobPacks} pack(s) read`, bobPacks],
     ]);
     expect(checks[0]!.repository).to.equal(`s3://${BUCKET}/kubeflow/restic/alice`);
     expect(progress).to.include('restic repository of alice: ok');
@@ -115,6 +117,9 @@ describe('volumes: restic check of the repositories a backup pins', function () 
       expect(inGroup[0]!.status).to.equal('damaged');
       expect(inGroup[0]!.checked).to.equal(`structure and data (${holding}/2)`);
       expect(otherGroup[0]!.status, 'the other group does not read that pack').to.equal('ok');
+      const packs = (await restic('alice', ['list', 'packs'])).stdout.trim().split('\n');
+      const inOther = packs.filter((id) => parseInt(id.slice(0, 2), 16) % 2 === (3 - holding) - 1).length;
+      expect(otherGroup[0]!.packsRead, 'the packs of the other group, and only they').to.equal(inOther);
     } finally {
       writeFileSync(pack.file, original);
     }

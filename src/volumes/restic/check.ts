@@ -48,6 +48,8 @@ export interface RepositoryCheck {
   checked: string;
   /** the pinned snapshots, all found when the status is ok */
   snapshots: number;
+  /** ok with read-data: how many data packs restic read back and checked */
+  packsRead?: number;
   /** damaged or not checked: what is wrong, as one clause */
   problem?: string;
 }
@@ -103,7 +105,9 @@ export const RESTIC_CHECK_SCRIPT = [
   '  status=1',
   'fi',
   '[ "$status" = 0 ] || report',
-  `printf '{"resticCheck":"ok"}' > ${TERMINATION_LOG}`,
+  // the read's final progress line, "[0:03] 100.00%  12 / 12 packs", says how many data packs were read
+  'packs=$(grep -o \'[0-9]* / [0-9]* packs\' "$log" | tail -n 1 | cut -d" " -f1)',
+  `printf '{"resticCheck":"ok","packsRead":%s}' "\${packs:-0}" > ${TERMINATION_LOG}`,
 ].join('\n');
 
 function shortHash(text: string, length: number): string {
@@ -198,6 +202,16 @@ export function parseCheckProgress(log: string): { done: number; total: number; 
 
 const short = (id: string) => id.slice(0, 8);
 
+/** A successful check's termination message: the data packs it read, or undefined when it is not one. */
+export function parseCheckSuccess(message: string | undefined): number | undefined {
+  try {
+    const parsed = JSON.parse(message ?? '') as { resticCheck?: unknown; packsRead?: unknown };
+    return parsed.resticCheck === 'ok' && typeof parsed.packsRead === 'number' && Number.isInteger(parsed.packsRead) && parsed.packsRead >= 0 ? parsed.packsRead : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * What a failed check found, as one clause, from restic's error lines and the pinned ids the script did not find;
  * `damaged` when the repository itself is wrong, otherwise it could not be checked (locked, unreachable, wrong key).
@@ -283,8 +297,9 @@ export async function checkResticRepositories(kube: VolumeKube, options: ResticC
       const base = { namespace: repo.namespace, repository, checked, snapshots: repo.pinned.length };
       let result: RepositoryCheck;
       if (jobSucceeded(finished)) {
-        if (!message?.includes('"resticCheck":"ok"')) throw new Error(`its restic check Job ${jobName} completed without reporting its result`);
-        result = { ...base, status: 'ok' };
+        const packsRead = parseCheckSuccess(message);
+        if (packsRead === undefined) throw new Error(`its restic check Job ${jobName} completed without reporting its result`);
+        result = { ...base, status: 'ok', ...(options.readData.mode === 'none' ? {} : { packsRead, checked: `${checked}, ${packsRead} pack(s) read` }) };
         await kube.delete(JOBS, options.jobNamespace, jobName);
       } else {
         // a failed Job stays for `kubectl logs` until its TTL
