@@ -149,6 +149,20 @@ describe('volumes: restic check of the repositories a backup pins', function () 
     expect(checks[1]!.status).to.equal('ok');
   });
 
+  it('a repository that does not open with the password, and one that is not there: nothing is created', async function () {
+    const wrong = await checkResticRepositories(cluster.kube, {
+      backupId, jobNamespace: 'kubeflow', repositories: [repositories[1]!], s3: s3For(s3, BUCKET), password: resticPassword('another key'),
+      image: DEFAULT_RESTIC_IMAGE, readData: { mode: 'none' },
+    });
+    expect(wrong[0]).to.include({ status: 'not-checked', problem: 'the repository does not open with the password of this encryption key: its data was written under another key' });
+    const absent = await checkResticRepositories(cluster.kube, {
+      backupId, jobNamespace: 'kubeflow', repositories: [{ namespace: 'carol', pinned: [{ pvc: 'workspace', snapshot: 'a'.repeat(64) }] }], s3: s3For(s3, BUCKET), password,
+      image: DEFAULT_RESTIC_IMAGE, readData: { mode: 'none' },
+    });
+    expect(absent[0]).to.include({ namespace: 'carol', status: 'damaged', problem: 'there is no restic repository there any more (its config is gone from the bucket)' });
+    expect(() => readdirSync(repositoryFolder('carol')), 'the check created no repository').to.throw(/ENOENT/);
+  });
+
   it('a repository locked by a live restic is not checked, and says to verify again', async function () {
     // A restic backup stopped (SIGSTOP) while it holds its lock: alive on this host, so its lock is not stale (restic
     // internal/restic/lock.go Stale) and check's exclusive lock is refused.

@@ -96,7 +96,14 @@ export const RESTIC_CHECK_SCRIPT = [
   'restic "$@" cat config > /dev/null 2>> "$err" || report',
   'restic "$@" unlock > /dev/null 2>> "$err" || true',
   'status=0',
-  'restic "$@" check ${CHECK_READ_DATA:+"$CHECK_READ_DATA"} >> "$log" 2>> "$err" || status=1',
+  // check holds the exclusive lock: stopped (the Pod deleted, its deadline passed), restic removes its lock only on an
+  // interrupt (cmd/restic/cleanup.go listens for SIGINT alone), so the kubelet's SIGTERM to this shell becomes one;
+  // otherwise the lock would refuse every backup of the namespace until stale (30 minutes, another host's)
+  'restic "$@" check ${CHECK_READ_DATA:+"$CHECK_READ_DATA"} >> "$log" 2>> "$err" &',
+  'checker=$!',
+  'trap \'kill -INT "$checker" 2>/dev/null || true; wait "$checker" 2>/dev/null || true; exit 143\' TERM',
+  'wait "$checker" || status=1',
+  'trap - TERM',
   'if restic "$@" snapshots --json --no-cache > /tmp/snapshots.json 2>> "$err"; then',
   '  for id in $CHECK_SNAPSHOTS; do',
   `    grep -q "\\"id\\":\\"$id\\"" /tmp/snapshots.json || { echo "${MISSING_MARK} $id" >> "$err"; status=1; }`,
