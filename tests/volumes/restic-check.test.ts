@@ -13,10 +13,10 @@ import { DeleteObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { newBackupId } from '../../src/store/layout.ts';
 import { backupVolumes } from '../../src/volumes/mover.ts';
 import { resticPassword } from '../../src/volumes/restic/password.ts';
-import { checkResticRepositories, type RepositoryToCheck } from '../../src/volumes/restic/check.ts';
+import { checkJobName, checkResticRepositories, parseCheckProgress, type RepositoryToCheck } from '../../src/volumes/restic/check.ts';
 import { DEFAULT_RESTIC_IMAGE } from '../../src/volumes/restic/job.ts';
 import type { ReadData } from '../../src/volumes/restic/read-data.ts';
-import { JOBS, SECRETS } from '../../src/volumes/kube-port.ts';
+import { JOBS, PODS, SECRETS } from '../../src/volumes/kube-port.ts';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
 import { createBoundPvc, s3For, startVolumeCluster, writeWorkspace, type VolumeCluster } from './helpers.ts';
 
@@ -89,6 +89,12 @@ describe('volumes: restic check of the repositories a backup pins', function () 
       ['bob', 'ok', 1, `structure and all data, ${bobPacks} pack(s) read`, bobPacks],
     ]);
     expect(checks[0]!.repository).to.equal(`s3://${BUCKET}/kubeflow/restic/alice`);
+    // the lines the Job's log carries while it reads, as restic prints them off a terminal with RESTIC_PROGRESS_FPS set
+    const direct = await execa('restic', ['-o', 's3.bucket-lookup=path', 'check', '--read-data'], {
+      env: { PATH: process.env.PATH, HOME: work, AWS_ACCESS_KEY_ID: s3.accessKeyId, AWS_SECRET_ACCESS_KEY: s3.secretAccessKey, RESTIC_PASSWORD: password, RESTIC_REPOSITORY: `s3:${s3.endpoint}/${BUCKET}/kubeflow/restic/alice`, RESTIC_CACHE_DIR: join(work, 'cache'), RESTIC_PROGRESS_FPS: '10' },
+      extendEnv: false,
+    });
+    expect(parseCheckProgress(direct.stdout)).to.deep.equal({ done: alicePacks, total: alicePacks, unit: 'packs' });
     expect(progress).to.include('restic repository of alice: ok');
     expect(progress.join('\n')).to.not.include(password);
     // the Secret is gone; a successful check's Job too
@@ -110,6 +116,13 @@ describe('volumes: restic check of the repositories a backup pins', function () 
       const full = await check({ mode: 'full' });
       expect(full[0]).to.include({ namespace: 'alice', status: 'damaged', problem: `pack ${pack.id.slice(0, 8)} does not match its hash (its bytes were changed or damaged in the bucket)` });
       expect(full[1]!.status, "bob's repository is another one").to.equal('ok');
+      // the failed Job stays for `kubectl logs`: neither it, its Pod (env, termination message) nor its log holds a secret
+      const pods = await cluster.kube.list(PODS, 'kubeflow', `job-name=${checkJobName(backupId, 'alice')}`);
+      expect(pods).to.have.length(1);
+      const left = JSON.stringify([...(await cluster.kube.list(JOBS, 'kubeflow')), ...pods])
+        + await cluster.kube.podLog('kubeflow', pods[0]!.metadata.name!, 'mover', 1000);
+      for (const secret of [password, s3.secretAccessKey, KEY]) expect(left).to.not.include(secret);
+      expect(await cluster.kube.list(SECRETS, 'kubeflow'), 'the run\'s Secret is deleted').to.deep.equal([]);
 
       // restic's groups n/t: the packs whose first id byte modulo t is n-1
       const holding = (parseInt(pack.id.slice(0, 2), 16) % 2) + 1;
