@@ -262,8 +262,10 @@ export function judgeCheckFailure(
   if (/^(Fatal: )?config or key .* is damaged/m.test(text)) {
     return { status: 'damaged', problem: 'its config or key fails its authentication (changed or damaged in the bucket)' };
   }
-  const chosen = [...lines].reverse().find((l) => /^Fatal: /.test(l) && !/repository contains errors/.test(l))
-    ?? [...lines].reverse().find((l) => /error|Error|failed|invalid/.test(l)) ?? lines.at(-1) ?? 'restic failed without saying why';
+  // restic's closing "repository contains errors" says only that something went wrong; the lines before it say what
+  const telling = lines.filter((l) => !/^(Fatal: )?repository contains errors$/.test(l));
+  const chosen = [...telling].reverse().find((l) => /^Fatal: /.test(l))
+    ?? [...telling].reverse().find((l) => /error|Error|failed|invalid/.test(l)) ?? telling.at(-1) ?? 'restic failed without saying why';
   let reason = chosen.replace(/^Fatal: /, '');
   for (const secret of secrets) if (secret.length >= 4) reason = reason.split(secret).join('***');
   return { status: 'not-checked', problem: `restic could not check it: ${reason.length > 300 ? `${reason.slice(0, 297)}...` : reason}` };
