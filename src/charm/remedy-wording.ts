@@ -21,6 +21,8 @@ export const charmWording: Wording = {
         return 'restore-state';
       case 'guard-off':
         return 'protect-crds=false';
+      case 'read-data':
+        return `read-data=${term.value}`;
     }
   },
   remedy(remedy) {
@@ -39,6 +41,8 @@ export const charmWording: Wording = {
         return `map it, e.g. storage-class-map=${remedy.from}=<a class of this cluster>`;
       case 'migrate-stored-versions':
         return 'run migrate-stored-versions';
+      case 'verify-again':
+        return 'run verify-backup again';
     }
   },
 };

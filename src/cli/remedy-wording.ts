@@ -21,6 +21,8 @@ export const cliWording: Wording = {
         return 'kubeflow-upgrader restore';
       case 'guard-off':
         return '--no-guard';
+      case 'read-data':
+        return `--read-data ${term.value}`;
     }
   },
   remedy(remedy) {
@@ -41,6 +43,8 @@ export const cliWording: Wording = {
       case 'migrate-stored-versions':
         // an action of the charm only: the CLI has no command for it
         return "run the kubeflow-upgrader charm's migrate-stored-versions action";
+      case 'verify-again':
+        return 'run kubeflow-upgrader verify again';
     }
   },
 };

@@ -21,7 +21,9 @@ export type Term =
   /** the restore, as the user starts it */
   | { term: 'restore' }
   /** the CRD guard was turned off */
-  | { term: 'guard-off' };
+  | { term: 'guard-off' }
+  /** how much of the restic repositories' data verify reads (none, full, 10%, 1/5, 500M) */
+  | { term: 'read-data'; value: string };
 
 /** What the user can do about a fact: an imperative phrase. */
 export type Remedy =
@@ -38,7 +40,9 @@ export type Remedy =
   /** map a storage class of the backup to one of this cluster */
   | { fix: 'map-storage-class'; from: string }
   /** move a CRD's stored objects to its storage version before its charm is refreshed */
-  | { fix: 'migrate-stored-versions' };
+  | { fix: 'migrate-stored-versions' }
+  /** run the verify again, e.g. once a lock is gone */
+  | { fix: 'verify-again' };
 
 /** How an edge words terms and remedies: one short phrase each, set inside the engine's sentence. */
 export interface Wording {
@@ -66,6 +70,8 @@ export const neutralWording: Wording = {
         return 'a restore';
       case 'guard-off':
         return 'turned off';
+      case 'read-data':
+        return `a read of the data (${term.value})`;
     }
   },
   remedy(remedy) {
@@ -84,6 +90,8 @@ export const neutralWording: Wording = {
         return `map ${remedy.from} to a storage class of this cluster`;
       case 'migrate-stored-versions':
         return 'migrate its stored versions';
+      case 'verify-again':
+        return 'verify again';
     }
   },
 };

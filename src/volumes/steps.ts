@@ -137,3 +137,8 @@ export function volumeRestoreStep(kube: KubeClient, s3: S3Settings, config: Move
     return { restored: results.length, bytes: results.reduce((sum, r) => sum + r.bytes, 0) };
   };
 }
+
+/** The image that runs restic for this config (a restore of restic data, verify's repository check): as moverImage, or the pinned restic image when the configured engine is rclone. */
+export function resticImageFor(config: MoverConfig): string {
+  return config.engine === 'restic' ? moverImage(config) : DEFAULT_RESTIC_IMAGE;
+}

@@ -18,6 +18,7 @@ const terms: Record<Term['term'], Row<Term>> = {
   'encryption-key': { value: { term: 'encryption-key' }, charm: 'encryption-key', cli: '--encryption-key-file' },
   restore: { value: { term: 'restore' }, charm: 'restore-state', cli: 'kubeflow-upgrader restore' },
   'guard-off': { value: { term: 'guard-off' }, charm: 'protect-crds=false', cli: '--no-guard' },
+  'read-data': { value: { term: 'read-data', value: 'full' }, charm: 'read-data=full', cli: '--read-data full' },
 };
 
 const remedies: Record<Remedy['fix'], Row<Remedy>> = {
@@ -40,6 +41,7 @@ const remedies: Record<Remedy['fix'], Row<Remedy>> = {
     charm: 'run migrate-stored-versions',
     cli: "run the kubeflow-upgrader charm's migrate-stored-versions action",
   },
+  'verify-again': { value: { fix: 'verify-again' }, charm: 'run verify-backup again', cli: 'run kubeflow-upgrader verify again' },
 };
 
 // what only the charm's user can type: its action names and `option=value` settings

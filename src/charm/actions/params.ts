@@ -3,6 +3,7 @@
 // and a test can prove both agree.
 import { z } from 'zod';
 import { isSafeBackupName } from '../../store/layout.ts';
+import { parseReadData, READ_DATA_FORMS } from '../../volumes/restic/read-data.ts';
 
 /** "a, b,,c" → ['a', 'b', 'c']; each entry must be a Kubernetes name. */
 const nameList = z
@@ -40,7 +41,11 @@ export const ActionParams = {
   }),
   'snapshot-profiles': z.strictObject({ profiles: nameList }),
   'list-backups': z.strictObject({ limit: z.number().int().min(1).max(1000).default(20) }),
-  'verify-backup': z.strictObject({ 'backup-id': backupId, 'allow-unauthenticated': z.boolean().default(false) }),
+  'verify-backup': z.strictObject({
+    'backup-id': backupId,
+    'allow-unauthenticated': z.boolean().default(false),
+    'read-data': z.string().trim().default('none').refine((value) => parseReadData(value) !== undefined, `must be ${READ_DATA_FORMS}`),
+  }),
   'pre-upgrade-check': z.strictObject({}),
   'migrate-stored-versions': z.strictObject({
     crd: z

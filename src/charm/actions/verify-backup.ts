@@ -1,8 +1,14 @@
-// The verify-backup action: downloads a backup and re-checks every checksum; each problem is reported.
+// The verify-backup action: downloads a backup and re-checks every checksum; each problem is reported. A backup whose
+// volume data is in restic repositories also has each of those repositories checked by a Job (restic check, with
+// read-data as much of the data as asked), and every snapshot it pins looked up.
 import { ActionFailure, type ActionContext } from '../action-context.ts';
 import { describeInline } from '../../errors/index.ts';
 import { NotAuthenticatedError, refuseAllowWithLatest } from '../../archive/authenticate.ts';
 import { actionTrust } from '../trust.ts';
+import { moverConfig } from '../backup-steps.ts';
+import { charmWording } from '../remedy-wording.ts';
+import { parseReadData } from '../../volumes/restic/read-data.ts';
+import { repositoryProblemSentence, verdictWithRepositories } from '../../volumes/restic/check.ts';
 
 export async function run(ctx: ActionContext<'verify-backup'>): Promise<void> {
   const s3 = await ctx.s3();
@@ -22,16 +28,32 @@ export async function run(ctx: ActionContext<'verify-backup'>): Promise<void> {
     }
     await ctx.progress(`verifying backup ${id}`);
     const report = await verifyBackup(store, id, trust);
+    const { checkPinnedRepositories } = await import('../../volumes/restic/verify-step.ts');
+    const repositories = await checkPinnedRepositories(report.volumes, {
+      backupId: id, kube: () => ctx.kube(), s3, config: moverConfig(ctx.config), encryptionKey: trust.encryptionKey,
+      readData: parseReadData(ctx.params['read-data'])!, jobNamespace: ctx.modelName, wording: charmWording,
+      imageSetting: 'volume-mover-image', resourcesSetting: 'volume-mover-resources', progress: (line) => ctx.progress(line),
+    });
+    const status = verdictWithRepositories(report.status, repositories);
+    const problems = [...report.problems.map((p) => p.message), ...repositories.flatMap((r) => repositoryProblemSentence(r) ?? [])];
     await ctx.setResults({
       'backup-id': id,
-      status: report.status,
+      status,
       authentication: report.authentication.note,
       sealing: report.sealing,
       ...(report.volumeData ? { 'volume-data': report.volumeData } : {}),
       'objects-checked': report.objectsChecked,
-      problems: report.problems.map((p) => p.message),
+      ...(repositories.length > 0 ? {
+        'restic-repositories': repositories.map((r) => ({ namespace: r.namespace, repository: r.repository, status: r.status, checked: r.checked, pinnedSnapshots: r.snapshots, ...(r.problem ? { problem: r.problem } : {}) })),
+      } : {}),
+      problems,
     });
-    if (report.status === 'corrupt') ctx.fail(`Backup ${id} is corrupt (${report.problems.length} problem(s), listed in the results); do not restore from it.`);
+    if (status === 'corrupt') ctx.fail(`Backup ${id} is corrupt (${problems.length} problem(s), listed in the results); do not restore from it.`);
+    const unchecked = repositories.filter((r) => r.status === 'not-checked');
+    if (unchecked.length > 0) {
+      const which = unchecked.map((r) => `${r.namespace} (${r.problem})`).join('; ');
+      ctx.fail(`Backup ${id} could not be verified whole: the restic ${unchecked.length === 1 ? 'repository' : 'repositories'} of ${which} ${unchecked.length === 1 ? 'was' : 'were'} not checked.`);
+    }
   } catch (error) {
     if (ActionFailure.isInstance(error)) throw error;
     // already one sentence naming the backup and the case
