@@ -69,7 +69,7 @@ describe('volumes: adding a changed key to the restic repositories', function ()
   it('puts no password in the Job: both come from the run\'s Secret', () => {
     const job = JSON.stringify(buildRekeyJob(options(['alice']), 'creds'));
     expect(job).to.not.include(OLD).and.not.include(NEW);
-    const secret = buildRekeySecret(options(['alice']), 'creds') as { data: Record<string, string> };
+    const secret = buildRekeySecret(options(['alice']), 'creds') as unknown as { data: Record<string, string> };
     expect(Buffer.from(secret.data.RESTIC_NEW_PASSWORD!, 'base64').toString()).to.equal(NEW);
   });
 
