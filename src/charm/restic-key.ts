@@ -71,15 +71,25 @@ async function converge(charm: CharmRuntime): Promise<KeyConvergence> {
   const target = config.config['encryption-key'] ?? NO_KEY;
   const recorded = await charm.tools.stateGetKey(KEY_IDENTITY_STATE);
   if (recorded === undefined) {
-    // The first hook of this unit (or of a charm from before this state): the repositories open with what is set now.
+    // The first hook of this unit (or of a charm from before this state): the repositories open with what is set now,
+    // and the unit starts tracking that revision, so a later revision is a change it sees.
+    if (target !== NO_KEY) await charm.tools.secretGet(target).catch(() => undefined);
     await setPending(charm, undefined, target);
     return { done: true };
   }
   if (recorded === target && target === NO_KEY) return { done: true };
   const sameSecret = recorded === target;
 
-  // The new key: the newest revision of the configured secret, read without tracking it.
-  const newKey = target === NO_KEY ? undefined : keyOfSecret(await charm.tools.secretGet(target, { peek: true }));
+  // The new key: the newest revision of the configured secret, read without tracking it. One that cannot be read is
+  // not a change to make: the actions that need the key say so themselves.
+  let newKey: string | undefined;
+  try {
+    newKey = target === NO_KEY ? undefined : keyOfSecret(await charm.tools.secretGet(target, { peek: true }));
+  } catch (error) {
+    const sentence = `The encryption-key cannot be read: ${describeInline(error)}.`;
+    await charm.log('WARNING', sentence);
+    return { done: false, sentence, blocksBackup: true };
+  }
   // The old key: the revision this unit tracks of the secret the repositories open with.
   let oldKey: string | undefined;
   let oldKnown = true;
