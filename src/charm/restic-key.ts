@@ -106,7 +106,7 @@ async function converge(charm: CharmRuntime): Promise<KeyConvergence> {
 
   const s3 = await readS3Readiness(charm);
   if (s3.state !== 'ready') {
-    const sentence = 'The new encryption-key waits for S3 before it is added to the restic repositories; until then the unit keeps the key it had for them.';
+    const sentence = 'The new encryption-key waits for S3 to be ready before it is added to the restic repositories.';
     await setPending(charm, { level: 'waiting', text: sentence });
     return { done: false, sentence, blocksBackup };
   }
@@ -156,7 +156,10 @@ async function addKey(charm: CharmRuntime, settings: S3Settings, repositories: s
     const why = change.fromKnown
       ? 'open with neither the previous nor the new encryption-key'
       : `were written under the previous encryption-key (secret ${secretId(change.recorded)}), which this unit can no longer read`;
-    const sentence = `The restic repositories of ${namespaces(outcome.locked)} ${why}, so their older volume snapshots cannot be read and the next restic backup of ${outcome.locked.length === 1 ? 'it' : 'them'} fails: grant that secret to this application again, or set encryption-key back to a secret holding the key they were written with, so the charm can add the new one; or move ${where} away to start new repositories (the volume data of the older backups is then lost).`;
+    const remedy = change.fromKnown
+      ? 'set encryption-key to a secret holding the key they were written with, so the charm can add the new one'
+      : 'grant that secret to this application again, or set encryption-key back to a secret holding the key they were written with, so the charm can add the new one';
+    const sentence = `The restic repositories of ${namespaces(outcome.locked)} ${why}, so their older volume snapshots cannot be read and the next restic backup of ${outcome.locked.length === 1 ? 'it' : 'them'} fails: ${remedy}; or move ${where} away to start new repositories (the volume data of the older backups is then lost).`;
     await charm.log('WARNING', sentence);
     // the status is one short line (src/charm/status.ts cuts it at 240 characters); the backup's failure is whole
     const status = change.fromKnown
