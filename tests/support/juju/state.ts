@@ -24,7 +24,7 @@ export interface FakeSecret {
   tracked?: number;
   /** simulate a secret not granted to this application (revoked, or never granted) */
   denied?: boolean;
-  /** revisions the owner removed (juju remove-secret --revision): reading one fails, as Juju's backend does */
+  /** revisions the owner removed (juju remove-secret --revision): reading one fails (juju/juju apiserver/facades/agent/secretsmanager/secrets.go) */
   removedRevisions?: number[];
 }
 
