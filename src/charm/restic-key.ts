@@ -208,7 +208,7 @@ export async function resticKeyNotes(charm: CharmRuntime): Promise<StatusNote[]>
   }
 }
 
-/** Whether a hook should converge: a change is pending, or the hook is about the configured secret or the config. */
+/** Whether a key change was left pending (update-status then tries it again). */
 export async function resticKeyChangePending(charm: CharmRuntime): Promise<boolean> {
   return Boolean(await charm.tools.stateGetKey(KEY_PENDING_STATE).catch(() => undefined));
 }
