@@ -11,6 +11,7 @@ import { convergeGuard, liftGuard } from './guard.ts';
 import { convergeControlPlane, type ControlPlaneConvergence } from './control-plane.ts';
 import { CONTROL_PLANE_ENDPOINTS } from '../controlplane/relations.ts';
 import { charmProblemSentence } from './s3-wording.ts';
+import { convergeResticKey, resticKeyChangePending } from './restic-key.ts';
 
 async function s3Fact(charm: CharmRuntime): Promise<S3Fact> {
   // One signed HeadBucket, without the AWS SDK (most of the bundle, and most of a hook's CPU to load): the probe loads while
@@ -63,7 +64,17 @@ async function converge(charm: CharmRuntime): Promise<number> {
   const exitCode = await answerControlPlane(charm);
   await ensureS3Request(charm);
   await convergeGuard(charm);
+  // A changed encryption-key is added to the restic repositories before the unit uses it (never fails the hook).
+  await convergeResticKey(charm);
   return exitCode;
+}
+
+/** secret-changed of the encryption-key secret: its new revision goes into the restic repositories, then is tracked. */
+async function secretChanged(charm: CharmRuntime): Promise<void> {
+  const config = await charm.config();
+  const uri = config.ok ? config.config['encryption-key'] : undefined;
+  const id = (text: string) => text.split(/[:/]/).pop();
+  if (uri && charm.context.secret && id(charm.context.secret.id) === id(uri)) await convergeResticKey(charm);
 }
 
 /** A hook's own work, then the status, whatever the work returned. */
@@ -89,8 +100,12 @@ export function hookHandlers(charm: CharmRuntime): Record<string, Handler> {
     },
     'leader-elected': () => converge(charm),
     // The guard is re-converged every few minutes, so a policy someone deleted comes back.
-    'update-status': async () => void (await convergeGuard(charm)),
-    'secret-changed': nothing,
+    'update-status': async () => {
+      await convergeGuard(charm);
+      // a key change that could not finish (S3 away, a Job that failed) is tried again
+      if (await resticKeyChangePending(charm)) await convergeResticKey(charm);
+    },
+    'secret-changed': () => secretChanged(charm),
     [`${S3_ENDPOINT}-relation-created`]: () => converge(charm),
     [`${S3_ENDPOINT}-relation-joined`]: () => converge(charm),
     [`${S3_ENDPOINT}-relation-changed`]: () => converge(charm),

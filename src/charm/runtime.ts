@@ -33,6 +33,14 @@ export class KubeUnavailableError extends KfuError {
   }
 }
 
+/** The passphrase in an `encryption-key` secret's content: its `key` field, or its only field. */
+export function keyOfSecret(content: Record<string, string>): string {
+  const values = Object.values(content);
+  const key = content.key ?? (values.length === 1 ? values[0] : undefined);
+  if (!key) throw new Error('the encryption-key secret has no "key" field; create it with juju add-secret <name> key=<passphrase>');
+  return key;
+}
+
 export class CharmRuntime {
   readonly facts: DispatchFacts = { notes: [] };
   private rawConfig?: Promise<Record<string, unknown>>;
@@ -85,11 +93,9 @@ export class CharmRuntime {
     if (!config.ok) throw new Error(config.problem);
     const uri = config.config['encryption-key'];
     if (!uri) return undefined;
-    const content = await this.tools.secretGet(uri);
-    const values = Object.values(content);
-    const key = content.key ?? (values.length === 1 ? values[0] : undefined);
-    if (!key) throw new Error('the encryption-key secret has no "key" field; create it with juju add-secret <name> key=<passphrase>');
-    return key;
+    // The revision this unit tracks: a newer one is taken up only once the restic repositories open with it
+    // (src/charm/restic-key.ts refreshes after adding its password to them).
+    return keyOfSecret(await this.tools.secretGet(uri));
   }
 
   async log(level: LogLevel, message: string): Promise<void> {

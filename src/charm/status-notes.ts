@@ -7,6 +7,7 @@ import { guardNotes } from './guard.ts';
 import { lastBackupNotes } from './last-backup.ts';
 import { controlPlaneNotes } from './control-plane.ts';
 import { s3BucketNotes, s3StorageClassNotes } from './s3.ts';
+import { resticKeyNotes } from './restic-key.ts';
 
 export type StatusContributor = (charm: CharmRuntime) => Promise<StatusNote[]>;
 
@@ -17,4 +18,4 @@ async function secretsInClear(charm: CharmRuntime): Promise<StatusNote[]> {
 }
 
 /** In the order they appear in the status message. */
-export const statusNotes: StatusContributor[] = [s3BucketNotes, s3StorageClassNotes, guardNotes, lastBackupNotes, secretsInClear, controlPlaneNotes];
+export const statusNotes: StatusContributor[] = [s3BucketNotes, s3StorageClassNotes, guardNotes, lastBackupNotes, secretsInClear, controlPlaneNotes, resticKeyNotes];

@@ -96,6 +96,17 @@ describe('juju/hook-tools over the fake hook tools', function () {
     expect(saved().statusHistory.at(-1)).to.deep.equal({ application: false, status: 'blocked', message: 'bad ***' });
   });
 
+  it('secret-get as Juju serves a consumer: the first read tracks the latest even with --peek, both flags are refused, a removed tracked revision cannot be read', async () => {
+    const t = await tools(emptyState({ secrets: { 'secret:abc': { revisions: [{ key: 'one-value' }, { key: 'two-value' }] } } }));
+    expect(await t.secretGet('secret:abc', { peek: true })).to.deep.equal({ key: 'two-value' });
+    expect(saved().secrets['secret:abc']!.tracked).to.equal(2);
+    const both = await t.secretGet('secret:abc', { peek: true, refresh: true }).catch((e: Error) => e.message);
+    expect(both).to.include('specify one of --peek or --refresh but not both');
+    const removed = await tools(emptyState({ secrets: { 'secret:abc': { revisions: [{ key: 'one-value' }, { key: 'two-value' }], tracked: 1, removedRevisions: [1] } } }));
+    expect(await removed.secretGet('secret:abc').catch((e: Error) => e.message)).to.include('secret revision 1 of "secret:abc" not found');
+    expect(await removed.secretGet('secret:abc', { peek: true })).to.deep.equal({ key: 'two-value' });
+  });
+
   it('state-set and state-get keep unit state through stdin', async () => {
     const t = await tools(emptyState());
     await t.stateSet({ 'last-backup': 'kf-1', gone: '' });

@@ -24,6 +24,12 @@ export async function run(ctx: ActionContext<'backup-state'>): Promise<void> {
   // Checked first: a bucket in another region fails here, not in a Job halfway through.
   const s3 = await ctx.s3ForJobs();
   const kube = await ctx.kube();
+  // A changed encryption-key first goes into the restic repositories, so this backup opens them with it.
+  const { convergeResticKey } = await import('../restic-key.ts');
+  const key = await convergeResticKey(ctx.charm);
+  if (!key.done && key.blocksBackup && ctx.params['include-volumes'] && ctx.config['volume-mover-engine'] === 'restic') {
+    ctx.fail(key.sentence ?? 'The new encryption-key is not in the restic repositories yet, so nothing was backed up.');
+  }
   const encryptionKey = await ctx.encryptionKey();
   const [{ runBackup }, { openBackupStore }] = await Promise.all([import('../../backup/engine.ts'), import('../../store/open.ts')]);
   const store = openBackupStore(s3);

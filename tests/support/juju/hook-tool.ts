@@ -201,15 +201,25 @@ function run(state: FakeJujuState, call: ToolCall): string {
       const { flags, positional } = parse(args, ['format', 'label']);
       const uri = positional[0];
       if (!uri) fail('secret URI or label required');
+      // refused before Juju is asked (jujuc secret-get.go Init, below)
+      if (flags.peek && flags.refresh) fail('specify one of --peek or --refresh but not both');
       const key = Object.keys(state.secrets).find((k) => k === uri || k.split(/[:/]/).pop() === uri.split(/[:/]/).pop());
       const secret = key ? state.secrets[key] : undefined;
       if (!secret || secret.revisions.length === 0) fail(`secret "${uri}" not found`);
       if (secret.denied) fail(`permission denied: secret "${uri}" is not granted to this application`);
+      // A consumer tracks one revision (juju/juju apiserver/facades/agent/secretsmanager/secrets.go, getSecretValue, named
+      // getSecretContent in other releases):
+      // its first read, whatever the flags, saves the latest revision as the tracked one; --refresh moves it to the
+      // latest; --peek reads the latest once and leaves the tracked one; no flag reads the tracked one. Both flags at
+      // once are refused by juju/juju internal/worker/uniter/runner/jujuc/secret-get.go Init, above. A tracked revision the owner
+      // removed cannot be read any more.
       const latest = secret.revisions.length;
+      if (secret.tracked === undefined) secret.tracked = latest;
       let revision: number;
       if (flags.peek) revision = latest;
-      else if (flags.refresh || secret.tracked === undefined) revision = secret.tracked = latest;
+      else if (flags.refresh) revision = secret.tracked = latest;
       else revision = secret.tracked;
+      if (secret.removedRevisions?.includes(revision)) fail(`secret revision ${revision} of "${uri}" not found`);
       const content = secret.revisions[revision - 1]!;
       return positional[1] ? out(content[positional[1]] ?? null) : out(content);
     }

@@ -22,8 +22,10 @@ export interface FakeSecret {
   revisions: Databag[];
   /** the revision this unit tracks; unset until its first secret-get */
   tracked?: number;
-  /** simulate a secret not granted to this application */
+  /** simulate a secret not granted to this application (revoked, or never granted) */
   denied?: boolean;
+  /** revisions the owner removed (juju remove-secret --revision): reading one fails (juju/juju apiserver/facades/agent/secretsmanager/secrets.go) */
+  removedRevisions?: number[];
 }
 
 export interface StatusRecord {
