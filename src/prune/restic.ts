@@ -1,0 +1,145 @@
+// What deleting backups means for the restic repositories (src/volumes/restic): the snapshots a deleted backup's
+// manifest pins are forgotten, by id, and each repository that held one is pruned once. The ids come only from
+// manifests this run trusts (with `encryption-key` set: whose HMAC verifies under it), never from snapshot tags, which
+// anyone who can write the bucket could put on a snapshot of their choosing (and, without a key, the repository
+// password is published). Prune needs restic's exclusive lock, so it never runs beside a backup or a restore.
+import { unauthenticatedReason } from '../archive/authenticate.ts';
+import type { Manifest } from '../archive/manifest.ts';
+import { KfuError } from '../errors/index.ts';
+import { jobFinished } from '../jobs/outcome.ts';
+import type { BackupFolder, BackupStore } from '../store/backup-store.ts';
+import { moverSelector } from '../volumes/labels.ts';
+import type { ResticPruneMode, ResticPruneResult } from '../volumes/restic/prune.ts';
+import type { MoverPort } from './movers.ts';
+
+/** How the engine reaches the repositories: a Job per repository in the cluster (src/volumes/restic/prune.ts). */
+export interface ResticRepositories {
+  /** the encryption key set now: with one, a manifest is trusted only when its HMAC verifies under it */
+  encryptionKey?: string | Buffer | undefined;
+  /** the key in the bucket of a namespace's repository, as the movers write it (`<path>/restic/<namespace>`) */
+  repositoryKey(namespace: string): string;
+  /** the same relative to the backup location, to list its objects through the store */
+  locationKey(namespace: string): string;
+  run(namespace: string, mode: ResticPruneMode, snapshots: readonly string[]): Promise<ResticPruneResult>;
+}
+
+/** prune-backups would have to run beside a backup or a restore: it refuses, in one sentence, having changed nothing. */
+export class PruneRefusedError extends KfuError {
+  static override readonly errorId = 'PruneRefusedError';
+  constructor(sentence: string) {
+    super(sentence, { kind: 'refused' });
+  }
+}
+
+/** One repository's share of the run. */
+export interface RepositoryPrune {
+  namespace: string;
+  /** `s3://bucket/<path>/restic/<namespace>` */
+  repository: string;
+  /** the deleted backups whose snapshots are forgotten here */
+  backups: string[];
+  /** snapshots forgotten (dry run: that would be) */
+  snapshotsForgotten: number;
+  /** the repository's objects before and after, summed from the bucket's listing; absent on a dry run */
+  bytesBefore?: number;
+  bytesAfter?: number;
+  bytesFreed?: number;
+  /** restic prune's own "total prune:" count of blobs and bytes */
+  resticTotal?: string;
+}
+
+export interface ResticPlan {
+  /** namespace → the snapshots to forget and the backups that pinned them */
+  forget: Map<string, { snapshots: Set<string>; backups: Set<string> }>;
+  notes: string[];
+}
+
+const wholeManifest = async (store: BackupStore, id: string, encryptionKey: string | Buffer | undefined) =>
+  store.readManifest(id, { encryptionKey });
+
+function pins(manifest: Manifest): Array<{ namespace: string; repository: string; snapshot: string }> {
+  return manifest.volumes.flatMap((v) => (v.restic ? [{ namespace: v.namespace, repository: v.restic.repository, snapshot: v.restic.snapshot }] : []));
+}
+
+/**
+ * The snapshots the deleted backups pin, less any a kept backup pins too. A deleted backup whose manifest this run
+ * cannot trust has nothing forgotten on its word; one note says so.
+ */
+export async function planResticForget(store: BackupStore, deleted: readonly string[], kept: readonly string[], restic: Pick<ResticRepositories, 'encryptionKey' | 'repositoryKey'> | undefined): Promise<ResticPlan> {
+  const plan: ResticPlan = { forget: new Map(), notes: [] };
+  const keyed = restic?.encryptionKey !== undefined && restic.encryptionKey.length > 0;
+  for (const id of deleted) {
+    const read = await wholeManifest(store, id, restic?.encryptionKey);
+    if (read.state === 'absent') continue; // a folder without our manifest pins nothing
+    if (read.state === 'invalid') {
+      plan.notes.push(`Backup ${id}'s manifest cannot be read (${read.reason}), so no restic snapshot was forgotten on its word; whatever data only its snapshots hold stays in the repositories.`);
+      continue;
+    }
+    const claimed = pins(read.manifest);
+    if (claimed.length === 0) continue;
+    const untrusted = read.changed ?? (keyed && read.authentication !== 'authenticated' ? unauthenticatedReason(read.authentication === 'mismatch' ? 'mismatch' : 'no-hmac') : undefined);
+    if (untrusted) {
+      plan.notes.push(`Backup ${id} is not trusted (${untrusted}), so none of the ${claimed.length} restic snapshot(s) its manifest names was forgotten; whatever data only they hold stays in the repositories.`);
+      continue;
+    }
+    for (const pin of claimed) {
+      if (!restic) continue;
+      // A pin into another location's repository (the location's path changed since) is not this run's to prune.
+      if (pin.repository !== restic.repositoryKey(pin.namespace)) {
+        plan.notes.push(`Backup ${id} pins a restic snapshot in ${pin.repository}, not in this location's repository of ${pin.namespace}; it was not forgotten.`);
+        continue;
+      }
+      const entry = plan.forget.get(pin.namespace) ?? { snapshots: new Set<string>(), backups: new Set<string>() };
+      entry.snapshots.add(pin.snapshot);
+      entry.backups.add(id);
+      plan.forget.set(pin.namespace, entry);
+    }
+  }
+  if (plan.forget.size === 0) return plan;
+  // Whatever a kept backup names stays, trusted or not: keeping a snapshot is never the unsafe side.
+  for (const id of kept) {
+    const read = await wholeManifest(store, id, undefined);
+    if (read.state !== 'present') continue;
+    for (const pin of pins(read.manifest)) plan.forget.get(pin.namespace)?.snapshots.delete(pin.snapshot);
+  }
+  for (const [namespace, entry] of plan.forget) if (entry.snapshots.size === 0) plan.forget.delete(namespace);
+  return plan;
+}
+
+const minutes = (ms: number) => Math.max(1, Math.round(ms / 60_000));
+const NEEDS_LOCK = "pruning a restic repository needs restic's exclusive lock";
+
+/**
+ * Why a restic prune cannot run now, as the one sentence that refuses it, or undefined: a backup still being written
+ * (a folder without its marker written to within the grace period), a volume mover (backup or restore) not finished.
+ */
+export async function resticBusy(folders: readonly BackupFolder[], movers: MoverPort, graceMs: number, now: Date): Promise<string | undefined> {
+  const running = folders.find((f) => f.ours && !f.complete && now.getTime() - Math.max(f.lastWrite?.getTime() ?? 0, f.created?.getTime() ?? 0) < graceMs);
+  if (running) {
+    const ago = now.getTime() - (running.lastWrite ?? running.created ?? now).getTime();
+    return `prune-backups changed nothing: backup ${running.id} is still being written (written to ${minutes(ago)} minute(s) ago, and not committed), and ${NEEDS_LOCK}; run it again once that backup has finished.`;
+  }
+  const active = (await movers.list('jobs', moverSelector())).find((job) => !jobFinished(job));
+  if (active) {
+    return `prune-backups changed nothing: volume-mover Job ${active.metadata.namespace}/${active.metadata.name} is running (a backup or a restore), and ${NEEDS_LOCK}; run it again once it has finished.`;
+  }
+  return undefined;
+}
+
+export function lockedSentence(repository: string, locks: number): string {
+  return `prune-backups changed nothing: the restic repository ${repository} holds ${locks} lock(s) of another restic (a backup or restore running, or one stopped less than 30 minutes ago), and ${NEEDS_LOCK}; run it again once it has finished.`;
+}
+
+/** The repository's size in the bucket: every object under its key, summed. */
+export async function repositoryBytes(store: BackupStore, locationKey: string): Promise<{ bytes: number; objects: number; locks: number }> {
+  const folder = locationKey.endsWith('/') ? locationKey : `${locationKey}/`;
+  let bytes = 0;
+  let objects = 0;
+  let locks = 0;
+  for await (const object of store.listObjects(folder)) {
+    bytes += object.size;
+    objects++;
+    if (object.key.startsWith(`${folder}locks/`)) locks++;
+  }
+  return { bytes, objects, locks };
+}
