@@ -62,11 +62,11 @@ export async function pruneBackups(store: BackupStore, request: PruneRequest): P
   const held = new Set<string>();
   if (forgetting.forget.size > 0) {
     if (!request.restic || !request.movers) {
-      throw new PruneRefusedError(`prune-backups changed nothing: backups ${[...new Set([...forgetting.forget.values()].flatMap((e) => [...e.backups]))].join(', ')} hold restic snapshots, which only a restic Job in the cluster can forget, and the cluster could not be reached.`);
+      throw new PruneRefusedError(`Nothing was pruned: backups ${[...new Set([...forgetting.forget.values()].flatMap((e) => [...e.backups]))].join(', ')} hold restic snapshots, which only a restic Job in the cluster can forget, and the cluster could not be reached.`);
     }
     const busy = await resticBusy(folders, request.movers, graceMs, now);
     if (busy && !request.dryRun) throw new PruneRefusedError(busy);
-    if (busy) notes.push(busy.replace(/^prune-backups changed nothing: /, 'A run now would refuse: '));
+    if (busy) notes.push(busy.replace(/^Nothing was pruned: /, 'A run now would refuse: '));
     const repositories = [...forgetting.forget].map(([namespace, entry]) => ({ namespace, entry, url: store.url(request.restic!.locationKey(namespace)) }));
     if (!request.dryRun) {
       // Locks first, in every repository, before anything is forgotten anywhere: a refusal then changes nothing.

@@ -117,17 +117,17 @@ export async function resticBusy(folders: readonly BackupFolder[], movers: Mover
   const running = folders.find((f) => f.ours && !f.complete && now.getTime() - Math.max(f.lastWrite?.getTime() ?? 0, f.created?.getTime() ?? 0) < graceMs);
   if (running) {
     const ago = now.getTime() - (running.lastWrite ?? running.created ?? now).getTime();
-    return `prune-backups changed nothing: backup ${running.id} is still being written (written to ${minutes(ago)} minute(s) ago, and not committed), and ${NEEDS_LOCK}; run it again once that backup has finished.`;
+    return `Nothing was pruned: backup ${running.id} is still being written (written to ${minutes(ago)} minute(s) ago, and not committed), and ${NEEDS_LOCK}; run it again once that backup has finished.`;
   }
   const active = (await movers.list('jobs', moverSelector())).find((job) => !jobFinished(job));
   if (active) {
-    return `prune-backups changed nothing: volume-mover Job ${active.metadata.namespace}/${active.metadata.name} is running (a backup or a restore), and ${NEEDS_LOCK}; run it again once it has finished.`;
+    return `Nothing was pruned: volume-mover Job ${active.metadata.namespace}/${active.metadata.name} is running (a backup or a restore), and ${NEEDS_LOCK}; run it again once it has finished.`;
   }
   return undefined;
 }
 
 export function lockedSentence(repository: string, locks: number): string {
-  return `prune-backups changed nothing: the restic repository ${repository} holds ${locks} lock(s) of another restic (a backup or restore running, or one stopped less than 30 minutes ago), and ${NEEDS_LOCK}; run it again once it has finished.`;
+  return `Nothing was pruned: the restic repository ${repository} holds ${locks} lock(s) of another restic (a backup or restore running, or one stopped less than 30 minutes ago), and ${NEEDS_LOCK}; run it again once it has finished.`;
 }
 
 /** The repository's size in the bucket: every object under its key, summed. */

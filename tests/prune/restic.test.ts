@@ -156,7 +156,7 @@ describe('prune-backups with restic repositories (real ./dispatch, volume-mover-
     const running = newBackupId();
     const partial = `backups/backups/${running}/${running}.tar.gz`;
     await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: partial, Body: 'partial' }));
-    refused(await prune(), /^prune-backups changed nothing: backup kf-\S+ is still being written .*exclusive lock; run it again once that backup has finished\.$/);
+    refused(await prune(), /^Nothing was pruned: backup kf-\S+ is still being written .*exclusive lock; run it again once that backup has finished\.$/);
     await client.send(new DeleteObjectCommand({ Bucket: BUCKET, Key: partial }));
 
     // A volume-mover Job that has not finished (a backup or restore in another run).
@@ -165,7 +165,7 @@ describe('prune-backups with restic repositories (real ./dispatch, volume-mover-
       metadata: { name: 'kfu-backup-elsewhere', namespace, labels: { 'app.kubernetes.io/managed-by': 'kubeflow-upgrader', 'app.kubernetes.io/component': 'volume-mover' } },
       spec: { backoffLimit: 0, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'mover', image: 'docker.io/restic/restic:0.14.0', command: ['sh', '-c', 'sleep 600'] }] } } },
     });
-    refused(await prune(), new RegExp(`^prune-backups changed nothing: volume-mover Job ${namespace}/kfu-backup-elsewhere is running \\(a backup or a restore\\)`));
+    refused(await prune(), new RegExp(`^Nothing was pruned: volume-mover Job ${namespace}/kfu-backup-elsewhere is running \\(a backup or a restore\\)`));
     source.cluster.api.delete(JOBS, 'kfu-backup-elsewhere', namespace);
 
     // A restic holding its lock on the repository, alive: restic's own lock, which prune's exclusive lock must wait for.
@@ -174,7 +174,7 @@ describe('prune-backups with restic repositories (real ./dispatch, volume-mover-
       const locks = async () => [...(await keys(`backups/restic/${namespace}/locks/`)).keys()].length;
       for (const deadline = Date.now() + 60_000; (await locks()) === 0 && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 100));
       expect(await locks(), 'the holder took its lock').to.be.greaterThan(0);
-      refused(await prune(), new RegExp(`^prune-backups changed nothing: the restic repository s3://${BUCKET}/backups/restic/${namespace} holds 1 lock\\(s\\) of another restic .*; run it again once it has finished\\.$`));
+      refused(await prune(), new RegExp(`^Nothing was pruned: the restic repository s3://${BUCKET}/backups/restic/${namespace} holds 1 lock\\(s\\) of another restic .*; run it again once it has finished\\.$`));
     } finally {
       process.kill(-holder.pid!, 'SIGKILL');
     }
