@@ -229,4 +229,22 @@ describe('prune-backups with restic repositories (real ./dispatch, volume-mover-
     const left = await snapshotsInRepository();
     for (const id of [...cSnapshots, ...(await pinned(d.id))]) expect(left).to.include(id);
   });
+
+  it('prunes the repository of a profile deleted since, from a Job in the model\'s namespace', async () => {
+    const d = lastBackupId!;
+    await backupWith('e', MiB);
+    const old = await pinned(d);
+    // the Profile goes, and with it (through the garbage collector) its namespace; the repository stays in the bucket
+    source.cluster.api.delete({ group: 'kubeflow.org', resource: 'profiles' }, namespace);
+    for (const deadline = Date.now() + 60_000; source.cluster.api.get({ group: '', resource: 'namespaces' }, namespace) && Date.now() < deadline;) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(source.cluster.api.get({ group: '', resource: 'namespaces' }, namespace), 'the namespace is gone').to.equal(undefined);
+    const pruned = await prune();
+    expect(pruned.state.actionFailure, pruned.stderr.slice(-2000)).to.equal(undefined);
+    expect(pruned.state.actionResults.deleted).to.equal(d);
+    expect(pruned.state.actionResults['restic.0.snapshots-forgotten']).to.equal(String(old.length));
+    const left = await snapshotsInRepository();
+    for (const id of old) expect(left).to.not.include(id);
+  });
 });

@@ -25,6 +25,8 @@ export async function run(ctx: ActionContext<'prune-backups'>): Promise<void> {
     const config = moverConfig(ctx.config);
     restic = resticRepositoriesOf(kube, s3, await ctx.encryptionKey(), {
       image: resticImageOf(config), startTimeoutSeconds: config.startTimeoutSeconds, resources: config.resources,
+      // the control-plane copies' namespace: where a deleted profile's repository is pruned from
+      fallbackNamespace: ctx.modelName,
     });
   } catch (error) {
     if (ActionFailure.isInstance(error)) throw error;

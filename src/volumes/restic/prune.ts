@@ -77,7 +77,10 @@ export function parseResticPrune(message: string | undefined): ResticPruneResult
 export interface ResticPruneJobInput {
   /** names and labels the run's objects, like a backup id does a mover's */
   runId: string;
+  /** the repository's namespace */
   namespace: string;
+  /** where the Job runs, when not in the repository's namespace (that namespace is gone) */
+  jobNamespace?: string | undefined;
   mode: ResticPruneMode;
   /** prune: the full ids of the snapshots to forget */
   snapshots: readonly string[];
@@ -111,7 +114,7 @@ export function buildResticPruneJob(input: ResticPruneJobInput): KubeObject {
   ];
   return buildHardenedJob({
     name: resticPruneJobName(input.runId, input.namespace, input.mode),
-    namespace: input.namespace,
+    namespace: input.jobNamespace ?? input.namespace,
     backupId: input.runId,
     labels: moverLabels(input.runId, 'prune'),
     identity: VOLUME_MOVER_IDENTITY,
@@ -135,6 +138,7 @@ export function buildResticPruneJob(input: ResticPruneJobInput): KubeObject {
 export interface ResticPruneRun {
   runId: string;
   namespace: string;
+  jobNamespace?: string | undefined;
   mode: ResticPruneMode;
   snapshots: readonly string[];
   s3: MoverS3Settings;
@@ -146,28 +150,29 @@ export interface ResticPruneRun {
   signal?: AbortSignal;
 }
 
-/** Runs one check or prune Job in the repository's namespace and reads its answer; its Secret goes in every case. */
+/** Runs one check or prune Job (in the repository's namespace unless told) and reads its answer; its Secret goes in every case. */
 export async function runResticPruneJob(kube: VolumeKube, run: ResticPruneRun): Promise<ResticPruneResult> {
   const secretName = resticPruneSecretName(run.runId);
+  const where = run.jobNamespace ?? run.namespace;
   const deadline = run.activeDeadlineSeconds ?? DEFAULT_JOB_DEADLINE_SECONDS;
   const job = buildResticPruneJob({
-    runId: run.runId, namespace: run.namespace, mode: run.mode, snapshots: run.snapshots, image: run.image, secretName, s3: run.s3,
+    runId: run.runId, namespace: run.namespace, jobNamespace: run.jobNamespace, mode: run.mode, snapshots: run.snapshots, image: run.image, secretName, s3: run.s3,
     activeDeadlineSeconds: deadline, ttlSecondsAfterFinished: DEFAULT_JOB_TTL_SECONDS, resources: run.resources,
   });
   const jobName = job.metadata.name ?? '';
   await createOrReplace(kube, SECRETS, buildRunSecret({
-    name: secretName, namespace: run.namespace, backupId: run.runId, labels: moverLabels(run.runId, 'prune'),
+    name: secretName, namespace: where, backupId: run.runId, labels: moverLabels(run.runId, 'prune'),
     data: { AWS_ACCESS_KEY_ID: run.s3.accessKey, AWS_SECRET_ACCESS_KEY: run.s3.secretKey, RESTIC_PASSWORD: run.password },
     caChain: run.s3.tlsCaChain,
   }));
   try {
     await startOrAdopt(kube, job, run.signal);
-    const finished = await watchJob(kube, run.namespace, jobName, {
+    const finished = await watchJob(kube, where, jobName, {
       deadlineSeconds: deadline, startTimeoutSeconds: run.startTimeoutSeconds ?? DEFAULT_START_TIMEOUT_SECONDS,
       remedies: { imageSetting: () => 'volume-mover-image', resourcesSetting: 'volume-mover-resources' }, noun: 'restic prune Job', signal: run.signal,
     });
     if (!finished) throw new Error(`its restic prune Job ${jobName} was deleted before it finished`);
-    const message = terminationMessage(await kube.list(PODS, run.namespace, `job-name=${jobName}`));
+    const message = terminationMessage(await kube.list(PODS, where, `job-name=${jobName}`));
     if (!jobSucceeded(finished)) {
       const failed = jobFailedCondition(finished);
       const why = resticFailureReason(message, [run.s3.secretKey, run.password])
@@ -176,9 +181,9 @@ export async function runResticPruneJob(kube: VolumeKube, run: ResticPruneRun): 
     }
     const result = parseResticPrune(message);
     if (!result) throw new Error(`restic prune Job ${jobName} completed without reporting what it did`);
-    await kube.delete(JOBS, run.namespace, jobName);
+    await kube.delete(JOBS, where, jobName);
     return result;
   } finally {
-    await kube.delete(SECRETS, run.namespace, secretName).catch(() => undefined);
+    await kube.delete(SECRETS, where, secretName).catch(() => undefined);
   }
 }
