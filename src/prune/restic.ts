@@ -83,9 +83,9 @@ export async function planResticForget(store: BackupStore, deleted: readonly str
       continue;
     }
     for (const pin of claimed) {
-      if (!restic) continue;
       // A pin into another location's repository (the location's path changed since) is not this run's to prune.
-      if (pin.repository !== restic.repositoryKey(pin.namespace)) {
+      // Without the repositories at hand (no cluster), every pin counts, so that the run refuses rather than lose it.
+      if (restic && pin.repository !== restic.repositoryKey(pin.namespace)) {
         plan.notes.push(`Backup ${id} pins a restic snapshot in ${pin.repository}, not in this location's repository of ${pin.namespace}; it was not forgotten.`);
         continue;
       }
