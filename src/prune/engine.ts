@@ -6,7 +6,7 @@ import type { BackupStore } from '../store/backup-store.ts';
 import { StoreError } from '../store/objects.ts';
 import { planPrune, type PruneReason } from './plan.ts';
 import { removeMoverLeftovers, type MoverCleanup, type MoverPort } from './movers.ts';
-import { lockedSentence, planResticForget, PruneRefusedError, repositoryBytes, resticBusy, type RepositoryPrune, type ResticRepositories } from './restic.ts';
+import { holdsLockFiles, lockedSentence, planResticForget, PruneRefusedError, repositoryBytes, resticBusy, type RepositoryPrune, type ResticRepositories } from './restic.ts';
 import { describeInline } from '../errors/index.ts';
 
 export const DEFAULT_INCOMPLETE_GRACE_MS = 60 * 60 * 1000;
@@ -71,7 +71,8 @@ export async function pruneBackups(store: BackupStore, request: PruneRequest): P
     if (!request.dryRun) {
       // Locks first, in every repository, before anything is forgotten anywhere: a refusal then changes nothing.
       for (const { namespace, url } of repositories) {
-        if ((await repositoryBytes(store, request.restic.locationKey(namespace))).locks === 0) continue;
+        // restic ignores an empty lock file (internal/restic/lock.go ForAllLocks), and so does this look
+        if (!(await holdsLockFiles(store, request.restic.locationKey(namespace)))) continue;
         const checked = await request.restic.run(namespace, 'check', []);
         if (checked.state === 'locked') throw new PruneRefusedError(lockedSentence(url, checked.locks));
       }

@@ -130,16 +130,21 @@ export function lockedSentence(repository: string, locks: number): string {
   return `Nothing was pruned: the restic repository ${repository} holds ${locks} lock(s) of another restic (a backup or restore running, or one stopped less than 30 minutes ago), and ${NEEDS_LOCK}; run it again once it has finished.`;
 }
 
+const folderOf = (locationKey: string) => (locationKey.endsWith('/') ? locationKey : `${locationKey}/`);
+
 /** The repository's size in the bucket: every object under its key, summed. */
-export async function repositoryBytes(store: BackupStore, locationKey: string): Promise<{ bytes: number; objects: number; locks: number }> {
-  const folder = locationKey.endsWith('/') ? locationKey : `${locationKey}/`;
+export async function repositoryBytes(store: BackupStore, locationKey: string): Promise<{ bytes: number; objects: number }> {
   let bytes = 0;
   let objects = 0;
-  let locks = 0;
-  for await (const object of store.listObjects(folder)) {
+  for await (const object of store.listObjects(folderOf(locationKey))) {
     bytes += object.size;
     objects++;
-    if (object.key.startsWith(`${folder}locks/`)) locks++;
   }
-  return { bytes, objects, locks };
+  return { bytes, objects };
+}
+
+/** Whether the repository holds any lock file (restic's `locks/`), live or stale: only then is a check Job needed. */
+export async function holdsLockFiles(store: BackupStore, locationKey: string): Promise<boolean> {
+  for await (const object of store.listObjects(`${folderOf(locationKey)}locks/`)) if (object.size > 0) return true;
+  return false;
 }

@@ -208,6 +208,12 @@ describe('prune-backups with restic repositories (real ./dispatch, volume-mover-
     expect(await snapshotsInRepository()).to.deep.equal([...newest, plantedId].sort());
     expect(await backupExists(a.id)).to.equal(false);
     expect(await backupExists(b.id)).to.equal(false);
+    // the run's Secret is gone, and neither the password nor the passphrase reached a result or a log line
+    const left = source.cluster.api.list({ group: '', resource: 'secrets' }).filter((x) => x.metadata.labels?.['kubeflow-upgrader/operation'] === 'prune');
+    expect(left.map((x) => x.metadata.name)).to.deep.equal([]);
+    // what the action said and logged (the state's own secret and relation data, which hold the keys, aside)
+    const said = JSON.stringify({ ...pruned.state, secrets: undefined, relations: undefined }) + pruned.stdout + pruned.stderr;
+    for (const secret of [resticPassword(KEY), KEY]) expect(said).to.not.include(secret);
     expect(await restoreInto(c.id)).to.deep.equal(c.tree);
   });
 
