@@ -6,8 +6,7 @@ import type { BackupStore } from '../store/backup-store.ts';
 import { StoreError } from '../store/objects.ts';
 import { planPrune, type PruneReason } from './plan.ts';
 import { removeMoverLeftovers, type MoverCleanup, type MoverPort } from './movers.ts';
-import { holdsLockFiles, lockedSentence, planResticForget, PruneRefusedError, repositoryBytes, resticBusy, type RepositoryPrune, type ResticRepositories } from './restic.ts';
-import { describeInline } from '../errors/index.ts';
+import { pruneRepositories, type RepositoryPrune, type ResticRepositories } from './restic.ts';
 
 export const DEFAULT_INCOMPLETE_GRACE_MS = 60 * 60 * 1000;
 
@@ -53,62 +52,11 @@ export async function pruneBackups(store: BackupStore, request: PruneRequest): P
   const graceMs = request.incompleteGraceMs ?? DEFAULT_INCOMPLETE_GRACE_MS;
   const folders = await store.listBackupFolders();
   const plan = planPrune(folders, { retention: request.retention, incompleteGraceMs: graceMs, now });
-  const forgetting = await planResticForget(
-    store, plan.delete.filter((d) => d.reason === 'beyond retention').map((d) => d.id), plan.keep.map((k) => k.id), request.restic,
-  );
-  const notes: string[] = [...forgetting.notes];
-  const restic: RepositoryPrune[] = [];
-  /** backups left in place because a repository they pin into could not be pruned: a rerun tries again */
-  const held = new Set<string>();
-  if (forgetting.forget.size > 0) {
-    if (!request.restic || !request.movers) {
-      throw new PruneRefusedError(`Nothing was pruned: backups ${[...new Set([...forgetting.forget.values()].flatMap((e) => [...e.backups]))].join(', ')} hold restic snapshots, which only a restic Job in the cluster can forget, and the cluster could not be reached.`);
-    }
-    const busy = await resticBusy(folders, request.movers, graceMs, now);
-    if (busy && !request.dryRun) throw new PruneRefusedError(busy);
-    if (busy) notes.push(busy.replace(/^Nothing was pruned: /, 'A run now would refuse: '));
-    const repositories = [...forgetting.forget].map(([namespace, entry]) => ({ namespace, entry, url: store.url(request.restic!.locationKey(namespace)) }));
-    if (!request.dryRun) {
-      // Locks first, in every repository, before anything is forgotten anywhere: a refusal then changes nothing.
-      for (const { namespace, url } of repositories) {
-        // restic ignores an empty lock file (internal/restic/lock.go ForAllLocks), and so does this look
-        if (!(await holdsLockFiles(store, request.restic.locationKey(namespace)))) continue;
-        const checked = await request.restic.run(namespace, 'check', []);
-        if (checked.state === 'locked') throw new PruneRefusedError(lockedSentence(url, checked.locks));
-      }
-    }
-    const failures: string[] = [];
-    for (const { namespace, entry, url } of repositories) {
-      const snapshots = [...entry.snapshots].sort();
-      const line: RepositoryPrune = { namespace, repository: url, backups: [...entry.backups].sort(), snapshotsForgotten: snapshots.length };
-      if (request.dryRun) {
-        restic.push(line);
-        continue;
-      }
-      const before = await repositoryBytes(store, request.restic.locationKey(namespace));
-      let result;
-      try {
-        result = await request.restic.run(namespace, 'prune', snapshots);
-      } catch (error) {
-        result = { state: 'failed' as const, reason: describeInline(error) };
-      }
-      if (result.state !== 'pruned') {
-        for (const id of entry.backups) held.add(id);
-        failures.push(`${url}: ${result.state === 'failed' ? result.reason : result.state === 'locked' ? 'another restic took a lock meanwhile' : 'restic did not prune'}`);
-        continue;
-      }
-      const after = await repositoryBytes(store, request.restic.locationKey(namespace));
-      restic.push({
-        ...line, snapshotsForgotten: snapshots.length - result.ignored,
-        bytesBefore: before.bytes, bytesAfter: after.bytes, bytesFreed: Math.max(0, before.bytes - after.bytes),
-        ...(result.totalPrune ? { resticTotal: result.totalPrune } : {}),
-      });
-      await request.progress?.(`pruned restic repository ${url}: ${snapshots.length - result.ignored} snapshot(s) forgotten, ${before.bytes - after.bytes} bytes freed`);
-    }
-    if (failures.length > 0) {
-      notes.push(`The restic repositories ${failures.join('; ')} were not pruned, so backups ${[...held].sort().join(', ')} were kept; rerun prune-backups once that is fixed.`);
-    }
-  }
+  // the restic repositories first: a backup whose snapshots could not be forgotten stays, for a rerun to finish
+  const { repositories: restic, held, notes } = await pruneRepositories(store, {
+    folders, deleted: plan.delete.filter((d) => d.reason === 'beyond retention').map((d) => d.id), kept: plan.keep.map((k) => k.id),
+    restic: request.restic, movers: request.movers, dryRun: request.dryRun, graceMs, now, progress: request.progress,
+  });
   const deleting = plan.delete.filter((d) => !held.has(d.id));
   const kept = [...plan.keep, ...plan.delete.filter((d) => held.has(d.id)).map((d) => ({ id: d.id, why: 'its restic snapshots could not be forgotten yet' }))];
   if (!request.dryRun) {

@@ -5,7 +5,8 @@
 // password is published). Prune needs restic's exclusive lock, so it never runs beside a backup or a restore.
 import { unauthenticatedReason } from '../archive/authenticate.ts';
 import type { Manifest } from '../archive/manifest.ts';
-import { KfuError } from '../errors/index.ts';
+import { describeInline, KfuError } from '../errors/index.ts';
+import { formatBytes } from '../format-bytes.ts';
 import { jobFinished } from '../jobs/outcome.ts';
 import type { BackupFolder, BackupStore } from '../store/backup-store.ts';
 import { moverSelector } from '../volumes/labels.ts';
@@ -147,4 +148,83 @@ export async function repositoryBytes(store: BackupStore, locationKey: string): 
 export async function holdsLockFiles(store: BackupStore, locationKey: string): Promise<boolean> {
   for await (const object of store.listObjects(`${folderOf(locationKey)}locks/`)) if (object.size > 0) return true;
   return false;
+}
+
+export interface RepositoriesInput {
+  folders: readonly BackupFolder[];
+  /** complete backups the plan deletes, and the ones it keeps */
+  deleted: readonly string[];
+  kept: readonly string[];
+  restic: ResticRepositories | undefined;
+  movers: MoverPort | undefined;
+  dryRun: boolean;
+  graceMs: number;
+  now: Date;
+  progress?: ((message: string) => Promise<void> | void) | undefined;
+}
+
+export interface RepositoriesOutcome {
+  repositories: RepositoryPrune[];
+  /** deleted backups that pin into a repository that could not be pruned: they stay, and a rerun tries again */
+  held: Set<string>;
+  notes: string[];
+}
+
+/**
+ * Forgets the deleted backups' trusted pins and prunes each repository once. Throws a PruneRefusedError, having changed
+ * nothing, when that cannot be done safely now: no cluster to run restic in, a backup or mover running, a live lock.
+ */
+export async function pruneRepositories(store: BackupStore, input: RepositoriesInput): Promise<RepositoriesOutcome> {
+  const forgetting = await planResticForget(store, input.deleted, input.kept, input.restic);
+  const outcome: RepositoriesOutcome = { repositories: [], held: new Set(), notes: [...forgetting.notes] };
+  if (forgetting.forget.size === 0) return outcome;
+  const restic = input.restic;
+  if (!restic || !input.movers) {
+    const ids = [...new Set([...forgetting.forget.values()].flatMap((e) => [...e.backups]))].sort();
+    throw new PruneRefusedError(`Nothing was pruned: backups ${ids.join(', ')} hold restic snapshots, which only a restic Job in the cluster can forget, and the cluster could not be reached.`);
+  }
+  const busy = await resticBusy(input.folders, input.movers, input.graceMs, input.now);
+  if (busy && !input.dryRun) throw new PruneRefusedError(busy);
+  if (busy) outcome.notes.push(busy.replace(/^Nothing was pruned: /, 'A run now would refuse: '));
+  const repositories = [...forgetting.forget].map(([namespace, entry]) => ({ namespace, entry, key: restic.locationKey(namespace), url: store.url(restic.locationKey(namespace)) }));
+  if (input.dryRun) {
+    outcome.repositories = repositories.map(({ namespace, entry, url }) => ({ namespace, repository: url, backups: [...entry.backups].sort(), snapshotsForgotten: entry.snapshots.size }));
+    return outcome;
+  }
+  // Locks first, in every repository, before anything is forgotten anywhere: a refusal then changes nothing.
+  for (const { namespace, key, url } of repositories) {
+    // restic ignores an empty lock file (internal/restic/lock.go ForAllLocks), and so does this look
+    if (!(await holdsLockFiles(store, key))) continue;
+    const checked = await restic.run(namespace, 'check', []);
+    if (checked.state === 'locked') throw new PruneRefusedError(lockedSentence(url, checked.locks));
+  }
+  const failures: string[] = [];
+  for (const { namespace, entry, key, url } of repositories) {
+    const snapshots = [...entry.snapshots].sort();
+    const before = await repositoryBytes(store, key);
+    let why: string | undefined;
+    try {
+      const result = await restic.run(namespace, 'prune', snapshots);
+      if (result.state === 'pruned') {
+        const after = await repositoryBytes(store, key);
+        const forgotten = snapshots.length - result.ignored;
+        const freed = Math.max(0, before.bytes - after.bytes);
+        outcome.repositories.push({
+          namespace, repository: url, backups: [...entry.backups].sort(), snapshotsForgotten: forgotten,
+          bytesBefore: before.bytes, bytesAfter: after.bytes, bytesFreed: freed, ...(result.totalPrune ? { resticTotal: result.totalPrune } : {}),
+        });
+        await input.progress?.(`pruned restic repository ${url}: ${forgotten} snapshot(s) forgotten, ${formatBytes(freed)} freed`);
+        continue;
+      }
+      why = result.state === 'locked' ? 'another restic took a lock meanwhile' : 'restic did not prune it';
+    } catch (error) {
+      why = describeInline(error);
+    }
+    for (const id of entry.backups) outcome.held.add(id);
+    failures.push(`${url} (${why})`);
+  }
+  if (failures.length > 0) {
+    outcome.notes.push(`The restic repositories ${failures.join('; ')} were not pruned, so backups ${[...outcome.held].sort().join(', ')} were kept; run the prune again once that is fixed.`);
+  }
+  return outcome;
 }

@@ -75,7 +75,7 @@ describe('prune: restic repositories (engine)', () => {
     const outcome = await pruneBackups(store, { retention: 1, dryRun: false, now: NOW, movers: movers(), restic });
     expect(outcome.deleted.map((d) => d.id)).to.deep.equal(['kf-20261201-090000-dddddd']);
     expect(outcome.kept.filter((k) => k.why === 'its restic snapshots could not be forgotten yet').map((k) => k.id).sort()).to.deep.equal([ids[0], ids[1]]);
-    expect(outcome.notes.join(' ')).to.include('wrong password or no key found').and.include('rerun prune-backups');
+    expect(outcome.notes.join(' ')).to.include('wrong password or no key found').and.include('run the prune again');
     expect(await exists(ids[0]!)).to.equal(true);
   });
 
