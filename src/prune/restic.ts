@@ -181,7 +181,10 @@ export async function pruneRepositories(store: BackupStore, input: RepositoriesI
   const restic = input.restic;
   if (!restic || !input.movers) {
     const ids = [...new Set([...forgetting.forget.values()].flatMap((e) => [...e.backups]))].sort();
-    throw new PruneRefusedError(`Nothing was pruned: backups ${ids.join(', ')} hold restic snapshots, which only a restic Job in the cluster can forget, and the cluster could not be reached.`);
+    const sentence = `Nothing was pruned: backups ${ids.join(', ')} hold restic snapshots, which only a restic Job in the cluster can forget, and the cluster could not be reached.`;
+    if (!input.dryRun) throw new PruneRefusedError(sentence);
+    outcome.notes.push(sentence.replace(/^Nothing was pruned: /, 'A run now would refuse: '));
+    return outcome;
   }
   const busy = await resticBusy(input.folders, input.movers, input.graceMs, input.now);
   if (busy && !input.dryRun) throw new PruneRefusedError(busy);

@@ -92,6 +92,9 @@ describe('prune: restic repositories (engine)', () => {
     expect(second.calls.map((c) => c.mode)).to.deep.equal(['check']);
 
     await expectRefusal(pruneBackups(store, { retention: 1, dryRun: false, now: NOW }), /^Nothing was pruned: backups .* hold restic snapshots, which only a restic Job in the cluster can forget/);
+    // a dry run says the same as a note
+    const dry = await pruneBackups(store, { retention: 1, dryRun: true, now: NOW });
+    expect(dry.notes.join(' ')).to.match(/A run now would refuse: backups .* hold restic snapshots/);
     for (const id of ids) expect(await exists(id)).to.equal(true);
   });
 
