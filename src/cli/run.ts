@@ -4,6 +4,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { backupCommand } from './commands/backup.ts';
 import { checkCommand } from './commands/check.ts';
 import { listCommand } from './commands/list.ts';
+import { pruneCommand } from './commands/prune.ts';
 import { restoreCommand } from './commands/restore.ts';
 import { snapshotProfilesCommand } from './commands/snapshot-profiles.ts';
 import { verifyCommand } from './commands/verify.ts';
@@ -12,7 +13,7 @@ import { Output } from './output.ts';
 import { optionsOf, UsageError, type Command, type Values } from './usage.ts';
 import { describe } from '../errors/index.ts';
 
-export const commands: readonly Command[] = [backupCommand, restoreCommand, listCommand, verifyCommand, checkCommand, snapshotProfilesCommand];
+export const commands: readonly Command[] = [backupCommand, restoreCommand, listCommand, verifyCommand, checkCommand, snapshotProfilesCommand, pruneCommand];
 
 export interface CliIo {
   stdout: NodeJS.WritableStream & { isTTY?: boolean };

@@ -13,7 +13,8 @@ export const COMPONENT = 'volume-mover';
 
 export type MoveOperation = 'backup' | 'restore';
 
-export function moverLabels(backupId: string, operation: MoveOperation): Record<string, string> {
+/** 'prune': a restic repository's prune Job (src/volumes/restic/prune.ts), labelled like the movers so leftovers are found alike. */
+export function moverLabels(backupId: string, operation: MoveOperation | 'prune'): Record<string, string> {
   return {
     [LABEL_MANAGED_BY]: MANAGED_BY,
     [LABEL_COMPONENT]: COMPONENT,

@@ -35,6 +35,11 @@ function moverImage(config: MoverConfig): string {
   return config.image;
 }
 
+/** The image of a restic Job (a restore's or prune's): volume-mover-image names the configured engine's image only. */
+export function resticImageOf(config: MoverConfig): string {
+  return config.engine === 'restic' ? moverImage(config) : DEFAULT_RESTIC_IMAGE;
+}
+
 function describe(verb: string, p: VolumeProgress): string {
   if (p.copying) {
     const c = p.copying;

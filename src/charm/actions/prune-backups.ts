@@ -1,21 +1,33 @@
 // The prune-backups action: keeps the newest `backup-retention` complete backups (always the newest one), deletes
 // older ones and incomplete folders idle for over an hour, aborts stale multipart uploads and removes mover Jobs and
-// Secrets a killed run left behind. With dry-run it reports the same lists and changes nothing.
+// Secrets a killed run left behind. A deleted backup's restic snapshots are forgotten and each repository pruned
+// once (src/prune/restic.ts), never beside a running backup or restore. With dry-run it reports the same lists and
+// what would be forgotten, and changes nothing.
 import type { ActionContext } from '../action-context.ts';
 import { describeInline } from '../../errors/index.ts';
 import { ActionFailure } from '../action-context.ts';
+import { moverConfig } from '../backup-steps.ts';
 
 export async function run(ctx: ActionContext<'prune-backups'>): Promise<void> {
   const s3 = await ctx.s3();
-  const [{ pruneBackups }, { moverPortOf }, { openBackupStore }] = await Promise.all([
-    import('../../prune/engine.ts'), import('../../prune/movers.ts'), import('../../store/open.ts'),
+  const [{ pruneBackups }, { moverPortOf }, { openBackupStore }, { PruneRefusedError }, { resticRepositoriesOf }, { resticImageOf }] = await Promise.all([
+    import('../../prune/engine.ts'), import('../../prune/movers.ts'), import('../../store/open.ts'), import('../../prune/restic.ts'),
+    import('../../volumes/restic/prune-repositories.ts'), import('../../volumes/steps.ts'),
   ]);
   const store = openBackupStore(s3);
   const dryRun = ctx.params['dry-run'];
   const notes: string[] = [];
   let movers;
+  let restic;
   try {
-    movers = moverPortOf(await ctx.kube());
+    const kube = await ctx.kube();
+    movers = moverPortOf(kube);
+    const config = moverConfig(ctx.config);
+    restic = resticRepositoriesOf(kube, s3, await ctx.encryptionKey(), {
+      image: resticImageOf(config), startTimeoutSeconds: config.startTimeoutSeconds, resources: config.resources,
+      // the control-plane copies' namespace: where a deleted profile's repository is pruned from
+      fallbackNamespace: ctx.modelName,
+    });
   } catch (error) {
     if (ActionFailure.isInstance(error)) throw error;
     notes.push('Volume-mover leftovers were not checked: the cluster could not be reached.');
@@ -26,9 +38,11 @@ export async function run(ctx: ActionContext<'prune-backups'>): Promise<void> {
       retention: ctx.config['backup-retention'],
       dryRun,
       ...(movers ? { movers } : {}),
+      ...(restic ? { restic } : {}),
       progress: (message) => ctx.progress(message),
     });
   } catch (error) {
+    if (PruneRefusedError.isInstance(error)) ctx.fail(error.message);
     ctx.fail(`Pruning ${store.url('backups/')} stopped: ${describeInline(error)}; rerun prune-backups once that is fixed (a half-pruned backup is left without its marker and removed next time).`);
   }
   const verb = dryRun ? 'would delete' : 'deleted';
@@ -43,6 +57,14 @@ export async function run(ctx: ActionContext<'prune-backups'>): Promise<void> {
     'aborted-uploads': outcome.abortedUploads,
     'removed-mover-jobs': outcome.movers.jobs,
     'removed-mover-secrets': outcome.movers.secrets,
+    // per restic repository: what was (dry run: would be) forgotten, and the bytes its prune freed in the bucket
+    restic: outcome.restic.map((r) => ({
+      repository: r.repository,
+      backups: r.backups.join(','),
+      [dryRun ? 'snapshots-to-forget' : 'snapshots-forgotten']: r.snapshotsForgotten,
+      ...(r.bytesFreed !== undefined ? { 'bytes-before': r.bytesBefore, 'bytes-after': r.bytesAfter, 'bytes-freed': r.bytesFreed } : {}),
+      ...(r.resticTotal ? { 'restic-total-prune': r.resticTotal } : {}),
+    })),
     notes: [...notes, ...outcome.notes],
   });
 }

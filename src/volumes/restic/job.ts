@@ -40,11 +40,10 @@ export function snapshotTags(backupId: string, namespace: string, pvc: string): 
 
 const log = '"$log"';
 /**
- * Common start: restic's options for the bucket, and the repository, created by the first mover that finds none (a
- * mover racing it loses `init` with "config file already exists" and then finds the config). Stale locks are removed;
- * live ones (another mover's) stay.
+ * Every restic Job's start: its log followed onto stdout, its errors kept for the termination message, and restic's
+ * options for the bucket in "$@" (also the repository prune's Job, src/volumes/restic/prune.ts).
  */
-const PRELUDE = [
+export const RESTIC_SCRIPT_START = [
   'set -eu',
   'log=/tmp/mover.log',
   'err=/tmp/mover.err',
@@ -57,6 +56,14 @@ const PRELUDE = [
   'set -- -o "s3.bucket-lookup=$MOVER_BUCKET_LOOKUP"',
   'if [ -n "${MOVER_STORAGE_CLASS:-}" ]; then set -- "$@" -o "s3.storage-class=$MOVER_STORAGE_CLASS"; fi',
   `if [ -f "${STORE_CA_DIR}/${STORE_CA_KEY}" ]; then set -- "$@" --cacert "${STORE_CA_DIR}/${STORE_CA_KEY}"; fi`,
+];
+
+/**
+ * The movers' start: the repository, created by the first mover that finds none (a mover racing it loses `init` with
+ * "config file already exists" and then finds the config). Stale locks are removed; live ones (another mover's) stay.
+ */
+const PRELUDE = [
+  ...RESTIC_SCRIPT_START,
   'if ! restic "$@" cat config > /dev/null 2>> "$err"; then',
   '  restic "$@" init > /dev/null 2>> "$err" || restic "$@" cat config > /dev/null 2>> "$err" || fail',
   'fi',
@@ -124,22 +131,29 @@ export interface ResticJobInput {
   progressFps?: number;
 }
 
-export function buildResticJob(input: ResticJobInput): KubeObject {
-  const backup = input.operation === 'backup';
+/** What every restic Job's container gets: the run Secret's keys, and the namespace's repository with restic's settings. */
+export function resticRepositoryEnv(s3: MoverS3Settings, namespace: string, secretName: string): unknown[] {
   const secretEnv = ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'RESTIC_PASSWORD']
-    .map((key) => ({ name: key, valueFrom: { secretKeyRef: { name: input.secretName, key } } }));
+    .map((key) => ({ name: key, valueFrom: { secretKeyRef: { name: secretName, key } } }));
   const plainEnv = Object.entries({
-    RESTIC_REPOSITORY: resticRepositoryUrl(input.s3, input.namespace),
+    RESTIC_REPOSITORY: resticRepositoryUrl(s3, namespace),
     RESTIC_CACHE_DIR: '/tmp/restic-cache',
     HOME: '/tmp',
-    MOVER_BUCKET_LOOKUP: input.s3.uriStyle === 'host' ? 'dns' : 'path',
-    ...(input.s3.region ? { AWS_DEFAULT_REGION: input.s3.region } : {}),
-    ...(input.s3.storageClass ? { MOVER_STORAGE_CLASS: input.s3.storageClass } : {}),
+    MOVER_BUCKET_LOOKUP: s3.uriStyle === 'host' ? 'dns' : 'path',
+    ...(s3.region ? { AWS_DEFAULT_REGION: s3.region } : {}),
+    ...(s3.storageClass ? { MOVER_STORAGE_CLASS: s3.storageClass } : {}),
+  }).map(([name, value]) => ({ name, value }));
+  return [...secretEnv, ...plainEnv];
+}
+
+export function buildResticJob(input: ResticJobInput): KubeObject {
+  const backup = input.operation === 'backup';
+  const plainEnv = Object.entries({
     // With --json and no FPS, restic prints 60 status lines a second (cmd/restic/progress.go); one per stats period.
     RESTIC_PROGRESS_FPS: String(input.progressFps ?? 0.1),
     ...(backup ? { MOVER_TAGS: snapshotTags(input.backupId, input.namespace, input.pvc).join(',') } : {}),
     ...(backup && input.parent ? { MOVER_PARENT: input.parent } : {}),
     ...(!backup && input.snapshot ? { MOVER_SNAPSHOT: input.snapshot } : {}),
   }).map(([name, value]) => ({ name, value }));
-  return buildVolumeMoverJob(input, backup ? RESTIC_BACKUP_SCRIPT : RESTIC_RESTORE_SCRIPT, [...secretEnv, ...plainEnv], input.nodeAffinity);
+  return buildVolumeMoverJob(input, backup ? RESTIC_BACKUP_SCRIPT : RESTIC_RESTORE_SCRIPT, [...resticRepositoryEnv(input.s3, input.namespace, input.secretName), ...plainEnv], input.nodeAffinity);
 }

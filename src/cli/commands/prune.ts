@@ -1,0 +1,102 @@
+// prune: the prune-backups action outside Juju — the newest --retention complete backups stay, older ones are deleted,
+// their restic snapshots forgotten and those repositories pruned by a restic Job in the cluster (src/prune/restic.ts).
+import { formatBytes } from '../output.ts';
+import { s3Options } from '../s3-options.ts';
+import { encryptionKeyFrom, encryptionOptions } from '../encryption-options.ts';
+import { kubeClientFrom, kubeOptions } from '../kube-options.ts';
+import type { Command, CommandContext } from '../usage.ts';
+import { stringValue, UsageError } from '../usage.ts';
+import type { PruneOutcome } from '../../prune/engine.ts';
+import { moverConfigFrom, moverOptions } from './backup-options.ts';
+import { describeFailure, openStore, outputOptions } from './shared.ts';
+
+const DEFAULT_RETENTION = 7;
+
+function retentionFrom(text: string | undefined): number {
+  if (text === undefined) return DEFAULT_RETENTION;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 0 || n > 100_000) throw new UsageError(`--retention must be a whole number from 0 (keep all) to 100000, not "${text}".`);
+  return n;
+}
+
+/** What a person reads: each backup deleted or kept and why, then each restic repository's share. */
+export function pruneLines(outcome: PruneOutcome, dryRun: boolean): string[] {
+  const verb = dryRun ? 'would delete' : 'deleted';
+  const lines = [
+    ...outcome.deleted.map((d) => `${verb} ${d.id}: ${d.reason}`),
+    ...outcome.kept.map((k) => `kept ${k.id}: ${k.why}`),
+  ];
+  for (const r of outcome.restic) {
+    const freed = r.bytesFreed === undefined ? '' : `, ${formatBytes(r.bytesFreed)} freed (${formatBytes(r.bytesBefore ?? 0)} → ${formatBytes(r.bytesAfter ?? 0)})`;
+    lines.push(`restic ${r.repository}: ${r.snapshotsForgotten} snapshot(s) ${dryRun ? 'to forget' : 'forgotten'} of ${r.backups.join(', ')}${freed}`);
+  }
+  if (outcome.movers.jobs + outcome.movers.secrets > 0) lines.push(`removed ${outcome.movers.jobs} stale mover Job(s) and ${outcome.movers.secrets} Secret(s)`);
+  for (const note of outcome.notes) lines.push(`note: ${note}`);
+  return lines.length > 0 ? lines : ['nothing to prune'];
+}
+
+export const pruneCommand: Command = {
+  name: 'prune',
+  summary: 'delete the backups beyond --retention, forgetting their restic snapshots',
+  synopsis: 'kubeflow-upgrader prune --s3-url s3://<bucket>/<prefix> [--retention <n>] [--dry-run] [options]',
+  description:
+    'Keeps the newest --retention complete backups (the newest one always) and deletes older ones, marker first, and ' +
+    'incomplete folders idle for an hour. The restic snapshots a deleted backup\'s manifest pins (with a key: only a ' +
+    'manifest whose HMAC verifies) are forgotten by id and each repository is pruned once, by a restic Job in the ' +
+    'repository\'s namespace. Refused, with nothing changed, while a backup is being written, a mover Job runs, or ' +
+    'restic holds a live lock on a repository. --dry-run names what would go and changes nothing.',
+  groups: [
+    {
+      title: 'Pruning',
+      options: {
+        retention: { type: 'string', placeholder: '<n>', description: 'complete backups to keep (0 keeps all)', default: String(DEFAULT_RETENTION) },
+        'dry-run': { type: 'boolean', description: 'report what would be deleted and forgotten; change nothing' },
+      },
+    },
+    { title: 'Volume mover', options: moverOptions },
+    { title: 'Kubernetes', options: kubeOptions },
+    { title: 'S3', options: s3Options },
+    { title: 'Secrets', options: encryptionOptions },
+    { title: 'Output', options: outputOptions },
+  ],
+  positionals: [],
+  examples: [
+    'kubeflow-upgrader prune --s3-url s3://kubeflow-backups/prod --retention 7 --dry-run',
+    'kubeflow-upgrader prune --s3-url s3://kubeflow-backups/prod --retention 7 --encryption-key-file ~/.kfu-key',
+  ],
+  exitCodes: { ok: 'pruned (or, with --dry-run, reported)', failed: 'refused (a backup or restore is running) or the prune stopped; rerun it' },
+  async run(ctx: CommandContext): Promise<number> {
+    const { values, out } = ctx;
+    const retention = retentionFrom(stringValue(values, 'retention'));
+    const dryRun = values['dry-run'] === true;
+    const mover = moverConfigFrom(values);
+    const { settings, store } = await openStore(ctx);
+    const encryptionKey = encryptionKeyFrom(values, ctx.env);
+    out.hide(encryptionKey);
+    const kube = await kubeClientFrom(values);
+    let refused: { isInstance(value: unknown): boolean } | undefined;
+    try {
+      const [{ pruneBackups }, { moverPortOf }, { resticRepositoriesOf }, { resticImageOf }, { PruneRefusedError }] = await Promise.all([
+        import('../../prune/engine.ts'), import('../../prune/movers.ts'), import('../../volumes/restic/prune-repositories.ts'), import('../../volumes/steps.ts'),
+        import('../../prune/restic.ts'),
+      ]);
+      refused = PruneRefusedError;
+      const outcome = await pruneBackups(store, {
+        retention,
+        dryRun,
+        movers: moverPortOf(kube),
+        restic: resticRepositoriesOf(kube, settings, encryptionKey, { image: resticImageOf(mover), startTimeoutSeconds: mover.startTimeoutSeconds, resources: mover.resources }),
+        progress: (m) => out.progress(m),
+      });
+      out.result(pruneLines(outcome, dryRun), { location: store.url(), dryRun, ...outcome });
+      return 0;
+    } catch (error) {
+      // a refusal is already the one sentence, saying nothing changed
+      if (refused?.isInstance(error)) out.error((error as Error).message);
+      else out.error(`The prune stopped: ${await describeFailure(error, settings)}`);
+      return 1;
+    } finally {
+      kube.close();
+    }
+  },
+};

@@ -1,0 +1,256 @@
+// prune-backups on backups whose volume data is in restic repositories, through the real ./dispatch: the snapshots
+// the deleted backups' authenticated manifests pin are forgotten and the repository pruned by a restic Job (run by the
+// simulated kubelet with Debian's restic against s3rver), the newest backup stays restorable byte for byte, and the
+// bucket shrinks by the data only the old backups held. Never beside a running backup: a folder still being written,
+// a running mover Job or a live restic lock refuses it in one sentence with nothing changed. The oracles are restic
+// itself, run directly with the password, and the bucket's own listing.
+import { expect } from 'chai';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { execa } from 'execa';
+import { ensureCharmBuilt } from '../support/juju/charm-build.ts';
+import { runDispatch, type DispatchOutcome } from '../support/juju/harness.ts';
+import { s3Relation, track1Data } from '../support/juju/scenarios.ts';
+import { emptyState } from '../support/juju/state.ts';
+import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
+import { clockPastSecondOf } from '../support/backup-ids.ts';
+import { hashTree, startKubeletCluster, type KubeletCluster } from '../volumes/helpers.ts';
+import { resticPassword } from '../../src/volumes/restic/password.ts';
+import { newBackupId } from '../../src/store/layout.ts';
+
+const BUCKET = 'restic-prune';
+const PVCS = { group: '', resource: 'persistentvolumeclaims' };
+const JOBS = { group: 'batch', resource: 'jobs' };
+const KEY_SECRET = 'secret:cta0resticprunekey00000001';
+const KEY = 'the prune passphrase';
+const MiB = 1024 * 1024;
+
+describe('prune-backups with restic repositories (real ./dispatch, volume-mover-engine=restic)', function () {
+  this.timeout(600_000);
+  let charmDir: string;
+  let s3: S3ServerHandle;
+  let source: KubeletCluster;
+  let client: S3Client;
+  let namespace: string;
+  let pvcs: string[];
+  let volume: string;
+  let work: string;
+  let lastBackupId: string | undefined;
+
+  before(async () => {
+    [charmDir, s3, source] = await Promise.all([ensureCharmBuilt(), startS3Server({ buckets: [BUCKET] }), startKubeletCluster({ profiles: 1, seed: 47 })]);
+    const claims = source.cluster.api.list(PVCS).filter((p) => p.metadata.namespace !== 'kubeflow');
+    namespace = claims[0]!.metadata.namespace!;
+    pvcs = claims.filter((c) => c.metadata.namespace === namespace).map((c) => c.metadata.name!);
+    volume = source.kubelet.volumePath(namespace, pvcs[0]!);
+    client = new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } });
+    work = mkdtempSync(join(tmpdir(), 'restic-prune-'));
+  });
+  after(async () => {
+    client?.destroy();
+    await Promise.all([s3?.stop(), source?.stop()]);
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  function action(name: string, params: Record<string, unknown>, side: KubeletCluster, config: Record<string, unknown> = {}): Promise<DispatchOutcome> {
+    const state = emptyState({
+      relations: [s3Relation(track1Data(s3, BUCKET))], actionParams: params,
+      config: { 'restore-wait-timeout': 60, 'volume-mover-engine': 'restic', 'encryption-key': KEY_SECRET, ...config },
+    });
+    state.secrets[KEY_SECRET] = { revisions: [{ key: KEY }] };
+    return runDispatch(charmDir, state, { event: `actions/${name}`, env: { KUBECONFIG: side.cluster.kubeconfigPath } });
+  }
+
+  const prune = (params: Record<string, unknown> = {}) => action('prune-backups', params, source, { 'backup-retention': 1 });
+
+  /** A backup after the volume's old data was replaced by `bytes` of new random data (which no compression shrinks). */
+  async function backupWith(name: string, bytes: number): Promise<{ id: string; tree: Map<string, string> }> {
+    for (const f of readdirSync(volume)) if (f.startsWith('unique-')) unlinkSync(join(volume, f));
+    writeFileSync(join(volume, `unique-${name}.bin`), randomBytes(bytes));
+    const tree = hashTree(volume);
+    await clockPastSecondOf(lastBackupId);
+    const done = await action('backup-state', { 'include-control-plane': false }, source);
+    expect(done.state.actionFailure, done.stderr.slice(-2000)).to.equal(undefined);
+    lastBackupId = done.state.actionResults['backup-id']!;
+    return { id: lastBackupId, tree };
+  }
+
+  async function pinned(id: string): Promise<string[]> {
+    const body = await (await client.send(new GetObjectCommand({ Bucket: BUCKET, Key: `backups/backups/${id}/kubeflow-upgrader.json` }))).Body!.transformToString();
+    return (JSON.parse(body) as { volumes: { restic?: { snapshot: string } }[] }).volumes.flatMap((v) => (v.restic ? [v.restic.snapshot] : []));
+  }
+
+  async function keys(prefix: string): Promise<Map<string, number>> {
+    const found = new Map<string, number>();
+    let token: string | undefined;
+    do {
+      const page = await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: prefix, ContinuationToken: token }));
+      for (const o of page.Contents ?? []) found.set(o.Key!, o.Size ?? 0);
+      token = page.NextContinuationToken;
+    } while (token);
+    return found;
+  }
+  const repositoryBytes = async () => [...(await keys(`backups/restic/${namespace}/`)).values()].reduce((a, b) => a + b, 0);
+  const backupExists = async (id: string) => (await keys(`backups/backups/${id}/velero-backup.json`)).size > 0;
+
+  const resticEnv = () => ({
+    PATH: process.env.PATH, HOME: work, AWS_ACCESS_KEY_ID: s3.accessKeyId, AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
+    RESTIC_PASSWORD: resticPassword(KEY), RESTIC_REPOSITORY: `s3:${s3.endpoint}/${BUCKET}/backups/restic/${namespace}`, RESTIC_CACHE_DIR: join(work, 'cache'),
+  });
+  /** the snapshot ids restic itself lists in the namespace's repository */
+  async function snapshotsInRepository(): Promise<string[]> {
+    const out = await execa('restic', ['-o', 's3.bucket-lookup=path', '--no-lock', 'snapshots', '--json'], { env: resticEnv(), extendEnv: false });
+    return (JSON.parse(out.stdout) as { id: string }[]).map((s) => s.id).sort();
+  }
+
+  async function restoreInto(id: string): Promise<Map<string, string>> {
+    const target = await startKubeletCluster({ profiles: 0, seed: 47 });
+    try {
+      const restored = await action('restore-state', { 'backup-id': id }, target);
+      expect(restored.state.actionFailure, restored.stderr.slice(-2000)).to.equal(undefined);
+      return hashTree(target.kubelet.volumePath(namespace, pvcs[0]!));
+    } finally {
+      await target.stop();
+    }
+  }
+
+  /** everything a refused prune must leave as it was */
+  async function snapshotOfState(ids: string[]) {
+    return { repository: await keys(`backups/restic/${namespace}/`), snapshots: await snapshotsInRepository(), backups: await Promise.all(ids.map(backupExists)) };
+  }
+
+  let a: { id: string; tree: Map<string, string> };
+  let b: { id: string; tree: Map<string, string> };
+  let c: { id: string; tree: Map<string, string> };
+
+  it('dry-run names the snapshots the old backups pin and changes nothing', async () => {
+    a = await backupWith('a', 3 * MiB);
+    b = await backupWith('b', 3 * MiB);
+    c = await backupWith('c', 3 * MiB);
+    const before = await snapshotOfState([a.id, b.id, c.id]);
+    const dry = await prune({ 'dry-run': true });
+    expect(dry.state.actionFailure, dry.stderr.slice(-2000)).to.equal(undefined);
+    const results = dry.state.actionResults;
+    const toForget = (await pinned(a.id)).length + (await pinned(b.id)).length;
+    expect(toForget).to.equal(2 * pvcs.length);
+    expect(results['restic.0.repository']).to.equal(`s3://${BUCKET}/backups/restic/${namespace}`);
+    expect(results['restic.0.snapshots-to-forget']).to.equal(String(toForget));
+    expect(results['restic.0.backups']).to.equal([a.id, b.id].sort().join(','));
+    expect(results['restic.0.bytes-freed']).to.equal(undefined);
+    expect(await snapshotOfState([a.id, b.id, c.id])).to.deep.equal(before);
+  });
+
+  it('refuses in one sentence while a backup is being written, a mover Job runs or restic holds a lock, and changes nothing', async () => {
+    const ids = [a.id, b.id, c.id];
+    const before = await snapshotOfState(ids);
+    const refused = (outcome: DispatchOutcome, pattern: RegExp) => {
+      expect(outcome.state.actionFailure, JSON.stringify(outcome.state.actionResults)).to.match(pattern);
+      expect(outcome.state.actionFailure!.split('\n')).to.have.length(1);
+    };
+
+    // A backup folder written to a moment ago, without its marker: a backup still running.
+    const running = newBackupId();
+    const partial = `backups/backups/${running}/${running}.tar.gz`;
+    await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: partial, Body: 'partial' }));
+    refused(await prune(), /^Nothing was pruned: backup kf-\S+ is still being written .*exclusive lock; run it again once that backup has finished\.$/);
+    await client.send(new DeleteObjectCommand({ Bucket: BUCKET, Key: partial }));
+
+    // A volume-mover Job that has not finished (a backup or restore in another run).
+    source.cluster.api.create(JOBS, {
+      apiVersion: 'batch/v1', kind: 'Job',
+      metadata: { name: 'kfu-backup-elsewhere', namespace, labels: { 'app.kubernetes.io/managed-by': 'kubeflow-upgrader', 'app.kubernetes.io/component': 'volume-mover' } },
+      spec: { backoffLimit: 0, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'mover', image: 'docker.io/restic/restic:0.14.0', command: ['sh', '-c', 'sleep 600'] }] } } },
+    });
+    refused(await prune(), new RegExp(`^Nothing was pruned: volume-mover Job ${namespace}/kfu-backup-elsewhere is running \\(a backup or a restore\\)`));
+    source.cluster.api.delete(JOBS, 'kfu-backup-elsewhere', namespace);
+
+    // A restic holding its lock on the repository, alive: restic's own lock, which prune's exclusive lock must wait for.
+    const holder: ChildProcess = spawn('sh', ['-c', 'sleep 120 | restic -o s3.bucket-lookup=path backup --stdin --stdin-filename held'], { env: resticEnv(), stdio: 'ignore', detached: true });
+    try {
+      const locks = async () => [...(await keys(`backups/restic/${namespace}/locks/`)).keys()].length;
+      for (const deadline = Date.now() + 60_000; (await locks()) === 0 && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 100));
+      expect(await locks(), 'the holder took its lock').to.be.greaterThan(0);
+      refused(await prune(), new RegExp(`^Nothing was pruned: the restic repository s3://${BUCKET}/backups/restic/${namespace} holds 1 lock\\(s\\) of another restic .*; run it again once it has finished\\.$`));
+    } finally {
+      process.kill(-holder.pid!, 'SIGKILL');
+    }
+    const after = await snapshotOfState(ids);
+    // the holder's lock (stale now its process is gone) is the one object that may differ
+    for (const state of [before, after]) for (const key of [...state.repository.keys()]) if (key.includes('/locks/')) state.repository.delete(key);
+    expect(after).to.deep.equal(before);
+  });
+
+  it('forgets the old backups\' snapshots by id and prunes: the bucket shrinks and the newest restores byte-identical', async () => {
+    const old = [...(await pinned(a.id)), ...(await pinned(b.id))];
+    const newest = await pinned(c.id);
+    const bytesBefore = await repositoryBytes();
+    // a snapshot tagged as if it belonged to backup a, written by whoever can write the bucket: tags are never trusted
+    const planted = join(work, 'planted');
+    writeFileSync(planted, randomBytes(1000));
+    await execa('restic', ['-o', 's3.bucket-lookup=path', 'backup', '--tag', `kfu-backup=${a.id}`, planted], { env: resticEnv(), extendEnv: false });
+    const plantedId = (await snapshotsInRepository()).find((id) => !old.includes(id) && !newest.includes(id))!;
+
+    const pruned = await prune();
+    expect(pruned.state.actionFailure, pruned.stderr.slice(-2000)).to.equal(undefined);
+    const results = pruned.state.actionResults;
+    expect(results.deleted).to.equal([b.id, a.id].join(','));
+    expect(results['restic.0.snapshots-forgotten']).to.equal(String(old.length));
+    const freed = Number(results['restic.0.bytes-freed']);
+    expect(Number(results['restic.0.bytes-before']) - Number(results['restic.0.bytes-after'])).to.equal(freed);
+    // the two 3 MiB files only a and b held are gone from the bucket (random data: restic's compression keeps its size)
+    const bytesAfter = await repositoryBytes();
+    expect(bytesBefore - bytesAfter).to.be.greaterThan(5.5 * MiB);
+    expect(freed).to.be.greaterThan(5.5 * MiB);
+    expect(await snapshotsInRepository()).to.deep.equal([...newest, plantedId].sort());
+    expect(await backupExists(a.id)).to.equal(false);
+    expect(await backupExists(b.id)).to.equal(false);
+    // the run's Secret is gone, and neither the password nor the passphrase reached a result or a log line
+    const left = source.cluster.api.list({ group: '', resource: 'secrets' }).filter((x) => x.metadata.labels?.['kubeflow-upgrader/operation'] === 'prune');
+    expect(left.map((x) => x.metadata.name)).to.deep.equal([]);
+    // what the action said and logged (the state's own secret and relation data, which hold the keys, aside)
+    const said = JSON.stringify({ ...pruned.state, secrets: undefined, relations: undefined }) + pruned.stdout + pruned.stderr;
+    for (const secret of [resticPassword(KEY), KEY]) expect(said).to.not.include(secret);
+    expect(await restoreInto(c.id)).to.deep.equal(c.tree);
+  });
+
+  it('never forgets on the word of a manifest that is not authenticated, and says so in one sentence', async () => {
+    const d = await backupWith('d', MiB);
+    // c is now beyond retention 1; its marker's HMAC is changed, as a bucket writer without the key would change it
+    const markerKey = `backups/backups/${c.id}/velero-backup.json`;
+    const marker = JSON.parse(await (await client.send(new GetObjectCommand({ Bucket: BUCKET, Key: markerKey }))).Body!.transformToString()) as { metadata: { annotations: Record<string, string> } };
+    const hmacKey = Object.keys(marker.metadata.annotations).find((k) => k.endsWith('manifest-hmac'))!;
+    marker.metadata.annotations[hmacKey] = marker.metadata.annotations[hmacKey]!.replace(/mac=([0-9a-f])/, (_, x: string) => `mac=${x === '0' ? '1' : '0'}`);
+    await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: markerKey, Body: JSON.stringify(marker) }));
+    const cSnapshots = await pinned(c.id);
+    const pruned = await prune();
+    expect(pruned.state.actionFailure, pruned.stderr.slice(-2000)).to.equal(undefined);
+    const notes = Object.entries(pruned.state.actionResults).filter(([k]) => k.startsWith('notes.')).map(([, v]) => v);
+    const note = notes.find((n) => n.startsWith(`Backup ${c.id} is not trusted`));
+    expect(note, notes.join(' | ')).to.match(/none of the \d+ restic snapshot\(s\) its manifest names was forgotten; whatever data only they hold stays in the repositories\.$/);
+    expect(pruned.state.actionResults['restic.0.repository']).to.equal(undefined);
+    const left = await snapshotsInRepository();
+    for (const id of [...cSnapshots, ...(await pinned(d.id))]) expect(left).to.include(id);
+  });
+
+  it('prunes the repository of a profile deleted since, from a Job in the model\'s namespace', async () => {
+    const d = lastBackupId!;
+    await backupWith('e', MiB);
+    const old = await pinned(d);
+    // the Profile goes, and with it (through the garbage collector) its namespace; the repository stays in the bucket
+    source.cluster.api.delete({ group: 'kubeflow.org', resource: 'profiles' }, namespace);
+    for (const deadline = Date.now() + 60_000; source.cluster.api.get({ group: '', resource: 'namespaces' }, namespace) && Date.now() < deadline;) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(source.cluster.api.get({ group: '', resource: 'namespaces' }, namespace), 'the namespace is gone').to.equal(undefined);
+    const pruned = await prune();
+    expect(pruned.state.actionFailure, pruned.stderr.slice(-2000)).to.equal(undefined);
+    expect(pruned.state.actionResults.deleted).to.equal(d);
+    expect(pruned.state.actionResults['restic.0.snapshots-forgotten']).to.equal(String(old.length));
+    const left = await snapshotsInRepository();
+    for (const id of old) expect(left).to.not.include(id);
+  });
+});
