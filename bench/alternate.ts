@@ -6,7 +6,7 @@
 // Without --after, "after" is this checkout as it is on disk, uncommitted changes included. Each round records the
 // load average, and per side: backup and restore wall time, the client's CPU per 1,000 objects and its peak RSS, and
 // the raw LIST and raw CREATE of the same round for the ratios. The summary gives per-round after/before ratios and
-// their median. Rows also go to .bench/alternate.json.
+// their median. Rows also go to .bench/alternate-P<profiles>.json.
 import { execa } from 'execa';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -64,7 +64,7 @@ async function exported(revision: string, label: 'before' | 'after', scratch: st
   symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));
   const { stdout: lockDiff } = await execa('git', ['-C', root, 'diff', '--stat', commit, '--', 'package-lock.json']);
   if (lockDiff.trim()) process.stderr.write(`note: package-lock.json differs between ${commit} and this checkout; ${label} is bundled with this checkout's node_modules\n`);
-  return { label, revision: commit, build: await buildOf(dir, label) };
+  return { label, revision: commit, build: await buildOf(dir, `${label}-${commit}`) };
 }
 
 async function buildOf(dir: string, label: string): Promise<ClientBuild> {
@@ -206,7 +206,7 @@ const summary = {
   },
 };
 mkdirSync(join(root, '.bench'), { recursive: true });
-writeFileSync(join(root, '.bench', 'alternate.json'), `${JSON.stringify({ summary, rounds: results }, null, 2)}\n`);
+writeFileSync(join(root, '.bench', `alternate-P${profiles}.json`), `${JSON.stringify({ summary, rounds: results }, null, 2)}\n`);
 const lines = [`before ${summary.before}, after ${summary.after}, P=${profiles}, ${results.length} round(s); load average per round (1/5/15 min, highest seen): ${summary.loadAverage.map((l) => l.join('/')).join(', ')}`];
 for (const [side, figures] of Object.entries({ backup: summary.backup, restore: summary.restore })) {
   if (!figures) continue;
