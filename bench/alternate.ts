@@ -23,7 +23,7 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const BUCKET = 'bench';
 
 function usage(message: string): never {
-  process.stderr.write(`${message}\nusage: npm run bench:alternate -- --before <revision> [--after <revision>] [--profiles N] [--rounds N] [--skip-backup] [--skip-restore]\n`);
+  process.stderr.write(`${message}\nusage: npm run bench:alternate -- --before <revision> [--after <revision>] [--profiles N] [--rounds N] [--skip-backup] [--skip-restore] [--after-first]\n`);
   process.exit(2);
 }
 
@@ -37,6 +37,8 @@ try {
       rounds: { type: 'string', default: '3' },
       'skip-backup': { type: 'boolean', default: false },
       'skip-restore': { type: 'boolean', default: false },
+      // which side runs first in the first round (a second run can then start where the first one's order would go on)
+      'after-first': { type: 'boolean', default: false },
     },
   }).values;
 } catch (error) {
@@ -123,7 +125,7 @@ try {
   // every restore restores the same archive: the first backup made by the code before the change
   let archive: string | undefined;
   for (let round = 0; round < rounds; round++) {
-    const order = round % 2 === 0 ? sides : ([sides[1], sides[0]] as const);
+    const order = (round + (args['after-first'] ? 1 : 0)) % 2 === 0 ? sides : ([sides[1], sides[0]] as const);
     const entry: Round = { round: round + 1, order: order.map((s) => s.label).join(' '), load: load(), backup: {}, restore: {} };
     if (!args['skip-backup'] || archive === undefined) {
       entry.rawList = await measured(source, 'raw-list', s3File, undefined, undefined);
