@@ -125,8 +125,6 @@ export interface UploadHandle {
 }
 
 const MIN_PART = 5 * 1024 * 1024;
-/** parts in flight for a streamed file that is not the backup data (startUpload) */
-const READ_FIRST_QUEUE = 2;
 
 export class ObjectStore {
   readonly client: S3Client;
@@ -174,10 +172,7 @@ export class ObjectStore {
       client: this.client,
       params: { Bucket: this.bucket, Key: this.fullKey(key), Body: body, ContentType: contentType, ...this.storageClass[role] },
       partSize: this.partSize,
-      // The streamed files read first (the manifest: 2×N checksum entries, ~17 MiB at 56k objects) are written at
-      // commit, after the data, where every part in flight added to the backup's memory peak; two parts are enough for
-      // one file at the end, and the tarball keeps the queue measured for throughput.
-      queueSize: role === 'data' ? this.queueSize : Math.min(this.queueSize, READ_FIRST_QUEUE),
+      queueSize: this.queueSize,
       leavePartsOnError: false,
     });
     let aborted = false;
