@@ -6,31 +6,39 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-let built: Promise<string> | undefined;
+const built = new Map<string, Promise<string>>();
 
-/** Builds bench/support/client.ts into .bench/client.mjs once per process; resolves to its path. */
-export function clientBundle(): Promise<string> {
-  built ??= (async () => {
-    const outDir = join(root, '.bench');
-    mkdirSync(outDir, { recursive: true });
-    const outfile = join(outDir, 'client.mjs');
-    await build({
-      entryPoints: [join(root, 'bench', 'support', 'client.ts')],
-      outfile,
-      bundle: true,
-      format: 'esm',
-      platform: 'node',
-      target: 'node24',
-      minify: true,
-      sourcemap: false,
-      legalComments: 'none',
-      logLevel: 'warning',
-      // the same shim as the charm: CommonJS dependencies inside an ES module bundle still require() built-ins
-      banner: { js: "import{createRequire as __kfuCreateRequire}from'node:module';const require=__kfuCreateRequire(import.meta.url);" },
-    });
-    return outfile;
-  })();
-  return built;
+/**
+ * Builds bench/support/client.ts into .bench/client.mjs once per process; resolves to its path. `tree` builds the
+ * client of another checkout of this repository instead (bench/alternate.ts: the code before a change), into
+ * .bench/client-<label>.mjs.
+ */
+export function clientBundle(tree?: { dir: string; label: string }): Promise<string> {
+  const key = tree?.label ?? '';
+  let bundle = built.get(key);
+  if (!bundle) built.set(key, (bundle = buildClient(tree)));
+  return bundle;
+}
+
+async function buildClient(tree?: { dir: string; label: string }): Promise<string> {
+  const outDir = join(root, '.bench');
+  mkdirSync(outDir, { recursive: true });
+  const outfile = join(outDir, tree ? `client-${tree.label}.mjs` : 'client.mjs');
+  await build({
+    entryPoints: [join(tree?.dir ?? root, 'bench', 'support', 'client.ts')],
+    outfile,
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node24',
+    minify: true,
+    sourcemap: false,
+    legalComments: 'none',
+    logLevel: 'warning',
+    // the same shim as the charm: CommonJS dependencies inside an ES module bundle still require() built-ins
+    banner: { js: "import{createRequire as __kfuCreateRequire}from'node:module';const require=__kfuCreateRequire(import.meta.url);" },
+  });
+  return outfile;
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

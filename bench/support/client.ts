@@ -4,7 +4,8 @@
 // The bench runs it as an esbuild bundle (bench/support/bundle.ts), built like the charm, so RSS is the product's.
 // modes: backup (runBackup), raw-list (plain paginated LIST of the same kinds), restore (runRestore into the
 // cluster of <kubeconfig>), raw-create (concurrent CREATE of the archive's objects at the restore's concurrency).
-import { readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
+import { writeHeapSnapshot } from 'node:v8';
 import https from 'node:https';
 import { S3Client } from '@aws-sdk/client-s3';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -143,7 +144,31 @@ function requestsSince(kube: KubeClient, before: PurposeCounts): PurposeCounts {
   return Object.fromEntries(Object.entries(now).map(([k, v]) => [k, v - before[k as keyof PurposeCounts]])) as PurposeCounts;
 }
 
+/**
+ * For finding what a client's memory is made of (not used by the benches' figures): with KFU_BENCH_MEMORY_TRACE=<file>
+ * process.memoryUsage() is appended there every 100 ms as a JSON line; with KFU_BENCH_HEAP_SNAPSHOT_MIB=<n> as well, one
+ * heap snapshot is written (into the working folder) the first time the used heap passes n MiB.
+ */
+function traceMemory(): void {
+  const file = process.env.KFU_BENCH_MEMORY_TRACE;
+  if (!file) return;
+  const snapshotAt = Number(process.env.KFU_BENCH_HEAP_SNAPSHOT_MIB ?? Number.NaN) * 1024 ** 2;
+  let snapshotTaken = false;
+  const started = performance.now();
+  const timer = setInterval(() => {
+    const m = process.memoryUsage();
+    const mib = (x: number) => Math.round(x / 1024 ** 2);
+    appendFileSync(file, `${JSON.stringify({ ms: Math.round(performance.now() - started), rss: mib(m.rss), heapTotal: mib(m.heapTotal), heapUsed: mib(m.heapUsed), external: mib(m.external), arrayBuffers: mib(m.arrayBuffers) })}\n`);
+    if (!snapshotTaken && m.heapUsed >= snapshotAt) {
+      snapshotTaken = true;
+      process.stderr.write(`heap snapshot: ${writeHeapSnapshot()}\n`);
+    }
+  }, 100);
+  timer.unref();
+}
+
 async function main(): Promise<void> {
+  traceMemory();
   const [mode, kubeconfig, s3File, backupId] = process.argv.slice(2);
   if (!mode || !kubeconfig || !s3File) throw new Error('usage: client.ts <backup|raw-list|restore|raw-create> <kubeconfig> <s3.json> [backup-id]');
   const s3 = JSON.parse(readFileSync(s3File, 'utf8')) as S3Target;

@@ -49,10 +49,20 @@ export async function rssMiB(pid: number): Promise<number> {
   return Math.round(Number(stdout.trim()) / 1024);
 }
 
-export async function runClient(mode: string, kubeconfigPath: string, s3File: string, backupId?: string): Promise<ClientResult> {
+/** A client bundle other than this checkout's, with the V8 flags and environment of its own checkout. */
+export interface ClientBuild {
+  bundle: string;
+  flags: readonly string[];
+  env: Readonly<Record<string, string>>;
+}
+
+/** `build`: another checkout's client (bench/alternate.ts runs the code before a change beside this one) */
+export async function runClient(mode: string, kubeconfigPath: string, s3File: string, backupId?: string, build?: ClientBuild): Promise<ClientResult> {
   // the client as an esbuild bundle like the shipped charm: tsx alone added ~130 MiB to every client's peak RSS
   // with the V8 flags the charm's dispatch and the CLI start the engines with, so RSS is the product's
-  const { stdout } = await execa(node, [...ENGINE_NODE_FLAGS, await clientBundle(), mode, kubeconfigPath, s3File, ...(backupId ? [backupId] : [])], { stderr: 'inherit', env: { ...ENGINE_ENV } });
+  const flags = build?.flags ?? ENGINE_NODE_FLAGS;
+  const bundle = build?.bundle ?? (await clientBundle());
+  const { stdout } = await execa(node, [...flags, bundle, mode, kubeconfigPath, s3File, ...(backupId ? [backupId] : [])], { stderr: 'inherit', env: { ...(build?.env ?? ENGINE_ENV) } });
   const last = stdout.trim().split('\n').at(-1) ?? '';
   return JSON.parse(last) as ClientResult;
 }

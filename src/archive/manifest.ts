@@ -2,6 +2,7 @@
 // and what we accept on read can never drift apart.
 import { z } from 'zod';
 import { ChecksumIndex } from './checksum-index.ts';
+import { splitEntries } from './manifest-entries.ts';
 
 export const MANIFEST_FORMAT_VERSION = 1;
 export const MANIFEST_FILE = 'kubeflow-upgrader.json';
@@ -166,12 +167,15 @@ export type ManifestCheck = { ok: true; manifest: Manifest; checksums: ChecksumI
 
 /** Parses manifest bytes; never throws: a bad manifest is a finding, not a crash. */
 export function parseManifest(bytes: Buffer | string): ManifestCheck {
+  // from bytes, the entries go straight into the index when the document allows it (manifest-entries.ts)
+  const split = typeof bytes === 'string' ? undefined : splitEntries(bytes);
   let json: unknown;
   try {
-    json = JSON.parse(typeof bytes === 'string' ? bytes : bytes.toString('utf8'));
+    json = JSON.parse(split?.rest ?? (typeof bytes === 'string' ? bytes : bytes.toString('utf8')));
   } catch {
     return { ok: false, reason: 'it is not valid JSON' };
   }
+  if (split) return checkDocument(json, split.checksums);
   // The entries (two paths per object) are checked here and packed into the index: through zod they would cost a copy
   // of the whole record and a regex call per entry, and that copy would be a restore's memory peak.
   const checksums = (json as { checksums?: { entries?: unknown } } | null)?.checksums;
@@ -185,6 +189,11 @@ export function parseManifest(bytes: Buffer | string): ManifestCheck {
     index = ChecksumIndex.fromRecord(entries as Record<string, string>);
     checksums!.entries = {};
   }
+  return checkDocument(json, index);
+}
+
+/** the document, its entries already taken out into `index`, checked against the schema */
+function checkDocument(json: unknown, index: ChecksumIndex): ManifestCheck {
   const parsed = ManifestSchema.safeParse(json);
   if (!parsed.success) {
     const first = parsed.error.issues[0];

@@ -1,7 +1,6 @@
 // Decodes a backup from the streams the store opens: sha256 of the tarball → gunzip → tar entries → items checked against the
 // manifest as they pass. Entry names are untrusted and only ever parsed, never used as paths.
 import { createHash, hash } from 'node:crypto';
-import { StringDecoder } from 'node:string_decoder';
 import type { Readable, Writable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import type { KubeObject } from '../kube/types.ts';
@@ -88,22 +87,22 @@ export async function decodeManifest(
   const verifier = encryptionKey !== undefined && encryptionKey.length > 0
     ? new ManifestVerifier(encryptionKey, annotations?.[MANIFEST_HMAC_ANNOTATION])
     : undefined;
-  // Decoded and hashed as it arrives, and only the text is kept: the downloaded chunks, their concatenation, the text
-  // and the parsed manifest held together would be the restore's memory peak on a large cluster.
+  // Hashed as it arrives; the bytes are kept (not decoded to text: parseManifest reads the checksum entries, nearly
+  // all of a large manifest, straight from them into the packed index, and JSON.parse only sees the rest).
   const hasher = createHash('sha256');
-  const decoder = new StringDecoder('utf8');
-  const pieces: string[] = [];
+  const chunks: Buffer[] = [];
+  let size = 0;
   for await (const chunk of body) {
     hasher.update(chunk);
     verifier?.update(chunk as Buffer);
-    pieces.push(decoder.write(chunk as Buffer));
+    chunks.push(chunk as Buffer);
+    size += chunk.length;
   }
-  pieces.push(decoder.end());
   const digest = hasher.digest('hex');
   const authentication = verifier?.verdict();
-  const text = pieces.join('');
-  pieces.length = 0;
-  const check = parseManifest(text);
+  const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+  chunks.length = 0;
+  const check = parseManifest(bytes);
   if (!check.ok) return { state: 'invalid', reason: check.reason };
   if (check.manifest.backupId !== id) return { state: 'invalid', reason: `it names backup ${check.manifest.backupId}` };
   const recorded = annotations?.[MANIFEST_SHA256_ANNOTATION];

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { parseManifest } from '../../src/archive/manifest.ts';
+import { splitEntries } from '../../src/archive/manifest-entries.ts';
 
 const digest = (c: string) => c.repeat(64);
 function manifestWith(entries: unknown, more: Record<string, unknown> = {}): Buffer {
@@ -49,5 +50,55 @@ describe('archive manifest: the typed extras', () => {
     expect(check.manifest.extras.controlPlane).to.equal(undefined);
     expect(check.manifest.extras.leftOutNamespaces).to.equal(undefined);
     expect(check.manifest.extras.skipped).to.deep.equal({ generated: 3 });
+  });
+});
+
+describe('archive manifest: the entries read from the bytes', () => {
+  // The string is read by JSON.parse whole: the reference the bytes' path (manifest-entries.ts) must match exactly.
+  const both = (text: string) => {
+    const view = (check: ReturnType<typeof parseManifest>) => (check.ok ? { manifest: check.manifest, entries: [...check.checksums.entries()] } : check);
+    return { fromBytes: view(parseManifest(Buffer.from(text))), fromText: view(parseManifest(text)) };
+  };
+  const document = (entriesText: string, extra = '') =>
+    `{"formatVersion":1,"veleroFormatVersion":"1.1.0","tool":{"name":"kubeflow-upgrader","version":"0.1.0"},"backupId":"kf-1",` +
+    `"created":"2026-11-30T00:00:00.000Z","completed":"2026-11-30T00:00:01.000Z","scope":{"action":"backup-state"},"counts":{},` +
+    `"objects":0,"bytes":0,"checksums":{"algorithm":"sha256","tarball":"${digest('a')}","entries":${entriesText}},"encryption":null${extra}}`;
+
+  it('give what JSON.parse of the whole text gives, for the manifests the writer makes and for odd ones', () => {
+    const written = JSON.parse(manifestWith({ 'metadata/version': digest('b'), 'resources/x/namespaces/ä/y.json': digest('c') }).toString());
+    const cases = [
+      JSON.stringify(written, null, 1),
+      JSON.stringify(written),
+      document('{}'),
+      document(` {\n "a/b.json" : "${digest('1')}" ,\r\n\t"c.json":"${digest('2')}"} `),
+      document(`{"a\\"b.json":"${digest('1')}","\\u0061.json":"${digest('2')}"}`),
+      document(`{"a.json":"${digest('1')}","a.json":"${digest('2')}","b.json":"${digest('3')}"}`),
+      document(`{"z.json":"${digest('1')}","7":"${digest('2')}"}`),
+      document(`{"a.json":"${digest('A')}"}`),
+      document(`{"a.json":"${digest('1')}",}`),
+      document(`{"a.json":"${digest('1')}"`),
+      document(`{"a\u0001.json":"${digest('1')}"}`),
+      document(`{"a.json":${JSON.stringify(digest('1'))}, "b.json": 5}`),
+      document('[]'),
+      document(`{"a.json":"${digest('1')}"}`, `,"extras":{"checksums":{"entries":{"x":"y"}}}`),
+      document(`{"a.json":"${digest('1')}"}`, `,"checksums":{"algorithm":"sha256","tarball":"${digest('a')}","entries":{}}`),
+      document(`{"a.json":"${digest('1')}"}`, `,"\\u0063hecksums":{"algorithm":"sha256","tarball":"${digest('a')}","entries":{}}`),
+      `\ufeff${document('{}')}`,
+      `${document(`{"a.json":"${digest('1')}"}`)} x`,
+      `${document(`{"a.json":"${digest('1')}"}`)}\n`,
+    ];
+    for (const text of cases) {
+      const { fromBytes, fromText } = both(text);
+      expect(fromBytes, text).to.deep.equal(fromText);
+    }
+  });
+
+  it('take the manifests the writer makes without JSON.parse of their entries, and leave the others to it', () => {
+    const written = manifestWith({ 'metadata/version': digest('b'), 'resources/x/cluster/y.json': digest('c') });
+    const split = splitEntries(Buffer.from(JSON.stringify(JSON.parse(written.toString()), null, 1)));
+    expect(split?.checksums.size).to.equal(2);
+    expect(JSON.parse(split!.rest).checksums.entries).to.deep.equal({});
+    expect(splitEntries(Buffer.from(document(`{"a\\"b.json":"${digest('1')}"}`)))).to.equal(undefined);
+    expect(splitEntries(Buffer.from(document(`{"a.json":"${digest('A')}"}`)))).to.equal(undefined);
   });
 });
