@@ -168,6 +168,23 @@ describe('volumes: the restic mover', function () {
     }
   });
 
+  it('an empty volume is backed up (restic 0.14 refuses an empty snapshot) and restored empty', async function () {
+    this.timeout(300_000);
+    await createBoundPvc(source, 'alice', 'empty');
+    const [backedUp] = await backupVolumes(source.kube, {
+      backupId: newBackupId(), s3: s3For(s3, 'kf-backups'), engine: 'restic', restic: { password }, pvcs: [{ namespace: 'alice', name: 'empty' }],
+    });
+    expect(backedUp!.restic!.snapshot).to.match(/^[0-9a-f]{64}$/);
+    expect([backedUp!.files, backedUp!.bytes]).to.deep.equal([0, 0]);
+    target.cluster.api.create(PVC_REF, pvc('alice', 'empty'));
+    const [restored] = await restoreVolumes(target.kube, {
+      backupId: newBackupId(), s3: s3For(s3, 'kf-backups'), engine: 'restic', pvcs: [{ namespace: 'alice', name: 'empty' }],
+      restic: { password, snapshots: new Map([['alice/empty', backedUp!.restic!.snapshot]]) },
+    });
+    expect([restored!.files, restored!.bytes]).to.deep.equal([0, 0]);
+    expect(readdirSync(target.kubelet.volumePath('alice', 'empty')), 'nothing written into the volume').to.deep.equal([]);
+  });
+
   it('with a key, the bucket holds no volume byte and no file name in clear', async function () {
     const names = new Set([...original.keys()].flatMap((p) => p.split('/')));
     const contents = [...original].filter(([, hash]) => !hash.startsWith('link:')).map(([p]) => p).slice(0, 40)

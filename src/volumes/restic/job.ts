@@ -96,19 +96,29 @@ const OPEN_OR_CREATE = [
   'fi',
 ];
 
+/** The one file of an empty volume's snapshot (a name no restore writes): see RESTIC_BACKUP_SCRIPT. */
+export const EMPTY_VOLUME_MARKER = '.kubeflow-upgrader-empty-volume';
+
 export const RESTIC_BACKUP_SCRIPT = [
   ...OPTIONS,
   ...OPEN_OR_CREATE,
   // From inside the volume, the snapshot's root is the volume's root (restic archiver: a relative target "." has no
   // path components), so a restore writes the files at the PVC's root again.
   `cd "${VOLUME_MOUNT_PATH}"`,
-  'if ! locking restic "$@" backup --json --host kubeflow-upgrader --tag "$MOVER_TAGS" ${MOVER_PARENT:+--parent "$MOVER_PARENT"} .; then fail; fi',
+  // restic 0.14 refuses to save a snapshot of an empty tree ("snapshot is empty", restic/restic internal/archiver/
+  // archiver.go), so an empty volume is saved as one empty marker file (made in the scratch /tmp; `--stdin` of no bytes
+  // fails the same way), which every restore leaves out.
+  'what=.',
+  `if [ -z "$(ls -A)" ]; then mkdir -p /tmp/empty-volume && : > /tmp/empty-volume/${EMPTY_VOLUME_MARKER} && cd /tmp/empty-volume && what=${EMPTY_VOLUME_MARKER}; fi`,
+  'if ! locking restic "$@" backup --json --host kubeflow-upgrader --tag "$MOVER_TAGS" ${MOVER_PARENT:+--parent "$MOVER_PARENT"} $what; then fail; fi',
   'summary=$(grep \'"message_type":"summary"\' "$log" | tail -n 1)',
   'short=$(printf %s "$summary" | sed -n \'s/.*"snapshot_id":"\\([0-9a-f]*\\)".*/\\1/p\')',
   // the summary names the snapshot by its short id; the manifest pins the full one
   'snapshot=$(restic "$@" --no-lock snapshots --json "$short" 2>> "$err" | grep -o \'"id":"[0-9a-f]\\{64\\}"\' | head -n 1 | cut -d\'"\' -f4) || true',
   '[ -n "$snapshot" ] || fail',
-  `printf '{"volumeMover":"restic","summary":%s,"snapshot":"%s"}' "$summary" "$snapshot" > ${TERMINATION_LOG}`,
+  'empty=false',
+  'if [ "$what" != . ]; then empty=true; fi',
+  `printf '{"volumeMover":"restic","summary":%s,"snapshot":"%s","empty":%s}' "$summary" "$snapshot" "$empty" > ${TERMINATION_LOG}`,
 ].join('\n');
 
 export const RESTIC_RESTORE_SCRIPT = [
@@ -118,12 +128,14 @@ export const RESTIC_RESTORE_SCRIPT = [
   `printf '{"message_type":"restore","snapshot":"%s","size":%s}\\n' "$MOVER_SNAPSHOT" "$size" >> ${log}`,
   // The restore holds a non-exclusive lock, so a prune cannot remove packs under it. Only an exclusive lock stops it:
   // a live one (a prune running) fails the mover; a stale one (a killed prune) is removed and the restore runs again.
-  `if ! locking restic "$@" restore "$MOVER_SNAPSHOT" --target "${VOLUME_MOUNT_PATH}"; then`,
+  `if ! locking restic "$@" restore "$MOVER_SNAPSHOT" --exclude "/${EMPTY_VOLUME_MARKER}" --target "${VOLUME_MOUNT_PATH}"; then`,
   '  grep -q "is already locked" "$err" || fail',
   '  locking restic "$@" unlock || fail',
   '  : > "$err"',
-  `  locking restic "$@" restore "$MOVER_SNAPSHOT" --target "${VOLUME_MOUNT_PATH}" || fail`,
+  `  locking restic "$@" restore "$MOVER_SNAPSHOT" --exclude "/${EMPTY_VOLUME_MARKER}" --target "${VOLUME_MOUNT_PATH}" || fail`,
   'fi',
+  // an empty volume's snapshot holds only the marker, which was left out: nothing was restored
+  `if [ -z "$(ls -A "${VOLUME_MOUNT_PATH}")" ]; then size='{"total_size":0,"total_file_count":0}'; fi`,
   `printf '{"volumeMover":"restic","restored":"%s","size":%s}' "$MOVER_SNAPSHOT" "$size" > ${TERMINATION_LOG}`,
 ].join('\n');
 
