@@ -40,7 +40,7 @@ export const ConfigSchema = z.object({
     }),
   'backup-retention': z.number().int('must be a whole number').min(0, 'must be 0 (keep all) or more').max(100_000, 'must be at most 100000').default(7),
   'restore-wait-timeout': positiveInt(86_400).default(300),
-  'volume-mover-engine': z.enum(['rclone', 'restic']).default('rclone'),
+  'volume-mover-engine': z.enum(['rclone', 'restic']).default('restic'),
   'volume-mover-image': z.string().min(1).default('docker.io/rclone/rclone:1.68.2'),
   'volume-mover-concurrency': positiveInt(64).default(2),
   'volume-mover-start-timeout': positiveInt(86_400).default(300),

@@ -198,11 +198,14 @@ async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: 
   };
   // restic's `init` is not atomic on S3: two movers creating one namespace's repository at once each write a key and
   // a config, and the config left is one the other key cannot open ("config or key ... is damaged"). So the first
-  // restic mover of each namespace runs alone, creating the repository if needed; the others follow it, at once.
+  // restic backup mover of each namespace runs alone, creating the repository if needed; the others follow it, at
+  // once. A restore never creates one, and a namespace with a parent snapshot has one already: those start together.
+  const hasRepository = (namespace: string) => operation === 'restore'
+    || [...(options.restic?.parents?.keys() ?? [])].some((id) => id.startsWith(`${namespace}/`));
   const firstMovers = new Map<string, Promise<void>>();
   const opening = (namespace: string): { wait: Promise<void>; done: () => void } => {
     const first = firstMovers.get(namespace);
-    if (options.engine !== 'restic' || first) return { wait: first ?? Promise.resolve(), done: () => undefined };
+    if (options.engine !== 'restic' || first || hasRepository(namespace)) return { wait: first ?? Promise.resolve(), done: () => undefined };
     let done!: () => void;
     firstMovers.set(namespace, new Promise<void>((resolve) => { done = resolve; }));
     return { wait: Promise.resolve(), done };

@@ -25,7 +25,10 @@ export interface MoverConfig {
   startTimeoutSeconds: number;
   /** requests = limits of each mover, e.g. `cpu=1,memory=1Gi`; '' sets none */
   resources: string;
-  /** 'restic' (volume-mover-engine): volume data in per-namespace restic repositories; default plain files (rclone) */
+  /**
+   * 'restic' (volume-mover-engine, the charm's and the CLI's default): volume data in per-namespace restic
+   * repositories; 'rclone' or unset: plain files
+   */
   engine?: 'rclone' | 'restic';
 }
 

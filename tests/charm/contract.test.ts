@@ -49,6 +49,8 @@ describe('charm contract: YAML files and schemas agree', () => {
     expect(parsedYaml).to.deep.equal(parsedEmpty);
     expect(config.options['encryption-key']!.type).to.equal('secret');
     expect(config.options['volume-mover-image']!.default).to.match(/^docker\.io\/rclone\/rclone:\d+\.\d+\.\d+$/);
+    // volume data goes to restic repositories unless the operator chooses plain files
+    expect(config.options['volume-mover-engine']!.default).to.equal('restic');
     for (const [name, option] of Object.entries(config.options)) expect(option.description.length, name).to.be.greaterThan(20);
   });
 

@@ -36,8 +36,11 @@ describe('volume movers that cannot start fail fast with the reason (real ./disp
     await Promise.all([s3?.stop(), side?.stop()]);
   });
 
+  // the plain-file mover, whose image volume-mover-image names (the restic engine runs the rclone image of a plain-file
+  // backup's restore at its pinned default)
+  const RCLONE = { 'volume-mover-engine': 'rclone' };
   function backup(config: Record<string, unknown>): Promise<DispatchOutcome> {
-    const state = emptyState({ relations: [s3Relation(track1Data(s3, BUCKET))], actionParams: { 'include-control-plane': false }, config });
+    const state = emptyState({ relations: [s3Relation(track1Data(s3, BUCKET))], actionParams: { 'include-control-plane': false }, config: { ...RCLONE, ...config } });
     return runDispatch(charmDir, state, { event: 'actions/backup-state', env: { KUBECONFIG: side.cluster.kubeconfigPath } });
   }
   function leftovers(): string[] {
@@ -89,7 +92,7 @@ describe('volume movers that cannot start fail fast with the reason (real ./disp
     const files = hashTree(side.kubelet.volumePath(namespace, lost.metadata.name!));
     side.cluster.api.delete(PVCS, lost.metadata.name!, namespace);
     rmSync(side.kubelet.volumePath(namespace, lost.metadata.name!), { recursive: true, force: true });
-    const restore = (config: Record<string, unknown>) => runDispatch(charmDir, emptyState({ relations: [s3Relation(track1Data(s3, BUCKET))], actionParams: { 'backup-id': id }, config }), {
+    const restore = (config: Record<string, unknown>) => runDispatch(charmDir, emptyState({ relations: [s3Relation(track1Data(s3, BUCKET))], actionParams: { 'backup-id': id }, config: { ...RCLONE, ...config } }), {
       event: 'actions/restore-state', env: { KUBECONFIG: side.cluster.kubeconfigPath },
     });
 

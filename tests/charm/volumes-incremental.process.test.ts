@@ -61,7 +61,8 @@ describe('incremental volume backups (real ./dispatch, s3rver request log)', fun
   function action(name: string, params: Record<string, unknown>, side: KubeletCluster, config: Record<string, unknown> = {}, key?: string): Promise<DispatchOutcome> {
     const state = emptyState({
       relations: [s3Relation(track1Data(s3, BUCKET))], actionParams: params,
-      config: { 'restore-wait-timeout': 60, ...config, ...(key ? { 'encryption-key': KEY_SECRET } : {}) },
+      // the plain-file mover's incremental copy is what this file is about
+      config: { 'restore-wait-timeout': 60, 'volume-mover-engine': 'rclone', ...config, ...(key ? { 'encryption-key': KEY_SECRET } : {}) },
     });
     if (key) state.secrets[KEY_SECRET] = { revisions: [{ key }] };
     return runDispatch(charmDir, state, { event: `actions/${name}`, env: { KUBECONFIG: side.cluster.kubeconfigPath } });

@@ -5,13 +5,12 @@
 // wrote, stdout and stderr, and (with encryption on) the bucket, decompressed; with volume data, every version of the
 // mover Jobs, their Pods and Events and the Pods' logs, and no mover credentials Secret left. Zero hits, also in base64.
 import { expect } from 'chai';
-import { createRequire } from 'node:module';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import S3rver from 's3rver';
 import { ensureCharmBuilt } from '../support/juju/charm-build.ts';
+import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
 import { runDispatch, type DispatchEvent, type DispatchOutcome } from '../support/juju/harness.ts';
 import { S3_RELATION_ID, TRACK2_SECRET, s3Relation, track1Data } from '../support/juju/scenarios.ts';
 import { emptyState, type FakeJujuState, type FakeRelation } from '../support/juju/state.ts';
@@ -108,24 +107,24 @@ describe('reliability: secret hygiene of every flow through the real dispatch', 
   this.timeout(240_000);
   let charmDir: string;
   let s3dir: string;
-  let s3: S3rver;
+  let s3: S3ServerHandle;
   let endpoint: string;
   let a: RunningCluster;
   let b: RunningCluster;
   const outcomes: { name: string; outcome: DispatchOutcome }[] = [];
 
   before(async () => {
-    s3dir = mkdtempSync(join(tmpdir(), 's3rver-hygiene-'));
-    // s3rver's account model is CommonJS and shared by the server: registering a pair makes the server accept it.
-    const require = createRequire(import.meta.url);
-    const account = require('s3rver/lib/models/account.js') as { DUMMY_ACCOUNT: { createKeyPair(id: string, secret: string): void } };
-    account.DUMMY_ACCOUNT.createKeyPair(CANARY.track1AccessKey, CANARY.track1SecretKey);
-    account.DUMMY_ACCOUNT.createKeyPair(CANARY.track2AccessKey, CANARY.track2SecretKey);
-    account.DUMMY_ACCOUNT.createKeyPair(CANARY.rotatedAccessKey, CANARY.rotatedSecretKey);
-    s3 = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: s3dir, vhostBuckets: false, configureBuckets: [{ name: BUCKET, configs: [] }] });
-    const started = s3.run();
+    // The tests' S3 server, which decodes the aws-chunked bodies of restic's uploads as S3 does (the default volume
+    // mover is restic) and checks their chunk signatures with the canary secrets.
+    const started = startS3Server({
+      buckets: [BUCKET],
+      keyPairs: ([['track1AccessKey', 'track1SecretKey'], ['track2AccessKey', 'track2SecretKey'], ['rotatedAccessKey', 'rotatedSecretKey']] as const)
+        .map(([id, secret]) => ({ accessKeyId: CANARY[id], secretAccessKey: CANARY[secret] })),
+    });
     [charmDir, a, b] = await Promise.all([ensureCharmBuilt(), startCluster({ profiles: 2, seed: 31 }), startCluster({ seed: 31 })]);
-    endpoint = `http://127.0.0.1:${(await started).port}`;
+    s3 = await started;
+    s3dir = s3.directory;
+    endpoint = s3.endpoint;
     // A user Secret with canary values in a profile namespace of the source cluster.
     const namespace = a.api.list({ group: '', resource: 'namespaces' }, { labelSelector: 'app.kubernetes.io/part-of=kubeflow-profile' })[0]!.metadata.name!;
     a.api.create({ group: '', resource: 'secrets' }, {
@@ -137,8 +136,7 @@ describe('reliability: secret hygiene of every flow through the real dispatch', 
     } as KubeObject);
   });
   after(async () => {
-    await Promise.all([s3?.close(), a?.stop(), b?.stop()]);
-    if (s3dir) rmSync(s3dir, { recursive: true, force: true });
+    await Promise.all([s3?.stop(), a?.stop(), b?.stop()]);
   });
 
   const kfpDb = (): FakeRelation => ({

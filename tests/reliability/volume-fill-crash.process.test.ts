@@ -54,7 +54,8 @@ describe('reliability: SIGKILL of restore-state during the volume fill, Jobs los
 
   function state(params: Record<string, unknown>): FakeJujuState {
     const relation = s3Relation(track1Data({ endpoint: proxy.endpoint, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey }, BUCKET));
-    return emptyState({ relations: [relation], actionParams: params, config: { 'restore-wait-timeout': 60 } });
+    // the plain-file mover: the crash comes while it downloads the backup's volume files
+    return emptyState({ relations: [relation], actionParams: params, config: { 'restore-wait-timeout': 60, 'volume-mover-engine': 'rclone' } });
   }
   const marked = () => target.cluster.api.list(PVCS).filter((p) => p.metadata.labels?.[LABEL_FILL] !== undefined).map((p) => `${p.metadata.namespace}/${p.metadata.name}`);
 

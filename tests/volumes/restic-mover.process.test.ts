@@ -11,6 +11,7 @@ import { execa } from 'execa';
 import { newBackupId } from '../../src/store/layout.ts';
 import { backupVolumes, restoreVolumes } from '../../src/volumes/mover.ts';
 import { resticPassword } from '../../src/volumes/restic/password.ts';
+import { FaultProxy, type SeenRequest } from '../support/s3/fault-proxy.ts';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
 import { createBoundPvc, hashTree, pvc, PVC_REF, s3For, startVolumeCluster, volumeFailure, writeWorkspace, type VolumeCluster } from './helpers.ts';
 
@@ -125,6 +126,63 @@ describe('volumes: the restic mover', function () {
     expect(second[0]!.restic!.filesUnmodified).to.equal([...original.values()].filter((h) => !h.startsWith('link:')).length);
     expect(second[0]!.restic!.dataAdded).to.be.lessThan(64 * 1024);
     expect((await restic('alice', ['list', 'locks', '--no-lock'])).stdout.trim(), 'the stale lock is gone').to.equal('');
+  });
+
+  it('a lock file removed while a mover\'s restic checks the locks it listed costs a retry, not restic 0.14\'s 44 s of them', async function () {
+    this.timeout(300_000);
+    // Another restic holds a live lock on the repository: stopped right after it took it, as a mover between two steps.
+    const big = join(work, 'big');
+    const other = spawn('restic', ['-o', 's3.bucket-lookup=path', 'backup', big], {
+      env: { PATH: process.env.PATH, HOME: work, AWS_ACCESS_KEY_ID: s3.accessKeyId, AWS_SECRET_ACCESS_KEY: s3.secretAccessKey, RESTIC_PASSWORD: password, RESTIC_REPOSITORY: `s3:${s3.endpoint}/kf-backups/kubeflow/restic/alice`, RESTIC_CACHE_DIR: join(work, 'cache3') },
+      stdio: 'ignore',
+    });
+    const locks = join(s3.directory, 'kf-backups', 'kubeflow', 'restic', 'alice', 'locks');
+    const lockIds = () => { try { return readdirSync(locks).filter((f) => f.endsWith('._S3rver_object')).map((f) => f.split('.')[0]!); } catch { return []; } };
+    for (let waited = 0; waited < 30_000 && lockIds().length === 0; waited += 50) await new Promise((r) => setTimeout(r, 50));
+    other.kill('SIGSTOP');
+    const [lockId] = lockIds();
+    expect(lockId, 'the other restic took its lock').to.be.a('string');
+    // The mover's first read of that lock finds it gone (404 NoSuchKey, as S3 answers once its holder removed it), and
+    // from then on it is gone from the bucket too. restic 0.14 alone would load it 11 times over ~44 s (its retry backend).
+    const loadsLock = (r: SeenRequest) => r.method === 'GET' && (r.url.split('?')[0] ?? '').endsWith(`/locks/${lockId}`);
+    const proxy = await FaultProxy.start({ target: s3.endpoint, only: loadsLock });
+    proxy.setRate(1, 1, ['gone-404']);
+    const removed = proxy.when(loadsLock).then(() => {
+      other.kill('SIGKILL');
+      for (const f of readdirSync(locks).filter((name) => name.startsWith(`${lockId}.`))) rmSync(join(locks, f));
+    });
+    try {
+      const scratch = await createBoundPvc(source, 'alice', 'scratch');
+      writeWorkspace(scratch, { files: 5, bigFileBytes: 0 });
+      const results = await backupVolumes(source.kube, {
+        backupId: newBackupId(), s3: { ...s3For(s3, 'kf-backups'), endpoint: proxy.endpoint }, engine: 'restic', restic: { password },
+        pvcs: [{ namespace: 'alice', name: 'scratch' }],
+      });
+      await removed;
+      expect(results[0]!.restic!.snapshot).to.match(/^[0-9a-f]{64}$/);
+      // the mover interrupts restic at its first "retrying" warning; a loaded machine may let one or two retries through
+      expect(proxy.seen.filter(loadsLock).length, 'loads of the vanished lock').to.be.within(1, 3);
+    } finally {
+      other.kill('SIGKILL');
+      await proxy.stop();
+    }
+  });
+
+  it('an empty volume is backed up (restic 0.14 refuses an empty snapshot) and restored empty', async function () {
+    this.timeout(300_000);
+    await createBoundPvc(source, 'alice', 'empty');
+    const [backedUp] = await backupVolumes(source.kube, {
+      backupId: newBackupId(), s3: s3For(s3, 'kf-backups'), engine: 'restic', restic: { password }, pvcs: [{ namespace: 'alice', name: 'empty' }],
+    });
+    expect(backedUp!.restic!.snapshot).to.match(/^[0-9a-f]{64}$/);
+    expect([backedUp!.files, backedUp!.bytes]).to.deep.equal([0, 0]);
+    target.cluster.api.create(PVC_REF, pvc('alice', 'empty'));
+    const [restored] = await restoreVolumes(target.kube, {
+      backupId: newBackupId(), s3: s3For(s3, 'kf-backups'), engine: 'restic', pvcs: [{ namespace: 'alice', name: 'empty' }],
+      restic: { password, snapshots: new Map([['alice/empty', backedUp!.restic!.snapshot]]) },
+    });
+    expect([restored!.files, restored!.bytes]).to.deep.equal([0, 0]);
+    expect(readdirSync(target.kubelet.volumePath('alice', 'empty')), 'nothing written into the volume').to.deep.equal([]);
   });
 
   it('with a key, the bucket holds no volume byte and no file name in clear', async function () {

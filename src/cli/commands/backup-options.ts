@@ -19,7 +19,7 @@ export const selectionOptions: OptionTable = {
 };
 
 export const moverOptions: OptionTable = {
-  'mover-engine': { type: 'string', placeholder: 'rclone|restic', description: 'how PVC data is stored: plain files (rclone) or per-namespace restic repositories, encrypted under the encryption key', default: 'rclone' },
+  'mover-engine': { type: 'string', placeholder: 'restic|rclone', description: 'how PVC data is stored: per-namespace restic repositories, encrypted under the encryption key (restic), or plain files (rclone)', default: 'restic' },
   'mover-image': { type: 'string', placeholder: '<image>', description: 'image of the volume mover Jobs (rclone; with --mover-engine restic, left at this default: restic/restic:0.14.0)', default: 'docker.io/rclone/rclone:1.68.2' },
   'mover-concurrency': { type: 'string', placeholder: '<n>', description: 'volume mover Jobs running at once', default: '2' },
   'mover-start-timeout': { type: 'string', placeholder: '<seconds>', description: 'how long a mover Pod may take to start running before the run fails naming why (image pull, scheduler, quota)', default: '300' },
@@ -42,7 +42,7 @@ export function moverConfigFrom(values: Values): MoverConfig {
 }
 
 function moverEngine(values: Values): 'rclone' | 'restic' {
-  const engine = stringValue(values, 'mover-engine') ?? 'rclone';
+  const engine = stringValue(values, 'mover-engine') ?? 'restic';
   if (engine !== 'rclone' && engine !== 'restic') throw new UsageError(`--mover-engine must be rclone or restic, not ${engine}.`);
   return engine;
 }

@@ -40,8 +40,13 @@ export function snapshotTags(backupId: string, namespace: string, pvc: string): 
 
 const log = '"$log"';
 /**
- * Every restic Job's start: its log followed onto stdout, its errors kept for the termination message, and restic's
- * options for the bucket in "$@" (also the repository prune's Job, src/volumes/restic/prune.ts).
+ * Every restic Job's start (the movers', and prune's: src/volumes/restic/prune.ts): the log and error files, and
+ * restic's options for the bucket. Every restic command opens the
+ * repository, which runs the key's scrypt KDF (about 0.7 s of CPU with the parameters `init` calibrates, measured in
+ * docs/performance.md), and every command that locks lists and loads all other lock files. restic 0.14 retries loading
+ * a lock file that another process has just removed ten times, about 44 s in all (restic/restic internal/backend/
+ * backend_retry.go, issue #1523, fixed in 0.17), so a mover runs as few commands as it can and takes a lock only where
+ * the repository must not change under it: metadata reads (`cat config`, `snapshots`, `stats`) run with --no-lock.
  */
 export const RESTIC_SCRIPT_START = [
   'set -eu',
@@ -56,39 +61,82 @@ export const RESTIC_SCRIPT_START = [
   'set -- -o "s3.bucket-lookup=$MOVER_BUCKET_LOOKUP"',
   'if [ -n "${MOVER_STORAGE_CLASS:-}" ]; then set -- "$@" -o "s3.storage-class=$MOVER_STORAGE_CLASS"; fi',
   `if [ -f "${STORE_CA_DIR}/${STORE_CA_KEY}" ]; then set -- "$@" --cacert "${STORE_CA_DIR}/${STORE_CA_KEY}"; fi`,
+  // `locking restic ARGS`: runs a command that loads the other lock files (unlock, backup, restore), output to the log.
+  // When restic starts its ~44 s of retries on a lock file that is gone (its "Load(<lock/...>) ... retrying" warning,
+  // printed while it checks the other locks, before it reads or writes any data), the mover interrupts it (SIGINT:
+  // restic removes the locks it registered, restic cmd/restic/cleanup.go) and runs it again, at most three times.
+  'locking() {',
+  '  tries=0',
+  '  while :; do',
+  '    rm -f /tmp/restic.pid /tmp/restic.status',
+  '    from=$(($(wc -l < "$err") + 1))',
+  '    ( "$@" >> "$log" 2>> "$err" & echo $! > /tmp/restic.pid; st=0; wait $! || st=$?; echo "$st" > /tmp/restic.status ) &',
+  '    vanished=',
+  '    while [ ! -s /tmp/restic.status ]; do',
+  '      sleep 0.1',
+  '      if [ -z "$vanished" ] && [ "$tries" -lt 3 ] && [ -s /tmp/restic.pid ] && tail -n "+$from" "$err" | grep -q "^Load(<lock/"; then',
+  '        vanished=1',
+  '        kill -INT "$(cat /tmp/restic.pid)" 2>/dev/null || true',
+  '      fi',
+  '    done',
+  '    status=$(cat /tmp/restic.status)',
+  '    [ -n "$vanished" ] || return "$status"',
+  '    tries=$((tries + 1))',
+  '  done',
+  '}',
+];
+/**
+ * A backup's start: `unlock` removes stale locks only (a killed mover's or prune's; live ones stay), and it fails before
+ * any key is tried when the repository has no config (restic cmd/restic/global.go OpenRepository), which is how the
+ * first mover of a namespace finds there is none and creates it. A mover racing it loses `init` with "config file
+ * already exists" and then finds the config; a wrong password fails all three, and its error is the last one logged.
+ */
+const OPEN_OR_CREATE = [
+  'if ! locking restic "$@" unlock; then',
+  '  restic "$@" init > /dev/null 2>> "$err" || restic "$@" --no-lock cat config > /dev/null 2>> "$err" || fail',
+  'fi',
 ];
 
-/**
- * The movers' start: the repository, created by the first mover that finds none (a mover racing it loses `init` with
- * "config file already exists" and then finds the config). Stale locks are removed; live ones (another mover's) stay.
- */
-const PRELUDE = [
-  ...RESTIC_SCRIPT_START,
-  'if ! restic "$@" cat config > /dev/null 2>> "$err"; then',
-  '  restic "$@" init > /dev/null 2>> "$err" || restic "$@" cat config > /dev/null 2>> "$err" || fail',
-  'fi',
-  'restic "$@" unlock 2>> "$err" || true',
-];
+/** The one file of an empty volume's snapshot (a name no restore writes): see RESTIC_BACKUP_SCRIPT. */
+export const EMPTY_VOLUME_MARKER = '.kubeflow-upgrader-empty-volume';
 
 export const RESTIC_BACKUP_SCRIPT = [
-  ...PRELUDE,
+  ...RESTIC_SCRIPT_START,
+  ...OPEN_OR_CREATE,
   // From inside the volume, the snapshot's root is the volume's root (restic archiver: a relative target "." has no
   // path components), so a restore writes the files at the PVC's root again.
   `cd "${VOLUME_MOUNT_PATH}"`,
-  `if ! restic "$@" backup --json --host kubeflow-upgrader --tag "$MOVER_TAGS" \${MOVER_PARENT:+--parent "$MOVER_PARENT"} . >> ${log} 2>> "$err"; then fail; fi`,
+  // restic 0.14 refuses to save a snapshot of an empty tree ("snapshot is empty", restic/restic internal/archiver/
+  // archiver.go), so an empty volume is saved as one empty marker file (made in the scratch /tmp; `--stdin` of no bytes
+  // fails the same way), which every restore leaves out.
+  'what=.',
+  `if [ -z "$(ls -A)" ]; then mkdir -p /tmp/empty-volume && : > /tmp/empty-volume/${EMPTY_VOLUME_MARKER} && cd /tmp/empty-volume && what=${EMPTY_VOLUME_MARKER}; fi`,
+  'if ! locking restic "$@" backup --json --host kubeflow-upgrader --tag "$MOVER_TAGS" ${MOVER_PARENT:+--parent "$MOVER_PARENT"} $what; then fail; fi',
   'summary=$(grep \'"message_type":"summary"\' "$log" | tail -n 1)',
   'short=$(printf %s "$summary" | sed -n \'s/.*"snapshot_id":"\\([0-9a-f]*\\)".*/\\1/p\')',
   // the summary names the snapshot by its short id; the manifest pins the full one
-  'snapshot=$(restic "$@" snapshots --json "$short" 2>> "$err" | grep -o \'"id":"[0-9a-f]\\{64\\}"\' | head -n 1 | cut -d\'"\' -f4) || true',
+  'snapshot=$(restic "$@" --no-lock snapshots --json "$short" 2>> "$err" | grep -o \'"id":"[0-9a-f]\\{64\\}"\' | head -n 1 | cut -d\'"\' -f4) || true',
   '[ -n "$snapshot" ] || fail',
-  `printf '{"volumeMover":"restic","summary":%s,"snapshot":"%s"}' "$summary" "$snapshot" > ${TERMINATION_LOG}`,
+  'empty=false',
+  'if [ "$what" != . ]; then empty=true; fi',
+  `printf '{"volumeMover":"restic","summary":%s,"snapshot":"%s","empty":%s}' "$summary" "$snapshot" "$empty" > ${TERMINATION_LOG}`,
 ].join('\n');
 
 export const RESTIC_RESTORE_SCRIPT = [
-  ...PRELUDE,
-  `if ! size=$(restic "$@" stats --json --mode restore-size "$MOVER_SNAPSHOT" 2>> "$err"); then fail; fi`,
+  ...RESTIC_SCRIPT_START,
+  // A restore never creates the repository: a missing one fails here with restic's own sentence.
+  `if ! size=$(restic "$@" --no-lock stats --json --mode restore-size "$MOVER_SNAPSHOT" 2>> "$err"); then fail; fi`,
   `printf '{"message_type":"restore","snapshot":"%s","size":%s}\\n' "$MOVER_SNAPSHOT" "$size" >> ${log}`,
-  `if ! restic "$@" restore "$MOVER_SNAPSHOT" --target "${VOLUME_MOUNT_PATH}" >> ${log} 2>> "$err"; then fail; fi`,
+  // The restore holds a non-exclusive lock, so a prune cannot remove packs under it. Only an exclusive lock stops it:
+  // a live one (a prune running) fails the mover; a stale one (a killed prune) is removed and the restore runs again.
+  `if ! locking restic "$@" restore "$MOVER_SNAPSHOT" --exclude "/${EMPTY_VOLUME_MARKER}" --target "${VOLUME_MOUNT_PATH}"; then`,
+  '  grep -q "is already locked" "$err" || fail',
+  '  locking restic "$@" unlock || fail',
+  '  : > "$err"',
+  `  locking restic "$@" restore "$MOVER_SNAPSHOT" --exclude "/${EMPTY_VOLUME_MARKER}" --target "${VOLUME_MOUNT_PATH}" || fail`,
+  'fi',
+  // an empty volume's snapshot holds only the marker, which was left out: nothing was restored
+  `if [ -z "$(ls -A "${VOLUME_MOUNT_PATH}")" ]; then size='{"total_size":0,"total_file_count":0}'; fi`,
   `printf '{"volumeMover":"restic","restored":"%s","size":%s}' "$MOVER_SNAPSHOT" "$size" > ${TERMINATION_LOG}`,
 ].join('\n');
 

@@ -25,12 +25,14 @@ const count = (value: unknown): number | undefined => (typeof value === 'number'
 
 export function parseResticBackup(message: string | undefined): ResticBackupOutcome | undefined {
   try {
-    const parsed = JSON.parse(message ?? '') as { volumeMover?: unknown; snapshot?: unknown; summary?: Record<string, unknown> };
+    const parsed = JSON.parse(message ?? '') as { volumeMover?: unknown; snapshot?: unknown; summary?: Record<string, unknown>; empty?: unknown };
     const s = parsed.summary;
     if (parsed.volumeMover !== 'restic' || typeof parsed.snapshot !== 'string' || !SNAPSHOT_ID.test(parsed.snapshot) || !s) return undefined;
     const fields = ['total_files_processed', 'total_bytes_processed', 'data_added', 'files_new', 'files_changed', 'files_unmodified'].map((k) => count(s[k]));
     if (fields.some((f) => f === undefined)) return undefined;
     const [files, bytes, dataAdded, filesNew, filesChanged, filesUnmodified] = fields as number[];
+    // an empty volume is saved as one empty marker file (src/volumes/restic/job.ts), which is not the volume's
+    if (parsed.empty === true) return { files: 0, bytes: 0, snapshot: parsed.snapshot, dataAdded: dataAdded!, filesNew: 0, filesChanged: 0, filesUnmodified: 0 };
     return { files: files!, bytes: bytes!, snapshot: parsed.snapshot, dataAdded: dataAdded!, filesNew: filesNew!, filesChanged: filesChanged!, filesUnmodified: filesUnmodified! };
   } catch {
     return undefined;

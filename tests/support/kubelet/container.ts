@@ -4,7 +4,7 @@
 import { execFile, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
-import { access, mkdtemp, readdir, realpath, rename, rm } from 'node:fs/promises';
+import { access, mkdtemp, readdir, readFile, realpath, rename, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import type { KubeObject } from '../../../src/kube/types.ts';
@@ -168,6 +168,83 @@ export interface ContainerRun {
   logs: string;
   startedAt: string;
   finishedAt: string;
+  /** the most memory the container's processes held at once (resident set), see MemoryPeak */
+  peakRssBytes?: number;
+}
+
+/** What a finished container used, for benches: the memory a cgroup limit would have had to allow. */
+export interface ContainerUsage {
+  namespace: string;
+  pod: string;
+  container: string;
+  image: string;
+  peakRssBytes: number;
+}
+
+const usageListeners = new Set<(usage: ContainerUsage) => void>();
+
+/** Calls `listener` with every container that finishes in this process, whichever simulated cluster ran it. */
+export function onContainerFinished(listener: (usage: ContainerUsage) => void): () => void {
+  usageListeners.add(listener);
+  return () => usageListeners.delete(listener);
+}
+
+const MEMORY_FIELDS = /^(VmRSS|VmHWM):\s+(\d+) kB$/gm;
+
+/**
+ * The peak resident memory of a container's processes. In a cluster the runtime puts every process a container starts
+ * in one memory cgroup, the one limits.memory caps (opencontainers/runc libcontainer/cgroups/fs2/memory.go writes
+ * memory.max; torvalds/linux Documentation/admin-guide/cgroup-v2.rst has memory.peak). Here the container is a process
+ * tree on this machine, so it is sampled: every `intervalMs`, the tree under the container's first process
+ * (/proc/<pid>/task/<tid>/children, torvalds/linux Documentation/filesystems/proc.rst) and the sum of its VmRSS; and
+ * each process's VmHWM, its exact high-water mark, so one process's peak between two samples is not missed. The result
+ * is the larger of the highest sum and the highest single VmHWM. Unlike a cgroup, it leaves out the page cache.
+ */
+class MemoryPeak {
+  private peak = 0;
+  private stopped = false;
+  private timer: NodeJS.Timeout | undefined;
+  private sampling: Promise<void> = Promise.resolve();
+
+  constructor(private readonly root: number, private readonly intervalMs = 200) {
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.sampling = this.sample().catch(() => undefined).then(() => this.schedule());
+    }, this.intervalMs);
+  }
+
+  private async children(pid: number): Promise<number[]> {
+    const tasks = await readdir(`/proc/${pid}/task`).catch(() => [] as string[]);
+    const lists = await Promise.all(tasks.map((tid) => readFile(`/proc/${pid}/task/${tid}/children`, 'utf8').catch(() => '')));
+    return lists.flatMap((list) => list.split(' ').filter(Boolean).map(Number));
+  }
+
+  private async sample(): Promise<void> {
+    let sum = 0;
+    const queue = [this.root];
+    for (let pid = queue.shift(); pid !== undefined; pid = queue.shift()) {
+      const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+      for (const [, field, kib] of status.matchAll(MEMORY_FIELDS)) {
+        const bytes = Number(kib) * 1024;
+        if (field === 'VmRSS') sum += bytes;
+        else this.peak = Math.max(this.peak, bytes);
+      }
+      queue.push(...await this.children(pid));
+    }
+    this.peak = Math.max(this.peak, sum);
+  }
+
+  /** Stops sampling (the processes are gone) and gives the peak. */
+  async stop(): Promise<number> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.sampling;
+    return this.peak;
+  }
 }
 
 export interface RunContext {
@@ -395,8 +472,10 @@ export async function runContainer(ctx: RunContext): Promise<ContainerRun> {
     chmodSync(scratch, 0o700);
 
     const startedAt = new Date().toISOString();
+    let memory: MemoryPeak | undefined;
     const { exitCode, logs } = await new Promise<{ exitCode: number; logs: string }>((resolve) => {
       const child = spawn(file, args, { env: processEnv, cwd: container.workingDir ? rewritePaths(container.workingDir, mapping) : home, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+      if (child.pid) memory = new MemoryPeak(child.pid);
       let log = '';
       const collect = (d: Buffer) => {
         const chunk = d.toString('utf8');
@@ -420,7 +499,10 @@ export async function runContainer(ctx: RunContext): Promise<ContainerRun> {
     if (message === '' && exitCode !== 0 && container.terminationMessagePolicy === 'FallbackToLogsOnError') {
       message = Buffer.from(logs.split('\n').slice(-FALLBACK_LINES).join('\n')).subarray(-FALLBACK_BYTES).toString('utf8');
     }
-    return { exitCode, message, logs, startedAt, finishedAt: new Date().toISOString() };
+    const peakRssBytes = (await memory?.stop()) ?? 0;
+    const usage = { namespace: pod.metadata.namespace ?? '', pod: pod.metadata.name ?? '', container: container.name, image: container.image, peakRssBytes };
+    for (const listener of usageListeners) listener(usage);
+    return { exitCode, message, logs, startedAt, finishedAt: new Date().toISOString(), peakRssBytes };
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }

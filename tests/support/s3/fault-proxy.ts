@@ -7,11 +7,13 @@ import type { AddressInfo, Socket } from 'node:net';
 import { seededRandom } from '../cluster/faults.ts';
 import { stopOnExit } from '../cleanup.ts';
 
-export type S3Fault = 'error-500' | 'slowdown-503' | 'reset-request' | 'truncate-response' | 'latency' | 'refused-403';
+export type S3Fault = 'error-500' | 'slowdown-503' | 'reset-request' | 'truncate-response' | 'latency' | 'refused-403' | 'gone-404';
 /**
  * The transient faults, drawn from by rate. 'refused-403' is not one of them: S3 answers a request it will never allow
  * with 403 (AccessDenied; InvalidObjectState for a CopyObject from an archived object, AWS S3 API reference
- * CopyObject), which no retry mends; a test asks for it by name.
+ * CopyObject), which no retry mends; a test asks for it by name. Nor is 'gone-404': the answer to a GET of an object
+ * deleted after a listing showed it (404 NoSuchKey, minio/minio cmd/api-errors.go ErrNoSuchKey), e.g. another restic's
+ * lock file removed while this one checks the locks it listed.
  */
 export const allS3Faults: readonly S3Fault[] = ['error-500', 'slowdown-503', 'reset-request', 'truncate-response', 'latency'];
 
@@ -58,7 +60,7 @@ function s3ErrorXml(code: string, message: string): string {
 }
 
 export class FaultProxy {
-  readonly counts: Record<S3Fault | 'passed', number> = { 'error-500': 0, 'slowdown-503': 0, 'reset-request': 0, 'truncate-response': 0, latency: 0, 'refused-403': 0, passed: 0 };
+  readonly counts: Record<S3Fault | 'passed', number> = { 'error-500': 0, 'slowdown-503': 0, 'reset-request': 0, 'truncate-response': 0, latency: 0, 'refused-403': 0, 'gone-404': 0, passed: 0 };
   readonly seen: SeenRequest[] = [];
   private rate: number;
   private random: () => number;
@@ -177,10 +179,12 @@ export class FaultProxy {
         res.end(body);
         return;
       }
-      case 'refused-403': {
+      case 'refused-403':
+      case 'gone-404': {
         await drain(req);
-        const body = s3ErrorXml('AccessDenied', 'Access Denied');
-        res.writeHead(403, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body) });
+        const [status, code, message] = fault === 'refused-403' ? [403, 'AccessDenied', 'Access Denied'] : [404, 'NoSuchKey', 'The specified key does not exist.'];
+        const body = s3ErrorXml(code, message);
+        res.writeHead(status, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body) });
         res.end(body);
         return;
       }

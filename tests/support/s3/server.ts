@@ -31,6 +31,8 @@ export interface S3ServerOptions {
   accessKeys?: string[];
   /** a key pair the server accepts besides S3RVER/S3RVER, and the one the handle reports */
   credentials?: { accessKeyId: string; secretAccessKey: string };
+  /** more key pairs it accepts, secrets included: a streaming upload's chunk signatures are checked with the secret */
+  keyPairs?: { accessKeyId: string; secretAccessKey: string }[];
   /** keep the data folder after stop (default: removed) */
   keepDirectory?: boolean;
   /** a file the server appends one JSON line to per request (see RequestLogEntry) */
@@ -77,7 +79,7 @@ export async function startS3Server(options: S3ServerOptions = {}): Promise<S3Se
   if (options.requestLog) args.push('--request-log', options.requestLog);
   if (options.serverSideCopy === 'bytes') args.push('--copy-bytes');
   if (options.multipartEtag === 'aws') args.push('--aws-multipart-etag');
-  if (options.credentials) args.push('--key-pair', `${options.credentials.accessKeyId}:${options.credentials.secretAccessKey}`);
+  for (const pair of [...(options.keyPairs ?? []), ...(options.credentials ? [options.credentials] : [])]) args.push('--key-pair', `${pair.accessKeyId}:${pair.secretAccessKey}`);
   const child: ChildProcess = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   const stop = stopOnExit('s3rver', async () => {
     if (child.exitCode === null && child.signalCode === null) {
