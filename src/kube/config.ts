@@ -1,8 +1,12 @@
 // Where the Kubernetes credentials come from: an explicit kubeconfig, the pod's service account, or KUBECONFIG/~/.kube/config.
 import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 
 export const serviceAccountDir = '/var/run/secrets/kubernetes.io/serviceaccount';
+
+const NO_CLUSTER = 'No Kubernetes cluster is configured: pass --kubeconfig, set KUBECONFIG, or run inside a pod.';
 
 export type ConfigSource = { kind: 'file'; path: string } | { kind: 'in-cluster' } | { kind: 'default' };
 
@@ -29,6 +33,11 @@ export function loadKubeConfig(options: { kubeconfig?: string | undefined; conte
   } else if (source.kind === 'in-cluster') {
     config.loadFromCluster();
   } else {
+    // With no KUBECONFIG, no ~/.kube/config and no pod, client-node's loadFromDefault falls back to an unauthenticated
+    // http://localhost:8080 (kubernetes-client/javascript src/config.ts), whose first request then fails with a
+    // sentence about skipTLSVerify that names nothing the user can do: say what is missing instead.
+    const kubeconfigEnv = process.env.KUBECONFIG?.split(':').filter(Boolean) ?? [];
+    if (kubeconfigEnv.length === 0 && !existsSync(join(homedir(), '.kube', 'config'))) throw new Error(NO_CLUSTER);
     config.loadFromDefault();
   }
   if (options.context) {
@@ -38,6 +47,6 @@ export function loadKubeConfig(options: { kubeconfig?: string | undefined; conte
     }
     config.setCurrentContext(options.context);
   }
-  if (!config.getCurrentCluster()) throw new Error('No Kubernetes cluster is configured: pass --kubeconfig, set KUBECONFIG, or run inside a pod.');
+  if (!config.getCurrentCluster()) throw new Error(NO_CLUSTER);
   return config;
 }

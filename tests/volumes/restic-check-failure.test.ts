@@ -58,4 +58,9 @@ describe('volumes: what a failed restic check found', () => {
       expect(judgeCheckFailure(row.stderr, pinned, ['SECRETKEY1234'], charmWording)).to.deep.equal({ status: row.status, problem: row.problem });
     });
   }
+  it('another key, when none was given: the sentence says a key is needed, not that it is the wrong one', () => {
+    expect(judgeCheckFailure('Fatal: wrong password or no key found', pinned, [], charmWording, false)).to.deep.equal({
+      status: 'not-checked', problem: 'the repository does not open without an encryption-key: its data was written under a key, which verify needs to read it',
+    });
+  });
 });

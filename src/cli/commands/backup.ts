@@ -20,7 +20,8 @@ export function backupLines(outcome: BackupOutcome): string[] {
     ...table([['KIND', 'OBJECTS'], ...kinds.map(([k, n]) => [k, n] as [string, number])]),
     '',
     `objects: ${outcome.objects} (${formatBytes(outcome.bytes)}) from ${outcome.namespaces} namespace(s), ${outcome.profiles} Profile(s), ${outcome.contributors} contributor(s)`,
-    `volumes: ${outcome.volumes.copied} PVC(s), ${formatBytes(outcome.volumes.bytes)} (${formatBytes(outcome.volumes.uploaded)} uploaded, ${formatBytes(outcome.volumes.reused)} copied inside the bucket from an earlier backup)${outcome.volumes.note ? ` — ${outcome.volumes.note}` : ''}`,
+    // a copy inside the bucket is the plain-file mover's reuse; the restic mover's repository deduplicates instead
+    `volumes: ${outcome.volumes.copied} PVC(s), ${formatBytes(outcome.volumes.bytes)} (${formatBytes(outcome.volumes.uploaded)} uploaded${outcome.volumes.reused > 0 ? `, ${formatBytes(outcome.volumes.reused)} copied inside the bucket from an earlier backup` : ''})${outcome.volumes.note ? ` — ${outcome.volumes.note}` : ''}`,
     `secrets: ${outcome.sealedSecrets ? `${outcome.sealedSecrets} sealed` : `${outcome.clearSecrets} stored in clear (pass --encryption-key-file to seal them)`}`,
     `skipped: ${outcome.skipped} object(s) that controllers make, the filters leave out or a restore would refuse`,
     ...outcome.leftOutNamespaces.map(({ namespace, reason }) => `left out: namespace ${namespace}: ${reason}`),

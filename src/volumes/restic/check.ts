@@ -29,6 +29,7 @@ import { containerResources, type ResourceList } from '../resources.ts';
 import type { MoverS3Settings } from '../settings.ts';
 import { DEFAULT_JOB_DEADLINE_SECONDS, DEFAULT_JOB_TTL_SECONDS, DEFAULT_PROGRESS_INTERVAL_MS, DEFAULT_START_TIMEOUT_SECONDS } from '../settings.ts';
 import { resticRepositoryKey, resticRepositoryUrl } from './job.ts';
+import { UNKEYED_RESTIC_PASSWORD } from './password.ts';
 import { describeReadData, readDataFlag, type ReadData } from './read-data.ts';
 
 /** A repository to check: a profile namespace's, with the snapshots the backup pins in it, per PVC. */
@@ -224,7 +225,7 @@ export function parseCheckSuccess(message: string | undefined): number | undefin
  * `damaged` when the repository itself is wrong, otherwise it could not be checked (locked, unreachable, wrong key).
  */
 export function judgeCheckFailure(
-  message: string | undefined, pinned: RepositoryToCheck['pinned'], secrets: string[], wording: Wording = neutralWording,
+  message: string | undefined, pinned: RepositoryToCheck['pinned'], secrets: string[], wording: Wording = neutralWording, keyed = true,
 ): { status: 'damaged' | 'not-checked'; problem: string } {
   const lines = (message ?? '').split('\n').map((l) => l.trim()).filter(Boolean);
   const damage: string[] = [];
@@ -254,7 +255,9 @@ export function judgeCheckFailure(
     return { status: 'not-checked', problem: `the repository is locked by another restic (a backup or a prune of this location is running): ${wording.remedy({ fix: 'verify-again' })} once it has ended` };
   }
   if (/wrong password or no key found/.test(text)) {
-    return { status: 'not-checked', problem: `the repository does not open with the password of this ${wording.term({ term: 'encryption-key' })}: its data was written under another key` };
+    return keyed
+      ? { status: 'not-checked', problem: `the repository does not open with the password of this ${wording.term({ term: 'encryption-key' })}: its data was written under another key` }
+      : { status: 'not-checked', problem: `the repository does not open without an ${wording.term({ term: 'encryption-key' })}: its data was written under a key, which verify needs to read it` };
   }
   if (/Is there a repository at the following location|unable to open config file/.test(text)) {
     return { status: 'damaged', problem: 'there is no restic repository there any more (its config is gone from the bucket)' };
@@ -312,7 +315,7 @@ export async function checkResticRepositories(kube: VolumeKube, options: ResticC
         await kube.delete(JOBS, options.jobNamespace, jobName);
       } else {
         // a failed Job stays for `kubectl logs` until its TTL
-        result = { ...base, ...judgeCheckFailure(message, repo.pinned, [options.s3.secretKey, options.password], wording) };
+        result = { ...base, ...judgeCheckFailure(message, repo.pinned, [options.s3.secretKey, options.password], wording, options.password !== UNKEYED_RESTIC_PASSWORD) };
       }
       say(`restic repository of ${repo.namespace}: ${result.status === 'ok' ? 'ok' : `${result.status}, ${result.problem}`}`);
       return result;
