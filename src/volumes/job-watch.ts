@@ -7,13 +7,13 @@ import { parseCopyProgress, type CopyProgress } from './outcome.ts';
 import { sleep } from '../jobs/watch.ts';
 
 /**
- * Waits for the Job to finish, reading its Pod's log every `intervalMs` meanwhile: each time rclone's latest stats
- * differ from the ones reported before, they are reported. A log that cannot be read is only a missed line.
+ * Waits for the Job to finish, reading its running Pod's log (the last `tailLines`) every `intervalMs` meanwhile: each
+ * time what `read` finds there differs from what was reported before (by `keyOf`), it is reported. A log that cannot
+ * be read is only a missed line. The movers' copy progress and restic check's progress both follow a Job so.
  */
-export async function followUntilFinished(
-  kube: VolumeKube, pvc: { namespace: string; name: string }, jobName: string, finishing: Promise<KubeObject | undefined>,
-  intervalMs: number, report: (copying: CopyProgress & { namespace: string; pvc: string }) => void,
-  parse: (log: string) => CopyProgress | undefined = parseCopyProgress,
+export async function followJobLog<T>(
+  kube: VolumeKube, namespace: string, jobName: string, finishing: Promise<KubeObject | undefined>, intervalMs: number,
+  watch: { read: (log: string) => T | undefined; keyOf: (value: T) => string; report: (value: T) => void; tailLines: number },
 ): Promise<KubeObject | undefined> {
   let settled = false;
   const ended = finishing.then(() => { settled = true; }, () => { settled = true; });
@@ -21,19 +21,31 @@ export async function followUntilFinished(
   while (!settled) {
     await Promise.race([sleep(intervalMs), ended]);
     if (settled) break;
-    const stats = await latestStats(kube, pvc.namespace, jobName, parse).catch(() => undefined);
-    if (!stats) continue;
-    const key = `${stats.files}/${stats.bytes}`;
+    const value = await latestLog(kube, namespace, jobName, watch.tailLines).then((log) => (log === undefined ? undefined : watch.read(log))).catch(() => undefined);
+    if (value === undefined) continue;
+    const key = watch.keyOf(value);
     if (key === last) continue;
     last = key;
-    report({ namespace: pvc.namespace, pvc: pvc.name, ...stats });
+    watch.report(value);
   }
   return finishing;
 }
 
-async function latestStats(kube: VolumeKube, namespace: string, jobName: string, parse: (log: string) => CopyProgress | undefined): Promise<CopyProgress | undefined> {
+/** A mover's copy progress: rclone's latest stats (or restic's status lines, with `parse`), per PVC. */
+export function followUntilFinished(
+  kube: VolumeKube, pvc: { namespace: string; name: string }, jobName: string, finishing: Promise<KubeObject | undefined>,
+  intervalMs: number, report: (copying: CopyProgress & { namespace: string; pvc: string }) => void,
+  parse: (log: string) => CopyProgress | undefined = parseCopyProgress,
+): Promise<KubeObject | undefined> {
+  return followJobLog(kube, pvc.namespace, jobName, finishing, intervalMs, {
+    read: parse, keyOf: (stats) => `${stats.files}/${stats.bytes}`, tailLines: 20,
+    report: (stats) => report({ namespace: pvc.namespace, pvc: pvc.name, ...stats }),
+  });
+}
+
+async function latestLog(kube: VolumeKube, namespace: string, jobName: string, tailLines: number): Promise<string | undefined> {
   const pods = await kube.list(PODS, namespace, `job-name=${jobName}`);
   const running = pods.find((p) => (p.status as { phase?: string } | undefined)?.phase === 'Running');
   if (!running) return undefined;
-  return parse(await kube.podLog(namespace, running.metadata.name ?? '', MOVER_CONTAINER, 20));
+  return kube.podLog(namespace, running.metadata.name ?? '', MOVER_CONTAINER, tailLines);
 }

@@ -17,13 +17,14 @@ import { createHash } from 'node:crypto';
 import pLimit from 'p-limit';
 import type { KubeObject } from '../../kube/types.ts';
 import { buildHardenedJob, buildRunSecret, LABEL_BACKUP_ID, LABEL_MANAGED_BY, MANAGED_BY, STORE_CA_DIR, STORE_CA_KEY, VOLUME_MOVER_IDENTITY } from '../../jobs/template.ts';
-import { watchJob, sleep } from '../../jobs/watch.ts';
+import { watchJob } from '../../jobs/watch.ts';
 import type { StartRemedies } from '../../jobs/start-watch.ts';
 import { neutralWording, type Wording } from '../../errors/remedy.ts';
 import { createOrReplace, startOrAdopt } from '../adopt.ts';
 import { MOVER_CONTAINER, TERMINATION_LOG } from '../job.ts';
 import { JOBS, PODS, SECRETS, type VolumeKube } from '../kube-port.ts';
 import { LABEL_COMPONENT, LABEL_OPERATION, COMPONENT } from '../labels.ts';
+import { followJobLog } from '../job-watch.ts';
 import { jobSucceeded, terminationMessage } from '../outcome.ts';
 import { containerResources, type ResourceList } from '../resources.ts';
 import type { MoverS3Settings } from '../settings.ts';
@@ -302,7 +303,10 @@ export async function checkResticRepositories(kube: VolumeKube, options: ResticC
       await startOrAdopt(kube, job, options.signal);
       const finished = await watchJob(kube, options.jobNamespace, jobName, {
         deadlineSeconds: deadline, startTimeoutSeconds: options.startTimeoutSeconds ?? DEFAULT_START_TIMEOUT_SECONDS, remedies, noun: 'restic check Job', signal: options.signal,
-        whileRunning: (finishing) => followCheck(kube, options.jobNamespace, jobName, finishing, interval, (p) => say(`restic check of ${repo.namespace}: ${p.done}/${p.total} ${p.unit} checked`)),
+        whileRunning: (finishing) => followJobLog(kube, options.jobNamespace, jobName, finishing, interval, {
+          read: parseCheckProgress, keyOf: (p) => `${p.done}/${p.total}/${p.unit}`, tailLines: 5,
+          report: (p) => say(`restic check of ${repo.namespace}: ${p.done}/${p.total} ${p.unit} checked`),
+        }),
       });
       if (!finished) throw new Error(`its restic check Job ${jobName} was deleted before it finished`);
       const message = terminationMessage(await kube.list(PODS, options.jobNamespace, `job-name=${jobName}`));
@@ -323,29 +327,6 @@ export async function checkResticRepositories(kube: VolumeKube, options: ResticC
   } finally {
     await kube.delete(SECRETS, options.jobNamespace, secretName);
   }
-}
-
-async function followCheck(
-  kube: VolumeKube, namespace: string, jobName: string, finishing: Promise<KubeObject | undefined>, intervalMs: number,
-  report: (p: { done: number; total: number; unit: string }) => void,
-): Promise<KubeObject | undefined> {
-  let settled = false;
-  const ended = finishing.then(() => { settled = true; }, () => { settled = true; });
-  let last = '';
-  while (!settled) {
-    await Promise.race([sleep(intervalMs), ended]);
-    if (settled) break;
-    const pods = await kube.list(PODS, namespace, `job-name=${jobName}`).catch(() => []);
-    const running = pods.find((p) => (p.status as { phase?: string } | undefined)?.phase === 'Running');
-    if (!running) continue;
-    const progress = parseCheckProgress(await kube.podLog(namespace, running.metadata.name ?? '', MOVER_CONTAINER, 5).catch(() => ''));
-    if (!progress) continue;
-    const key = `${progress.done}/${progress.total}/${progress.unit}`;
-    if (key === last) continue;
-    last = key;
-    report(progress);
-  }
-  return finishing;
 }
 
 /** The repositories a backup's volume index pins snapshots in, one per profile namespace. */
