@@ -1,3 +1,5 @@
+// The test S3 server in its own process: s3rver, with what upstream S3 does and s3rver does not (aws-chunked bodies,
+// tests/support/s3/aws-chunked.ts) added in front of it.
 import { expect } from 'chai';
 import { S3Client, PutObjectCommand, GetObjectCommand, HeadBucketCommand } from '@aws-sdk/client-s3';
 import { startS3Server, type S3ServerHandle } from './s3/server.ts';

@@ -1,5 +1,6 @@
 // ValidatingAdmissionPolicy + ValidatingAdmissionPolicyBinding (admissionregistration.k8s.io/v1), evaluated with a
-// real CEL interpreter and answered with the real API server's denial shape.
+// real CEL interpreter and answered with the real API server's denial shape (kubernetes/kubernetes
+// staging/src/k8s.io/apiserver/pkg/admission/plugin/policy/validating, the ValidatingAdmissionPolicy plugin).
 import type { KubeObject } from '../../../src/kube/types.ts';
 import { compileCel, toCel } from './cel.ts';
 import { ApiError, qualified } from './errors.ts';

@@ -1,5 +1,5 @@
 // Runs the REAL ./dispatch of a charm directory for one event, with the fake hook tools on PATH:
-// state in → event → state out, the shape of ops.testing. Upstream: juju/juju internal/worker/uniter/runner/context
+// state in → event → state out, the shape of ops.testing. From upstream: juju/juju internal/worker/uniter/runner/context
 // (the environment a hook gets, in hook-context.ts) and cmd/jujuc (the tools on PATH, clients of the unit agent).
 import { execa } from 'execa';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -1,6 +1,6 @@
 // What a hook is given besides its tools: the event it runs for, and the environment Juju sets for it (dispatch path,
 // unit, model, relation, remote unit, secret), and how the status it ended with is read back from the state.
-// Upstream: juju/juju internal/worker/uniter/runner/context (HookVars: JUJU_DISPATCH_PATH, JUJU_RELATION_ID,
+// From upstream: juju/juju internal/worker/uniter/runner/context (HookVars: JUJU_DISPATCH_PATH, JUJU_RELATION_ID,
 // JUJU_REMOTE_APP, JUJU_SECRET_ID ...). Pure: both the real ./dispatch (harness.ts) and runEvent (run-event.ts) use it.
 import type { FakeJujuState, FakeRelation } from './state.ts';
 

@@ -1,5 +1,5 @@
 // The simulated container runtime measures each container's peak memory (container.ts MemoryPeak), as the cgroup a real
-// runtime puts a container's processes in counts it (opencontainers/runc libcontainer/cgroups/fs2/memory.go): the
+// runtime puts a container's processes in counts it (upstream: opencontainers/runc libcontainer/cgroups/fs2/memory.go): the
 // processes the container's first process starts count too. The oracle is what the programs touched.
 import { expect } from 'chai';
 import type { KubeObject } from '../../../src/kube/types.ts';

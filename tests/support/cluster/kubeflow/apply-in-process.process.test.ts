@@ -1,4 +1,5 @@
-// The in-process dataset path: the same objects as the HTTP path, and the controllers still make theirs.
+// The in-process dataset path: the same objects as the HTTP path, and the controllers still make theirs. No simulated
+// behaviour of its own: the controllers it starts name the kubeflow/kubeflow files they follow.
 import { expect } from 'chai';
 import { startCluster, type RunningCluster } from '../index.ts';
 import { applyDatasetInProcess } from './apply-in-process.ts';
