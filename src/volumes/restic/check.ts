@@ -17,19 +17,19 @@ import { createHash } from 'node:crypto';
 import pLimit from 'p-limit';
 import type { KubeObject } from '../../kube/types.ts';
 import { buildHardenedJob, buildRunSecret, LABEL_BACKUP_ID, LABEL_MANAGED_BY, MANAGED_BY, STORE_CA_DIR, STORE_CA_KEY, VOLUME_MOVER_IDENTITY } from '../../jobs/template.ts';
-import { watchJob } from '../../jobs/watch.ts';
 import type { StartRemedies } from '../../jobs/start-watch.ts';
 import { neutralWording, type Wording } from '../../errors/remedy.ts';
-import { createOrReplace, startOrAdopt } from '../adopt.ts';
+import { createOrReplace } from '../adopt.ts';
 import { MOVER_CONTAINER, TERMINATION_LOG } from '../job.ts';
-import { JOBS, PODS, SECRETS, type VolumeKube } from '../kube-port.ts';
+import { JOBS, SECRETS, type VolumeKube } from '../kube-port.ts';
 import { LABEL_COMPONENT, LABEL_OPERATION, COMPONENT } from '../labels.ts';
 import { followJobLog } from '../job-watch.ts';
-import { jobSucceeded, terminationMessage } from '../outcome.ts';
+import { jobSucceeded } from '../outcome.ts';
 import { containerResources, type ResourceList } from '../resources.ts';
 import type { MoverS3Settings } from '../settings.ts';
-import { DEFAULT_JOB_DEADLINE_SECONDS, DEFAULT_JOB_TTL_SECONDS, DEFAULT_PROGRESS_INTERVAL_MS, DEFAULT_START_TIMEOUT_SECONDS } from '../settings.ts';
+import { DEFAULT_JOB_DEADLINE_SECONDS, DEFAULT_PROGRESS_INTERVAL_MS, DEFAULT_START_TIMEOUT_SECONDS } from '../settings.ts';
 import { resticRepositoryKey, resticRepositoryUrl } from './job.ts';
+import { runResticJobToEnd } from './run-job.ts';
 import { UNKEYED_RESTIC_PASSWORD } from './password.ts';
 import { describeReadData, readDataFlag, type ReadData } from './read-data.ts';
 
@@ -300,16 +300,13 @@ export async function checkResticRepositories(kube: VolumeKube, options: ResticC
       });
       const jobName = job.metadata.name ?? '';
       say(`checking the restic repository of ${repo.namespace} (${repo.pinned.length} pinned snapshot(s); ${checked})`);
-      await startOrAdopt(kube, job, options.signal);
-      const finished = await watchJob(kube, options.jobNamespace, jobName, {
+      const { finished, message } = await runResticJobToEnd(kube, job, {
         deadlineSeconds: deadline, startTimeoutSeconds: options.startTimeoutSeconds ?? DEFAULT_START_TIMEOUT_SECONDS, remedies, noun: 'restic check Job', signal: options.signal,
         whileRunning: (finishing) => followJobLog(kube, options.jobNamespace, jobName, finishing, interval, {
           read: parseCheckProgress, keyOf: (p) => `${p.done}/${p.total}/${p.unit}`, tailLines: 5,
           report: (p) => say(`restic check of ${repo.namespace}: ${p.done}/${p.total} ${p.unit} checked`),
         }),
       });
-      if (!finished) throw new Error(`its restic check Job ${jobName} was deleted before it finished`);
-      const message = terminationMessage(await kube.list(PODS, options.jobNamespace, `job-name=${jobName}`));
       const base = { namespace: repo.namespace, repository, checked, snapshots: repo.pinned.length };
       let result: RepositoryCheck;
       if (jobSucceeded(finished)) {

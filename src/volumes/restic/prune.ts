@@ -14,17 +14,16 @@
 //   by default); every blob a remaining snapshot references stays.
 import type { KubeObject } from '../../kube/types.ts';
 import { buildHardenedJob, buildRunSecret, DEFAULT_JOB_DEADLINE_SECONDS, DEFAULT_JOB_TTL_SECONDS, DEFAULT_START_TIMEOUT_SECONDS, VOLUME_MOVER_IDENTITY } from '../../jobs/template.ts';
-import { watchJob } from '../../jobs/watch.ts';
 import { createHash } from 'node:crypto';
-import { createOrReplace, startOrAdopt } from '../adopt.ts';
+import { createOrReplace } from '../adopt.ts';
 import { MOVER_CONTAINER, TERMINATION_LOG } from '../job.ts';
-import { JOBS, PODS, SECRETS, type VolumeKube } from '../kube-port.ts';
+import { JOBS, SECRETS, type VolumeKube } from '../kube-port.ts';
 import { moverLabels } from '../labels.ts';
-import { jobFailedCondition, jobSucceeded, terminationMessage } from '../outcome.ts';
+import { jobSucceeded } from '../outcome.ts';
 import { containerResources, type ResourceList } from '../resources.ts';
 import type { MoverS3Settings } from '../settings.ts';
 import { RESTIC_SCRIPT_START, resticRepositoryEnv } from './job.ts';
-import { resticFailureReason } from './outcome.ts';
+import { resticJobFailureReason, runResticJobToEnd } from './run-job.ts';
 
 /** `check` looks for other restic locks only; `prune` also forgets MOVER_FORGET's snapshots and prunes. */
 export type ResticPruneMode = 'check' | 'prune';
@@ -166,20 +165,14 @@ export async function runResticPruneJob(kube: VolumeKube, run: ResticPruneRun): 
     caChain: run.s3.tlsCaChain,
   }));
   try {
-    await startOrAdopt(kube, job, run.signal);
-    const finished = await watchJob(kube, where, jobName, {
+    const ran = await runResticJobToEnd(kube, job, {
       deadlineSeconds: deadline, startTimeoutSeconds: run.startTimeoutSeconds ?? DEFAULT_START_TIMEOUT_SECONDS,
       remedies: { imageSetting: () => 'volume-mover-image', resourcesSetting: 'volume-mover-resources' }, noun: 'restic prune Job', signal: run.signal,
     });
-    if (!finished) throw new Error(`its restic prune Job ${jobName} was deleted before it finished`);
-    const message = terminationMessage(await kube.list(PODS, where, `job-name=${jobName}`));
-    if (!jobSucceeded(finished)) {
-      const failed = jobFailedCondition(finished);
-      const why = resticFailureReason(message, [run.s3.secretKey, run.password])
-        ?? (failed?.reason === 'DeadlineExceeded' ? `it did not finish within ${deadline} seconds` : failed?.message ?? failed?.reason ?? 'restic failed');
-      throw new Error(`restic prune Job ${jobName} failed: ${why}`);
+    if (!jobSucceeded(ran.finished)) {
+      throw new Error(`restic prune Job ${jobName} failed: ${resticJobFailureReason(ran, [run.s3.secretKey, run.password], deadline, 'restic failed')}`);
     }
-    const result = parseResticPrune(message);
+    const result = parseResticPrune(ran.message);
     if (!result) throw new Error(`restic prune Job ${jobName} completed without reporting what it did`);
     await kube.delete(JOBS, where, jobName);
     return result;

@@ -14,13 +14,12 @@
 import { createHash } from 'node:crypto';
 import type { KubeObject } from '../../kube/types.ts';
 import { buildHardenedJob, buildRunSecret, CONTROL_PLANE_IDENTITY, STORE_CA_DIR, STORE_CA_KEY } from '../../jobs/template.ts';
-import { watchJob } from '../../jobs/watch.ts';
-import { JOBS, PODS, SECRETS, type VolumeKube } from '../kube-port.ts';
-import { jobFailedCondition, jobSucceeded, terminationMessage } from '../outcome.ts';
+import { JOBS, SECRETS, type VolumeKube } from '../kube-port.ts';
+import { jobSucceeded } from '../outcome.ts';
 import { MOVER_CONTAINER, TERMINATION_LOG } from '../job.ts';
 import type { MoverS3Settings } from '../settings.ts';
-import { createOrReplace, startOrAdopt } from '../adopt.ts';
-import { resticFailureReason } from './outcome.ts';
+import { createOrReplace } from '../adopt.ts';
+import { resticJobFailureReason, runResticJobToEnd } from './run-job.ts';
 import { DEFAULT_RESTIC_IMAGE, resticRepositoryUrl } from './job.ts';
 
 export const REKEY_COMPONENT = 'restic-rekey';
@@ -173,22 +172,17 @@ export async function rekeyResticRepositories(kube: VolumeKube, options: RekeyOp
   const deadline = (job.spec as { activeDeadlineSeconds: number }).activeDeadlineSeconds;
   await createOrReplace(kube, SECRETS, buildRekeySecret(options, secretName));
   try {
-    await startOrAdopt(kube, job, undefined);
-    const finished = await watchJob(kube, options.namespace, jobName, {
-      deadlineSeconds: deadline, startTimeoutSeconds: options.startTimeoutSeconds ?? 300, noun: 'restic key Job',
+    const run = await runResticJobToEnd(kube, job, {
+      deadlineSeconds: deadline, startTimeoutSeconds: options.startTimeoutSeconds ?? 300, noun: 'restic key Job', deletedPrefix: 'the',
       remedies: { imageSetting: () => 'volume-mover-image', resourcesSetting: 'volume-mover-resources' },
     });
-    if (!finished) throw new Error(`the restic key Job ${jobName} was deleted before it finished`);
-    const message = terminationMessage(await kube.list(PODS, options.namespace, `job-name=${jobName}`));
-    const outcome = parseRekeyOutcome(message);
+    const outcome = parseRekeyOutcome(run.message);
     if (!outcome) {
-      const failed = jobFailedCondition(finished);
-      const why = resticFailureReason(message, [options.s3.secretKey, options.oldPassword, options.newPassword])
-        ?? (failed?.reason === 'DeadlineExceeded' ? `it did not finish within ${deadline} seconds` : failed?.message ?? failed?.reason ?? 'it reported nothing');
+      const why = resticJobFailureReason(run, [options.s3.secretKey, options.oldPassword, options.newPassword], deadline, 'it reported nothing');
       throw new Error(`the restic key Job ${jobName} failed: ${why}`);
     }
     // a failed Job stays for `kubectl logs` until its TTL; the next run replaces it
-    if (jobSucceeded(finished)) await kube.delete(JOBS, options.namespace, jobName);
+    if (jobSucceeded(run.finished)) await kube.delete(JOBS, options.namespace, jobName);
     return outcome;
   } finally {
     await kube.delete(SECRETS, options.namespace, secretName).catch(() => undefined);
