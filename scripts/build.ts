@@ -32,7 +32,7 @@ export interface BuildOptions {
  */
 const ES_BUILD_OF = ['@smithy/signature-v4'];
 
-const preferEsBuilds: Plugin = {
+export const preferEsBuilds: Plugin = {
   name: 'prefer-es-builds',
   setup(esbuild) {
     const require = createRequire(import.meta.url);
@@ -72,7 +72,7 @@ const standaloneImports: Plugin = {
  * crypto modules), `node:fs` its promises API with readline and the REPL history. Compiling those internals was a
  * sixth of an update-status's CPU. Through require() each export is read only where the code uses it.
  */
-const builtinsThroughRequire: Plugin = {
+export const builtinsThroughRequire: Plugin = {
   name: 'builtins-through-require',
   setup(esbuild) {
     const builtins = new Set(builtinModules);
@@ -87,6 +87,12 @@ const builtinsThroughRequire: Plugin = {
     }));
   },
 };
+
+/**
+ * The plugins of every bundle of the product's code: the charm's (below) and the bench's measured clients
+ * (bench/support/bundle.ts), so the bench measures the process the charm runs.
+ */
+export const PRODUCT_PLUGINS: readonly Plugin[] = [preferEsBuilds, builtinsThroughRequire];
 
 export async function buildCharm(options: BuildOptions = {}): Promise<string> {
   const outDir = resolve(options.outDir ?? defaultCharmDir);
@@ -108,7 +114,7 @@ export async function buildCharm(options: BuildOptions = {}): Promise<string> {
     legalComments: 'none',
     logLevel: 'warning',
     define: { __CHARM_VERSION__: JSON.stringify(charmVersion()) },
-    plugins: [preferEsBuilds, standaloneImports, builtinsThroughRequire],
+    plugins: [standaloneImports, ...PRODUCT_PLUGINS],
     // CommonJS dependencies inside an ES module bundle still call require() for Node built-ins.
     banner: { js: "import{createRequire as __kfuCreateRequire}from'node:module';const require=__kfuCreateRequire(import.meta.url);" },
   });

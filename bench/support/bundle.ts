@@ -1,9 +1,10 @@
 // The measured clients run as an esbuild bundle built like the charm's (scripts/build.ts: bundle, ESM, minify,
-// node24), so their RSS and start-up are those of the product as shipped, not of tsx compiling TypeScript at load.
-import { build } from 'esbuild';
+// node24, the same plugins), so their RSS and start-up are those of the product as shipped, not of tsx compiling
+// TypeScript at load.
+import { build, type Plugin } from 'esbuild';
 import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const built = new Map<string, Promise<string>>();
@@ -25,6 +26,8 @@ async function buildClient(tree?: { dir: string; label: string }): Promise<strin
   mkdirSync(outDir, { recursive: true });
   const outfile = join(outDir, tree ? `client-${tree.label}.mjs` : 'client.mjs');
   await build({
+    // the plugins the charm of that tree is built with; a tree from before scripts/build.ts shared them had none here
+    plugins: await productPlugins(tree?.dir ?? root),
     entryPoints: [join(tree?.dir ?? root, 'bench', 'support', 'client.ts')],
     outfile,
     bundle: true,
@@ -39,6 +42,11 @@ async function buildClient(tree?: { dir: string; label: string }): Promise<strin
     banner: { js: "import{createRequire as __kfuCreateRequire}from'node:module';const require=__kfuCreateRequire(import.meta.url);" },
   });
   return outfile;
+}
+
+async function productPlugins(dir: string): Promise<Plugin[]> {
+  const script = (await import(pathToFileURL(join(dir, 'scripts', 'build.ts')).href)) as { PRODUCT_PLUGINS?: readonly Plugin[] };
+  return [...(script.PRODUCT_PLUGINS ?? [])];
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
