@@ -88,11 +88,62 @@ export const builtinsThroughRequire: Plugin = {
   },
 };
 
+/** Where @kubernetes/client-node's own modules are, as an importer's path says. */
+const KUBE_CLIENT_DIST = /[\\/]node_modules[\\/]@kubernetes[\\/]client-node[\\/]dist[\\/]/;
+
+/**
+ * @kubernetes/client-node's modules are taken as free of side effects (its package.json does not say so), so that only
+ * what the charm uses is bundled. The charm imports KubeConfig alone, and its barrel re-exports every generated API
+ * and model, watch, exec, cp, informers...: ~460 kB of the bundle that was parsed, evaluated and held in the heap by
+ * every process (~4 MiB of heap, docs/performance.md). Its one module with an effect, the polyfill of `File` for Node
+ * 18 (kubernetes-client/javascript src/polyfill.ts), keeps it.
+ */
+export const kubeClientWithoutUnusedModules: Plugin = {
+  name: 'kube-client-without-unused-modules',
+  setup(esbuild) {
+    esbuild.onResolve({ filter: /^(@kubernetes\/client-node$|\.)/ }, async (args) => {
+      if (args.pluginData === KUBE_CLIENT_DIST) return undefined;
+      if (args.path.startsWith('.') && !KUBE_CLIENT_DIST.test(args.importer)) return undefined;
+      const found = await esbuild.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: KUBE_CLIENT_DIST });
+      if (found.errors.length > 0 || !KUBE_CLIENT_DIST.test(found.path)) return undefined;
+      return { path: found.path, sideEffects: /[\\/]polyfill\.js$/.test(found.path) };
+    });
+  },
+};
+
+/**
+ * undici, as @kubernetes/client-node imports it, loaded on first use. KubeConfig imports its Agent and ProxyAgent for
+ * the fetch-based generated API clients and their proxies, which the charm never makes (src/kube/transport.ts speaks
+ * node:https with applyToHTTPSOptions); evaluated at load, undici's ~720 kB cost every process about 3 MiB of heap and
+ * parse memory (docs/performance.md). What client-node imports keeps its behaviour: each name builds the real one
+ * when called.
+ */
+export const kubeClientUndiciOnDemand: Plugin = {
+  name: 'kube-client-undici-on-demand',
+  setup(esbuild) {
+    esbuild.onResolve({ filter: /^undici$/ }, (args) =>
+      KUBE_CLIENT_DIST.test(args.importer) && args.kind === 'import-statement'
+        ? { path: 'undici', namespace: 'undici-on-demand', pluginData: args.resolveDir }
+        : undefined,
+    );
+    esbuild.onLoad({ filter: /.*/, namespace: 'undici-on-demand' }, (args) => ({
+      resolveDir: args.pluginData as string,
+      loader: 'js',
+      contents: [
+        "let loaded; const undici = () => (loaded ??= require('undici'));",
+        'export class Agent { constructor(options) { return new (undici().Agent)(options); } }',
+        'export class ProxyAgent { constructor(options) { return new (undici().ProxyAgent)(options); } }',
+        'export function fetch(...args) { return undici().fetch(...args); }',
+      ].join('\n'),
+    }));
+  },
+};
+
 /**
  * The plugins of every bundle of the product's code: the charm's (below) and the bench's measured clients
  * (bench/support/bundle.ts), so the bench measures the process the charm runs.
  */
-export const PRODUCT_PLUGINS: readonly Plugin[] = [preferEsBuilds, builtinsThroughRequire];
+export const PRODUCT_PLUGINS: readonly Plugin[] = [kubeClientUndiciOnDemand, kubeClientWithoutUnusedModules, preferEsBuilds, builtinsThroughRequire];
 
 export async function buildCharm(options: BuildOptions = {}): Promise<string> {
   const outDir = resolve(options.outDir ?? defaultCharmDir);
