@@ -36,12 +36,6 @@ function hasStatus(status: unknown): boolean {
 const BATCH_BYTES = 256 * 1024;
 const NEWLINE = 0x0a;
 const NEWLINE_BYTES = Buffer.of(NEWLINE);
-/**
- * Reads come a block at a time. One step's lines are filed namespace after namespace, and the restore takes the
- * namespaces in about that order, so the block read for one namespace holds the next ones' lines too: at P=1000 one
- * positioned read per namespace and step was a tenth of the write phase's own CPU (docs/performance.md).
- */
-const READ_BLOCK_BYTES = 64 * 1024;
 
 export class Spool {
   private stream: WriteStream | undefined;
@@ -50,8 +44,6 @@ export class Spool {
   private readonly index = new Map<string, Map<string, number[]>>();
   private readonly counts = new Map<string, number>();
   private reader: number | undefined;
-  /** step → the last block read for it (one per step: a few steps' worth of blocks is all the cache holds) */
-  private readonly blocks = new Map<string, { offset: number; bytes: Buffer }>();
   private batch: Buffer[] = [];
   private batchBytes = 0;
 
@@ -116,9 +108,16 @@ export class Spool {
   async readNamespace(step: string, namespace: string): Promise<SpooledItem[]> {
     const ranges = this.index.get(step)?.get(namespace);
     if (!ranges) return [];
+    // Positioned reads of a file this process has just written, so from the page cache: cheap when synchronous.
+    // FileHandle.read goes through the thread pool at several times the CPU per call, and on a loaded machine it held
+    // the restore's event loop for seconds (docs/performance.md).
+    this.reader ??= openSync(this.path, 'r');
     const items: SpooledItem[] = [];
     for (let i = 0; i < ranges.length; i += 2) {
-      for (const line of this.bytesAt(step, ranges[i]!, ranges[i + 1]!).toString('utf8').split('\n')) {
+      const buffer = Buffer.allocUnsafe(ranges[i + 1]!);
+      const bytesRead = readSync(this.reader, buffer, 0, buffer.length, ranges[i]!);
+      if (bytesRead !== buffer.length) throw new Error(`The restore spool ${this.path} was cut short (read ${bytesRead} of ${buffer.length} bytes).`);
+      for (const line of buffer.toString('utf8').split('\n')) {
         if (!line) continue;
         const archived = JSON.parse(line) as KubeObject;
         const status = hasStatus(archived.status) && restoresStatus(archived) ? { status: archived.status } : {};
@@ -126,24 +125,6 @@ export class Spool {
       }
     }
     return items;
-  }
-
-  /** `length` bytes of the spool from `offset`: from the step's block when it holds them, else from a new block */
-  private bytesAt(step: string, offset: number, length: number): Buffer {
-    const block = this.blocks.get(step);
-    if (block && offset >= block.offset && offset + length <= block.offset + block.bytes.length) {
-      return block.bytes.subarray(offset - block.offset, offset - block.offset + length);
-    }
-    // Positioned reads of a file this process has just written, so from the page cache: cheap when synchronous.
-    // FileHandle.read goes through the thread pool at several times the CPU per call, and on a loaded machine it held
-    // the restore's event loop for seconds (docs/performance.md).
-    this.reader ??= openSync(this.path, 'r');
-    const size = Math.max(length, Math.min(READ_BLOCK_BYTES, this.size - offset));
-    const bytes = Buffer.allocUnsafe(size);
-    const bytesRead = readSync(this.reader, bytes, 0, size, offset);
-    if (bytesRead < length) throw new Error(`The restore spool ${this.path} was cut short (read ${bytesRead} of ${length} bytes).`);
-    this.blocks.set(step, { offset, bytes: bytes.subarray(0, bytesRead) });
-    return bytes.subarray(0, length);
   }
 
   /** the items of one step, namespace after namespace (only those in `namespaces` when given) */
@@ -158,7 +139,6 @@ export class Spool {
     this.stream?.destroy();
     if (this.reader !== undefined) closeSync(this.reader);
     this.reader = undefined;
-    this.blocks.clear();
     await rm(this.dir, { recursive: true, force: true });
   }
 }
