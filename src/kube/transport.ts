@@ -136,8 +136,9 @@ export class Transport {
 }
 
 /**
- * The whole body of an answer, read with the stream's own events: an async iterator over the response cost the
- * client several promises and listeners per request, about as much as the rest of reading it (docs/performance.md).
+ * The whole body of an answer, read with the stream's own events: an async iterator over the response added several
+ * promises and listeners to every request (createAsyncIterator, end-of-stream), a share of each request's client CPU
+ * that a profile of the restore showed (docs/performance.md).
  */
 function readWhole(response: IncomingMessage): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
