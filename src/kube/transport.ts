@@ -26,6 +26,8 @@ export class Transport {
   private readonly limit: LimitFunction;
   private authHeaders: OutgoingHttpHeaders = {};
   private authReadAt = -Infinity;
+  /** the parts of the server's URL every request names, read once (URL's getters cost a little on each request) */
+  private readonly target: { protocol: string; hostname: string; port: string | number; basePath: string };
 
   private constructor(
     private readonly config: KubeConfig,
@@ -36,6 +38,12 @@ export class Transport {
     private readonly defaultTimeoutMs: number,
   ) {
     this.limit = pLimit(concurrency);
+    this.target = {
+      protocol: base.protocol,
+      hostname: base.hostname.replace(/^\[|\]$/g, ''),
+      port: base.port || (secure ? 443 : 80),
+      basePath: base.pathname.replace(/\/$/, ''),
+    };
   }
 
   static async create(config: KubeConfig, options: { concurrency: number; timeoutMs: number }): Promise<Transport> {
@@ -63,9 +71,7 @@ export class Transport {
   request(method: string, path: string, options: RequestOptions = {}): Promise<RawResponse> {
     return this.limit(async () => {
       const response = await this.open(method, path, options, options.timeoutMs ?? this.defaultTimeoutMs);
-      const chunks: Buffer[] = [];
-      for await (const chunk of response) chunks.push(chunk as Buffer);
-      return { status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks) };
+      return readWhole(response);
     });
   }
 
@@ -79,18 +85,17 @@ export class Transport {
   }
 
   private async open(method: string, path: string, options: RequestOptions, timeoutMs: number): Promise<IncomingMessage> {
-    const headers: OutgoingHttpHeaders = { Accept: 'application/json', ...(await this.credentials()) };
+    const headers: OutgoingHttpHeaders = { Accept: 'application/json', ...(this.credentialsFresh() ? this.authHeaders : await this.credentials()) };
     if (options.body !== undefined) {
       headers['Content-Type'] = options.contentType ?? 'application/json';
       headers['Content-Length'] = Buffer.byteLength(options.body);
     }
-    const basePath = this.base.pathname.replace(/\/$/, '');
     const requestOptions: http.RequestOptions = {
       method,
-      protocol: this.base.protocol,
-      hostname: this.base.hostname.replace(/^\[|\]$/g, ''),
-      port: this.base.port || (this.secure ? 443 : 80),
-      path: basePath + path,
+      protocol: this.target.protocol,
+      hostname: this.target.hostname,
+      port: this.target.port,
+      path: this.target.basePath + path,
       headers,
       agent: this.agent,
       ...(options.signal ? { signal: options.signal } : {}),
@@ -105,8 +110,12 @@ export class Transport {
     });
   }
 
+  private credentialsFresh(): boolean {
+    return Date.now() - this.authReadAt <= credentialsTtlMs;
+  }
+
   private async credentials(): Promise<OutgoingHttpHeaders> {
-    if (Date.now() - this.authReadAt > credentialsTtlMs) {
+    if (!this.credentialsFresh()) {
       const fresh: https.RequestOptions = {};
       await this.config.applyToHTTPSOptions(fresh);
       this.rememberCredentials(fresh);
@@ -124,4 +133,22 @@ export class Transport {
     // applyToHTTPSOptions builds an agent of its own each time; we use ours, so let that one go.
     (options.agent as http.Agent | undefined)?.destroy?.();
   }
+}
+
+/**
+ * The whole body of an answer, read with the stream's own events: an async iterator over the response added several
+ * promises and listeners to every request (createAsyncIterator, end-of-stream), a share of each request's client CPU
+ * that a profile of the restore showed (docs/performance.md).
+ */
+function readWhole(response: IncomingMessage): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    response.on('data', (chunk: Buffer) => chunks.push(chunk));
+    response.on('error', reject);
+    // a connection lost mid-body ends in 'aborted' + 'error' (or only 'close' without 'end'): never resolve a cut body
+    response.on('close', () => {
+      if (!response.complete) reject(Object.assign(new Error('the connection closed before the whole answer came'), { code: 'ECONNRESET' }));
+    });
+    response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) }));
+  });
 }

@@ -127,6 +127,26 @@ describe('KubeClient against a scripted API server', () => {
     expect(Date.now() - started).to.be.at.least(990); // the server asked for a second
   });
 
+  it('never takes an answer whose body was cut off for a whole one: a read is sent again, a create is not', async () => {
+    let calls = 0;
+    const cut = (res: Parameters<Handler>[1]) => {
+      // the status line, the headers and half of the promised body, then the connection goes
+      const body = JSON.stringify(notebook(1));
+      res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)) });
+      res.write(body.slice(0, body.length >> 1), () => res.socket?.destroy());
+    };
+    const { client, api } = await serve((req, res) => {
+      calls++;
+      if (req.method === 'POST' || calls === 1) return cut(res);
+      json(res, 200, notebook(1));
+    });
+    expect((await client.get(notebooks, 'nb-001', 'alice')).metadata.name).to.equal('nb-001');
+    expect(calls).to.equal(2);
+    const refused = await client.create(notebooks, notebook(2)).then(() => undefined, (error: unknown) => error);
+    expect(refused).to.be.instanceOf(Error);
+    expect(api.requests.filter((r) => r.method === 'POST')).to.have.length(1);
+  });
+
   it('does not resend a create the server may have acted on (500), unless the caller says it is safe', async () => {
     let calls = 0;
     const { client } = await serve((req, res) => {

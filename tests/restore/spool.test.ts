@@ -111,6 +111,27 @@ describe('restore spool', () => {
     expect(b.every((item, n) => item.object.metadata.name === `big-${2 * n + 1}` && (item.object.data as { value: string }).value === `${2 * n + 1}${big}`)).to.equal(true);
   });
 
+  it('gives every namespace its own lines whatever order they are read in, across the blocks its reads take', async () => {
+    // ~400 KiB in three steps filed one after another, 400 namespaces each: several read blocks per step, and lines
+    // that straddle a block's end; read in the file's order, backwards, and in a shuffled order
+    const namespaces = Array.from({ length: 400 }, (_, i) => `ns-${String(i).padStart(3, '0')}`);
+    const steps = ['configmaps@v1', 'secrets@v1', 'services@v1'];
+    for (const step of steps) for (const ns of namespaces) for (const n of [1, 2]) await put(spool, step, ns, cm(ns, `${step}-${n}`, `${ns} ${step} ${n} ${'ü'.repeat((ns.length * n) % 97)}`));
+    await spool.seal();
+    const check = async (order: readonly string[]) => {
+      for (const ns of order) {
+        for (const step of steps) {
+          const items = await spool.readNamespace(step, ns);
+          expect(items.map((i) => [i.object.metadata.namespace, i.object.metadata.name, (i.object.data as { value: string }).value.split(' ').slice(0, 3).join(' ')]))
+            .to.deep.equal([1, 2].map((n) => [ns, `${step}-${n}`, `${ns} ${step} ${n}`]));
+        }
+      }
+    };
+    await check(namespaces);
+    await check([...namespaces].reverse());
+    await check(namespaces.map((ns, i) => [ns, (i * 7919) % namespaces.length] as const).sort((x, y) => x[1] - y[1]).map(([ns]) => ns));
+  });
+
   it('keeps its file in a private folder and removes the folder', async () => {
     const parent = await mkdtemp(join(tmpdir(), 'spool-test-'));
     try {
