@@ -124,6 +124,8 @@ export function volumeRestoreStep(kube: KubeClient, s3: S3Settings, config: Move
   return async (backupId, pvcs, progress, archived: readonly VolumeEntry[] = []) => {
     const [{ restoreVolumes }, { volumeKubeFromClient }] = await mover();
     const snapshots = new Map(archived.flatMap((e): Array<[string, string]> => (e.restic ? [[`${e.namespace}/${e.pvc}`, e.restic.snapshot]] : [])));
+    // what the backup's restic counted (its summary), recorded beside the pinned id: what the restore reports
+    const sizes = new Map(archived.flatMap((e): Array<[string, { files: number; bytes: number }]> => (e.restic ? [[`${e.namespace}/${e.pvc}`, { files: e.files, bytes: e.bytes }]] : [])));
     const inRestic = pvcs.filter((p) => snapshots.has(`${p.namespace}/${p.name}`));
     const asFiles = pvcs.filter((p) => !snapshots.has(`${p.namespace}/${p.name}`));
     const common = {
@@ -139,7 +141,7 @@ export function volumeRestoreStep(kube: KubeClient, s3: S3Settings, config: Move
       ...(inRestic.length > 0 ? await restoreVolumes(volumeKubeFromClient(kube), {
         // volume-mover-image names the configured engine's image; the other engine runs its pinned default
         ...common, pvcs: inRestic, image: config.engine === 'restic' ? moverImage(config) : DEFAULT_RESTIC_IMAGE, engine: 'restic',
-        restic: { password: resticPassword(trust.encryptionKey), snapshots },
+        restic: { password: resticPassword(trust.encryptionKey), snapshots, sizes },
       }) : []),
     ];
     return { restored: results.length, bytes: results.reduce((sum, r) => sum + r.bytes, 0) };
