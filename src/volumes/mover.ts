@@ -218,11 +218,11 @@ async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: 
     firstMovers.set(namespace, new Promise<void>((resolve) => { done = resolve; }));
     return { wait: Promise.resolve(), done };
   };
-  const settings: MoverSettings = {
-    ...options, startTimeoutSeconds: startTimeout, resources, signal, progressIntervalMs: interval, onCopying,
-  };
+  // one S3 client per restic backup run: it turns each snapshot's short id into its full one
   const lister = options.engine === 'restic' && operation === 'backup' ? bucketLister(options.s3) : undefined;
-  if (lister) settings.listBucket = lister.list;
+  const settings: MoverSettings = {
+    ...options, startTimeoutSeconds: startTimeout, resources, signal, progressIntervalMs: interval, onCopying, ...(lister ? { listBucket: lister.list } : {}),
+  };
 
   try {
     await Promise.all(options.pvcs.map((pvc) => limit(async () => {
@@ -402,8 +402,8 @@ async function runResticMover(
   if (operation === 'backup') {
     const outcome = parseResticBackup(message);
     if (!outcome) throw new Error(`mover Job ${jobName} completed without reporting its restic snapshot`);
-    if (!outcome.snapshot && !options.listBucket) throw new Error('the restic mover has no way to list the bucket');
-    const full = outcome.snapshot ?? await resolveSnapshotId(options.listBucket!, repository, outcome.shortId);
+    const full = outcome.snapshot ?? (options.listBucket ? await resolveSnapshotId(options.listBucket, repository, outcome.shortId) : undefined);
+    if (!full) throw new Error(`mover Job ${jobName} reported restic snapshot ${outcome.shortId}, and the bucket was not listed for its full id`);
     await kube.delete(JOBS, pvcRef.namespace, jobName);
     return {
       ...base, location, files: outcome.files, bytes: outcome.bytes, checksumVerified: true, durationMs: Date.now() - started,
