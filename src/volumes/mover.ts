@@ -97,6 +97,11 @@ export interface MoveVolumesOptions {
     parents?: ReadonlyMap<string, string>;
     snapshots?: ReadonlyMap<string, string>;
     sizes?: ReadonlyMap<string, { files: number; bytes: number }>;
+    /**
+     * backup: lists the bucket (keys from its root) with the caller's own S3 client, which turns each snapshot's short
+     * id into its full one; without it, a client for `s3` as the movers get it
+     */
+    listBucket?: SnapshotLister;
   };
   /** how often a running mover's stats are read and, when they changed, reported (default 30 s) */
   progressIntervalMs?: number;
@@ -218,10 +223,11 @@ async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: 
     firstMovers.set(namespace, new Promise<void>((resolve) => { done = resolve; }));
     return { wait: Promise.resolve(), done };
   };
-  // one S3 client per restic backup run: it turns each snapshot's short id into its full one
-  const lister = options.engine === 'restic' && operation === 'backup' ? bucketLister(options.s3) : undefined;
+  // one S3 client per restic backup run, unless the caller lists with its own: it turns each snapshot's short id into its full one
+  const lister = options.engine === 'restic' && operation === 'backup' && !options.restic?.listBucket ? bucketLister(options.s3) : undefined;
+  const listBucket = options.restic?.listBucket ?? lister?.list;
   const settings: MoverSettings = {
-    ...options, startTimeoutSeconds: startTimeout, resources, signal, progressIntervalMs: interval, onCopying, ...(lister ? { listBucket: lister.list } : {}),
+    ...options, startTimeoutSeconds: startTimeout, resources, signal, progressIntervalMs: interval, onCopying, ...(listBucket ? { listBucket } : {}),
   };
 
   try {

@@ -67,6 +67,9 @@ export function volumeBackupStep(kube: KubeClient, s3: S3Settings, config: Mover
     const store = openBackupStore(s3);
     if (config.engine === 'restic') {
       const parents = await resticParents(store, backupId, pvcs, trust);
+      // the bucket from its root, through this process's own client (the repositories' keys include the path)
+      const { openObjectStore } = await import('../store/open.ts');
+      const bucket = openObjectStore({ ...s3, path: '' });
       const results = await backupVolumes(volumeKubeFromClient(kube), {
         backupId,
         pvcs: pvcs.map(({ namespace, name }) => ({ namespace, name })),
@@ -76,9 +79,9 @@ export function volumeBackupStep(kube: KubeClient, s3: S3Settings, config: Mover
         startTimeoutSeconds: config.startTimeoutSeconds,
         resources: config.resources,
         engine: 'restic',
-        restic: { password: resticPassword(trust.encryptionKey), parents },
+        restic: { password: resticPassword(trust.encryptionKey), parents, listBucket: (prefix) => bucket.list(prefix) },
         onProgress: (p) => void progress(describe('backed up the data of', p)),
-      });
+      }).finally(() => bucket.client.destroy());
       return results.map((r) => ({
         // the repository's folder relative to the location prefix, as every entry's key is
         namespace: r.namespace, pvc: r.pvc, key: r.restic ? `restic/${r.namespace}` : store.keys(backupId).volume(r.namespace, r.pvc), files: r.files, bytes: r.bytes,
