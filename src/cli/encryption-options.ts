@@ -21,19 +21,44 @@ export const allowUnauthenticatedOption: OptionTable = {
   },
 };
 
+/** backup: the key the restic repositories were written under, when --encryption-key-file is a new one. */
+export const previousEncryptionOptions: OptionTable = {
+  'previous-encryption-key-file': {
+    type: 'string', placeholder: '<path>',
+    description: 'file holding the key the earlier backups were made with, when --encryption-key-file is a new one: before the backup, a Job adds the new key to every restic repository of the location that does not open with it yet (restic key add), so older volume snapshots stay readable',
+  },
+};
+
+function keyFile(file: string, what: string): string {
+  let key: string;
+  try {
+    key = readFileSync(file, 'utf8').trim();
+  } catch {
+    throw new UsageError(`The ${what} file ${file} cannot be read.`);
+  }
+  if (!key) throw new UsageError(`The ${what} file ${file} is empty.`);
+  return key;
+}
+
 export function encryptionKeyFrom(values: Values, env: NodeJS.ProcessEnv): string | undefined {
   const file = stringValue(values, 'encryption-key-file');
-  if (file !== undefined) {
-    let key: string;
-    try {
-      key = readFileSync(file, 'utf8').trim();
-    } catch {
-      throw new UsageError(`The encryption key file ${file} cannot be read.`);
-    }
-    if (!key) throw new UsageError(`The encryption key file ${file} is empty.`);
-    return key;
-  }
+  if (file !== undefined) return keyFile(file, 'encryption key');
   return fromEnv(env, ['KFU_ENCRYPTION_KEY']);
+}
+
+/**
+ * The previous key of --previous-encryption-key-file, checked against the new one before anything runs: it needs
+ * --encryption-key-file (the key to add) and must differ from it.
+ */
+export function previousEncryptionKeyFrom(values: Values, newKey: string | undefined): string | undefined {
+  const file = stringValue(values, 'previous-encryption-key-file');
+  if (file === undefined) return undefined;
+  if (stringValue(values, 'encryption-key-file') === undefined || newKey === undefined) {
+    throw new UsageError('--previous-encryption-key-file needs --encryption-key-file with the new key, the one to add to the restic repositories.');
+  }
+  const previous = keyFile(file, 'previous encryption key');
+  if (previous === newKey) throw new UsageError(`The previous encryption key file ${file} holds the same key as --encryption-key-file, so there is no key to change.`);
+  return previous;
 }
 
 /** The trust verify and restore read a backup with: the key (encryptionKeyFrom), and `--allow-unauthenticated` as the CLI user gives it. */

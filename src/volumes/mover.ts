@@ -9,6 +9,7 @@ import { buildCredentialsSecret, buildMoverJob, nodeAffinity, statsPeriodSeconds
 import type { KubeObject } from '../kube/types.ts';
 import { buildResticJob, buildResticSecret, DEFAULT_RESTIC_IMAGE, resticRepositoryKey } from './restic/job.ts';
 import { parseResticBackup, parseResticProgress, parseResticRestore, resticFailureReason } from './restic/outcome.ts';
+import { bucketLister, resolveSnapshotId, type SnapshotLister } from './restic/snapshot-id.ts';
 import { followUntilFinished } from './job-watch.ts';
 import { watchJob } from '../jobs/watch.ts';
 import type { StartRemedies } from '../jobs/start-watch.ts';
@@ -86,10 +87,22 @@ export interface MoveVolumesOptions {
   copyFrom?: ReadonlyMap<string, string>;
   /**
    * 'restic': each PVC goes to its namespace's restic repository (src/volumes/restic/job.ts) instead of plain files;
-   * `restic` then gives the repository password and, per `namespace/pvc`, the backup's parent or the restore's snapshot.
+   * `restic` then gives the repository password and, per `namespace/pvc`, the backup's parent or the restore's snapshot
+   * with its size as the backup counted it (`sizes`: files and bytes, from the authenticated manifest; a restore
+   * reports them, the mover counting nothing again).
    */
   engine?: 'rclone' | 'restic';
-  restic?: { password: string; parents?: ReadonlyMap<string, string>; snapshots?: ReadonlyMap<string, string> };
+  restic?: {
+    password: string;
+    parents?: ReadonlyMap<string, string>;
+    snapshots?: ReadonlyMap<string, string>;
+    sizes?: ReadonlyMap<string, { files: number; bytes: number }>;
+    /**
+     * backup: lists the bucket (keys from its root) with the caller's own S3 client, which turns each snapshot's short
+     * id into its full one; without it, a client for `s3` as the movers get it
+     */
+    listBucket?: SnapshotLister;
+  };
   /** how often a running mover's stats are read and, when they changed, reported (default 30 s) */
   progressIntervalMs?: number;
   signal?: AbortSignal;
@@ -210,7 +223,12 @@ async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: 
     firstMovers.set(namespace, new Promise<void>((resolve) => { done = resolve; }));
     return { wait: Promise.resolve(), done };
   };
-  const settings: MoverSettings = { ...options, startTimeoutSeconds: startTimeout, resources, signal, progressIntervalMs: interval, onCopying };
+  // one S3 client per restic backup run, unless the caller lists with its own: it turns each snapshot's short id into its full one
+  const lister = options.engine === 'restic' && operation === 'backup' && !options.restic?.listBucket ? bucketLister(options.s3) : undefined;
+  const listBucket = options.restic?.listBucket ?? lister?.list;
+  const settings: MoverSettings = {
+    ...options, startTimeoutSeconds: startTimeout, resources, signal, progressIntervalMs: interval, onCopying, ...(listBucket ? { listBucket } : {}),
+  };
 
   try {
     await Promise.all(options.pvcs.map((pvc) => limit(async () => {
@@ -234,6 +252,7 @@ async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: 
       }
     })));
   } finally {
+    lister?.close();
     await deleteSecrets(kube, secrets);
   }
   if (failures.length > 0) throw new VolumeMoveError(operation, failures, results, stopped);
@@ -259,6 +278,8 @@ interface MoverSettings extends Omit<MoveVolumesOptions, 'resources'> {
   resources: ResourceList | undefined;
   progressIntervalMs: number;
   onCopying: (copying: NonNullable<VolumeProgress['copying']>) => void;
+  /** restic backup: lists the bucket, to turn a snapshot's short id into its full one */
+  listBucket?: SnapshotLister;
 }
 
 function resticSettings(options: Pick<MoveVolumesOptions, 'restic'>): NonNullable<MoveVolumesOptions['restic']> {
@@ -387,11 +408,13 @@ async function runResticMover(
   if (operation === 'backup') {
     const outcome = parseResticBackup(message);
     if (!outcome) throw new Error(`mover Job ${jobName} completed without reporting its restic snapshot`);
+    const full = outcome.snapshot ?? (options.listBucket ? await resolveSnapshotId(options.listBucket, repository, outcome.shortId) : undefined);
+    if (!full) throw new Error(`mover Job ${jobName} reported restic snapshot ${outcome.shortId}, and the bucket was not listed for its full id`);
     await kube.delete(JOBS, pvcRef.namespace, jobName);
     return {
       ...base, location, files: outcome.files, bytes: outcome.bytes, checksumVerified: true, durationMs: Date.now() - started,
       ...(nodeName ? { node: nodeName } : {}),
-      restic: { snapshot: outcome.snapshot, repository, dataAdded: outcome.dataAdded, filesUnmodified: outcome.filesUnmodified },
+      restic: { snapshot: full, repository, dataAdded: outcome.dataAdded, filesUnmodified: outcome.filesUnmodified },
     };
   }
   const outcome = parseResticRestore(message);
@@ -399,5 +422,7 @@ async function runResticMover(
   await kube.delete(JOBS, pvcRef.namespace, jobName);
   // Only now is the volume complete: the mark that makes a rerun fill it again comes off.
   if (hasFillMark(pvc)) await kube.mergePatch(PVCS, pvcRef.namespace, pvcRef.name, FILL_MARK_REMOVAL);
-  return { ...base, location, files: outcome.files, bytes: outcome.bytes, checksumVerified: true, durationMs: Date.now() - started, restic: { snapshot: outcome.snapshot, repository } };
+  // the size the backup counted (the manifest's), else what a Job of an earlier version counted, else unknown: 0
+  const size = restic.sizes?.get(id) ?? outcome.size ?? { files: 0, bytes: 0 };
+  return { ...base, location, files: size.files, bytes: size.bytes, checksumVerified: true, durationMs: Date.now() - started, restic: { snapshot: outcome.snapshot, repository } };
 }

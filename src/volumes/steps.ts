@@ -67,6 +67,9 @@ export function volumeBackupStep(kube: KubeClient, s3: S3Settings, config: Mover
     const store = openBackupStore(s3);
     if (config.engine === 'restic') {
       const parents = await resticParents(store, backupId, pvcs, trust);
+      // the bucket from its root, through this process's own client (the repositories' keys include the path)
+      const { openObjectStore } = await import('../store/open.ts');
+      const bucket = openObjectStore({ ...s3, path: '' });
       const results = await backupVolumes(volumeKubeFromClient(kube), {
         backupId,
         pvcs: pvcs.map(({ namespace, name }) => ({ namespace, name })),
@@ -76,9 +79,9 @@ export function volumeBackupStep(kube: KubeClient, s3: S3Settings, config: Mover
         startTimeoutSeconds: config.startTimeoutSeconds,
         resources: config.resources,
         engine: 'restic',
-        restic: { password: resticPassword(trust.encryptionKey), parents },
+        restic: { password: resticPassword(trust.encryptionKey), parents, listBucket: (prefix) => bucket.list(prefix) },
         onProgress: (p) => void progress(describe('backed up the data of', p)),
-      });
+      }).finally(() => bucket.client.destroy());
       return results.map((r) => ({
         // the repository's folder relative to the location prefix, as every entry's key is
         namespace: r.namespace, pvc: r.pvc, key: r.restic ? `restic/${r.namespace}` : store.keys(backupId).volume(r.namespace, r.pvc), files: r.files, bytes: r.bytes,
@@ -124,6 +127,8 @@ export function volumeRestoreStep(kube: KubeClient, s3: S3Settings, config: Move
   return async (backupId, pvcs, progress, archived: readonly VolumeEntry[] = []) => {
     const [{ restoreVolumes }, { volumeKubeFromClient }] = await mover();
     const snapshots = new Map(archived.flatMap((e): Array<[string, string]> => (e.restic ? [[`${e.namespace}/${e.pvc}`, e.restic.snapshot]] : [])));
+    // what the backup's restic counted (its summary), recorded beside the pinned id: what the restore reports
+    const sizes = new Map(archived.flatMap((e): Array<[string, { files: number; bytes: number }]> => (e.restic ? [[`${e.namespace}/${e.pvc}`, { files: e.files, bytes: e.bytes }]] : [])));
     const inRestic = pvcs.filter((p) => snapshots.has(`${p.namespace}/${p.name}`));
     const asFiles = pvcs.filter((p) => !snapshots.has(`${p.namespace}/${p.name}`));
     const common = {
@@ -139,7 +144,7 @@ export function volumeRestoreStep(kube: KubeClient, s3: S3Settings, config: Move
       ...(inRestic.length > 0 ? await restoreVolumes(volumeKubeFromClient(kube), {
         // volume-mover-image names the configured engine's image; the other engine runs its pinned default
         ...common, pvcs: inRestic, image: config.engine === 'restic' ? moverImage(config) : DEFAULT_RESTIC_IMAGE, engine: 'restic',
-        restic: { password: resticPassword(trust.encryptionKey), snapshots },
+        restic: { password: resticPassword(trust.encryptionKey), snapshots, sizes },
       }) : []),
     ];
     return { restored: results.length, bytes: results.reduce((sum, r) => sum + r.bytes, 0) };

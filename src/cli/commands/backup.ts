@@ -1,7 +1,7 @@
 // backup: the backup-state action outside Juju — user state of the profile namespaces, and PVC data through mover Jobs.
 import { cliWording } from '../remedy-wording.ts';
 import type { BackupOutcome } from '../../backup/engine.ts';
-import { encryptionKeyFrom, encryptionOptions } from '../encryption-options.ts';
+import { encryptionKeyFrom, encryptionOptions, previousEncryptionKeyFrom, previousEncryptionOptions } from '../encryption-options.ts';
 import { kubeClientFrom, kubeOptions } from '../kube-options.ts';
 import { formatBytes, table } from '../output.ts';
 import { s3Options } from '../s3-options.ts';
@@ -9,7 +9,7 @@ import { volumeBackupStep } from '../../volumes/steps.ts';
 import type { Command, CommandContext } from '../usage.ts';
 import { listValue, stringValue } from '../usage.ts';
 import { DEFAULT_PROTECTED_GROUPS, DEFAULT_SELECTOR, moverConfigFrom, moverOptions, selectionOptions } from './backup-options.ts';
-import { describeFailure, openStore, outputOptions } from './shared.ts';
+import { describeFailure, jobNamespaceFrom, openStore, outputOptions } from './shared.ts';
 import { TOOL_VERSION } from '../version.ts';
 
 export function backupLines(outcome: BackupOutcome): string[] {
@@ -57,7 +57,14 @@ export const backupCommand: Command = {
     { title: 'Volume mover', options: moverOptions },
     { title: 'Kubernetes', options: kubeOptions },
     { title: 'S3', options: s3Options },
-    { title: 'Secrets', options: encryptionOptions },
+    {
+      title: 'Secrets',
+      options: {
+        ...encryptionOptions,
+        ...previousEncryptionOptions,
+        'job-namespace': { type: 'string', placeholder: '<namespace>', description: 'namespace of the restic key Job of --previous-encryption-key-file and its credentials Secret', default: 'kubeflow' },
+      },
+    },
     { title: 'Output', options: outputOptions },
   ],
   positionals: [],
@@ -66,6 +73,7 @@ export const backupCommand: Command = {
     'kubeflow-upgrader backup --s3-url s3://kubeflow-backups/prod --region eu-west-1 --encryption-key-file ~/.kfu-key',
     'kubeflow-upgrader backup --s3-url s3://backups/kf --endpoint http://minio.minio:9000 --path-style --namespaces alice,bob',
     'kubeflow-upgrader backup --s3-url s3://backups/kf --no-volumes --json | jq -r .backupId',
+    'kubeflow-upgrader backup --s3-url s3://kubeflow-backups/prod --encryption-key-file ~/.kfu-key-2 --previous-encryption-key-file ~/.kfu-key',
   ],
   exitCodes: { ok: 'the backup is committed', failed: 'the backup failed; nothing was committed' },
   async run(ctx: CommandContext): Promise<number> {
@@ -73,11 +81,18 @@ export const backupCommand: Command = {
     const { settings, store } = await openStore(ctx);
     const encryptionKey = encryptionKeyFrom(values, ctx.env);
     out.hide(encryptionKey);
+    const previousKey = previousEncryptionKeyFrom(values, encryptionKey);
+    out.hide(previousKey);
+    const jobNamespace = jobNamespaceFrom(ctx);
     const namespaces = listValue(values, 'namespaces');
     const mover = moverConfigFrom(values);
     const includeVolumes = values['no-volumes'] !== true;
     const kube = await kubeClientFrom(values);
     try {
+      if (previousKey && encryptionKey) {
+        const { addNewKeyToRepositories } = await import('./backup-rekey.ts');
+        out.progress(await addNewKeyToRepositories(kube, settings, mover, { previousKey, newKey: encryptionKey, jobNamespace }));
+      }
       const { runBackup } = await import('../../backup/engine.ts');
       const outcome = await runBackup(kube, store, {
         wording: cliWording,

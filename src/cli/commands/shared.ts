@@ -3,7 +3,7 @@ import type { BackupStore } from '../../store/backup-store.ts';
 import type { Trust } from '../../archive/authenticate.ts';
 import type { S3Settings } from '../../store/settings.ts';
 import type { CommandContext, OptionTable } from '../usage.ts';
-import { UsageError } from '../usage.ts';
+import { stringValue, UsageError } from '../usage.ts';
 import { s3SettingsFrom } from '../s3-options.ts';
 import { TLS_CODES, errorCodes, isNetworkCode } from '../../errors/codes.ts';
 import { cliProblemSentence } from '../s3-wording.ts';
@@ -15,6 +15,15 @@ export const outputOptions: OptionTable = {
 };
 
 export const BACKUP_ID = /^kf-\d{8}-\d{6}-[0-9a-f]{6}$/;
+
+const KUBE_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/** --job-namespace: where a command's restic Jobs (verify's checks, backup's key change) and their Secret run. */
+export function jobNamespaceFrom(ctx: CommandContext): string {
+  const namespace = stringValue(ctx.values, 'job-namespace') ?? 'kubeflow';
+  if (!KUBE_NAME.test(namespace) || namespace.length > 63) throw new UsageError(`--job-namespace must be a namespace name, not "${namespace}".`);
+  return namespace;
+}
 
 export async function openStore(ctx: CommandContext): Promise<{ settings: S3Settings; store: BackupStore }> {
   const settings = s3SettingsFrom(ctx.values, ctx.env);

@@ -3,7 +3,7 @@
 import { s3Options } from '../s3-options.ts';
 import { allowUnauthenticatedOption, encryptionKeyFrom, encryptionOptions, trustFrom } from '../encryption-options.ts';
 import type { Command, CommandContext } from '../usage.ts';
-import { backupIdArgument, describeFailure, openStore, outputOptions, resolveBackupId } from './shared.ts';
+import { backupIdArgument, describeFailure, jobNamespaceFrom, openStore, outputOptions, resolveBackupId } from './shared.ts';
 import { NotAuthenticatedError, refuseAllowWithLatest } from '../../archive/authenticate.ts';
 import { kubeClientFrom, kubeOptions } from '../kube-options.ts';
 import { cliWording } from '../remedy-wording.ts';
@@ -12,19 +12,11 @@ import { moverConfigFrom, moverOptions } from './backup-options.ts';
 import { parseReadData, READ_DATA_FORMS, type ReadData } from '../../volumes/restic/read-data.ts';
 import { repositoryProblemSentence, verdictWithRepositories } from '../../volumes/restic/check.ts';
 
-const KUBE_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-
 function readDataFrom(ctx: CommandContext): ReadData {
   const text = stringValue(ctx.values, 'read-data') ?? 'none';
   const parsed = parseReadData(text);
   if (!parsed) throw new UsageError(`--read-data must be ${READ_DATA_FORMS}, not "${text}".`);
   return parsed;
-}
-
-function jobNamespaceFrom(ctx: CommandContext): string {
-  const namespace = stringValue(ctx.values, 'job-namespace') ?? 'kubeflow';
-  if (!KUBE_NAME.test(namespace) || namespace.length > 63) throw new UsageError(`--job-namespace must be a namespace name, not "${namespace}".`);
-  return namespace;
 }
 
 export const verifyCommand: Command = {

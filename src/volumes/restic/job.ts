@@ -9,7 +9,7 @@
 // - A backup takes a non-exclusive lock, so several movers write one repository at once; a lock is stale after 30
 //   minutes, or sooner when its process on the same host is gone (internal/restic/lock.go Stale), and `unlock` removes
 //   only stale locks unless told --remove-all (cmd/restic/cmd_unlock.go). A killed mover's lock therefore never blocks
-//   another backup or a restore, and is removed by the next mover once stale.
+//   another backup or a restore; the next prune, which needs the repository to itself, removes it once stale.
 // - Every blob restic reads is decrypted and its MAC checked (internal/repository), so `restore` of a pinned snapshot
 //   id writes only what the repository's key holder stored.
 import type { KubeObject } from '../../kube/types.ts';
@@ -46,7 +46,7 @@ const log = '"$log"';
  * docs/performance.md), and every command that locks lists and loads all other lock files. restic 0.14 retries loading
  * a lock file that another process has just removed ten times, about 44 s in all (restic/restic internal/backend/
  * backend_retry.go, issue #1523, fixed in 0.17), so a mover runs as few commands as it can and takes a lock only where
- * the repository must not change under it: metadata reads (`cat config`, `snapshots`, `stats`) run with --no-lock.
+ * the repository must not change under it: metadata reads (`cat config`, `list`) run with --no-lock.
  */
 export const RESTIC_SCRIPT_START = [
   'set -eu',
@@ -85,24 +85,29 @@ export const RESTIC_SCRIPT_START = [
   '  done',
   '}',
 ];
-/**
- * A backup's start: `unlock` removes stale locks only (a killed mover's or prune's; live ones stay), and it fails before
- * any key is tried when the repository has no config (restic cmd/restic/global.go OpenRepository), which is how the
- * first mover of a namespace finds there is none and creates it. A mover racing it loses `init` with "config file
- * already exists" and then finds the config; a wrong password fails all three, and its error is the last one logged.
- */
-const OPEN_OR_CREATE = [
-  'if ! locking restic "$@" unlock; then',
-  '  restic "$@" init > /dev/null 2>> "$err" || restic "$@" --no-lock cat config > /dev/null 2>> "$err" || fail',
-  'fi',
-];
-
 /** The one file of an empty volume's snapshot (a name no restore writes): see RESTIC_BACKUP_SCRIPT. */
 export const EMPTY_VOLUME_MARKER = '.kubeflow-upgrader-empty-volume';
 
+/**
+ * The backup, one restic command in the common case: every command opens the repository (the key's scrypt KDF, and a
+ * cache that starts empty in every Pod), so the backup runs first and the mover looks at why only when it fails:
+ * - no repository: restic fails before it takes a lock or reads a file, with "unable to open config file: ... Is there
+ *   a repository at the following location?" (restic cmd/restic/global.go open: it stats the config first). The mover
+ *   runs `init` and the backup again. A mover racing it loses `init` (on S3 "repository master key and config already
+ *   initialized", internal/repository/repository.go Init; "config file already exists" from the local and sftp
+ *   backends) and runs the backup again too; any other `init` failure is the mover's.
+ * - an exclusive lock (a prune's, live or left by a killed one): restic's "repository is already locked exclusively"
+ *   (internal/restic/lock.go alreadyLockedError; a backup's own lock is non-exclusive and waits for no other). `unlock`
+ *   removes only stale locks (cmd/restic/cmd_unlock.go), so a live prune still stops the retried backup, with restic's
+ *   words; a stale one is gone and the backup goes on. A killed mover's non-exclusive lock never stops a backup: the
+ *   next prune removes it (src/volumes/restic/prune.ts runs `unlock` first).
+ * - anything else (a wrong password: "wrong password or no key found") fails the mover with restic's sentence.
+ * The summary names the snapshot by its short id only (restic internal/ui/backup/json.go Finish: snapshotID.Str());
+ * the product turns it into the full id from the bucket's listing after the Job (src/volumes/restic/snapshot-id.ts),
+ * where another restic command would open the repository once more.
+ */
 export const RESTIC_BACKUP_SCRIPT = [
   ...RESTIC_SCRIPT_START,
-  ...OPEN_OR_CREATE,
   // From inside the volume, the snapshot's root is the volume's root (restic archiver: a relative target "." has no
   // path components), so a restore writes the files at the PVC's root again.
   `cd "${VOLUME_MOUNT_PATH}"`,
@@ -111,22 +116,32 @@ export const RESTIC_BACKUP_SCRIPT = [
   // fails the same way), which every restore leaves out.
   'what=.',
   `if [ -z "$(ls -A)" ]; then mkdir -p /tmp/empty-volume && : > /tmp/empty-volume/${EMPTY_VOLUME_MARKER} && cd /tmp/empty-volume && what=${EMPTY_VOLUME_MARKER}; fi`,
-  'if ! locking restic "$@" backup --json --host kubeflow-upgrader --tag "$MOVER_TAGS" ${MOVER_PARENT:+--parent "$MOVER_PARENT"} $what; then fail; fi',
+  'backup() { locking restic "$@" backup --json --host kubeflow-upgrader --tag "$MOVER_TAGS" ${MOVER_PARENT:+--parent "$MOVER_PARENT"} $what; }',
+  'if ! backup "$@"; then',
+  '  if grep -q "Is there a repository at the following location" "$err"; then',
+  '    if ! restic "$@" init > /dev/null 2>> "$err"; then grep -q -e "config already initialized" -e "config file already exists" "$err" || fail; fi',
+  '  elif grep -q "is already locked" "$err"; then',
+  '    locking restic "$@" unlock || fail',
+  '  else',
+  '    fail',
+  '  fi',
+  '  : > "$err"',
+  '  backup "$@" || fail',
+  'fi',
   'summary=$(grep \'"message_type":"summary"\' "$log" | tail -n 1)',
-  'short=$(printf %s "$summary" | sed -n \'s/.*"snapshot_id":"\\([0-9a-f]*\\)".*/\\1/p\')',
-  // the summary names the snapshot by its short id; the manifest pins the full one
-  'snapshot=$(restic "$@" --no-lock snapshots --json "$short" 2>> "$err" | grep -o \'"id":"[0-9a-f]\\{64\\}"\' | head -n 1 | cut -d\'"\' -f4) || true',
-  '[ -n "$snapshot" ] || fail',
+  '[ -n "$summary" ] || fail',
   'empty=false',
   'if [ "$what" != . ]; then empty=true; fi',
-  `printf '{"volumeMover":"restic","summary":%s,"snapshot":"%s","empty":%s}' "$summary" "$snapshot" "$empty" > ${TERMINATION_LOG}`,
+  `printf '{"volumeMover":"restic","summary":%s,"empty":%s}' "$summary" "$empty" > ${TERMINATION_LOG}`,
 ].join('\n');
 
+/**
+ * The restore, one restic command in the common case. The size it reports is the backup's (files and bytes restic
+ * counted then, kept in the authenticated manifest), not `restic stats`, which would open the repository once more.
+ */
 export const RESTIC_RESTORE_SCRIPT = [
   ...RESTIC_SCRIPT_START,
-  // A restore never creates the repository: a missing one fails here with restic's own sentence.
-  `if ! size=$(restic "$@" --no-lock stats --json --mode restore-size "$MOVER_SNAPSHOT" 2>> "$err"); then fail; fi`,
-  `printf '{"message_type":"restore","snapshot":"%s","size":%s}\\n' "$MOVER_SNAPSHOT" "$size" >> ${log}`,
+  // A restore never creates the repository: a missing one fails with restic's own sentence.
   // The restore holds a non-exclusive lock, so a prune cannot remove packs under it. Only an exclusive lock stops it:
   // a live one (a prune running) fails the mover; a stale one (a killed prune) is removed and the restore runs again.
   `if ! locking restic "$@" restore "$MOVER_SNAPSHOT" --exclude "/${EMPTY_VOLUME_MARKER}" --target "${VOLUME_MOUNT_PATH}"; then`,
@@ -135,9 +150,7 @@ export const RESTIC_RESTORE_SCRIPT = [
   '  : > "$err"',
   `  locking restic "$@" restore "$MOVER_SNAPSHOT" --exclude "/${EMPTY_VOLUME_MARKER}" --target "${VOLUME_MOUNT_PATH}" || fail`,
   'fi',
-  // an empty volume's snapshot holds only the marker, which was left out: nothing was restored
-  `if [ -z "$(ls -A "${VOLUME_MOUNT_PATH}")" ]; then size='{"total_size":0,"total_file_count":0}'; fi`,
-  `printf '{"volumeMover":"restic","restored":"%s","size":%s}' "$MOVER_SNAPSHOT" "$size" > ${TERMINATION_LOG}`,
+  `printf '{"volumeMover":"restic","restored":"%s"}' "$MOVER_SNAPSHOT" > ${TERMINATION_LOG}`,
 ].join('\n');
 
 export interface ResticSecretInput {

@@ -5,8 +5,10 @@ import type { CopyProgress } from '../outcome.ts';
 export interface ResticBackupOutcome {
   files: number;
   bytes: number;
-  /** the full snapshot id */
-  snapshot: string;
+  /** the snapshot's short id, as restic's summary names it (the first 4 bytes of the id in hex) */
+  shortId: string;
+  /** the full snapshot id, when the Job reported it (a Job of an earlier version, adopted after a crash) */
+  snapshot?: string;
   /** bytes restic added to the repository (after deduplication and compression) */
   dataAdded: number;
   filesNew: number;
@@ -15,25 +17,30 @@ export interface ResticBackupOutcome {
 }
 
 export interface ResticRestoreOutcome {
-  files: number;
-  bytes: number;
   snapshot: string;
+  /** files and bytes, when the Job counted them (a Job of an earlier version ran `restic stats`) */
+  size?: { files: number; bytes: number };
 }
 
 const SNAPSHOT_ID = /^[0-9a-f]{64}$/;
+const SHORT_ID = /^[0-9a-f]{8}$/;
 const count = (value: unknown): number | undefined => (typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined);
 
 export function parseResticBackup(message: string | undefined): ResticBackupOutcome | undefined {
   try {
     const parsed = JSON.parse(message ?? '') as { volumeMover?: unknown; snapshot?: unknown; summary?: Record<string, unknown>; empty?: unknown };
     const s = parsed.summary;
-    if (parsed.volumeMover !== 'restic' || typeof parsed.snapshot !== 'string' || !SNAPSHOT_ID.test(parsed.snapshot) || !s) return undefined;
+    if (parsed.volumeMover !== 'restic' || !s || typeof s.snapshot_id !== 'string' || !SHORT_ID.test(s.snapshot_id)) return undefined;
+    const shortId = s.snapshot_id;
+    const full = typeof parsed.snapshot === 'string' && SNAPSHOT_ID.test(parsed.snapshot) && parsed.snapshot.startsWith(shortId) ? parsed.snapshot : undefined;
+    if (parsed.snapshot !== undefined && !full) return undefined;
     const fields = ['total_files_processed', 'total_bytes_processed', 'data_added', 'files_new', 'files_changed', 'files_unmodified'].map((k) => count(s[k]));
     if (fields.some((f) => f === undefined)) return undefined;
     const [files, bytes, dataAdded, filesNew, filesChanged, filesUnmodified] = fields as number[];
+    const ids = { shortId, ...(full ? { snapshot: full } : {}) };
     // an empty volume is saved as one empty marker file (src/volumes/restic/job.ts), which is not the volume's
-    if (parsed.empty === true) return { files: 0, bytes: 0, snapshot: parsed.snapshot, dataAdded: dataAdded!, filesNew: 0, filesChanged: 0, filesUnmodified: 0 };
-    return { files: files!, bytes: bytes!, snapshot: parsed.snapshot, dataAdded: dataAdded!, filesNew: filesNew!, filesChanged: filesChanged!, filesUnmodified: filesUnmodified! };
+    if (parsed.empty === true) return { files: 0, bytes: 0, ...ids, dataAdded: dataAdded!, filesNew: 0, filesChanged: 0, filesUnmodified: 0 };
+    return { files: files!, bytes: bytes!, ...ids, dataAdded: dataAdded!, filesNew: filesNew!, filesChanged: filesChanged!, filesUnmodified: filesUnmodified! };
   } catch {
     return undefined;
   }
@@ -42,10 +49,10 @@ export function parseResticBackup(message: string | undefined): ResticBackupOutc
 export function parseResticRestore(message: string | undefined): ResticRestoreOutcome | undefined {
   try {
     const parsed = JSON.parse(message ?? '') as { volumeMover?: unknown; restored?: unknown; size?: { total_size?: unknown; total_file_count?: unknown } };
+    if (parsed.volumeMover !== 'restic' || typeof parsed.restored !== 'string') return undefined;
     const files = count(parsed.size?.total_file_count);
     const bytes = count(parsed.size?.total_size);
-    if (parsed.volumeMover !== 'restic' || typeof parsed.restored !== 'string' || files === undefined || bytes === undefined) return undefined;
-    return { files, bytes, snapshot: parsed.restored };
+    return { snapshot: parsed.restored, ...(files !== undefined && bytes !== undefined ? { size: { files, bytes } } : {}) };
   } catch {
     return undefined;
   }

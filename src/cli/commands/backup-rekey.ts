@@ -1,0 +1,55 @@
+// backup --previous-encryption-key-file: the CLI's way to change the key, as the charm does when `encryption-key`
+// changes (src/charm/restic-key.ts). Before the backup, one restic key Job (src/volumes/restic/rekey.ts) adds the new
+// key's repository password to every restic repository of the location that does not open with it yet, authenticated
+// by the previous key's; older snapshots stay readable under the new key and the backup opens the same repositories.
+import type { KubeClient } from '../../kube/client.ts';
+import type { S3Settings } from '../../store/settings.ts';
+import type { MoverConfig } from '../../volumes/steps.ts';
+
+const namespaces = (list: string[]) => `${list.length === 1 ? 'namespace' : 'namespaces'} ${list.join(', ')}`;
+
+export interface KeyChange {
+  previousKey: string;
+  newKey: string;
+  /** where the Job and its Secret run */
+  jobNamespace: string;
+}
+
+/**
+ * Adds the new key to the repositories; resolves with one line saying what was done, or throws one sentence (nothing
+ * is backed up then) when a repository opens with neither key or the Job could not add it.
+ */
+export async function addNewKeyToRepositories(kube: KubeClient, settings: S3Settings, mover: MoverConfig, change: KeyChange): Promise<string> {
+  const [{ openObjectStore }, { listResticRepositories }, { rekeyResticRepositories }, { volumeKubeFromClient }, { moverS3Settings }, { resticImageOf }, { resticPassword }] = await Promise.all([
+    import('../../store/open.ts'), import('../../volumes/restic/repositories.ts'), import('../../volumes/restic/rekey.ts'),
+    import('../../volumes/kube-client-port.ts'), import('../../volumes/settings.ts'), import('../../volumes/steps.ts'), import('../../volumes/restic/password.ts'),
+  ]);
+  const objects = openObjectStore(settings);
+  let repositories: string[];
+  try {
+    repositories = await listResticRepositories(objects);
+  } finally {
+    objects.client.destroy();
+  }
+  if (repositories.length === 0) return 'restic repositories: none in this location yet, so there is no key to change';
+  const outcome = await rekeyResticRepositories(volumeKubeFromClient(kube), {
+    namespace: change.jobNamespace,
+    repositories,
+    s3: moverS3Settings(settings),
+    oldPassword: resticPassword(change.previousKey),
+    newPassword: resticPassword(change.newKey),
+    // one Job per run (never named after a key): a second CLI run does not adopt the first one's Job
+    runId: `cli-backup-${Date.now().toString(36)}-${settings.bucket}/${settings.path}`,
+    image: resticImageOf(mover),
+    startTimeoutSeconds: mover.startTimeoutSeconds,
+  });
+  if (outcome.locked.length > 0) {
+    throw new Error(`The restic repositories of ${namespaces(outcome.locked)} open with neither the previous nor the new encryption key, so nothing was backed up: pass the key they were written with as --previous-encryption-key-file.`);
+  }
+  if (outcome.failed.length > 0) {
+    throw new Error(`Adding the new encryption key to the restic repositories of ${namespaces(outcome.failed)} failed (the restic key Job's log in namespace ${change.jobNamespace} says why), so nothing was backed up: run the backup again.`);
+  }
+  const added = outcome.added.length > 0 ? `added the new key to ${namespaces(outcome.added)}` : '';
+  const unchanged = outcome.unchanged.length > 0 ? `${namespaces(outcome.unchanged)} already opened with it` : '';
+  return `restic repositories: ${[added, unchanged].filter(Boolean).join('; ')}`;
+}
