@@ -18,6 +18,8 @@ import type { RestoreOutcome } from '../../src/restore/engine.ts';
 import type { ApiResource, KubeObject } from '../../src/kube/types.ts';
 import { stateResources } from '../../src/kubeflow/kinds.ts';
 import { ObjectStore } from '../../src/store/objects.ts';
+import { transportActivity } from '../../src/kube/transport.ts';
+import { restoreActivity } from '../../src/restore/activity.ts';
 import { S3BackupStore } from '../../src/store/backup-store.ts';
 
 export interface S3Target {
@@ -129,9 +131,13 @@ async function rawCreate(kube: KubeClient, objects: KubeObject[]): Promise<{ ms:
   const requestsBefore = kube.requestPurposes();
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
+  rawCreatePhase = 'profiles';
   await Promise.all(profiles.map(create));
+  rawCreatePhase = 'namespaces';
   await waitForProfileNamespaces(kube, profiles, { timeoutMs: 600_000 });
+  rawCreatePhase = 'writes';
   await Promise.all(objects.filter((o) => o.kind !== 'Profile').map(create));
+  rawCreatePhase = 'done';
   return { ms: performance.now() - started, cpuMs: cpuMs(process.cpuUsage(cpuBefore)), requests: requestsSince(kube, requestsBefore) };
 }
 
@@ -167,8 +173,60 @@ function traceMemory(): void {
   timer.unref();
 }
 
+/** raw CREATE's phase, for the timeline */
+let rawCreatePhase = 'idle';
+
+/** CPU seconds of a process and its threads (utime + stime of /proc/<pid>/stat), NaN when it cannot be read */
+function processCpuMs(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/**
+ * Where a run's time goes (docs/performance.md): with KFU_BENCH_TIMELINE=<prefix>, every 100 ms one JSON line to
+ * <prefix>.<mode>.jsonl: requests in flight at the transport and answered in the interval, the restore's phase and
+ * namespaces (ready from the profile controller, in its pipeline, parked for PodDefaults, done), this process's CPU
+ * and, with KFU_BENCH_SERVER_PID set (bench/alternate.ts sets it), the embedded cluster's CPU in the interval.
+ */
+function traceTimeline(mode: string): void {
+  const prefix = process.env.KFU_BENCH_TIMELINE;
+  if (!prefix) return;
+  const file = `${prefix}.${mode}.jsonl`;
+  const serverPid = Number(process.env.KFU_BENCH_SERVER_PID ?? Number.NaN);
+  const started = performance.now();
+  let completed = transportActivity.completed;
+  let cpu = process.cpuUsage();
+  let server = processCpuMs(serverPid);
+  const timer = setInterval(() => {
+    const nowCpu = process.cpuUsage();
+    const nowServer = processCpuMs(serverPid);
+    const line = {
+      ms: Math.round(performance.now() - started),
+      phase: mode === 'raw-create' ? rawCreatePhase : restoreActivity.phase,
+      inFlight: transportActivity.inFlight,
+      answered: transportActivity.completed - completed,
+      ready: restoreActivity.namespacesReady,
+      pipeline: restoreActivity.namespacesInPipeline,
+      parked: restoreActivity.namespacesParked,
+      done: restoreActivity.namespacesDone,
+      clientCpuMs: Math.round((nowCpu.user - cpu.user + nowCpu.system - cpu.system) / 1000),
+      serverCpuMs: Math.round(nowServer - server),
+    };
+    completed = transportActivity.completed;
+    cpu = nowCpu;
+    server = nowServer;
+    appendFileSync(file, `${JSON.stringify(line)}\n`);
+  }, 100);
+  timer.unref();
+}
+
 async function main(): Promise<void> {
   traceMemory();
+  traceTimeline(process.argv[2] ?? '');
   const [mode, kubeconfig, s3File, backupId] = process.argv.slice(2);
   if (!mode || !kubeconfig || !s3File) throw new Error('usage: client.ts <backup|raw-list|restore|raw-create> <kubeconfig> <s3.json> [backup-id]');
   const s3 = JSON.parse(readFileSync(s3File, 'utf8')) as S3Target;

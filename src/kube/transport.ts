@@ -19,6 +19,12 @@ export interface RequestOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * Requests in flight at the transport (inside the concurrency limit) and answered so far, for the whole process:
+ * read by the benches' opt-in timeline (bench/support/client.ts, KFU_BENCH_TIMELINE). Two integer updates a request.
+ */
+export const transportActivity = { inFlight: 0, completed: 0 };
+
 /** Credentials can rotate (projected service-account tokens, exec plugins): re-read them this often. */
 const credentialsTtlMs = 60_000;
 
@@ -70,8 +76,14 @@ export class Transport {
   /** A request that counts against the client's concurrency limit; the whole body is read. */
   request(method: string, path: string, options: RequestOptions = {}): Promise<RawResponse> {
     return this.limit(async () => {
-      const response = await this.open(method, path, options, options.timeoutMs ?? this.defaultTimeoutMs);
-      return readWhole(response);
+      transportActivity.inFlight++;
+      try {
+        const response = await this.open(method, path, options, options.timeoutMs ?? this.defaultTimeoutMs);
+        return await readWhole(response);
+      } finally {
+        transportActivity.inFlight--;
+        transportActivity.completed++;
+      }
     });
   }
 
