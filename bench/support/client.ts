@@ -188,14 +188,14 @@ function processCpuMs(pid: number): number {
 
 /**
  * Where a run's time goes (docs/performance.md): with KFU_BENCH_TIMELINE=<prefix>, every 100 ms one JSON line to
- * <prefix>.<mode>.jsonl: requests in flight at the transport and answered in the interval, the restore's phase and
+ * <prefix>.<mode>.<pid>.jsonl: requests in flight at the transport and answered in the interval, request and answer bytes so far, the restore's phase and
  * namespaces (ready from the profile controller, in its pipeline, parked for PodDefaults, done), this process's CPU
  * and, with KFU_BENCH_SERVER_PID set (bench/alternate.ts sets it), the embedded cluster's CPU in the interval.
  */
 function traceTimeline(mode: string): void {
   const prefix = process.env.KFU_BENCH_TIMELINE;
   if (!prefix) return;
-  const file = `${prefix}.${mode}.jsonl`;
+  const file = `${prefix}.${mode}.${process.pid}.jsonl`;
   const serverPid = Number(process.env.KFU_BENCH_SERVER_PID ?? Number.NaN);
   const started = performance.now();
   let completed = transportActivity.completed;
@@ -215,6 +215,8 @@ function traceTimeline(mode: string): void {
       done: restoreActivity.namespacesDone,
       clientCpuMs: Math.round((nowCpu.user - cpu.user + nowCpu.system - cpu.system) / 1000),
       serverCpuMs: Math.round(nowServer - server),
+      bytesSent: transportActivity.bytesSent,
+      bytesReceived: transportActivity.bytesReceived,
     };
     completed = transportActivity.completed;
     cpu = nowCpu;

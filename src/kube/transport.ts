@@ -23,7 +23,7 @@ export interface RequestOptions {
  * Requests in flight at the transport (inside the concurrency limit) and answered so far, for the whole process:
  * read by the benches' opt-in timeline (bench/support/client.ts, KFU_BENCH_TIMELINE). Two integer updates a request.
  */
-export const transportActivity = { inFlight: 0, completed: 0 };
+export const transportActivity = { inFlight: 0, completed: 0, bytesSent: 0, bytesReceived: 0 };
 
 /** Credentials can rotate (projected service-account tokens, exec plugins): re-read them this often. */
 const credentialsTtlMs = 60_000;
@@ -79,7 +79,9 @@ export class Transport {
       transportActivity.inFlight++;
       try {
         const response = await this.open(method, path, options, options.timeoutMs ?? this.defaultTimeoutMs);
-        return await readWhole(response);
+        const whole = await readWhole(response);
+        transportActivity.bytesReceived += whole.body.length;
+        return whole;
       } finally {
         transportActivity.inFlight--;
         transportActivity.completed++;
@@ -100,7 +102,9 @@ export class Transport {
     const headers: OutgoingHttpHeaders = { Accept: 'application/json', ...(this.credentialsFresh() ? this.authHeaders : await this.credentials()) };
     if (options.body !== undefined) {
       headers['Content-Type'] = options.contentType ?? 'application/json';
-      headers['Content-Length'] = Buffer.byteLength(options.body);
+      const length = Buffer.byteLength(options.body);
+      headers['Content-Length'] = length;
+      transportActivity.bytesSent += length;
     }
     const requestOptions: http.RequestOptions = {
       method,
