@@ -176,13 +176,13 @@ function traceMemory(): void {
 /** raw CREATE's phase, for the timeline */
 let rawCreatePhase = 'idle';
 
-/** CPU seconds of a process and its threads (utime + stime of /proc/<pid>/stat), NaN when it cannot be read */
-function processCpuMs(pid: number): number {
+/** CPU milliseconds of a process and its threads (utime and stime of /proc/<pid>/stat, at 100 ticks a second), NaN when unreadable */
+function processCpuMs(pid: number): { user: number; system: number } {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+    return { user: Number(fields[11]) * 10, system: Number(fields[12]) * 10 };
   } catch {
-    return Number.NaN;
+    return { user: Number.NaN, system: Number.NaN };
   }
 }
 
@@ -190,7 +190,8 @@ function processCpuMs(pid: number): number {
  * Where a run's time goes (docs/performance.md): with KFU_BENCH_TIMELINE=<prefix>, every 100 ms one JSON line to
  * <prefix>.<mode>.<pid>.jsonl: requests in flight at the transport and answered in the interval, request and answer bytes so far, the restore's phase and
  * namespaces (ready from the profile controller, in its pipeline, parked for PodDefaults, done), this process's CPU
- * and, with KFU_BENCH_SERVER_PID set (bench/alternate.ts sets it), the embedded cluster's CPU in the interval.
+ * and, with KFU_BENCH_SERVER_PID set (bench/alternate.ts sets it), the embedded cluster's CPU in the interval; each
+ * CPU figure with its system share beside it (time in the kernel: syscalls and context switches).
  */
 function traceTimeline(mode: string): void {
   const prefix = process.env.KFU_BENCH_TIMELINE;
@@ -214,7 +215,9 @@ function traceTimeline(mode: string): void {
       parked: restoreActivity.namespacesParked,
       done: restoreActivity.namespacesDone,
       clientCpuMs: Math.round((nowCpu.user - cpu.user + nowCpu.system - cpu.system) / 1000),
-      serverCpuMs: Math.round(nowServer - server),
+      clientSystemMs: Math.round((nowCpu.system - cpu.system) / 1000),
+      serverCpuMs: nowServer.user - server.user + nowServer.system - server.system,
+      serverSystemMs: nowServer.system - server.system,
       bytesSent: transportActivity.bytesSent,
       bytesReceived: transportActivity.bytesReceived,
     };
