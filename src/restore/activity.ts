@@ -12,3 +12,8 @@ export const restoreActivity = {
   namespacesParked: 0,
   namespacesDone: 0,
 };
+
+/** at the start of each restore: a process that runs several (the tests) counts each from zero */
+export function startRestoreActivity(): void {
+  Object.assign(restoreActivity, { phase: 'preflight', namespacesReady: 0, namespacesInPipeline: 0, namespacesParked: 0, namespacesDone: 0 });
+}

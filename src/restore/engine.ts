@@ -36,7 +36,7 @@ import { nudgeProfiles } from './nudge.ts';
 import { watchProfileNamespaces } from './wait.ts';
 import { isPvcStep, VolumeFill } from './volume-fill.ts';
 import { Channel } from './channel.ts';
-import { restoreActivity } from './activity.ts';
+import { restoreActivity, startRestoreActivity } from './activity.ts';
 import { mergeIntoControllerServiceAccount, writeArchivedStatus } from './controller-objects.ts';
 import { describe } from '../errors/index.ts';
 import { neutralWording, type Wording } from '../errors/remedy.ts';
@@ -114,7 +114,7 @@ export async function runRestore(kube: RestoreKube, store: BackupStore, request:
     } catch (error) {
       throw new RestoreInputError(`${(error as Error).message} Nothing was restored.`);
     }
-    restoreActivity.phase = 'preflight';
+    startRestoreActivity();
     const preflight = await runPreflight(kube, store, request, { filter, progress: say });
     restoreActivity.phase = 'profiles';
     try {
@@ -369,8 +369,11 @@ class RestoreRun {
     const park = (namespace: string, rest: readonly SpooledStep[]) => {
       restoreActivity.namespacesParked++;
       const task = this.podDefaults!.forNamespace(namespace)
-        .then(() => { restoreActivity.namespacesParked--; restoreActivity.namespacesInPipeline++; return this.restoreNamespace(namespace, rest, newPvcs); })
-        .finally(() => { restoreActivity.namespacesInPipeline--; })
+        .then(() => {
+          restoreActivity.namespacesParked--;
+          restoreActivity.namespacesInPipeline++;
+          return this.restoreNamespace(namespace, rest, newPvcs).finally(() => { restoreActivity.namespacesInPipeline--; });
+        })
         .catch((error: unknown) => { this.failure ??= error; })
         .finally(() => { parked.delete(task); });
       parked.add(task);
