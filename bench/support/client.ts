@@ -18,7 +18,6 @@ import type { RestoreOutcome } from '../../src/restore/engine.ts';
 import type { ApiResource, KubeObject } from '../../src/kube/types.ts';
 import { stateResources } from '../../src/kubeflow/kinds.ts';
 import { ObjectStore } from '../../src/store/objects.ts';
-import { transportActivity } from '../../src/kube/transport.ts';
 import { restoreActivity } from '../../src/restore/activity.ts';
 import { S3BackupStore } from '../../src/store/backup-store.ts';
 
@@ -188,28 +187,30 @@ function processCpuMs(pid: number): { user: number; system: number } {
 
 /**
  * Where a run's time goes (docs/performance.md): with KFU_BENCH_TIMELINE=<prefix>, every 100 ms one JSON line to
- * <prefix>.<mode>.<pid>.jsonl: requests in flight at the transport and answered in the interval, request and answer bytes so far, the restore's phase and
- * namespaces (ready from the profile controller, in its pipeline, parked for PodDefaults, done), this process's CPU
- * and, with KFU_BENCH_SERVER_PID set (bench/alternate.ts sets it), the embedded cluster's CPU in the interval; each
+ * <prefix>.<mode>.<pid>.jsonl: requests in flight at the transport now and sent in the interval (the client's request
+ * counter), the restore's phase and namespaces (ready from the profile controller, in its pipeline, parked for
+ * PodDefaults, done), this process's CPU and, with KFU_BENCH_SERVER_PID set (bench/alternate.ts sets it), the embedded cluster's CPU in the interval; each
  * CPU figure with its system share beside it (time in the kernel: syscalls and context switches).
  */
-function traceTimeline(mode: string): void {
+function traceTimeline(mode: string, kube: KubeClient): void {
   const prefix = process.env.KFU_BENCH_TIMELINE;
   if (!prefix) return;
   const file = `${prefix}.${mode}.${process.pid}.jsonl`;
   const serverPid = Number(process.env.KFU_BENCH_SERVER_PID ?? Number.NaN);
   const started = performance.now();
-  let completed = transportActivity.completed;
+  const sent = () => Object.values(kube.requestPurposes()).reduce((a, b) => a + b, 0);
+  let counted = sent();
   let cpu = process.cpuUsage();
   let server = processCpuMs(serverPid);
   const timer = setInterval(() => {
     const nowCpu = process.cpuUsage();
     const nowServer = processCpuMs(serverPid);
+    const nowSent = sent();
     const line = {
       ms: Math.round(performance.now() - started),
       phase: mode === 'raw-create' ? rawCreatePhase : restoreActivity.phase,
-      inFlight: transportActivity.inFlight,
-      answered: transportActivity.completed - completed,
+      inFlight: kube.inFlight,
+      sent: nowSent - counted,
       ready: restoreActivity.namespacesReady,
       pipeline: restoreActivity.namespacesInPipeline,
       parked: restoreActivity.namespacesParked,
@@ -218,10 +219,8 @@ function traceTimeline(mode: string): void {
       clientSystemMs: Math.round((nowCpu.system - cpu.system) / 1000),
       serverCpuMs: nowServer.user - server.user + nowServer.system - server.system,
       serverSystemMs: nowServer.system - server.system,
-      bytesSent: transportActivity.bytesSent,
-      bytesReceived: transportActivity.bytesReceived,
     };
-    completed = transportActivity.completed;
+    counted = nowSent;
     cpu = nowCpu;
     server = nowServer;
     appendFileSync(file, `${JSON.stringify(line)}\n`);
@@ -231,11 +230,11 @@ function traceTimeline(mode: string): void {
 
 async function main(): Promise<void> {
   traceMemory();
-  traceTimeline(process.argv[2] ?? '');
   const [mode, kubeconfig, s3File, backupId] = process.argv.slice(2);
   if (!mode || !kubeconfig || !s3File) throw new Error('usage: client.ts <backup|raw-list|restore|raw-create> <kubeconfig> <s3.json> [backup-id]');
   const s3 = JSON.parse(readFileSync(s3File, 'utf8')) as S3Target;
   const kube = await KubeClient.load({ kubeconfig, concurrency: CONCURRENCY, pageSize: PAGE_SIZE });
+  traceTimeline(mode, kube);
   try {
     let result: Measured;
     let ms: number;

@@ -19,7 +19,6 @@ import { restoresStatus, suspendedForStatus } from '../../src/kubeflow/status-ki
 import { putForeignArchive } from './fixtures.ts';
 import { refs } from '../support/cluster/kubeflow/refs.ts';
 import { restoreActivity } from '../../src/restore/activity.ts';
-import { transportActivity } from '../../src/kube/transport.ts';
 
 const SEED = 5;
 const PROFILES = 6;
@@ -92,7 +91,7 @@ describe('restore engine against the embedded cluster and s3rver', function () {
     const after = kubeB.requestCounts();
     // the counters the benches' timeline reads: each namespace counted once, none left running, nothing left in flight
     expect(restoreActivity).to.deep.equal({ phase: 'done', namespacesReady: PROFILES, namespacesInPipeline: 0, namespacesParked: 0, namespacesDone: PROFILES });
-    expect(transportActivity.inFlight).to.equal(0);
+    expect(kubeB.inFlight).to.equal(0);
     expect(outcome.backupId).to.equal(backupId);
     expect(outcome.totals).to.deep.include({ created: archived, updated: 0, failed: 0 });
     // one create per archived object: the controllers made everything else; and one status write per Experiment and
