@@ -18,6 +18,7 @@ import type { RestoreOutcome } from '../../src/restore/engine.ts';
 import type { ApiResource, KubeObject } from '../../src/kube/types.ts';
 import { stateResources } from '../../src/kubeflow/kinds.ts';
 import { ObjectStore } from '../../src/store/objects.ts';
+import { restoreActivity } from '../../src/restore/activity.ts';
 import { S3BackupStore } from '../../src/store/backup-store.ts';
 
 export interface S3Target {
@@ -129,9 +130,13 @@ async function rawCreate(kube: KubeClient, objects: KubeObject[]): Promise<{ ms:
   const requestsBefore = kube.requestPurposes();
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
+  rawCreatePhase = 'profiles';
   await Promise.all(profiles.map(create));
+  rawCreatePhase = 'namespaces';
   await waitForProfileNamespaces(kube, profiles, { timeoutMs: 600_000 });
+  rawCreatePhase = 'writes';
   await Promise.all(objects.filter((o) => o.kind !== 'Profile').map(create));
+  rawCreatePhase = 'done';
   return { ms: performance.now() - started, cpuMs: cpuMs(process.cpuUsage(cpuBefore)), requests: requestsSince(kube, requestsBefore) };
 }
 
@@ -167,12 +172,69 @@ function traceMemory(): void {
   timer.unref();
 }
 
+/** raw CREATE's phase, for the timeline */
+let rawCreatePhase = 'idle';
+
+/** CPU milliseconds of a process and its threads (utime and stime of /proc/<pid>/stat, at 100 ticks a second), NaN when unreadable */
+function processCpuMs(pid: number): { user: number; system: number } {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return { user: Number(fields[11]) * 10, system: Number(fields[12]) * 10 };
+  } catch {
+    return { user: Number.NaN, system: Number.NaN };
+  }
+}
+
+/**
+ * Where a run's time goes (docs/performance.md): with KFU_BENCH_TIMELINE=<prefix>, every 100 ms one JSON line to
+ * <prefix>.<mode>.<pid>.jsonl: requests in flight at the transport now and sent in the interval (the client's request
+ * counter), the restore's phase and namespaces (ready from the profile controller, in its pipeline, parked for
+ * PodDefaults, done), this process's CPU and, with KFU_BENCH_SERVER_PID set (bench/alternate.ts sets it), the embedded cluster's CPU in the interval; each
+ * CPU figure with its system share beside it (time in the kernel: syscalls and context switches).
+ */
+function traceTimeline(mode: string, kube: KubeClient): void {
+  const prefix = process.env.KFU_BENCH_TIMELINE;
+  if (!prefix) return;
+  const file = `${prefix}.${mode}.${process.pid}.jsonl`;
+  const serverPid = Number(process.env.KFU_BENCH_SERVER_PID ?? Number.NaN);
+  const started = performance.now();
+  const sent = () => Object.values(kube.requestPurposes()).reduce((a, b) => a + b, 0);
+  let counted = sent();
+  let cpu = process.cpuUsage();
+  let server = processCpuMs(serverPid);
+  const timer = setInterval(() => {
+    const nowCpu = process.cpuUsage();
+    const nowServer = processCpuMs(serverPid);
+    const nowSent = sent();
+    const line = {
+      ms: Math.round(performance.now() - started),
+      phase: mode === 'raw-create' ? rawCreatePhase : restoreActivity.phase,
+      inFlight: kube.inFlight,
+      sent: nowSent - counted,
+      ready: restoreActivity.namespacesReady,
+      pipeline: restoreActivity.namespacesInPipeline,
+      parked: restoreActivity.namespacesParked,
+      done: restoreActivity.namespacesDone,
+      clientCpuMs: Math.round((nowCpu.user - cpu.user + nowCpu.system - cpu.system) / 1000),
+      clientSystemMs: Math.round((nowCpu.system - cpu.system) / 1000),
+      serverCpuMs: nowServer.user - server.user + nowServer.system - server.system,
+      serverSystemMs: nowServer.system - server.system,
+    };
+    counted = nowSent;
+    cpu = nowCpu;
+    server = nowServer;
+    appendFileSync(file, `${JSON.stringify(line)}\n`);
+  }, 100);
+  timer.unref();
+}
+
 async function main(): Promise<void> {
   traceMemory();
   const [mode, kubeconfig, s3File, backupId] = process.argv.slice(2);
   if (!mode || !kubeconfig || !s3File) throw new Error('usage: client.ts <backup|raw-list|restore|raw-create> <kubeconfig> <s3.json> [backup-id]');
   const s3 = JSON.parse(readFileSync(s3File, 'utf8')) as S3Target;
   const kube = await KubeClient.load({ kubeconfig, concurrency: CONCURRENCY, pageSize: PAGE_SIZE });
+  traceTimeline(mode, kube);
   try {
     let result: Measured;
     let ms: number;

@@ -108,6 +108,11 @@ export class KubeClient {
     return this.transport.concurrency;
   }
 
+  /** requests in flight at the transport now (inside its concurrency limit) */
+  get inFlight(): number {
+    return this.transport.inFlight;
+  }
+
   /** Requests sent so far, per verb, retries included (dry runs apart). */
   requestCounts(): ReturnType<RequestCounter['snapshot']> {
     return this.counter.snapshot();

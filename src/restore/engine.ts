@@ -36,6 +36,7 @@ import { nudgeProfiles } from './nudge.ts';
 import { watchProfileNamespaces } from './wait.ts';
 import { isPvcStep, VolumeFill } from './volume-fill.ts';
 import { Channel } from './channel.ts';
+import { restoreActivity, startRestoreActivity } from './activity.ts';
 import { mergeIntoControllerServiceAccount, writeArchivedStatus } from './controller-objects.ts';
 import { describe } from '../errors/index.ts';
 import { neutralWording, type Wording } from '../errors/remedy.ts';
@@ -113,7 +114,9 @@ export async function runRestore(kube: RestoreKube, store: BackupStore, request:
     } catch (error) {
       throw new RestoreInputError(`${(error as Error).message} Nothing was restored.`);
     }
+    startRestoreActivity();
     const preflight = await runPreflight(kube, store, request, { filter, progress: say });
+    restoreActivity.phase = 'profiles';
     try {
       const storage = await reviewStorageClasses(kube, preflight, storageClassMap, request.wording);
       const recurringRuns = preflight.skipped.flatMap((s) => (s.recurringRun ? [s.recurringRun] : [])).sort();
@@ -130,6 +133,7 @@ export async function runRestore(kube: RestoreKube, store: BackupStore, request:
       }
       const run = new RestoreRun(kube, preflight, request, request.dryRun === true, storageClassMap, say, (m) => { status = m; });
       await run.execute();
+      restoreActivity.phase = 'done';
       const report = run.report;
       return {
         backupId: preflight.backupId,
@@ -296,7 +300,7 @@ class RestoreRun {
     };
     const watch = await watchProfileNamespaces(this.kube, preflight.profiles, {
       progress: (m) => this.say(m),
-      onReady: (name) => { ready.add(name); offer(name); },
+      onReady: (name) => { ready.add(name); restoreActivity.namespacesReady++; offer(name); },
     });
     const pipeline = this.pipeline(steps, queue, newPvcs);
     // judged below with allSettled; a handler now keeps an early failure from counting as unhandled meanwhile
@@ -363,15 +367,23 @@ class RestoreRun {
     // namespaces whose workloads wait for their late PodDefaults, parked outside the width so others go on meanwhile
     const parked = new Set<Promise<void>>();
     const park = (namespace: string, rest: readonly SpooledStep[]) => {
+      restoreActivity.namespacesParked++;
       const task = this.podDefaults!.forNamespace(namespace)
-        .then(() => this.restoreNamespace(namespace, rest, newPvcs))
+        .then(() => {
+          restoreActivity.namespacesParked--;
+          restoreActivity.namespacesInPipeline++;
+          return this.restoreNamespace(namespace, rest, newPvcs).finally(() => { restoreActivity.namespacesInPipeline--; });
+        })
         .catch((error: unknown) => { this.failure ??= error; })
         .finally(() => { parked.delete(task); });
       parked.add(task);
     };
     for await (const namespace of namespaces) {
       if (this.failure) break;
+      restoreActivity.phase = 'writes';
+      restoreActivity.namespacesInPipeline++;
       const task = this.restoreNamespace(namespace, steps, newPvcs, park)
+        .finally(() => { restoreActivity.namespacesInPipeline--; })
         .catch((error: unknown) => { this.failure ??= error; })
         .finally(() => { inFlight.delete(task); });
       inFlight.add(task);
@@ -407,6 +419,7 @@ class RestoreRun {
       }
     }
     this.namespacesDone++;
+    restoreActivity.namespacesDone++;
     this.status(`restored ${this.report.done} objects; ${this.namespacesDone} namespace(s) done`);
   }
 

@@ -18,6 +18,7 @@ import { restorable } from '../../src/restore/normalize.ts';
 import { restoresStatus, suspendedForStatus } from '../../src/kubeflow/status-kinds.ts';
 import { putForeignArchive } from './fixtures.ts';
 import { refs } from '../support/cluster/kubeflow/refs.ts';
+import { restoreActivity } from '../../src/restore/activity.ts';
 
 const SEED = 5;
 const PROFILES = 6;
@@ -88,6 +89,9 @@ describe('restore engine against the embedded cluster and s3rver', function () {
     const before = kubeB.requestCounts();
     const outcome = await restore(kubeB, { backupId: 'latest', trust: { encryptionKey: 'restore-test-passphrase' }, progress: (m) => { progress.push(m); } });
     const after = kubeB.requestCounts();
+    // the counters the benches' timeline reads: each namespace counted once, none left running, nothing left in flight
+    expect(restoreActivity).to.deep.equal({ phase: 'done', namespacesReady: PROFILES, namespacesInPipeline: 0, namespacesParked: 0, namespacesDone: PROFILES });
+    expect(kubeB.inFlight).to.equal(0);
     expect(outcome.backupId).to.equal(backupId);
     expect(outcome.totals).to.deep.include({ created: archived, updated: 0, failed: 0 });
     // one create per archived object: the controllers made everything else; and one status write per Experiment and
