@@ -167,12 +167,12 @@ export class ObjectStore {
    * body stream's backpressure never holds more than partSize × queueSize. On failure the multipart upload is
    * aborted by the SDK, so no half object remains.
    */
-  startUpload(key: string, body: Readable | Uint8Array | string, contentType?: string, role: UploadRole = 'read-first'): UploadHandle {
+  startUpload(key: string, body: Readable | Uint8Array | string, contentType?: string, role: UploadRole = 'read-first', queueSize = this.queueSize): UploadHandle {
     const upload = new Upload({
       client: this.client,
       params: { Bucket: this.bucket, Key: this.fullKey(key), Body: body, ContentType: contentType, ...this.storageClass[role] },
       partSize: this.partSize,
-      queueSize: this.queueSize,
+      queueSize,
       leavePartsOnError: false,
     });
     let aborted = false;
@@ -194,9 +194,13 @@ export class ObjectStore {
     };
   }
 
-  /** Uploads a whole file read before the data (in STANDARD, see `storageClass`); small bodies take one PUT, streams go multipart. */
+  /**
+   * Uploads a whole file read before the data (in STANDARD, see `storageClass`); small bodies take one PUT, streams go
+   * multipart with one part in flight: such a stream is the manifest, written at the backup's commit on top of what the
+   * listing left, where four parts in flight made the backup's peak memory (docs/performance.md).
+   */
   async put(key: string, body: Readable | Uint8Array | string, contentType?: string): Promise<void> {
-    if (body instanceof Readable) return this.startUpload(key, body, contentType).done();
+    if (body instanceof Readable) return this.startUpload(key, body, contentType, 'read-first', 1).done();
     try {
       await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key), Body: body, ContentType: contentType, ...this.storageClass['read-first'] }));
     } catch (error) {
