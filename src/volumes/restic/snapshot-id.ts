@@ -19,10 +19,10 @@ export type SnapshotLister = (prefix: string) => AsyncIterable<{ key: string }>;
 
 /** Lists objects of the bucket (keys from the bucket's root) with the product's own S3 client; `close` ends it. */
 export function bucketLister(s3: MoverS3Settings): { list: SnapshotLister; close: () => void } {
-  const certificates = s3.tlsCaChain?.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [];
+  // the movers' chain is the store's certificates joined (src/volumes/settings.ts); Node's `ca` reads every PEM in one entry
   const client = createS3Client({
     endpoint: s3.endpoint, bucket: s3.bucket, path: '', region: s3.region ?? 'us-east-1', accessKey: s3.accessKey, secretKey: s3.secretKey,
-    uriStyle: s3.uriStyle === 'host' ? 'host' : 'path', ...(certificates.length > 0 ? { tlsCaChain: certificates } : {}),
+    uriStyle: s3.uriStyle === 'host' ? 'host' : 'path', ...(s3.tlsCaChain ? { tlsCaChain: [s3.tlsCaChain] } : {}),
   });
   const objects = new ObjectStore({ client, bucket: s3.bucket, prefix: '' });
   return { list: (prefix) => objects.list(prefix), close: () => client.destroy() };
