@@ -28,6 +28,7 @@ describe('reliability: backups under S3 and API faults', function () {
     kube = await kubeAt(cluster.kubeconfigPath);
     cluster.faults.retryAfterSeconds = 0;
     cluster.faults.latencyMs = 5;
+    await cluster.settled();
     const direct = storeAt(s3.endpoint, BUCKET, 'clean');
     clean = await entryChecksums(direct, (await runBackup(kube, backupStore(direct), backupRequest())).backupId);
   });

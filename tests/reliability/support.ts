@@ -3,7 +3,6 @@
 import { createS3Client } from '../../src/store/s3-client.ts';
 import { ObjectStore } from '../../src/store/objects.ts';
 import { KubeClient } from '../../src/kube/client.ts';
-import {  } from '../../src/archive/index.ts';
 import { backupKeys, backupNameOfFolder, BACKUPS_FOLDER } from '../../src/store/layout.ts';
 import type { BackupRequest } from '../../src/backup/engine.ts';
 import type { S3Settings } from '../../src/store/settings.ts';

@@ -44,6 +44,7 @@ const sourceKubelet = simulatedKubelet({ dataDir: sourceData });
 const stopSourceKubelet = sourceKubelet.start(cluster.api);
 await sourceKubelet.idle();
 const sourceVolumes = seedVolumes(cluster, sourceKubelet);
+await cluster.settled();
 /** the backup request with volume data copied by movers talking to `endpoint` */
 const withVolumes = (endpoint: string, prefix: string) => backupRequest({ includeVolumes: true, volumes: volumeBackupStep(kube, s3Settings(endpoint, BUCKET, prefix), SOAK_MOVERS) });
 let violations = 0;

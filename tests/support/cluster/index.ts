@@ -56,6 +56,13 @@ export interface RunningCluster {
   faults: Faults;
   /** make outstanding list continue tokens and old watch positions expire, as etcd compaction does */
   compact(): void;
+  /**
+   * Resolves once no object has changed for `quietMs`: the simulated controllers have answered the dataset. Upstream
+   * they answer late too (a new Katib Experiment's Trials come only after its Suggestion's algorithm service is up,
+   * pkg/controller.v1beta1/suggestion/suggestion_controller.go), so a test that compares a reference backup with later
+   * ones takes the reference after this, or the two capture different moments of the same objects.
+   */
+  settled(quietMs?: number, timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -119,6 +126,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Runnin
     cluster,
     faults,
     compact: () => cluster.store.compact(),
+    settled: (quietMs = 1000, timeoutMs = 30_000) => untilQuiet(() => cluster.store.currentRv(), quietMs, timeoutMs),
     stop: async () => {
       await stopControllers();
       await stopServer();
@@ -157,4 +165,20 @@ async function loadKubeflowCrds(options: ClusterOptions): Promise<KubeObject[]> 
 async function loadKubeflowControllers(options: import('./kubeflow/controllers.ts').KubeflowControllerOptions = {}): Promise<Controller[]> {
   const { kubeflowControllers } = await import('./kubeflow/controllers.ts');
   return kubeflowControllers(options);
+}
+
+/** polls a revision until it stays the same for `quietMs`, or fails after `timeoutMs` with the revision it reached */
+async function untilQuiet(revision: () => number, quietMs: number, timeoutMs: number): Promise<void> {
+  const started = Date.now();
+  let last = revision();
+  let since = Date.now();
+  while (Date.now() - since < quietMs) {
+    if (Date.now() - started > timeoutMs) throw new Error(`the embedded cluster kept changing for ${timeoutMs} ms (at resourceVersion ${last})`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const now = revision();
+    if (now !== last) {
+      last = now;
+      since = Date.now();
+    }
+  }
 }
