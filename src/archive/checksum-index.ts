@@ -35,6 +35,22 @@ export class ChecksumIndex {
     return new ChecksumIndex(positions, digests.subarray(0, positions.size * DIGEST_BYTES));
   }
 
+  /**
+   * From paths and their raw digests, 32 bytes each in the same order (`digests` is taken, not copied). A path given
+   * twice keeps its first position and its last digest, as a JSON object's member would.
+   */
+  static fromPacked(paths: readonly string[], digests: Buffer): ChecksumIndex {
+    const positions = new Map<string, number>();
+    for (let i = 0; i < paths.length; i++) {
+      const at = positions.get(paths[i]!);
+      if (at === undefined) {
+        positions.set(paths[i]!, positions.size);
+        if (positions.size - 1 !== i) digests.copy(digests, (positions.size - 1) * DIGEST_BYTES, i * DIGEST_BYTES, (i + 1) * DIGEST_BYTES);
+      } else digests.copy(digests, at * DIGEST_BYTES, i * DIGEST_BYTES, (i + 1) * DIGEST_BYTES);
+    }
+    return new ChecksumIndex(positions, digests.subarray(0, positions.size * DIGEST_BYTES));
+  }
+
   /** From the entries of a parsed manifest document. */
   static fromRecord(entries: Readonly<Record<string, string>>): ChecksumIndex {
     const paths = Object.keys(entries);

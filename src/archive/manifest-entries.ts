@@ -18,6 +18,7 @@ const CLOSE_ARRAY = 0x5d;
 const COLON = 0x3a;
 const COMMA = 0x2c;
 const DIGEST_CHARS = 64;
+const DIGEST_BYTES = 32;
 
 const isSpace = (c: number | undefined) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
@@ -62,10 +63,10 @@ function valueEnd(b: Buffer, i: number): number {
 }
 
 /**
- * Walks the members of the object at `i`: `visit(keyStart, keyEnd, valueStart, valueEnd)`, the key with its quotes.
- * The index after the object, or -1 when it is not one (or `visit` says stop).
+ * Walks the members of the object at `i`: `value(keyStart, keyEnd, valueStart)` reads the value (the key with its
+ * quotes) and returns the index after it, or -1 to stop. The index after the object, or -1 when it is not one.
  */
-function members(b: Buffer, i: number, visit: (ks: number, ke: number, vs: number, ve: number) => boolean): number {
+function members(b: Buffer, i: number, value: (ks: number, ke: number, vs: number) => number): number {
   if (b[i] !== OPEN_OBJECT) return -1;
   i = skipSpace(b, i + 1);
   if (b[i] === CLOSE_OBJECT) return i + 1;
@@ -75,9 +76,8 @@ function members(b: Buffer, i: number, visit: (ks: number, ke: number, vs: numbe
     if (ke < 0) return -1;
     const colon = skipSpace(b, ke);
     if (b[colon] !== COLON) return -1;
-    const vs = skipSpace(b, colon + 1);
-    const ve = valueEnd(b, vs);
-    if (ve < 0 || !visit(i, ke, vs, ve)) return -1;
+    const ve = value(i, ke, skipSpace(b, colon + 1));
+    if (ve < 0) return -1;
     const next = skipSpace(b, ve);
     if (b[next] === COMMA) i = skipSpace(b, next + 1);
     else if (b[next] === CLOSE_OBJECT) return next + 1;
@@ -100,45 +100,67 @@ function keyIs(b: Buffer, ks: number, ke: number, name: string): boolean {
   return ke - ks === name.length + 2 && b.toString('latin1', ks + 1, ke - 1) === name;
 }
 
-function isDigest(b: Buffer, vs: number, ve: number): boolean {
-  if (ve - vs !== DIGEST_CHARS + 2 || b[vs] !== QUOTE || b[ve - 1] !== QUOTE) return false;
-  for (let j = vs + 1; j < ve - 1; j++) {
-    const c = b[j]!;
-    if (!((c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66))) return false;
+/** a lowercase hex digit's value by its byte, 255 for any other byte (an uppercase digit sends the document to JSON.parse) */
+const NIBBLE = new Uint8Array(256).fill(255);
+for (let c = 0x30; c <= 0x39; c++) NIBBLE[c] = c - 0x30;
+for (let c = 0x61; c <= 0x66; c++) NIBBLE[c] = c - 0x61 + 10;
+
+/** The entries object read as it is checked, in one pass: its paths, and their digests packed 32 bytes each. */
+class EntriesReader {
+  paths: string[] = [];
+  digests = Buffer.allocUnsafe(DIGEST_BYTES * 1024);
+
+  /** `vs` is at the entries object: the index after it, or -1 when a member is not a plain key with a sha256 hex */
+  read(b: Buffer, vs: number): number {
+    return members(b, vs, (ks, ke, ds) => {
+      if (!plainKey(b, ks, ke) || b[ds] !== QUOTE || b[ds + DIGEST_CHARS + 1] !== QUOTE) return -1;
+      const at = this.paths.length * DIGEST_BYTES;
+      if (at + DIGEST_BYTES > this.digests.length) {
+        const bigger = Buffer.allocUnsafe(this.digests.length * 2);
+        this.digests.copy(bigger, 0, 0, at);
+        this.digests = bigger;
+      }
+      for (let j = 0; j < DIGEST_BYTES; j++) {
+        const high = NIBBLE[b[ds + 1 + 2 * j]!]!;
+        const low = NIBBLE[b[ds + 2 + 2 * j]!]!;
+        if (high === 255 || low === 255) return -1;
+        this.digests[at + j] = (high << 4) | low;
+      }
+      this.paths.push(b.toString('latin1', ks + 1, ke - 1));
+      return ds + DIGEST_CHARS + 2;
+    });
   }
-  return true;
 }
 
-/** where the one checksums.entries object lies, when the document is one this path reads exactly */
-function entriesSpan(b: Buffer): [number, number] | undefined {
+/**
+ * The one checksums.entries object read into an index, and where it lies, when the document is one this path reads
+ * exactly: every other value is only skipped over here (JSON.parse judges it).
+ */
+function readEntries(b: Buffer): { from: number; to: number; checksums: ChecksumIndex } | undefined {
   let regular = true;
-  const only = (name: string, found: Array<[number, number]>) => (ks: number, ke: number, vs: number, ve: number) => {
-    if (!plainKey(b, ks, ke)) regular = false;
-    else if (keyIs(b, ks, ke, name)) found.push([vs, ve]);
-    return regular;
+  let span: [number, number] | undefined;
+  let reader: EntriesReader | undefined;
+  let checksumsSeen = 0;
+  let entriesSeen = 0;
+  const entriesIn = (ks: number, ke: number, vs: number): number => {
+    if (!plainKey(b, ks, ke)) return (regular = false), -1;
+    if (!keyIs(b, ks, ke, 'entries')) return valueEnd(b, vs);
+    if (++entriesSeen > 1) return -1;
+    reader = new EntriesReader();
+    const ve = reader.read(b, vs);
+    if (ve >= 0) span = [vs, ve];
+    return ve;
   };
-  const checksums: Array<[number, number]> = [];
   const start = skipSpace(b, 0);
-  const end = members(b, start, only('checksums', checksums));
-  if (end < 0 || skipSpace(b, end) !== b.length || checksums.length !== 1) return undefined;
-  const entries: Array<[number, number]> = [];
-  if (members(b, checksums[0]![0], only('entries', entries)) < 0 || entries.length !== 1) return undefined;
-  // every member of entries a plain key and a digest
-  const [from, to] = entries[0]!;
-  const end2 = members(b, from, (ks, ke, vs, ve) => plainKey(b, ks, ke) && isDigest(b, vs, ve));
-  return end2 === to ? [from, to] : undefined;
-}
-
-/** the members of an entries object `entriesSpan` has checked, decoded one at a time as the index takes them */
-function* entryPairs(b: Buffer, from: number): Generator<readonly [string, string]> {
-  let i = skipSpace(b, from + 1);
-  while (b[i] === QUOTE) {
-    const ke = stringEnd(b, i);
-    const vs = skipSpace(b, skipSpace(b, ke) + 1);
-    yield [b.toString('latin1', i + 1, ke - 1), b.toString('latin1', vs + 1, vs + 1 + DIGEST_CHARS)];
-    const next = skipSpace(b, vs + DIGEST_CHARS + 2);
-    i = b[next] === COMMA ? skipSpace(b, next + 1) : next;
-  }
+  const end = members(b, start, (ks, ke, vs) => {
+    if (!plainKey(b, ks, ke)) return (regular = false), -1;
+    if (!keyIs(b, ks, ke, 'checksums')) return valueEnd(b, vs);
+    if (++checksumsSeen > 1) return -1;
+    return members(b, vs, entriesIn);
+  });
+  if (!regular || end < 0 || skipSpace(b, end) !== b.length || checksumsSeen !== 1 || entriesSeen !== 1 || !span || !reader) return undefined;
+  const { paths, digests } = reader;
+  return { from: span[0], to: span[1], checksums: ChecksumIndex.fromPacked(paths, digests.subarray(0, paths.length * DIGEST_BYTES)) };
 }
 
 /**
@@ -146,12 +168,9 @@ function* entryPairs(b: Buffer, from: number): Generator<readonly [string, strin
  * one this path reads exactly (then JSON.parse reads it whole, as before).
  */
 export function splitEntries(bytes: Buffer): { rest: string; checksums: ChecksumIndex } | undefined {
-  const span = entriesSpan(bytes);
-  if (!span) return undefined;
-  const [from, to] = span;
-  let count = 0;
-  members(bytes, from, () => ++count > 0);
-  const checksums = ChecksumIndex.fromPairs(entryPairs(bytes, from), count);
+  const read = readEntries(bytes);
+  if (!read) return undefined;
+  const { from, to, checksums } = read;
   // the span starts and ends at ASCII braces, so decoding the two sides apart equals decoding the whole
   return { rest: `${bytes.toString('utf8', 0, from)}{}${bytes.toString('utf8', to)}`, checksums };
 }

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import fc from 'fast-check';
 import { parseManifest } from '../../src/archive/manifest.ts';
 import { splitEntries } from '../../src/archive/manifest-entries.ts';
 
@@ -91,6 +92,25 @@ describe('archive manifest: the entries read from the bytes', () => {
       const { fromBytes, fromText } = both(text);
       expect(fromBytes, text).to.deep.equal(fromText);
     }
+  });
+
+  it('give what JSON.parse gives for any entries object: duplicates, odd keys, odd digests and odd spacing', () => {
+    // keys from a small alphabet so that duplicates, array-index keys and escapes come often; digests mostly good
+    const key = fc.oneof(
+      { weight: 12, arbitrary: fc.stringMatching(/^[a-c/.][a-c0-9/.]{0,3}$/) },
+      { weight: 1, arbitrary: fc.stringMatching(/^[0-9]{0,2}$/) },
+      { weight: 1, arbitrary: fc.constantFrom('01', 'a\\"b', 'x\\u0041', 'ü.json', '__proto__', 'tab\\t') },
+    );
+    const hex = fc.stringMatching(/^[0-9a-f]{64}$/);
+    const value = fc.oneof({ weight: 40, arbitrary: hex.map((h) => JSON.stringify(h)) }, { weight: 1, arbitrary: fc.constantFrom(
+      JSON.stringify('A'.repeat(64)), JSON.stringify('a'.repeat(63)), JSON.stringify('a'.repeat(65)), '5', 'null', `"${'b'.repeat(64)}" `,
+    ) });
+    const space = fc.constantFrom('', ' ', '\n', '\r\n\t ');
+    const member = fc.tuple(key, value, space, space).map(([k, v, a, b]) => `${a}"${k}"${b}:${a}${v}${b}`);
+    fc.assert(fc.property(fc.array(member, { maxLength: 12 }), space, (members, around) => {
+      const { fromBytes, fromText } = both(document(`${around}{${members.join(',')}}${around}`));
+      expect(fromBytes).to.deep.equal(fromText);
+    }), { numRuns: 500 });
   });
 
   it('take the manifests the writer makes without JSON.parse of their entries, and leave the others to it', () => {
