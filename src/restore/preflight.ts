@@ -17,6 +17,7 @@ import { resourceFolder } from '../archive/paths.ts';
 import type { BackupStore } from '../store/backup-store.ts';
 import type { ArchiveItem, ManifestRead, MarkerRead } from '../archive/reader.ts';
 import { readBindableRoles } from '../kubeflow/bindable-roles.ts';
+import { storageClassOf } from '../kubeflow/storage-classes.ts';
 import { describeObject, groupOf } from '../kubeflow/identity.ts';
 import { namespaceDecision, namespaceOf, restoreDecision, type RestoreCategory, type RestoreDecision, type RestoreScope } from '../kubeflow/restore-selection.ts';
 import type { ResourceFilter } from '../kubeflow/resource-filters.ts';
@@ -97,6 +98,14 @@ export interface Preflight {
   objectsChecked: number;
   /** archived uids that some restored object names in its ownerReferences: the only uids worth relinking */
   ownerUids: Set<string>;
+  /** every spooled PVC that names a storage class, in spool order: what the storage-class review reads, without the spool */
+  pvcClasses: PvcClass[];
+}
+
+export interface PvcClass {
+  namespace: string;
+  name: string;
+  storageClass: string;
 }
 
 /**
@@ -190,7 +199,7 @@ export async function runPreflight(kube: RestoreKube, store: BackupStore, reques
     return {
       backupId, manifest: trusted.manifest, authentication: trusted.authentication, warnings, profiles: chosenProfiles, profileResource,
       namespaces: selected, ...target, skipped: scan.skippedIn(selected), refused: request.skipRefused ? refused : [],
-      opener: scan.opener, spool: scan.spool, objectsChecked: scan.objectsChecked, ownerUids: scan.ownerUids,
+      opener: scan.opener, spool: scan.spool, objectsChecked: scan.objectsChecked, ownerUids: scan.ownerUids, pvcClasses: scan.pvcClasses,
     };
   } catch (error) {
     await scan.spool.remove();
@@ -270,6 +279,7 @@ class ArchiveScan {
   readonly profiles = new Map<string, KubeObject>();
   // every archived uid would be a map entry per restored object, which grows with the cluster; only owners are looked up
   readonly ownerUids = new Set<string>();
+  readonly pvcClasses: PvcClass[] = [];
   readonly pending = new Map<string, Pending>();
   // namespace → how many items it holds and the first few described, to name objects outside profile namespaces once
   // the Profiles are all known (a described string per item would grow the restore's memory with every object)
@@ -395,6 +405,10 @@ class ArchiveScan {
     step.kinds.add(object.kind);
     // Controller references are dropped on restore (restorableView), so only the others can name an owner to relink.
     for (const owner of object.metadata.ownerReferences ?? []) if (owner.uid && owner.controller !== true) this.ownerUids.add(owner.uid);
+    if (item.group === '' && item.resource === 'persistentvolumeclaims') {
+      const storageClass = storageClassOf(object);
+      if (storageClass !== undefined) this.pvcClasses.push({ namespace, name: object.metadata.name ?? '', storageClass });
+    }
     await this.spool.append(`${key}@${version}`, namespace, item.json, object);
   }
 }

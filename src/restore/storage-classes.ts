@@ -3,8 +3,7 @@
 // map does not change — such a PVC would stay Pending, and so would whatever mounts it.
 import { neutralWording, type Wording } from '../errors/remedy.ts';
 import type { RestoreKube } from './kube-port.ts';
-import { storageClassOf } from '../kubeflow/storage-classes.ts';
-import { spoolKey, type Preflight } from './preflight.ts';
+import type { Preflight } from './preflight.ts';
 
 export interface StorageClassReview {
   /** `namespace/pvc: old → new`, one per PVC the map changes */
@@ -16,15 +15,17 @@ export async function reviewStorageClasses(kube: RestoreKube, preflight: Preflig
   const setting = wording.term({ term: 'storage-class-map' });
   const changes: string[] = [];
   const warnings: string[] = [];
-  const pvcSteps = preflight.steps.filter((s) => s.group === '' && s.resource === 'persistentvolumeclaims');
-  if (pvcSteps.length === 0) return { changes, warnings };
-  const asked: Array<{ where: string; from: string }> = [];
-  for (const step of pvcSteps) {
-    for await (const item of preflight.spool.read(spoolKey(step), preflight.namespaces)) {
-      const from = storageClassOf(item.object);
-      if (from !== undefined) asked.push({ where: `${item.object.metadata.namespace}/${item.object.metadata.name}`, from });
-    }
+  if (!preflight.steps.some((s) => s.group === '' && s.resource === 'persistentvolumeclaims')) return { changes, warnings };
+  // the classes the preflight noted as it spooled the PVCs (no second read of the spool), namespace after namespace as
+  // the spool gives them back
+  const byNamespace = new Map<string, Array<{ where: string; from: string }>>();
+  for (const { namespace, name, storageClass } of preflight.pvcClasses) {
+    if (!preflight.namespaces.has(namespace)) continue;
+    let list = byNamespace.get(namespace);
+    if (!list) byNamespace.set(namespace, (list = []));
+    list.push({ where: `${namespace}/${name}`, from: storageClass });
   }
+  const asked = [...byNamespace.values()].flat();
   // PVCs that name no class get the target's default, as they got the source's: nothing to look up then
   if (asked.length === 0 && map.size === 0) return { changes, warnings };
   const resource = await kube.findByResource('storage.k8s.io', 'storageclasses');
