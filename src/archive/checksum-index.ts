@@ -68,6 +68,23 @@ export class ChecksumIndex {
     return this.positions.get(path);
   }
 
+  /**
+   * A lookup for paths met in about the manifest's order, as a tarball's entries are: a path equal to the next one the
+   * manifest lists costs a string comparison instead of hashing it for the map; any other path goes to the map.
+   */
+  orderedLookup(): (path: string) => number | undefined {
+    const keys = this.positions.keys();
+    let next = keys.next();
+    let position = 0;
+    return (path) => {
+      if (!next.done && next.value === path) {
+        next = keys.next();
+        return position++;
+      }
+      return this.positions.get(path);
+    };
+  }
+
   /** The sha256 hex recorded at a position. */
   digestAt(position: number): string {
     return this.digests.toString('hex', position * DIGEST_BYTES, (position + 1) * DIGEST_BYTES);

@@ -83,7 +83,9 @@ export function parseItemPath(path: string): ItemPathCheck {
   if (path.includes('\\')) return { ok: false, reason: 'contains a backslash' };
   const parts = path.split('/');
   if (parts.some((p) => p === '..')) return { ok: false, reason: 'escapes its folder with ".."' };
-  if (!parts.every(isSafeSegment)) return { ok: false, reason: 'has an empty, dot or control-character segment' };
+  // every segment as isSafeSegment judges one: the control characters looked for once in the whole path
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(path) || parts.some((p) => p === '' || p === '.')) return { ok: false, reason: 'has an empty, dot or control-character segment' };
   const root = parts[0];
   if ((root !== RESOURCES_ROOT && root !== SEALED_ROOT) || parts.length < 4) return { ok: false, reason: `is not under ${RESOURCES_ROOT}/<resource>/` };
   const itemRoot: ItemRoot = root;

@@ -222,6 +222,7 @@ export async function* decodeItems(
   // paths not met yet would be a second hash table of every path). Names outside the manifest (every name of a
   // foreign archive) are remembered apart, to tell a duplicate.
   const index = options.expected?.checksums;
+  const positionOf = index?.orderedLookup();
   const met = index ? new Uint8Array(index.size) : undefined;
   const seenOutside = new Set<string>();
   let entries = 0;
@@ -249,7 +250,7 @@ export async function* decodeItems(
           const digest = hash('sha256', content, 'hex');
           let expected: string | undefined;
           let duplicate: boolean;
-          const at = index?.positionOf(name);
+          const at = positionOf?.(name);
           if (at !== undefined) {
             duplicate = met![at] === 1;
             if (!duplicate) {

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import fc from 'fast-check';
 import { itemPaths, parseItemPath, SEALED_ROOT } from '../../src/archive/paths.ts';
 import { ROLEBINDINGS, SECRETS, colonRbac, secret } from './sample-objects.ts';
 
@@ -51,5 +52,22 @@ describe('archive paths', () => {
     expect(reason('resources/configmaps/namespaces/a/b/x.json')).to.equal('is neither cluster/<name>.json nor namespaces/<ns>/<name>.json');
     expect(reason('other/configmaps/namespaces/a/x.json')).to.equal('is not under resources/<resource>/');
     expect(() => itemPaths(ROLEBINDINGS, { ...colonRbac('alice').binding, metadata: { name: '..', namespace: 'alice' } })).to.throw(/cannot be stored safely/);
+  });
+
+  it('gives a path with a control character, an empty or a dot segment the same reason wherever it is', () => {
+    // the rule as the archive format states it, segment by segment: the reference for the whole-path check
+    const segmentRefused = (segment: string) => segment === '' || segment === '.' || [...segment].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f);
+    const segment = fc.oneof(
+      { weight: 6, arbitrary: fc.constantFrom('resources', 'configmaps', 'namespaces', 'alice', 'x.json', 'v1-preferredversion', 'cluster') },
+      { weight: 1, arbitrary: fc.constantFrom('', '.', 'a\u0001b', '\u007f', 'tab\there', 'x\n.json', '..') },
+    );
+    fc.assert(fc.property(fc.array(segment, { minLength: 1, maxLength: 7 }), (parts) => {
+      const path = parts.join('/');
+      const got = reason(path);
+      if (parts[0] === '' && parts.length > 1) expect(got).to.equal('is an absolute path');
+      else if (parts.includes('..')) expect(got).to.equal('escapes its folder with ".."');
+      else if (parts.some(segmentRefused)) expect(got).to.equal('has an empty, dot or control-character segment');
+      else expect(got).not.to.equal('has an empty, dot or control-character segment');
+    }), { numRuns: 400 });
   });
 });
