@@ -202,6 +202,8 @@ class RestoreRun {
   private podDefaults: PodDefaultWait | undefined;
   /** fills the PVCs this run creates (or an earlier run left unfilled) with their archived data */
   private readonly volumeFill: VolumeFill;
+  /** the steps that make Pods (restore-order.ts), judged once: every namespace asks at every step */
+  private readonly workloadSteps: ReadonlySet<SpooledStep>;
 
   constructor(
     private readonly kube: RestoreKube,
@@ -217,6 +219,7 @@ class RestoreRun {
     this.limit = Math.max(2, kube.concurrency * 2);
     this.slots = pLimit(this.limit);
     this.volumeFill = new VolumeFill(kube, preflight, request, dry, (message) => this.say(message));
+    this.workloadSteps = new Set(preflight.steps.filter((step) => isWorkloadStep(step.group, step.resource)));
   }
 
   waits(): RestoreOutcome['waits'] {
@@ -404,14 +407,14 @@ class RestoreRun {
   ): Promise<void> {
     for (const [index, step] of steps.entries()) {
       if (this.failure) return;
-      if (this.podDefaults && isWorkloadStep(step.group, step.resource) && !this.podDefaults.isReady(namespace)) {
+      if (this.podDefaults && this.workloadSteps.has(step) && !this.podDefaults.isReady(namespace)) {
         if (park) {
           park(namespace, steps.slice(index));
           return;
         }
         await this.podDefaults.forNamespace(namespace);
       }
-      const items = await this.preflight.spool.readNamespace(spoolKey(step), namespace);
+      const items = this.preflight.spool.readNamespace(spoolKey(step), namespace);
       const results = await Promise.allSettled(items.map((item) => this.slots(() => this.applyOne(step.key, step.target, item, NO_LIVE_OBJECTS))));
       for (const [i, result] of results.entries()) {
         if (result.status === 'rejected') throw result.reason;
@@ -428,7 +431,7 @@ class RestoreRun {
     if (namespaces.size === 0) return;
     for (const step of steps) {
       if (this.failure) return;
-      if (isWorkloadStep(step.group, step.resource) && this.podDefaults) {
+      if (this.workloadSteps.has(step) && this.podDefaults) {
         const wait = this.podDefaults;
         await Promise.all([...namespaces].map((namespace) => this.slots(() => wait.forNamespace(namespace))));
       }

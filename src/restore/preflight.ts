@@ -347,7 +347,7 @@ class ArchiveScan {
       if (!this.request.skipRefused) continue;
       for (const step of this.pending.values()) {
         for (const version of step.versions.keys()) {
-          for (const spooled of await this.spool.readNamespace(`${step.key}@${version}`, namespace)) {
+          for (const spooled of this.spool.readNamespace(`${step.key}@${version}`, namespace)) {
             this.refusedItems.push({ key: step.key, namespace, kind: spooled.object.kind, category: decision.category, reason: `refused: ${decision.reason}` });
           }
         }

@@ -104,8 +104,8 @@ export class Spool {
     await once(this.stream, 'finish');
   }
 
-  /** one namespace's items of one step, in archive order */
-  async readNamespace(step: string, namespace: string): Promise<SpooledItem[]> {
+  /** one namespace's items of one step, in archive order (synchronous: positioned reads of the page cache, see above) */
+  readNamespace(step: string, namespace: string): SpooledItem[] {
     const ranges = this.index.get(step)?.get(namespace);
     if (!ranges) return [];
     // Positioned reads of a file this process has just written, so from the page cache: cheap when synchronous.
@@ -131,7 +131,7 @@ export class Spool {
   async *read(step: string, namespaces?: ReadonlySet<string>): AsyncGenerator<SpooledItem> {
     for (const namespace of this.namespaces(step)) {
       if (namespaces && !namespaces.has(namespace)) continue;
-      yield* await this.readNamespace(step, namespace);
+      yield* this.readNamespace(step, namespace);
     }
   }
 

@@ -25,15 +25,15 @@ describe('restore spool', () => {
     await put(spool, 'secrets@v1', 'a', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'a', uid: 'uid-s' } });
     await put(spool, 'configmaps@v1', 'a', cm('a', 'a3', 'ü → multi-byte text keeps the byte ranges right', 'uid-a3'));
     await spool.seal();
-    const a = await spool.readNamespace('configmaps@v1', 'a');
+    const a = spool.readNamespace('configmaps@v1', 'a');
     expect(a.map((i) => [i.uid, i.object.metadata.name])).to.deep.equal([['uid-a1', 'a1'], [undefined, 'a2'], ['uid-a3', 'a3']]);
     // what the restore writes carries no source uid; the item keeps it apart
     expect(a[0]!.object.metadata.uid).to.equal(undefined);
     expect(a[2]!.object.data).to.deep.equal({ value: 'ü → multi-byte text keeps the byte ranges right' });
-    expect((await spool.readNamespace('configmaps@v1', 'b')).map((i) => i.object.metadata.name)).to.deep.equal(['b1']);
-    expect((await spool.readNamespace('secrets@v1', 'a')).map((i) => i.uid)).to.deep.equal(['uid-s']);
-    expect(await spool.readNamespace('secrets@v1', 'b')).to.deep.equal([]);
-    expect(await spool.readNamespace('rolebindings@v1', 'a')).to.deep.equal([]);
+    expect(spool.readNamespace('configmaps@v1', 'b').map((i) => i.object.metadata.name)).to.deep.equal(['b1']);
+    expect(spool.readNamespace('secrets@v1', 'a').map((i) => i.uid)).to.deep.equal(['uid-s']);
+    expect(spool.readNamespace('secrets@v1', 'b')).to.deep.equal([]);
+    expect(spool.readNamespace('rolebindings@v1', 'a')).to.deep.equal([]);
     expect(spool.count('configmaps@v1')).to.equal(4);
     expect(spool.namespaces('configmaps@v1').sort()).to.deep.equal(['a', 'b']);
   });
@@ -67,7 +67,7 @@ describe('restore spool', () => {
     } as KubeObject;
     await put(spool, 'persistentvolumeclaims@v1', 'a', archived);
     await spool.seal();
-    const [item] = await spool.readNamespace('persistentvolumeclaims@v1', 'a');
+    const [item] = spool.readNamespace('persistentvolumeclaims@v1', 'a');
     expect(item!.uid).to.equal('uid-pvc');
     expect(item!.object).to.deep.equal({
       apiVersion: 'v1',
@@ -87,11 +87,11 @@ describe('restore spool', () => {
     await put(spool, 'pytorchjobs.kubeflow.org@v1', 'a', job('none'));
     await put(spool, 'configmaps@v1', 'a', { ...cm('a', 'c'), status: { x: 1 } } as KubeObject);
     await spool.seal();
-    const jobs = await spool.readNamespace('pytorchjobs.kubeflow.org@v1', 'a');
+    const jobs = spool.readNamespace('pytorchjobs.kubeflow.org@v1', 'a');
     expect(jobs.map((i) => [i.object.metadata.name, i.status])).to.deep.equal([
       ['done', { conditions: [{ type: 'Succeeded', status: 'True' }] }], ['empty', undefined], ['none', undefined],
     ]);
-    expect((await spool.readNamespace('configmaps@v1', 'a'))[0]!.status).to.equal(undefined);
+    expect(spool.readNamespace('configmaps@v1', 'a')[0]!.status).to.equal(undefined);
   });
 
   it('keeps lines intact when an archived text spans lines (pretty-printed) or the spool is written in many batches', async () => {
@@ -102,10 +102,10 @@ describe('restore spool', () => {
     const big = 'x'.repeat(10_000);
     for (let i = 0; i < 300; i++) await put(spool, 'configmaps@v1', i % 2 ? 'b' : 'a', cm(i % 2 ? 'b' : 'a', `big-${i}`, `${i}${big}`));
     await spool.seal();
-    const a = await spool.readNamespace('configmaps@v1', 'a');
+    const a = spool.readNamespace('configmaps@v1', 'a');
     expect(a.slice(0, 2).map((i) => [i.object.metadata.name, i.object.data])).to.deep.equal([['before', { value: 'before' }], ['pretty', { value: 'line one\nline two' }]]);
     expect(a[1]!.uid).to.equal('uid-pretty');
-    const b = await spool.readNamespace('configmaps@v1', 'b');
+    const b = spool.readNamespace('configmaps@v1', 'b');
     expect(a).to.have.length(152);
     expect(b).to.have.length(150);
     expect(b.every((item, n) => item.object.metadata.name === `big-${2 * n + 1}` && (item.object.data as { value: string }).value === `${2 * n + 1}${big}`)).to.equal(true);
@@ -121,7 +121,7 @@ describe('restore spool', () => {
     const check = async (order: readonly string[]) => {
       for (const ns of order) {
         for (const step of steps) {
-          const items = await spool.readNamespace(step, ns);
+          const items = spool.readNamespace(step, ns);
           expect(items.map((i) => [i.object.metadata.namespace, i.object.metadata.name, (i.object.data as { value: string }).value.split(' ').slice(0, 3).join(' ')]))
             .to.deep.equal([1, 2].map((n) => [ns, `${step}-${n}`, `${ns} ${step} ${n}`]));
         }
@@ -140,7 +140,7 @@ describe('restore spool', () => {
       expect((await stat(join(parent, folder!))).mode & 0o777).to.equal(0o700);
       await put(own, 'configmaps@v1', 'a', cm('a', 'x'));
       await own.seal();
-      await own.readNamespace('configmaps@v1', 'a');
+      own.readNamespace('configmaps@v1', 'a');
       await own.remove();
       expect(await readdir(parent)).to.deep.equal([]);
     } finally {
