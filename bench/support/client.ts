@@ -4,7 +4,7 @@
 // The bench runs it as an esbuild bundle (bench/support/bundle.ts), built like the charm, so RSS is the product's.
 // modes: backup (runBackup), raw-list (plain paginated LIST of the same kinds), restore (runRestore into the
 // cluster of <kubeconfig>), raw-create (concurrent CREATE of the archive's objects at the restore's concurrency).
-import { appendFileSync, readFileSync } from 'node:fs';
+import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
 import { writeHeapSnapshot } from 'node:v8';
 import https from 'node:https';
 import { S3Client } from '@aws-sdk/client-s3';
@@ -140,6 +140,26 @@ async function rawCreate(kube: KubeClient, objects: KubeObject[]): Promise<{ ms:
   return { ms: performance.now() - started, cpuMs: cpuMs(process.cpuUsage(cpuBefore)), requests: requestsSince(kube, requestsBefore) };
 }
 
+/**
+ * With KFU_BENCH_THREADS set, the client prints its CPU over the measured part by thread name (/proc/self/task/<tid>/
+ * stat: utime + stime, in clock ticks of 10 ms): the main thread apart from V8's helpers (parallel and concurrent GC,
+ * compilation) and libuv's pool (zlib, crypto, file system), which a CPU profile of the main thread does not see.
+ */
+function threadCpuMs(): Map<string, number> {
+  const byName = new Map<string, number>();
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replace(/\d+$/, '').trim();
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      byName.set(name, (byName.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) * 10);
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return byName;
+}
+
 function cpuMs(usage: NodeJS.CpuUsage): number {
   return Math.round((usage.user + usage.system) / 1000);
 }
@@ -240,8 +260,10 @@ async function main(): Promise<void> {
     let ms: number;
     let cpu: number;
     let requests: PurposeCounts;
+    let threadsBefore = threadCpuMs();
     if (mode === 'raw-create') {
       const objects = await archiveObjects(s3, backupId!);
+      threadsBefore = threadCpuMs();
       ({ ms, cpuMs: cpu, requests } = await rawCreate(kube, objects));
       result = { objects: objects.length };
     } else {
@@ -255,6 +277,11 @@ async function main(): Promise<void> {
       ms = performance.now() - started;
       cpu = cpuMs(process.cpuUsage(cpuBefore));
       requests = requestsSince(kube, requestsBefore);
+    }
+    if (process.env.KFU_BENCH_THREADS) {
+      const after = threadCpuMs();
+      const spent = [...after].map(([name, ms]) => `${name} ${ms - (threadsBefore.get(name) ?? 0)} ms`);
+      process.stderr.write(`${mode}: CPU by thread over the measured part: ${spent.join(', ')}\n`);
     }
     const out: ClientResult = { mode, ms: Math.round(ms), ...result, peakRssMiB: peakRssMiB(), cpuMs: cpu, requests };
     process.stdout.write(`${JSON.stringify(out)}\n`);

@@ -60,7 +60,10 @@ export interface ClientBuild {
 export async function runClient(mode: string, kubeconfigPath: string, s3File: string, backupId?: string, build?: ClientBuild): Promise<ClientResult> {
   // the client as an esbuild bundle like the shipped charm: tsx alone added ~130 MiB to every client's peak RSS
   // with the V8 flags the charm's dispatch and the CLI start the engines with, so RSS is the product's
-  const flags = build?.flags ?? ENGINE_NODE_FLAGS;
+  // KFU_BENCH_CLIENT_FLAGS adds node flags to the measured client only (e.g. `--cpu-prof --cpu-prof-dir=<dir>`, which
+  // NODE_OPTIONS refuses), for finding where its time goes; never set for the figures the bench reports
+  const extra = process.env.KFU_BENCH_CLIENT_FLAGS?.split(' ').filter(Boolean) ?? [];
+  const flags = [...(build?.flags ?? ENGINE_NODE_FLAGS), ...extra];
   const bundle = build?.bundle ?? (await clientBundle());
   const { stdout } = await execa(node, [...flags, bundle, mode, kubeconfigPath, s3File, ...(backupId ? [backupId] : [])], { stderr: 'inherit', env: { ...(build?.env ?? ENGINE_ENV) } });
   const last = stdout.trim().split('\n').at(-1) ?? '';
