@@ -51,7 +51,7 @@ export function streamManifest(
   const signer = encryptionKey !== undefined ? new ManifestSigner(encryptionKey) : undefined;
   const digest = new Digest(signer);
   // pipeline, not pipe: a failure while writing the pieces destroys the digest stream, so the upload fails too
-  pipeline(Readable.from(manifestChunks(manifest, entries), { highWaterMark: 1 }), digest, () => undefined);
+  pipeline(Readable.from(manifestChunks(manifest, entries)), digest, () => undefined);
   const digests = new Promise<ManifestDigests>((resolve, reject) => {
     digest.once('end', () => resolve({ sha256: digest.hash.digest('hex'), hmac: signer?.annotation() }));
     digest.once('error', reject);

@@ -5,7 +5,7 @@
 // memory (docs/performance.md). Here one upload holds at most queueSize + 1 part buffers, and a finished upload hands
 // its buffers to the next one (the manifest reuses the tarball's).
 // The S3 calls are lib-storage's: one PutObject when the whole body fits in one part, else CreateMultipartUpload,
-// UploadPart in order with at most queueSize in flight, CompleteMultipartUpload, and AbortMultipartUpload when anything
+// UploadPart numbered in order with at most queueSize in flight, CompleteMultipartUpload, and AbortMultipartUpload when anything
 // fails, so no half object and no orphan upload remains (aws/aws-sdk-js-v3 lib/lib-storage/src/Upload.ts).
 import {
   AbortMultipartUploadCommand,
