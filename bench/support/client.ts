@@ -61,6 +61,8 @@ type Measured = Omit<ClientResult, 'mode' | 'ms' | 'peakRssMiB' | 'cpuMs' | 'req
 
 async function backup(kube: KubeClient, s3: S3Target): Promise<Measured> {
   const outcome = await runBackup(kube, openStore(s3), {
+    // only when tracing memory: the trace's lines then say which step of the backup they fall in
+    ...(process.env.KFU_BENCH_MEMORY_TRACE ? { progress: (message: string) => void (memoryPhase = message.split(/[ :;]/, 2).join(' ')) } : {}),
     kind: 'backup-state', includeVolumes: false, includeControlPlane: false, toolVersion: 'bench',
     profileNamespaceSelector: 'app.kubernetes.io/part-of=kubeflow-profile',
     protectedCrdGroups: ['kubeflow.org', 'tensorboard.kubeflow.org', 'serving.kserve.io'], modelNamespace: 'kubeflow',
@@ -169,26 +171,33 @@ function requestsSince(kube: KubeClient, before: PurposeCounts): PurposeCounts {
   return Object.fromEntries(Object.entries(now).map(([k, v]) => [k, v - before[k as keyof PurposeCounts]])) as PurposeCounts;
 }
 
+/** the backup's last progress line, in short (its first two words), while a memory trace runs */
+let memoryPhase = 'start';
+
 /**
  * For finding what a client's memory is made of (not used by the benches' figures): with KFU_BENCH_MEMORY_TRACE=<file>
- * process.memoryUsage() is appended there every 100 ms as a JSON line; with KFU_BENCH_HEAP_SNAPSHOT_MIB=<n> as well, one
- * heap snapshot is written (into the working folder) the first time the used heap passes n MiB.
+ * process.memoryUsage() is appended there every 100 ms (KFU_BENCH_MEMORY_TRACE_MS: another interval) as a JSON line,
+ * with a backup's step (its last progress line's first words) and the RSS high-water mark; with
+ * KFU_BENCH_HEAP_SNAPSHOT_MIB=<n> as well, one heap snapshot is written (into the working folder) the first time the
+ * used heap passes n MiB, or with KFU_BENCH_HEAP_SNAPSHOT_RSS_MIB=<n> the first time the RSS does.
  */
 function traceMemory(): void {
   const file = process.env.KFU_BENCH_MEMORY_TRACE;
   if (!file) return;
   const snapshotAt = Number(process.env.KFU_BENCH_HEAP_SNAPSHOT_MIB ?? Number.NaN) * 1024 ** 2;
+  const snapshotAtRss = Number(process.env.KFU_BENCH_HEAP_SNAPSHOT_RSS_MIB ?? Number.NaN) * 1024 ** 2;
+  const interval = Number(process.env.KFU_BENCH_MEMORY_TRACE_MS ?? 100);
   let snapshotTaken = false;
   const started = performance.now();
   const timer = setInterval(() => {
     const m = process.memoryUsage();
     const mib = (x: number) => Math.round(x / 1024 ** 2);
-    appendFileSync(file, `${JSON.stringify({ ms: Math.round(performance.now() - started), rss: mib(m.rss), heapTotal: mib(m.heapTotal), heapUsed: mib(m.heapUsed), external: mib(m.external), arrayBuffers: mib(m.arrayBuffers) })}\n`);
-    if (!snapshotTaken && m.heapUsed >= snapshotAt) {
+    appendFileSync(file, `${JSON.stringify({ ms: Math.round(performance.now() - started), rss: mib(m.rss), heapTotal: mib(m.heapTotal), heapUsed: mib(m.heapUsed), external: mib(m.external), arrayBuffers: mib(m.arrayBuffers), hwm: peakRssMiB(), phase: memoryPhase })}\n`);
+    if (!snapshotTaken && (m.heapUsed >= snapshotAt || m.rss >= snapshotAtRss)) {
       snapshotTaken = true;
       process.stderr.write(`heap snapshot: ${writeHeapSnapshot()}\n`);
     }
-  }, 100);
+  }, interval);
   timer.unref();
 }
 

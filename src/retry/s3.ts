@@ -49,7 +49,7 @@ export function withS3Retry<T>(policy: RetryPolicy, what: CallDescription, call:
 const notIdempotent = new Set(['CreateMultipartUpload']);
 
 /**
- * Puts every request the client sends (ObjectStore calls, lib-storage's parts, its abort on failure) under the
+ * Puts every request the client sends (ObjectStore calls, a multipart upload's parts, its abort on failure) under the
  * policy, as one build-step middleware: each attempt is signed and sent afresh by the steps after it. Build the
  * client with `maxAttempts: 1` so the SDK's own retries do not multiply ours. A request whose body is a stream
  * cannot be sent twice and gets one attempt.

@@ -15,6 +15,7 @@ import {
 import { Upload } from '@aws-sdk/lib-storage';
 import { Readable } from 'node:stream';
 import { normalizePrefix } from './layout.ts';
+import { PartBuffers, uploadStream } from './part-upload.ts';
 import { READ_AT_ONCE_CLASS } from './storage-class.ts';
 import { TIMEOUT_CODES, TLS_CODES, errorCodes, isNetworkCode } from '../errors/codes.ts';
 import { KfuError, type ErrorKind } from '../errors/index.ts';
@@ -96,7 +97,7 @@ export interface ObjectStoreOptions {
   bucket: string;
   /** the location's path prefix inside the bucket; '' or undefined for the bucket root */
   prefix?: string;
-  /** multipart part size; S3 needs at least 5 MiB. Memory held by one upload is about partSize × queueSize. */
+  /** multipart part size; S3 needs at least 5 MiB. Memory held by one upload is at most partSize × (queueSize + 1). */
   partSizeBytes?: number;
   queueSize?: number;
   /**
@@ -132,6 +133,8 @@ export class ObjectStore {
   readonly prefix: string;
   private readonly partSize: number;
   private readonly queueSize: number;
+  /** part buffers a finished streaming upload leaves to the next one (the manifest takes the tarball's) */
+  private readonly partBuffers: PartBuffers;
   /** sent as x-amz-storage-class, by the role of the upload */
   private readonly storageClass: Record<UploadRole, { StorageClass?: StorageClass }>;
 
@@ -143,6 +146,8 @@ export class ObjectStore {
     // 4 parts in flight, as the SDK's own default: fewer left the upload well short of a raw multipart PUT of the same
     // bytes (bench/archive-upload, docs/performance.md), for one part size more memory per extra part in flight.
     this.queueSize = Math.max(1, options.queueSize ?? 4);
+    // two spare: what a one-part-in-flight upload (the manifest) uses, with one part filling while one goes up
+    this.partBuffers = new PartBuffers(this.partSize, 2);
     this.storageClass = options.storageClass
       ? { data: { StorageClass: options.storageClass as StorageClass }, 'read-first': { StorageClass: READ_AT_ONCE_CLASS } }
       : { data: {}, 'read-first': {} };
@@ -164,30 +169,30 @@ export class ObjectStore {
 
   /**
    * Starts a streaming multipart upload. The body is consumed as parts fill, so a producer that respects the
-   * body stream's backpressure never holds more than partSize × queueSize. On failure the multipart upload is
-   * aborted by the SDK, so no half object remains.
+   * body stream's backpressure never holds more than partSize × (queueSize + 1) in part buffers; a stream's parts are
+   * written into buffers reused from part to part and from upload to upload (src/store/part-upload.ts). On failure the
+   * multipart upload is aborted, so no half object remains.
    */
   startUpload(key: string, body: Readable | Uint8Array | string, contentType?: string, role: UploadRole = 'read-first', queueSize = this.queueSize): UploadHandle {
-    const upload = new Upload({
-      client: this.client,
-      params: { Bucket: this.bucket, Key: this.fullKey(key), Body: body, ContentType: contentType, ...this.storageClass[role] },
-      partSize: this.partSize,
-      queueSize,
-      leavePartsOnError: false,
-    });
-    let aborted = false;
-    const finished = upload.done().then(
+    const params = { Bucket: this.bucket, Key: this.fullKey(key), ContentType: contentType, ...this.storageClass[role] };
+    const cancel = new AbortController();
+    let upload: Upload | undefined;
+    const running = body instanceof Readable
+      ? uploadStream(this.client, params, body, { buffers: this.partBuffers, queueSize, signal: cancel.signal })
+      // a body already in memory is cut into parts without a copy (lib-storage's subarrays)
+      : (upload = new Upload({ client: this.client, params: { ...params, Body: body }, partSize: this.partSize, queueSize, leavePartsOnError: false })).done();
+    const finished = running.then(
       () => undefined,
       (error: unknown) => {
-        throw aborted ? new StoreError('aborted', `The upload of ${this.url(key)} was cancelled.`, key) : this.fail(error, 'upload', key);
+        throw cancel.signal.aborted ? new StoreError('aborted', `The upload of ${this.url(key)} was cancelled.`, key) : this.fail(error, 'upload', key);
       },
     );
     finished.catch(() => undefined); // observed by done(); avoid an unhandled rejection when only abort() is used
     return {
       done: () => finished,
       abort: async () => {
-        aborted = true;
-        await upload.abort().catch(() => undefined);
+        cancel.abort();
+        await upload?.abort().catch(() => undefined);
         await finished.catch(() => undefined);
         if (body instanceof Readable && !body.destroyed) body.destroy();
       },
