@@ -23,7 +23,7 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const BUCKET = 'bench';
 
 function usage(message: string): never {
-  process.stderr.write(`${message}\nusage: npm run bench:alternate -- --before <revision> [--after <revision>] [--profiles N] [--rounds N] [--skip-backup] [--skip-restore] [--after-first]\n`);
+  process.stderr.write(`${message}\nusage: npm run bench:alternate -- --before <revision> [--after <revision>] [--profiles N] [--rounds N] [--skip-backup] [--skip-restore] [--after-first] [--ordered]\n`);
   process.exit(2);
 }
 
@@ -39,6 +39,8 @@ try {
       'skip-restore': { type: 'boolean', default: false },
       // which side runs first in the first round (a second run can then start where the first one's order would go on)
       'after-first': { type: 'boolean', default: false },
+      // raw CREATE in the restore's order too (bench/support/client.ts raw-create-ordered), each round
+      ordered: { type: 'boolean', default: false },
     },
   }).values;
 } catch (error) {
@@ -91,6 +93,7 @@ interface Round {
   load: [number, number, number];
   rawList?: Measured;
   rawCreate?: Measured;
+  rawCreateOrdered?: Measured;
   backup: Partial<Record<Side['label'], Measured>>;
   restore: Partial<Record<Side['label'], Measured>>;
 }
@@ -103,11 +106,31 @@ const r2 = (x: number) => Math.round(x * 100) / 100;
 const load = (): [number, number, number] => loadavg().map((x) => r2(x)) as [number, number, number];
 
 async function measured(cluster: ClusterProcess, mode: string, s3File: string, backupId: string | undefined, build: ClientBuild | undefined): Promise<Measured> {
+  const writesBefore = process.env.KFU_BENCH_WRITES ? await clusterRevision(cluster) : undefined;
   const before = treeCpuSeconds(cluster.pid);
   // for the client's opt-in timeline (KFU_BENCH_TIMELINE): the cluster's CPU per 100 ms
   process.env.KFU_BENCH_SERVER_PID = String(cluster.pid);
   const run = await runClient(mode, cluster.kubeconfigPath, s3File, backupId, build);
-  return { ...run, serverCpuMs: Math.round((treeCpuSeconds(cluster.pid) - before) * 1000) };
+  const serverCpuMs = Math.round((treeCpuSeconds(cluster.pid) - before) * 1000);
+  if (writesBefore !== undefined) {
+    // the cluster's writes (its resourceVersion) during the client's run, and once its controllers had 5 s more
+    const atExit = (await clusterRevision(cluster)) - writesBefore;
+    await new Promise((resolve) => setTimeout(resolve, 5000));
+    process.stderr.write(`${mode}${build ? ` (${build.bundle.split('/').pop()})` : ''}: cluster writes during the run ${atExit}, 5 s later ${(await clusterRevision(cluster)) - writesBefore}\n`);
+  }
+  return { ...run, serverCpuMs };
+}
+
+/** the embedded cluster's resourceVersion now (a LIST's), read with the kubeconfig the clients use */
+async function clusterRevision(cluster: ClusterProcess): Promise<number> {
+  const { KubeClient } = await import('../src/kube/client.ts');
+  const kube = await KubeClient.load({ kubeconfig: cluster.kubeconfigPath });
+  try {
+    const namespaces = (await kube.findByResource('', 'namespaces'))!;
+    return Number((await kube.listAll(namespaces, { limit: 1 } as never)).resourceVersion);
+  } finally {
+    kube.close();
+  }
 }
 
 const scratch = mkdtempSync(join(tmpdir(), 'bench-alternate-'));
@@ -138,14 +161,19 @@ try {
       }
     }
     if (!args['skip-restore']) {
-      // raw CREATE and each side into a fresh empty cluster of their own, raw CREATE first
-      for (const contender of [undefined, ...order]) {
-        const target = await startClusterProcess(join(scratch, `target-${round}-${contender?.label ?? 'raw'}.kubeconfig`), 0);
+      // raw CREATE (and with --ordered, raw CREATE in the restore's order) and each side into a fresh empty cluster
+      // of their own, raw CREATE first
+      const raws = args.ordered ? ['raw-create', 'raw-create-ordered'] : ['raw-create'];
+      for (const contender of [...raws, ...order]) {
+        const side = typeof contender === 'string' ? undefined : contender;
+        const mode = side ? 'restore' : (contender as string);
+        const target = await startClusterProcess(join(scratch, `target-${round}-${side?.label ?? mode}.kubeconfig`), 0);
         clusters.push(target);
-        const run = await measured(target, contender ? 'restore' : 'raw-create', s3File, archive, contender?.build);
+        const run = await measured(target, mode, s3File, archive, side?.build);
         await target.stop();
-        if (contender) entry.restore[contender.label] = run;
-        else entry.rawCreate = run;
+        if (side) entry.restore[side.label] = run;
+        else if (mode === 'raw-create') entry.rawCreate = run;
+        else entry.rawCreateOrdered = run;
       }
     }
     entry.load = load().map((x, i) => Math.max(x, entry.load[i]!)) as [number, number, number];
@@ -164,7 +192,7 @@ function describeRound(r: Round): string {
     const b = r.backup[label];
     const s = r.restore[label];
     if (b) parts.push(`${label} backup ${b.ms} ms (${r2(b.ms / r.rawList!.ms)}× raw LIST, ${perThousand(b.cpuMs, r.rawList!.objects)} ms CPU/1k listed, ${b.peakRssMiB} MiB)`);
-    if (s) parts.push(`${label} restore ${s.ms} ms (${r2(r.rawCreate!.ms / s.ms)} of raw CREATE's rate, ${perThousand(s.cpuMs, s.objects)} ms CPU/1k, ${s.peakRssMiB} MiB)`);
+    if (s) parts.push(`${label} restore ${s.ms} ms (${r2(r.rawCreate!.ms / s.ms)} of raw CREATE's rate${r.rawCreateOrdered ? `, ${r2(r.rawCreateOrdered.ms / s.ms)} of raw CREATE's in the restore's order` : ''}, ${perThousand(s.cpuMs, s.objects)} ms CPU/1k, ${s.peakRssMiB} MiB)`);
   }
   return parts.join('\n  ');
 }
@@ -205,6 +233,13 @@ const summary = {
     'before: server CPU per 1,000 objects (ms)': series((r) => r.restore.before && (r.restore.before.serverCpuMs * 1000) / r.restore.before.objects),
     'after: server CPU per 1,000 objects (ms)': series((r) => r.restore.after && (r.restore.after.serverCpuMs * 1000) / r.restore.after.objects),
     'raw CREATE: server CPU per 1,000 objects (ms)': series((r) => r.rawCreate && (r.rawCreate.serverCpuMs * 1000) / r.rawCreate.objects),
+    ...(args.ordered ? {
+      'before: restore rate / raw CREATE rate in the restore\'s order': series((r) => r.restore.before && r.rawCreateOrdered!.ms / r.restore.before.ms),
+      'after: restore rate / raw CREATE rate in the restore\'s order': series((r) => r.restore.after && r.rawCreateOrdered!.ms / r.restore.after.ms),
+      'raw CREATE in the restore\'s order / raw CREATE (time)': series((r) => r.rawCreate && r.rawCreateOrdered && r.rawCreateOrdered.ms / r.rawCreate.ms),
+      'raw CREATE in the restore\'s order: client CPU per 1,000 objects (ms)': series((r) => r.rawCreateOrdered && (r.rawCreateOrdered.cpuMs * 1000) / r.rawCreateOrdered.objects),
+      'raw CREATE in the restore\'s order: server CPU per 1,000 objects (ms)': series((r) => r.rawCreateOrdered && (r.rawCreateOrdered.serverCpuMs * 1000) / r.rawCreateOrdered.objects),
+    } : {}),
     'before: peak RSS (MiB)': series((r) => r.restore.before?.peakRssMiB),
     'after: peak RSS (MiB)': series((r) => r.restore.after?.peakRssMiB),
   },

@@ -3,7 +3,8 @@
 //   node --import tsx bench/support/client.ts <mode> <kubeconfig> <s3.json> [backup-id]
 // The bench runs it as an esbuild bundle (bench/support/bundle.ts), built like the charm, so RSS is the product's.
 // modes: backup (runBackup), raw-list (plain paginated LIST of the same kinds), restore (runRestore into the
-// cluster of <kubeconfig>), raw-create (concurrent CREATE of the archive's objects at the restore's concurrency).
+// cluster of <kubeconfig>), raw-create (concurrent CREATE of the archive's objects at the restore's concurrency),
+// raw-create-ordered (the same, with the objects taken namespace by namespace in the restore's order of kinds).
 import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
 import { writeHeapSnapshot } from 'node:v8';
 import https from 'node:https';
@@ -121,11 +122,22 @@ export async function archiveObjects(s3: S3Target, backupId: string): Promise<Ku
   return objects;
 }
 
-/** Profiles, the wait for their namespaces (the profile controller must run), then everything else unordered. */
-async function rawCreate(kube: KubeClient, objects: KubeObject[]): Promise<{ ms: number; cpuMs: number; requests: PurposeCounts }> {
+/**
+ * Profiles, the wait for their namespaces (the profile controller must run), then everything else: unordered, or with
+ * `ordered` namespace by namespace, each namespace's kinds in the order the restore writes them
+ * (src/kubeflow/restore-order.ts). Ordered, the cluster's controllers meet the objects in an order they can act on (a
+ * Notebook after its PVC, a workload after its PodDefaults), with nothing of the restore's own work around them.
+ */
+async function rawCreate(kube: KubeClient, objects: KubeObject[], ordered = false): Promise<{ ms: number; cpuMs: number; requests: PurposeCounts }> {
   const { waitForProfileNamespaces } = await import('../../src/restore/wait.ts');
+  const { restorePriority } = await import('../../src/kubeflow/restore-order.ts');
   const resources = new Map<string, Awaited<ReturnType<KubeClient['findByKind']>>>();
   for (const o of objects) if (!resources.has(`${o.apiVersion}/${o.kind}`)) resources.set(`${o.apiVersion}/${o.kind}`, await kube.findByKind(o.apiVersion, o.kind));
+  if (ordered) {
+    const rank = (o: KubeObject) => { const r = resources.get(`${o.apiVersion}/${o.kind}`)!; return restorePriority(r.group, r.resource); };
+    objects = objects.map((o, i) => ({ o, i, namespace: o.metadata.namespace ?? '', rank: rank(o) }))
+      .sort((a, b) => (a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : a.rank - b.rank || a.i - b.i)).map((x) => x.o);
+  }
   const limit = pLimit(CONCURRENCY * 2);
   const create = (o: KubeObject) => limit(() => kube.create(resources.get(`${o.apiVersion}/${o.kind}`)!, o));
   const profiles = objects.filter((o) => o.kind === 'Profile');
@@ -237,7 +249,7 @@ function traceTimeline(mode: string, kube: KubeClient): void {
     const nowSent = sent();
     const line = {
       ms: Math.round(performance.now() - started),
-      phase: mode === 'raw-create' ? rawCreatePhase : restoreActivity.phase,
+      phase: mode.startsWith('raw-create') ? rawCreatePhase : restoreActivity.phase,
       inFlight: kube.inFlight,
       sent: nowSent - counted,
       ready: restoreActivity.namespacesReady,
@@ -260,7 +272,7 @@ function traceTimeline(mode: string, kube: KubeClient): void {
 async function main(): Promise<void> {
   traceMemory();
   const [mode, kubeconfig, s3File, backupId] = process.argv.slice(2);
-  if (!mode || !kubeconfig || !s3File) throw new Error('usage: client.ts <backup|raw-list|restore|raw-create> <kubeconfig> <s3.json> [backup-id]');
+  if (!mode || !kubeconfig || !s3File) throw new Error('usage: client.ts <backup|raw-list|restore|raw-create|raw-create-ordered> <kubeconfig> <s3.json> [backup-id]');
   const s3 = JSON.parse(readFileSync(s3File, 'utf8')) as S3Target;
   const kube = await KubeClient.load({ kubeconfig, concurrency: CONCURRENCY, pageSize: PAGE_SIZE });
   traceTimeline(mode, kube);
@@ -270,10 +282,10 @@ async function main(): Promise<void> {
     let cpu: number;
     let requests: PurposeCounts;
     let threadsBefore = threadCpuMs();
-    if (mode === 'raw-create') {
+    if (mode === 'raw-create' || mode === 'raw-create-ordered') {
       const objects = await archiveObjects(s3, backupId!);
       threadsBefore = threadCpuMs();
-      ({ ms, cpuMs: cpu, requests } = await rawCreate(kube, objects));
+      ({ ms, cpuMs: cpu, requests } = await rawCreate(kube, objects, mode === 'raw-create-ordered'));
       result = { objects: objects.length };
     } else {
       const requestsBefore = kube.requestPurposes();
