@@ -16,6 +16,18 @@ export class Channel<T> implements AsyncIterable<T> {
     this.wake?.();
   }
 
+  /**
+   * What is queued now, up to `max`, once there is at least one; empty only when the queue is closed and empty. For a
+   * consumer that works on as many as are ready at once.
+   */
+  async take(max: number): Promise<T[]> {
+    while (this.items.length === 0 && !this.closed) {
+      await new Promise<void>((resolve) => { this.wake = resolve; });
+      this.wake = undefined;
+    }
+    return this.items.splice(0, max);
+  }
+
   async *[Symbol.asyncIterator](): AsyncIterator<T> {
     for (;;) {
       const item = this.items.shift();
