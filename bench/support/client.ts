@@ -204,7 +204,7 @@ function traceMemory(): void {
   const timer = setInterval(() => {
     const m = process.memoryUsage();
     const mib = (x: number) => Math.round(x / 1024 ** 2);
-    appendFileSync(file, `${JSON.stringify({ ms: Math.round(performance.now() - started), rss: mib(m.rss), heapTotal: mib(m.heapTotal), heapUsed: mib(m.heapUsed), external: mib(m.external), arrayBuffers: mib(m.arrayBuffers), hwm: peakRssMiB(), phase: memoryPhase })}\n`);
+    appendFileSync(file, `${JSON.stringify({ ms: Math.round(performance.now() - started), rss: mib(m.rss), heapTotal: mib(m.heapTotal), heapUsed: mib(m.heapUsed), external: mib(m.external), arrayBuffers: mib(m.arrayBuffers), hwm: peakRssMiB(), phase: memoryPhase, restorePhase: restoreActivity.phase, pid: process.pid })}\n`);
     if (!snapshotTaken && (m.heapUsed >= snapshotAt || m.rss >= snapshotAtRss)) {
       snapshotTaken = true;
       process.stderr.write(`heap snapshot: ${writeHeapSnapshot()}\n`);
