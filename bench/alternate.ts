@@ -2,7 +2,7 @@
 // alternated rounds). The code before a change and the code after it each have their client bundle; both run against
 // the same embedded cluster process (this checkout's: the server is the instrument, not what is compared), round after
 // round, the order swapped every round (A B, B A, …), so load that comes and goes on a shared machine falls on both.
-//   npm run bench:alternate -- --before <git revision> [--after <git revision>] [--profiles 1000] [--rounds 3]
+//   npm run bench:alternate -- --before <git revision> [--after <git revision>] [--profiles 1000] [--rounds 3] [--ordered]
 // Without --after, "after" is this checkout as it is on disk, uncommitted changes included. Each round records the
 // load average, and per side: backup and restore wall time, the client's CPU per 1,000 objects and its peak RSS, and
 // the raw LIST and raw CREATE of the same round for the ratios. The summary gives per-round after/before ratios and
