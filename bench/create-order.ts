@@ -10,8 +10,7 @@ import { parseArgs } from 'node:util';
 import pLimit from 'p-limit';
 import { startCluster } from '../tests/support/cluster/index.ts';
 import { KubeClient } from '../src/kube/client.ts';
-import { runBackup } from '../src/backup/engine.ts';
-import { MemoryBackupStore } from '../src/store/backup-store.ts';
+import { backedUpCluster } from './support/memory-backup.ts';
 import { readItems } from '../src/catalog/read-items.ts';
 import { restorable } from '../src/restore/normalize.ts';
 import { waitForProfileNamespaces } from '../src/restore/wait.ts';
@@ -30,22 +29,14 @@ if (!Number.isInteger(profiles) || profiles < 1 || !Number.isInteger(batchSize) 
 
 /** the backup's objects as a restore sends them, from a cluster of `profiles` profiles */
 async function archivedObjects(): Promise<KubeObject[]> {
-  const source = await startCluster({ profiles, seed: 1 });
-  const kube = await KubeClient.load({ kubeconfig: source.kubeconfigPath, concurrency: 16 });
+  const { store, backupId, stop } = await backedUpCluster(profiles);
   try {
-    const store = new MemoryBackupStore();
-    const { backupId } = await runBackup(kube, store, {
-      kind: 'backup-state', includeVolumes: false, includeControlPlane: false, toolVersion: 'bench',
-      profileNamespaceSelector: 'app.kubernetes.io/part-of=kubeflow-profile',
-      protectedCrdGroups: ['kubeflow.org', 'tensorboard.kubeflow.org', 'serving.kserve.io'], modelNamespace: 'kubeflow',
-    });
     const read = await store.readManifest(backupId);
     const objects: KubeObject[] = [];
     for await (const item of readItems(store, backupId, { expected: read.state === 'present' ? read : null })) objects.push(restorable(item.object));
     return objects;
   } finally {
-    kube.close();
-    await source.stop();
+    await stop();
   }
 }
 

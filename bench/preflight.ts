@@ -6,11 +6,8 @@
 // Run with the engines' node flags (src/node-flags.ts) to measure what a restore runs with, e.g.
 //   node --max-semi-space-size=4 --heap-growing-percent=50 --import tsx bench/preflight.ts --profiles 5000
 import { parseArgs } from 'node:util';
-import { startCluster } from '../tests/support/cluster/index.ts';
-import { KubeClient } from '../src/kube/client.ts';
-import { runBackup } from '../src/backup/engine.ts';
 import { runPreflight } from '../src/restore/preflight.ts';
-import { MemoryBackupStore } from '../src/store/backup-store.ts';
+import { backedUpCluster } from './support/memory-backup.ts';
 
 const { values } = parseArgs({ options: { profiles: { type: 'string', default: '1000' }, runs: { type: 'string', default: '5' } } });
 const profiles = Number(values.profiles);
@@ -20,15 +17,8 @@ if (!Number.isInteger(profiles) || profiles < 1 || !Number.isInteger(runs) || ru
   process.exit(2);
 }
 
-const cluster = await startCluster({ profiles, seed: 1 });
-const kube = await KubeClient.load({ kubeconfig: cluster.kubeconfigPath, concurrency: 16 });
+const { kube, store, backupId, stop } = await backedUpCluster(profiles);
 try {
-  const store = new MemoryBackupStore();
-  const { backupId } = await runBackup(kube, store, {
-    kind: 'backup-state', includeVolumes: false, includeControlPlane: false, toolVersion: 'bench',
-    profileNamespaceSelector: 'app.kubernetes.io/part-of=kubeflow-profile',
-    protectedCrdGroups: ['kubeflow.org', 'tensorboard.kubeflow.org', 'serving.kserve.io'], modelNamespace: 'kubeflow',
-  });
   const cpu: number[] = [];
   for (let run = 0; run < runs; run++) {
     const before = process.cpuUsage();
@@ -43,6 +33,5 @@ try {
   const warm = cpu.slice(1).sort((a, b) => a - b);
   if (warm.length) process.stdout.write(`warm runs: median CPU ${Math.round(warm[Math.floor(warm.length / 2)]!)} ms\n`);
 } finally {
-  kube.close();
-  await cluster.stop();
+  await stop();
 }
