@@ -376,8 +376,8 @@ class RestoreRun {
       const task = this.podDefaults!.forNamespace(namespace)
         .then(() => {
           restoreActivity.namespacesParked--;
-          restoreActivity.namespacesInPipeline++;
-          return this.restoreNamespace(namespace, rest, newPvcs).finally(() => { restoreActivity.namespacesInPipeline--; });
+          // its PodDefaults are there now (or the wait is over), so it is not parked again
+          return this.restoreBatch([namespace], rest, newPvcs, park);
         })
         .catch((error: unknown) => { this.failure ??= error; })
         .finally(() => { parked.delete(task); });
@@ -413,12 +413,13 @@ class RestoreRun {
       for (const [index, step] of steps.entries()) {
         if (this.failure) return;
         if (this.podDefaults && this.workloadSteps.has(step)) {
-          const ready = active.filter((namespace) => this.podDefaults!.isReady(namespace));
-          if (ready.length < active.length) {
-            for (const namespace of active) if (!ready.includes(namespace)) park(namespace, steps.slice(index));
-            restoreActivity.namespacesInPipeline -= active.length - ready.length;
-            active = ready;
+          const ready: string[] = [];
+          for (const namespace of active) {
+            if (this.podDefaults.isReady(namespace)) ready.push(namespace);
+            else park(namespace, steps.slice(index));
           }
+          restoreActivity.namespacesInPipeline -= active.length - ready.length;
+          active = ready;
         }
         const work: Array<{ namespace: string; item: SpooledItem }> = [];
         for (const namespace of active) for (const item of this.preflight.spool.readNamespace(spoolKey(step), namespace)) work.push({ namespace, item });
@@ -434,35 +435,6 @@ class RestoreRun {
     } finally {
       restoreActivity.namespacesInPipeline -= active.length;
     }
-  }
-
-  /**
-   * One namespace's steps in order. At its first workload step, a namespace whose late PodDefaults do not exist yet
-   * is handed to `park` with the steps left, and this call returns.
-   */
-  private async restoreNamespace(
-    namespace: string, steps: readonly SpooledStep[], newPvcs: Array<{ namespace: string; name: string }>,
-    park?: (namespace: string, rest: readonly SpooledStep[]) => void,
-  ): Promise<void> {
-    for (const [index, step] of steps.entries()) {
-      if (this.failure) return;
-      if (this.podDefaults && this.workloadSteps.has(step) && !this.podDefaults.isReady(namespace)) {
-        if (park) {
-          park(namespace, steps.slice(index));
-          return;
-        }
-        await this.podDefaults.forNamespace(namespace);
-      }
-      const items = this.preflight.spool.readNamespace(spoolKey(step), namespace);
-      const results = await Promise.allSettled(items.map((item) => this.slots(() => this.applyOne(step.key, step.target, item, NO_LIVE_OBJECTS))));
-      for (const [i, result] of results.entries()) {
-        if (result.status === 'rejected') throw result.reason;
-        if (result.value === 'create' && isPvcStep(step)) newPvcs.push({ namespace, name: items[i]!.object.metadata.name ?? '' });
-      }
-    }
-    this.namespacesDone++;
-    restoreActivity.namespacesDone++;
-    this.status(`restored ${this.report.done} objects; ${this.namespacesDone} namespace(s) done`);
   }
 
   /** Step by step over `namespaces`, each step compared against one cluster-wide LIST (one kind in memory at a time). */
@@ -482,8 +454,7 @@ class RestoreRun {
     this.namespacesDone += namespaces.size;
   }
 
-  /** the archived Profiles as the restore writes them */
-  /** the Profiles as the restore writes them, each copied when its turn comes: thousands copied at once were a peak */
+  /** the archived Profiles as the restore writes them, each copied when its turn comes: thousands copied at once were a peak */
   private *profileItems(): Generator<SpooledItem> {
     for (const profile of this.preflight.profiles) yield { uid: profile.metadata.uid, object: restorable(profile) };
   }

@@ -59,8 +59,8 @@ export interface RunningCluster {
   /**
    * Resolves once no object has changed for `quietMs`: the simulated controllers have answered the dataset. Upstream
    * they answer late too (a new Katib Experiment's Trials come only after its Suggestion's algorithm service is up,
-   * pkg/controller.v1beta1/suggestion/suggestion_controller.go), so a test that compares a reference backup with later
-   * ones takes the reference after this, or the two capture different moments of the same objects.
+   * kubeflow/katib pkg/controller.v1beta1/suggestion/suggestion_controller.go), so a test that compares a reference
+   * backup with later ones takes the reference after this, or the two capture different moments of the same objects.
    */
   settled(quietMs?: number, timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
