@@ -14,16 +14,15 @@ import { backedUpCluster } from './support/memory-backup.ts';
 import { readItems } from '../src/catalog/read-items.ts';
 import { restorable } from '../src/restore/normalize.ts';
 import { waitForProfileNamespaces } from '../src/restore/wait.ts';
-import { restorePriority } from '../src/kubeflow/restore-order.ts';
+import { createOrders, inCreateOrder, type CreateOrder } from './support/create-orders.ts';
 import type { ApiResource, KubeObject } from '../src/kube/types.ts';
 
-const orders = ['archive', 'kind', 'namespace', 'batch'] as const;
 const { values } = parseArgs({ options: { profiles: { type: 'string', default: '1000' }, order: { type: 'string', default: 'archive' }, batch: { type: 'string', default: '64' } } });
 const profiles = Number(values.profiles);
 const batchSize = Number(values.batch);
-const order = values.order as (typeof orders)[number];
-if (!Number.isInteger(profiles) || profiles < 1 || !Number.isInteger(batchSize) || batchSize < 1 || !orders.includes(order)) {
-  process.stderr.write(`--profiles and --batch must be positive whole numbers and --order one of ${orders.join(', ')}.\n`);
+const order = values.order as CreateOrder;
+if (!Number.isInteger(profiles) || profiles < 1 || !Number.isInteger(batchSize) || batchSize < 1 || !createOrders.includes(order)) {
+  process.stderr.write(`--profiles and --batch must be positive whole numbers and --order one of ${createOrders.join(', ')}.\n`);
   process.exit(2);
 }
 
@@ -40,21 +39,6 @@ async function archivedObjects(): Promise<KubeObject[]> {
   }
 }
 
-function ordered(objects: KubeObject[], resourceOf: (o: KubeObject) => ApiResource): KubeObject[] {
-  if (order === 'archive') return objects;
-  const namespace = (o: KubeObject) => o.metadata.namespace ?? '';
-  const rank = (o: KubeObject) => restorePriority(resourceOf(o).group, resourceOf(o).resource);
-  const batchOf = new Map([...new Set(objects.map(namespace))].sort().map((name, i) => [name, Math.floor(i / batchSize)]));
-  const keyed = objects.map((o, i) => ({ o, i, ns: namespace(o), rank: rank(o), batch: batchOf.get(namespace(o))! }));
-  const byNamespace = (a: (typeof keyed)[number], b: (typeof keyed)[number]) => (a.ns < b.ns ? -1 : a.ns > b.ns ? 1 : 0);
-  keyed.sort((a, b) => {
-    if (order === 'kind') return a.rank - b.rank || byNamespace(a, b) || a.i - b.i;
-    if (order === 'namespace') return byNamespace(a, b) || a.rank - b.rank || a.i - b.i;
-    return a.batch - b.batch || a.rank - b.rank || byNamespace(a, b) || a.i - b.i;
-  });
-  return keyed.map((k) => k.o);
-}
-
 const objects = await archivedObjects();
 const target = await startCluster({});
 const kube = await KubeClient.load({ kubeconfig: target.kubeconfigPath, concurrency: 16 });
@@ -65,7 +49,7 @@ try {
     if (!resources.has(key)) resources.set(key, (await kube.findByKind(o.apiVersion, o.kind))!);
   }
   const resourceOf = (o: KubeObject) => resources.get(`${o.apiVersion}/${o.kind}`)!;
-  const rest = ordered(objects.filter((o) => o.kind !== 'Profile'), resourceOf);
+  const rest = inCreateOrder(objects.filter((o) => o.kind !== 'Profile'), order, resourceOf, batchSize);
   const profileObjects = objects.filter((o) => o.kind === 'Profile');
   const limit = pLimit(32);
   const create = (o: KubeObject) => limit(() => kube.create(resourceOf(o), o));

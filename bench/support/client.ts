@@ -130,14 +130,10 @@ export async function archiveObjects(s3: S3Target, backupId: string): Promise<Ku
  */
 async function rawCreate(kube: KubeClient, objects: KubeObject[], ordered = false): Promise<{ ms: number; cpuMs: number; requests: PurposeCounts }> {
   const { waitForProfileNamespaces } = await import('../../src/restore/wait.ts');
-  const { restorePriority } = await import('../../src/kubeflow/restore-order.ts');
+  const { inCreateOrder } = await import('./create-orders.ts');
   const resources = new Map<string, Awaited<ReturnType<KubeClient['findByKind']>>>();
   for (const o of objects) if (!resources.has(`${o.apiVersion}/${o.kind}`)) resources.set(`${o.apiVersion}/${o.kind}`, await kube.findByKind(o.apiVersion, o.kind));
-  if (ordered) {
-    const rank = (o: KubeObject) => { const r = resources.get(`${o.apiVersion}/${o.kind}`)!; return restorePriority(r.group, r.resource); };
-    objects = objects.map((o, i) => ({ o, i, namespace: o.metadata.namespace ?? '', rank: rank(o) }))
-      .sort((a, b) => (a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : a.rank - b.rank || a.i - b.i)).map((x) => x.o);
-  }
+  if (ordered) objects = inCreateOrder(objects, 'namespace', (o) => resources.get(`${o.apiVersion}/${o.kind}`)!);
   const limit = pLimit(CONCURRENCY * 2);
   const create = (o: KubeObject) => limit(() => kube.create(resources.get(`${o.apiVersion}/${o.kind}`)!, o));
   const profiles = objects.filter((o) => o.kind === 'Profile');
