@@ -192,9 +192,16 @@ function describeRound(r: Round): string {
     const b = r.backup[label];
     const s = r.restore[label];
     if (b) parts.push(`${label} backup ${b.ms} ms (${r2(b.ms / r.rawList!.ms)}× raw LIST, ${perThousand(b.cpuMs, r.rawList!.objects)} ms CPU/1k listed, ${b.peakRssMiB} MiB)`);
-    if (s) parts.push(`${label} restore ${s.ms} ms (${r2(r.rawCreate!.ms / s.ms)} of raw CREATE's rate${r.rawCreateOrdered ? `, ${r2(r.rawCreateOrdered.ms / s.ms)} of raw CREATE's in the restore's order` : ''}, ${perThousand(s.cpuMs, s.objects)} ms CPU/1k, ${s.peakRssMiB} MiB)`);
+    if (s) parts.push(`${label} restore ${s.ms} ms (${r2(r.rawCreate!.ms / s.ms)} of raw CREATE's rate${r.rawCreateOrdered ? `, ${r2(r.rawCreateOrdered.ms / s.ms)} of raw CREATE's in the restore's order` : ''}, ${perThousand(s.cpuMs, s.objects)} ms CPU/1k, ${s.peakRssMiB} MiB; requests ${describeRequests(s.requests)})`);
   }
+  if (r.rawCreate) parts.push(`raw CREATE ${r.rawCreate.ms} ms (requests ${describeRequests(r.rawCreate.requests)})`);
   return parts.join('\n  ');
+}
+
+/** the purposes a run sent requests for, with their counts (src/kube/counters.ts) */
+function describeRequests(requests: Measured['requests'] | undefined): string {
+  if (!requests) return 'not counted';
+  return Object.entries(requests).filter(([, n]) => n > 0).map(([purpose, n]) => `${purpose} ${n}`).join(', ');
 }
 
 function perThousand(ms: number, objects: number): number {
