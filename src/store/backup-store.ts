@@ -108,17 +108,23 @@ export class ObjectBackupStore implements BackupStore {
     return (await this.objects.exists(keys.marker)) || (await this.objects.exists(keys.manifest)) || this.objects.exists(keys.tarball);
   }
 
+  // One GET each, a not-found answer meaning absent, rather than HEAD then GET: a restore reads both before anything
+  // else, one round trip after another.
   async readMarker(id: string): Promise<MarkerRead> {
-    const key = backupKeys(id).marker;
-    if (!(await this.objects.exists(key))) return { state: 'absent' };
-    return decodeMarker(await this.objects.getBytes(key));
+    const bytes = await this.tryGetBytes(backupKeys(id).marker);
+    return bytes ? decodeMarker(bytes) : { state: 'absent' };
   }
 
   async readManifest(id: string, options: ReadManifestOptions = {}): Promise<ManifestRead> {
-    const key = backupKeys(id).manifest;
-    if (!(await this.objects.exists(key))) return { state: 'absent' };
-    const marker = options.marker ?? await this.readMarker(id);
-    return decodeManifest(await this.objects.getStream(key), id, marker, options.encryptionKey);
+    // the marker (when not given) and the manifest are asked for at once: the manifest's answer waits in its stream
+    const [marker, body] = await Promise.allSettled([options.marker ?? this.readMarker(id), this.tryGet(backupKeys(id).manifest)]);
+    if (marker.status === 'rejected') {
+      if (body.status === 'fulfilled') body.value?.destroy();
+      throw marker.reason;
+    }
+    if (body.status === 'rejected') throw body.reason;
+    if (!body.value) return { state: 'absent' };
+    return decodeManifest(body.value, id, marker.value, options.encryptionKey);
   }
 
   async openTarball(id: string): Promise<Readable | undefined> {
@@ -134,16 +140,20 @@ export class ObjectBackupStore implements BackupStore {
   }
 
   async readFile(id: string, name: string): Promise<Buffer | undefined> {
-    try {
-      return await this.objects.getBytes(`${backupKeys(id).folder}${name}`);
-    } catch (error) {
-      if (error instanceof StoreError && error.condition === 'not-found') return undefined;
-      throw error;
-    }
+    return this.tryGetBytes(`${backupKeys(id).folder}${name}`);
   }
 
   listObjects(folder: string): AsyncIterable<ObjectInfo> {
     return this.objects.list(folder);
+  }
+
+  private async tryGetBytes(key: string): Promise<Buffer | undefined> {
+    try {
+      return await this.objects.getBytes(key);
+    } catch (error) {
+      if (error instanceof StoreError && error.condition === 'not-found') return undefined;
+      throw error;
+    }
   }
 
   // Velero's tryGet asks whether the object exists first; one GET that may answer not-found is one round trip less.
