@@ -192,7 +192,7 @@ function describeRound(r: Round): string {
     const b = r.backup[label];
     const s = r.restore[label];
     if (b) parts.push(`${label} backup ${b.ms} ms (${r2(b.ms / r.rawList!.ms)}× raw LIST, ${perThousand(b.cpuMs, r.rawList!.objects)} ms CPU/1k listed, ${b.peakRssMiB} MiB)`);
-    if (s) parts.push(`${label} restore ${s.ms} ms (${r2(r.rawCreate!.ms / s.ms)} of raw CREATE's rate${r.rawCreateOrdered ? `, ${r2(r.rawCreateOrdered.ms / s.ms)} of raw CREATE's in the restore's order` : ''}, ${perThousand(s.cpuMs, s.objects)} ms CPU/1k, ${s.peakRssMiB} MiB; requests ${describeRequests(s.requests)})`);
+    if (s) parts.push(`${label} restore ${s.ms} ms (${r2(r.rawCreate!.ms / s.ms)} of raw CREATE's rate${r.rawCreateOrdered ? `, ${r2(r.rawCreateOrdered.ms / s.ms)} of raw CREATE's in the restore's order` : ''}, ${perThousand(s.cpuMs, s.objects)} ms CPU/1k, ${s.peakRssMiB} MiB; preflight ${s.preflightMs ?? '?'} ms; requests ${describeRequests(s.requests)})`);
   }
   if (r.rawCreate) parts.push(`raw CREATE ${r.rawCreate.ms} ms (requests ${describeRequests(r.rawCreate.requests)})`);
   return parts.join('\n  ');
@@ -249,6 +249,8 @@ const summary = {
     } : {}),
     'before: peak RSS (MiB)': series((r) => r.restore.before?.peakRssMiB),
     'after: peak RSS (MiB)': series((r) => r.restore.after?.peakRssMiB),
+    'before: preflight (ms)': series((r) => r.restore.before?.preflightMs),
+    'after: preflight (ms)': series((r) => r.restore.after?.preflightMs),
   },
 };
 mkdirSync(join(root, '.bench'), { recursive: true });

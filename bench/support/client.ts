@@ -42,6 +42,8 @@ export interface ClientResult {
   requests: PurposeCounts;
   /** restore only: its waits on controllers (RestoreOutcome.waits) */
   waits?: RestoreOutcome['waits'];
+  /** restore only: how long its preflight took, the cluster idle meanwhile (src/restore/activity.ts) */
+  preflightMs?: number;
 }
 
 /** requests in flight for every client mode: the engines' own default for api-concurrency is lower */
@@ -108,7 +110,7 @@ async function rawList(kube: KubeClient, kubeconfig: string): Promise<Measured> 
 async function restore(kube: KubeClient, s3: S3Target, backupId: string): Promise<Measured> {
   const { runRestore } = await import('../../src/restore/engine.ts');
   const outcome = await runRestore(kube, openStore(s3), { backupId, waitTimeoutMs: 600_000 });
-  return { objects: outcome.totals.created, waits: outcome.waits };
+  return { objects: outcome.totals.created, waits: outcome.waits, preflightMs: Math.round(restoreActivity.preflightMs) };
 }
 
 /** The archive's objects as the restore would send them (read before the clock starts). */

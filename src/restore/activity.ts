@@ -11,9 +11,18 @@ export const restoreActivity = {
   /** namespaces parked until their late PodDefaults exist */
   namespacesParked: 0,
   namespacesDone: 0,
+  /** when the restore started and how long its preflight took (ms, performance.now()): the part with the cluster idle */
+  startedAt: 0,
+  preflightMs: 0,
 };
 
 /** at the start of each restore: a process that runs several (the tests) counts each from zero */
 export function startRestoreActivity(): void {
-  Object.assign(restoreActivity, { phase: 'preflight', namespacesReady: 0, namespacesInPipeline: 0, namespacesParked: 0, namespacesDone: 0 });
+  Object.assign(restoreActivity, { phase: 'preflight', namespacesReady: 0, namespacesInPipeline: 0, namespacesParked: 0, namespacesDone: 0, startedAt: performance.now(), preflightMs: 0 });
+}
+
+/** at the end of the preflight */
+export function preflightDone(): void {
+  restoreActivity.phase = 'profiles';
+  restoreActivity.preflightMs = performance.now() - restoreActivity.startedAt;
 }

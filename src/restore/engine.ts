@@ -36,7 +36,7 @@ import { nudgeProfiles } from './nudge.ts';
 import { watchProfileNamespaces } from './wait.ts';
 import { isPvcStep, VolumeFill } from './volume-fill.ts';
 import { Channel } from './channel.ts';
-import { restoreActivity, startRestoreActivity } from './activity.ts';
+import { preflightDone, restoreActivity, startRestoreActivity } from './activity.ts';
 import { mergeIntoControllerServiceAccount, writeArchivedStatus } from './controller-objects.ts';
 import { describe } from '../errors/index.ts';
 import { neutralWording, type Wording } from '../errors/remedy.ts';
@@ -116,7 +116,7 @@ export async function runRestore(kube: RestoreKube, store: BackupStore, request:
     }
     startRestoreActivity();
     const preflight = await runPreflight(kube, store, request, { filter, progress: say });
-    restoreActivity.phase = 'profiles';
+    preflightDone();
     try {
       const storage = await reviewStorageClasses(kube, preflight, storageClassMap, request.wording);
       const recurringRuns = preflight.skipped.flatMap((s) => (s.recurringRun ? [s.recurringRun] : [])).sort();
