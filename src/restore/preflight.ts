@@ -14,7 +14,6 @@ import { readItems } from '../catalog/read-items.ts';
 import { judgeAuthentication, NotAuthenticatedError, refuseAllowWithLatest, type AuthenticationOutcome, type Trust } from '../archive/authenticate.ts';
 import { checkDataFiles } from '../catalog/data-files.ts';
 import { resourceFolder } from '../archive/paths.ts';
-import type { Readable } from 'node:stream';
 import type { BackupStore } from '../store/backup-store.ts';
 import type { ArchiveItem, ManifestRead, MarkerRead } from '../archive/reader.ts';
 import { readBindableRoles } from '../kubeflow/bindable-roles.ts';
@@ -203,8 +202,6 @@ export async function runPreflight(kube: RestoreKube, store: BackupStore, reques
       opener: scan.opener, spool: scan.spool, objectsChecked: scan.objectsChecked, ownerUids: scan.ownerUids, pvcClasses: scan.pvcClasses,
     };
   } catch (error) {
-    // a refusal before the scan leaves the tarball's stream open and unread
-    void trusted.tarball.then((stream) => stream?.destroy(), () => undefined);
     await scan.spool.remove();
     throw error;
   }
@@ -215,8 +212,6 @@ interface TrustedManifest {
   read: ManifestRead;
   manifest: Manifest | null;
   authentication: AuthenticationOutcome;
-  /** the tarball, asked for as soon as the backup was chosen; only read once the manifest is trusted */
-  tarball: Promise<Readable | undefined>;
 }
 
 /**
@@ -232,22 +227,7 @@ async function readTrustedManifest(store: BackupStore, requested: string, trust:
   }
   const resolved = await resolveBackupId(store, requested, warnings, trust);
   const backupId = resolved.id;
-  // The tarball's first bytes wait in its stream while the manifest is read and judged; a refusal closes it unread.
-  const tarball = store.openTarball(backupId);
-  tarball.catch(() => undefined);
-  try {
-    return await judgeManifest(store, backupId, requested, resolved.marker, trust, warnings, tarball);
-  } catch (error) {
-    void tarball.then((stream) => stream?.destroy(), () => undefined);
-    throw error;
-  }
-}
-
-async function judgeManifest(
-  store: BackupStore, backupId: string, requested: string, marker: MarkerRead | undefined, trust: Trust, warnings: string[],
-  tarball: Promise<Readable | undefined>,
-): Promise<TrustedManifest> {
-  const read = await store.readManifest(backupId, { encryptionKey: trust.encryptionKey, ...(marker ? { marker } : {}) });
+  const read = await store.readManifest(backupId, { encryptionKey: trust.encryptionKey, ...(resolved.marker ? { marker: resolved.marker } : {}) });
   if (read.state === 'invalid') throw new RestoreRefusedError(`Backup ${backupId} cannot be restored: its manifest is unusable (${read.reason}).`, [`manifest: ${read.reason}`]);
   if (read.state === 'present' && read.changed) {
     throw new RestoreRefusedError(`Backup ${backupId} cannot be restored: its manifest was changed after the backup was committed (${read.changed}).`, [`manifest: ${read.changed}`]);
@@ -262,7 +242,7 @@ async function judgeManifest(
   if (authentication.state === 'unauthenticated-allowed') warnings.push(`Backup ${backupId} is ${authentication.note}.`);
   const manifest = read.state === 'present' ? read.manifest : null;
   // Chosen by id: the marker's word is not what is restored, but one that disagrees with the manifest was rewritten.
-  const disagreement = manifest && requested !== 'latest' && marker ? markerDisagreement(backupId, marker, manifest) : undefined;
+  const disagreement = manifest && requested !== 'latest' && resolved.marker ? markerDisagreement(backupId, resolved.marker, manifest) : undefined;
   if (disagreement) warnings.push(`Backup ${backupId}: ${disagreement}.`);
   // The volume and control-plane files are written by Jobs straight from the bucket: compared with the backup's index
   // here, before anything is written, as no later step would notice one that was changed.
@@ -275,7 +255,7 @@ async function judgeManifest(
     warnings.push(`Backup ${backupId} was sealed without binding (an older backup): its sealed values are not tied to their Secret or backup.`);
   }
   if (!manifest) warnings.push(`Backup ${backupId} has no kubeflow-upgrader manifest (a foreign Velero backup?): nothing in it could be verified against checksums.`);
-  return { backupId, read, manifest, authentication, tarball };
+  return { backupId, read, manifest, authentication };
 }
 
 /** what the archive scan reads of the request */
@@ -322,7 +302,7 @@ class ArchiveScan {
     const { request, trusted } = this;
     const problems: Problem[] = [];
     const scope: RestoreScope = { protectedNamespaces: new Set(request.protectedNamespaces), bindableRoles, ...(request.filter ? { filter: request.filter } : {}) };
-    const items = readItems(store, this.backupId, { expected: trusted.read.state === 'present' ? trusted.read : null, onProblem: (problem) => problems.push(problem) }, {}, trusted.tarball);
+    const items = readItems(store, this.backupId, { expected: trusted.read.state === 'present' ? trusted.read : null, onProblem: (problem) => problems.push(problem) });
     for await (const item of items) {
       this.objectsChecked++;
       if (this.objectsChecked % 5000 === 0) await request.progress?.(`checked ${this.objectsChecked} archived objects`);
