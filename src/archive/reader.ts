@@ -81,6 +81,8 @@ export async function decodeManifest(
   id: string,
   marker: MarkerRead,
   encryptionKey?: string | Buffer,
+  /** the manifest's length when the store said it: the bytes then go into one buffer as they arrive */
+  size?: number,
 ): Promise<ManifestRead> {
   // Older backups and Velero's own markers carry no manifest digest: nothing to compare, as before.
   const annotations = marker.state === 'present' ? (marker.marker.metadata.annotations as Record<string, unknown> | undefined) : undefined;
@@ -90,18 +92,15 @@ export async function decodeManifest(
   // Hashed as it arrives; the bytes are kept (not decoded to text: parseManifest reads the checksum entries, nearly
   // all of a large manifest, straight from them into the packed index, and JSON.parse only sees the rest).
   const hasher = createHash('sha256');
-  const chunks: Buffer[] = [];
-  let size = 0;
+  const received = new ManifestBytes(size);
   for await (const chunk of body) {
     hasher.update(chunk);
     verifier?.update(chunk as Buffer);
-    chunks.push(chunk as Buffer);
-    size += chunk.length;
+    received.add(chunk as Buffer);
   }
   const digest = hasher.digest('hex');
   const authentication = verifier?.verdict();
-  const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
-  chunks.length = 0;
+  const bytes = received.bytes();
   const check = parseManifest(bytes);
   if (!check.ok) return { state: 'invalid', reason: check.reason };
   if (check.manifest.backupId !== id) return { state: 'invalid', reason: `it names backup ${check.manifest.backupId}` };
@@ -111,6 +110,44 @@ export async function decodeManifest(
     return { ...read, changed: 'its sha256 differs from the one velero-backup.json recorded when the backup was committed' };
   }
   return read;
+}
+
+/**
+ * A manifest's bytes as they arrive. With its length known they are copied into one buffer of that length, so the
+ * chunks and a concatenated copy of them are never held together (at P=5000 a manifest is ~10 MB, and that double was
+ * part of a restore's peak, docs/performance.md); otherwise, or when more bytes come than were announced, the chunks
+ * are kept and joined at the end.
+ */
+class ManifestBytes {
+  private whole: Buffer | undefined;
+  private filled = 0;
+  private chunks: Buffer[] = [];
+  private length = 0;
+
+  constructor(expected: number | undefined) {
+    if (expected !== undefined && Number.isInteger(expected) && expected > 0) this.whole = Buffer.allocUnsafe(expected);
+  }
+
+  add(chunk: Buffer): void {
+    this.length += chunk.length;
+    if (this.whole && this.filled + chunk.length <= this.whole.length) {
+      this.filled += chunk.copy(this.whole, this.filled);
+      return;
+    }
+    if (this.whole) {
+      // longer than announced: what was copied so far becomes the first chunk
+      this.chunks.push(this.whole.subarray(0, this.filled));
+      this.whole = undefined;
+    }
+    this.chunks.push(chunk);
+  }
+
+  bytes(): Buffer {
+    if (this.whole) return this.whole.subarray(0, this.filled);
+    const joined = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.length);
+    this.chunks = [];
+    return joined;
+  }
 }
 
 export type MarkerRead = { state: 'present'; marker: Marker } | { state: 'absent' } | { state: 'invalid'; reason: string };

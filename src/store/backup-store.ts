@@ -117,14 +117,14 @@ export class ObjectBackupStore implements BackupStore {
 
   async readManifest(id: string, options: ReadManifestOptions = {}): Promise<ManifestRead> {
     // the marker (when not given) and the manifest are asked for at once: the manifest's answer waits in its stream
-    const [marker, body] = await Promise.allSettled([options.marker ?? this.readMarker(id), this.tryGet(backupKeys(id).manifest)]);
+    const [marker, answer] = await Promise.allSettled([options.marker ?? this.readMarker(id), this.tryGetSized(backupKeys(id).manifest)]);
     if (marker.status === 'rejected') {
-      if (body.status === 'fulfilled') body.value?.destroy();
+      if (answer.status === 'fulfilled') answer.value?.body.destroy();
       throw marker.reason;
     }
-    if (body.status === 'rejected') throw body.reason;
-    if (!body.value) return { state: 'absent' };
-    return decodeManifest(body.value, id, marker.value, options.encryptionKey);
+    if (answer.status === 'rejected') throw answer.reason;
+    if (!answer.value) return { state: 'absent' };
+    return decodeManifest(answer.value.body, id, marker.value, options.encryptionKey, answer.value.size);
   }
 
   async openTarball(id: string): Promise<Readable | undefined> {
@@ -145,6 +145,15 @@ export class ObjectBackupStore implements BackupStore {
 
   listObjects(folder: string): AsyncIterable<ObjectInfo> {
     return this.objects.list(folder);
+  }
+
+  private async tryGetSized(key: string): Promise<{ body: Readable; size: number | undefined } | undefined> {
+    try {
+      return await this.objects.getSized(key);
+    } catch (error) {
+      if (error instanceof StoreError && error.condition === 'not-found') return undefined;
+      throw error;
+    }
   }
 
   private async tryGetBytes(key: string): Promise<Buffer | undefined> {

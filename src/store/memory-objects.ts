@@ -82,6 +82,11 @@ export class MemoryObjects implements BackupObjects {
     return Readable.from([found.bytes]);
   }
 
+  async getSized(key: string): Promise<{ body: Readable; size: number | undefined }> {
+    const body = await this.getStream(key);
+    return { body, size: this.objects.get(key)!.bytes.length };
+  }
+
   async getBytes(key: string): Promise<Buffer> {
     const found = this.objects.get(key);
     if (!found) throw new StoreError('not-found', `Could not read ${this.url(key)}: the object does not exist.`, key);

@@ -215,11 +215,16 @@ export class ObjectStore {
 
   /** A stream of the object's bytes; throws StoreError kind 'not-found' when absent. */
   async getStream(key: string): Promise<Readable> {
+    return (await this.getSized(key)).body;
+  }
+
+  /** The object's bytes as a stream, with its length when the answer gave one (a reader can then keep them in one buffer). */
+  async getSized(key: string): Promise<{ body: Readable; size: number | undefined }> {
     try {
       const answer = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key) }));
       const body = answer.Body;
       if (!(body instanceof Readable)) throw new StoreError('other', `Could not read ${this.url(key)}: the answer had no body.`, key);
-      return body;
+      return { body, size: answer.ContentLength };
     } catch (error) {
       throw this.fail(error, 'read', key);
     }
@@ -381,5 +386,5 @@ export class ObjectStore {
 /** What the backup store asks of an object store: ObjectStore's methods, keys relative to the location's prefix. */
 export type BackupObjects = Pick<
   ObjectStore,
-  'url' | 'startUpload' | 'put' | 'getStream' | 'getBytes' | 'head' | 'exists' | 'list' | 'listFolders' | 'delete' | 'deleteFolder' | 'abortUploadsUnder'
+  'url' | 'startUpload' | 'put' | 'getStream' | 'getSized' | 'getBytes' | 'head' | 'exists' | 'list' | 'listFolders' | 'delete' | 'deleteFolder' | 'abortUploadsUnder'
 >;

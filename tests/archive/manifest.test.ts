@@ -2,6 +2,8 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { parseManifest } from '../../src/archive/manifest.ts';
 import { splitEntries } from '../../src/archive/manifest-entries.ts';
+import { decodeManifest } from '../../src/archive/reader.ts';
+import { Readable } from 'node:stream';
 
 const digest = (c: string) => c.repeat(64);
 function manifestWith(entries: unknown, more: Record<string, unknown> = {}): Buffer {
@@ -120,5 +122,38 @@ describe('archive manifest: the entries read from the bytes', () => {
     expect(JSON.parse(split!.rest).checksums.entries).to.deep.equal({});
     expect(splitEntries(Buffer.from(document(`{"a\\"b.json":"${digest('1')}"}`)))).to.equal(undefined);
     expect(splitEntries(Buffer.from(document(`{"a.json":"${digest('A')}"}`)))).to.equal(undefined);
+  });
+});
+
+describe('archive manifest: read from a stream in pieces', () => {
+  const marker = { state: 'absent' } as const;
+  /** the manifest's bytes cut at the given points */
+  const pieces = (bytes: Buffer, cuts: number[]) => {
+    const at = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
+    const out: Buffer[] = [];
+    let from = 0;
+    for (const to of [...at, bytes.length]) {
+      if (to > from) out.push(bytes.subarray(from, to));
+      from = Math.max(from, to);
+    }
+    return out;
+  };
+
+  it('gives what the whole bytes give, whatever the pieces and whether the length the store announced is right, short, long or missing', async () => {
+    const entries = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`resources/configmaps/namespaces/ns-${i}/cm-${i}.json`, digest('0123456789abcdef'[i % 16]!)]));
+    const bytes = manifestWith(entries, { backupId: 'kf-1' });
+    const expected = parseManifest(bytes);
+    if (!expected.ok) throw new Error(expected.reason);
+    await fc.assert(fc.asyncProperty(
+      fc.array(fc.nat(), { maxLength: 12 }),
+      fc.constantFrom<'exact' | 'short' | 'long' | 'none'>('exact', 'short', 'long', 'none'),
+      async (cuts, announced) => {
+        const size = announced === 'exact' ? bytes.length : announced === 'short' ? Math.floor(bytes.length / 3) : announced === 'long' ? bytes.length + 100 : undefined;
+        const read = await decodeManifest(Readable.from(pieces(bytes, cuts)), 'kf-1', marker, undefined, size);
+        if (read.state !== 'present') throw new Error(`read as ${read.state}`);
+        expect(read.manifest).to.deep.equal(expected.manifest);
+        expect([...read.checksums.entries()]).to.deep.equal(Object.entries(entries));
+      },
+    ), { numRuns: 60 });
   });
 });

@@ -62,6 +62,7 @@ function recording(objects: BackupObjects, failOn?: (call: string) => boolean): 
       calls.push(`stored ${key}`);
     },
     getStream: (key) => objects.getStream(key),
+    getSized: (key) => objects.getSized(key),
     getBytes: (key) => objects.getBytes(key),
     head: (key) => objects.head(key),
     exists: (key) => objects.exists(key),
