@@ -147,32 +147,17 @@ export class ObjectBackupStore implements BackupStore {
     return this.objects.list(folder);
   }
 
-  private async tryGetSized(key: string): Promise<{ body: Readable; size: number | undefined } | undefined> {
-    try {
-      return await this.objects.getSized(key);
-    } catch (error) {
-      if (error instanceof StoreError && error.condition === 'not-found') return undefined;
-      throw error;
-    }
+  private tryGetSized(key: string): Promise<{ body: Readable; size: number | undefined } | undefined> {
+    return unlessNotFound(this.objects.getSized(key));
   }
 
-  private async tryGetBytes(key: string): Promise<Buffer | undefined> {
-    try {
-      return await this.objects.getBytes(key);
-    } catch (error) {
-      if (error instanceof StoreError && error.condition === 'not-found') return undefined;
-      throw error;
-    }
+  private tryGetBytes(key: string): Promise<Buffer | undefined> {
+    return unlessNotFound(this.objects.getBytes(key));
   }
 
   // Velero's tryGet asks whether the object exists first; one GET that may answer not-found is one round trip less.
-  private async tryGet(key: string): Promise<Readable | undefined> {
-    try {
-      return await this.objects.getStream(key);
-    } catch (error) {
-      if (error instanceof StoreError && error.condition === 'not-found') return undefined;
-      throw error;
-    }
+  private tryGet(key: string): Promise<Readable | undefined> {
+    return unlessNotFound(this.objects.getStream(key));
   }
 
   async beginBackup(id: string): Promise<PendingBackup> {
@@ -239,6 +224,16 @@ class ObjectPendingBackup implements PendingBackup {
     this.state = 'aborted';
     await this.tarball?.abort();
     await this.objects.deleteFolder(this.keys.folder);
+  }
+}
+
+/** What a read gives, or undefined when the store answered that the object does not exist. */
+async function unlessNotFound<T>(read: Promise<T>): Promise<T | undefined> {
+  try {
+    return await read;
+  } catch (error) {
+    if (error instanceof StoreError && error.condition === 'not-found') return undefined;
+    throw error;
   }
 }
 
