@@ -1,5 +1,6 @@
 // The three patch formats kube-apiserver accepts besides server-side apply: JSON merge patch (RFC 7386),
-// JSON patch (RFC 6902) and strategic merge patch (built-in kinds only, with their list merge keys).
+// JSON patch (RFC 6902) and strategic merge patch (built-in kinds only, with their list merge keys), as
+// kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/handlers/patch.go dispatches them by content type.
 import { badRequest, ApiError } from './errors.ts';
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
