@@ -118,6 +118,8 @@ export async function decodeManifest(
  * part of a restore's peak, docs/performance.md); otherwise, or when more bytes come than were announced, the chunks
  * are kept and joined at the end.
  */
+const MAX_PREALLOCATED = 256 * 1024 * 1024;
+
 class ManifestBytes {
   private whole: Buffer | undefined;
   private filled = 0;
@@ -125,7 +127,8 @@ class ManifestBytes {
   private length = 0;
 
   constructor(expected: number | undefined) {
-    if (expected !== undefined && Number.isInteger(expected) && expected > 0) this.whole = Buffer.allocUnsafe(expected);
+    // a length past any real manifest's is not trusted with one allocation up front: the chunks then grow as they come
+    if (expected !== undefined && Number.isInteger(expected) && expected > 0 && expected <= MAX_PREALLOCATED) this.whole = Buffer.allocUnsafe(expected);
   }
 
   add(chunk: Buffer): void {
