@@ -112,14 +112,14 @@ export async function decodeManifest(
   return read;
 }
 
+const MAX_PREALLOCATED = 256 * 1024 * 1024;
+
 /**
  * A manifest's bytes as they arrive. With its length known they are copied into one buffer of that length, so the
  * chunks and a concatenated copy of them are never held together (at P=5000 a manifest is ~10 MB, and that double was
  * part of a restore's peak, docs/performance.md); otherwise, or when more bytes come than were announced, the chunks
  * are kept and joined at the end.
  */
-const MAX_PREALLOCATED = 256 * 1024 * 1024;
-
 class ManifestBytes {
   private whole: Buffer | undefined;
   private filled = 0;
