@@ -49,6 +49,8 @@ export interface BackupRequest {
   source?: { cluster?: string; model?: string };
   /** page size of LIST requests (default: the client's) */
   pageSize?: number;
+  /** how long the backup's run record holds without a renewal (the store's default when omitted) */
+  runLeaseMs?: number;
   volumes?: VolumeStep;
   controlPlane?: ControlPlaneStep;
   progress?: ProgressSink;
@@ -117,7 +119,9 @@ export async function runBackup(kube: BackupKube, store: BackupStore, request: B
     profileNamespaceSelector: request.profileNamespaceSelector,
   });
   const startedAt = request.now?.() ?? new Date();
-  const starting = store.beginBackup(newBackupId(startedAt)).then((pending) => BackupWriter.start({
+  // the run record proves to prune-backups that this backup runs, for as long as it renews it (src/archive/run-record.ts)
+  const beginning = store.beginBackup(newBackupId(startedAt), { encryptionKey: request.encryptionKey, started: startedAt, ...(request.runLeaseMs ? { leaseMs: request.runLeaseMs } : {}) });
+  const starting = beginning.then((pending) => BackupWriter.start({
     pending,
     started: startedAt,
     toolVersion: request.toolVersion,

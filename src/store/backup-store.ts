@@ -8,6 +8,7 @@
 import type { Readable } from 'node:stream';
 import { decodeManifest, decodeMarker, type ManifestRead, type MarkerRead } from '../archive/reader.ts';
 import type { BackupCommit, PendingBackup } from '../archive/pending-backup.ts';
+import { encodeRunRecord, RUN_RECORD_FILE } from '../archive/run-record.ts';
 import { backupIdTime, backupKeys, backupNameOfFolder, BACKUPS_FOLDER, isBackupId, type BackupKeys } from './layout.ts';
 import { MemoryObjects } from './memory-objects.ts';
 // the writer's side of a backup being written, which the store implements
@@ -36,6 +37,19 @@ export interface ReadManifestOptions {
   marker?: MarkerRead;
 }
 
+/** How a backup being written keeps its run record (src/archive/run-record.ts) in its folder. */
+export interface BeginBackupOptions {
+  /** the encryption key: with one the record is signed, and prune trusts only a signed one */
+  encryptionKey?: string | Buffer | undefined;
+  /** how long the record holds without a renewal; it is renewed three times per lease while the backup runs */
+  leaseMs?: number;
+  /** when the backup started (the record's `started`); the id's time when omitted */
+  started?: Date;
+}
+
+/** A backup whose writer is gone stops renewing its record; after this, prune takes it to be gone. */
+export const DEFAULT_RUN_LEASE_MS = 15 * 60 * 1000;
+
 export interface BackupStore {
   /** `s3://bucket/prefix/<key>` for a key relative to the location: where something lives, for sentences */
   url(key?: string): string;
@@ -59,8 +73,13 @@ export interface BackupStore {
   readFile(id: string, name: string): Promise<Buffer | undefined>;
   /** the objects under a folder of the location (a backup's volumes/ or control-plane/), keys relative to the location */
   listObjects(folder: string): AsyncIterable<ObjectInfo>;
-  /** opens a new backup; refuses an id whose folder holds anything, so a retried action never mixes two backups */
-  beginBackup(id: string): Promise<PendingBackup>;
+  /**
+   * opens a new backup; refuses an id whose folder holds anything, so a retried action never mixes two backups. The
+   * backup's run record is written before it returns and renewed until the backup is committed or aborted.
+   */
+  beginBackup(id: string, options?: BeginBackupOptions): Promise<PendingBackup>;
+  /** removes one object of the location by its key (a foreign restic lock prune was told to remove) */
+  removeObject(key: string): Promise<void>;
   /** removes a backup, marker first: an interruption leaves an incomplete folder, never a backup with missing files */
   deleteBackup(id: string): Promise<void>;
   /** aborts (or with dryRun counts) unfinished multipart uploads under backups/ started before `startedBefore` */
@@ -160,12 +179,19 @@ export class ObjectBackupStore implements BackupStore {
     return unlessNotFound(this.objects.getStream(key));
   }
 
-  async beginBackup(id: string): Promise<PendingBackup> {
+  async beginBackup(id: string, options: BeginBackupOptions = {}): Promise<PendingBackup> {
     const keys = backupKeys(id);
     for await (const existing of this.objects.list(keys.folder)) {
       throw new Error(`Backup ${id} already exists at ${this.objects.url(existing.key)}; choose another id.`);
     }
-    return new ObjectPendingBackup(this.objects, id, keys);
+    const record = new RunRecordKeeper(this.objects, `${keys.folder}${RUN_RECORD_FILE}`, id, options);
+    await record.write();
+    record.renewEvery();
+    return new ObjectPendingBackup(this.objects, id, keys, record);
+  }
+
+  async removeObject(key: string): Promise<void> {
+    await this.objects.delete(key);
   }
 
   async deleteBackup(id: string): Promise<void> {
@@ -179,6 +205,51 @@ export class ObjectBackupStore implements BackupStore {
   }
 }
 
+/**
+ * Writes a backup's run record and renews it on a timer until stopped. A renewal that fails is tried again at the next
+ * tick: the lease is three renewals long. Stopping waits for a renewal in flight, so none lands after the folder is
+ * deleted or the record removed.
+ */
+class RunRecordKeeper {
+  private readonly leaseMs: number;
+  private readonly started: Date;
+  private timer: NodeJS.Timeout | undefined;
+  private inFlight: Promise<void> = Promise.resolve();
+  private stopped = false;
+
+  constructor(private readonly objects: BackupObjects, private readonly key: string, private readonly id: string, private readonly options: BeginBackupOptions) {
+    this.leaseMs = options.leaseMs ?? DEFAULT_RUN_LEASE_MS;
+    if (!Number.isFinite(this.leaseMs) || this.leaseMs < 3) throw new Error(`A backup's run lease must be a positive number of milliseconds, not ${this.leaseMs}.`);
+    this.started = options.started ?? backupIdTime(id) ?? new Date();
+  }
+
+  write(): Promise<void> {
+    const now = new Date();
+    const bytes = encodeRunRecord({ id: this.id, started: this.started, renewed: now, expires: new Date(now.getTime() + this.leaseMs) }, this.options.encryptionKey);
+    return this.objects.put(this.key, bytes, 'application/json');
+  }
+
+  renewEvery(): void {
+    this.timer = setInterval(() => {
+      if (this.stopped) return;
+      this.inFlight = this.inFlight.then(() => (this.stopped ? undefined : this.write())).catch(() => undefined);
+    }, Math.floor(this.leaseMs / 3));
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.inFlight;
+  }
+
+  /** after the marker: the folder is a backup now, and the record would only be a stale file in it */
+  async remove(): Promise<void> {
+    await this.stop();
+    await this.objects.delete(this.key).catch(() => undefined);
+  }
+}
+
 class ObjectPendingBackup implements PendingBackup {
   readonly location: string;
   readonly home: string;
@@ -186,7 +257,7 @@ class ObjectPendingBackup implements PendingBackup {
   private tarball: UploadHandle | undefined;
   private state: 'open' | 'committed' | 'aborted' = 'open';
 
-  constructor(private readonly objects: BackupObjects, readonly id: string, private readonly keys: BackupKeys) {
+  constructor(private readonly objects: BackupObjects, readonly id: string, private readonly keys: BackupKeys, private readonly record: RunRecordKeeper) {
     this.location = objects.url(keys.folder);
     this.home = objects.url();
     const name = (key: string) => key.slice(keys.folder.length);
@@ -212,6 +283,7 @@ class ObjectPendingBackup implements PendingBackup {
       if (failed) throw failed.reason;
       await this.objects.put(this.keys.marker, await commit.marker(), 'application/json');
       this.state = 'committed';
+      await this.record.remove();
     } catch (error) {
       // The original failure is the one worth reporting; cleanup problems would only hide it.
       await this.abort().catch(() => undefined);
@@ -222,6 +294,7 @@ class ObjectPendingBackup implements PendingBackup {
   async abort(): Promise<void> {
     if (this.state !== 'open') return;
     this.state = 'aborted';
+    await this.record.stop();
     await this.tarball?.abort();
     await this.objects.deleteFolder(this.keys.folder);
   }

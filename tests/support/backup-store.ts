@@ -14,9 +14,9 @@ export function backupStore(objects: BackupObjects): BackupStore {
   return store;
 }
 
-/** Opens backup `id` (a fresh kf-… id by default) in the store and starts the product's writer on it, as the backup engine does. */
+/** Opens backup `id` (a fresh kf-… id by default) in the store, its run record signed with the writer's key, and starts the product's writer on it, as the backup engine does. */
 export async function startWriter(store: BackupStore, options: Omit<BackupWriterOptions, 'pending'> & { id?: string }): Promise<BackupWriter> {
   const { id, ...rest } = options;
   const started = options.started ?? options.now?.() ?? new Date();
-  return BackupWriter.start({ ...rest, started, pending: await store.beginBackup(id ?? newBackupId(started)) });
+  return BackupWriter.start({ ...rest, started, pending: await store.beginBackup(id ?? newBackupId(started), { encryptionKey: rest.encryptionKey, started }) });
 }
