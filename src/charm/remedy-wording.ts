@@ -43,6 +43,12 @@ export const charmWording: Wording = {
         return 'run migrate-stored-versions';
       case 'verify-again':
         return 'run verify-backup again';
+      case 'prune-again':
+        return 'run prune-backups again';
+      case 'remove-foreign-locks':
+        return 'run prune-backups remove-foreign-locks=true';
+      case 'delete-unauthenticated':
+        return 'run prune-backups delete-unauthenticated=true';
     }
   },
 };

@@ -45,6 +45,12 @@ export const cliWording: Wording = {
         return "run the kubeflow-upgrader charm's migrate-stored-versions action";
       case 'verify-again':
         return 'run kubeflow-upgrader verify again';
+      case 'prune-again':
+        return 'run kubeflow-upgrader prune again';
+      case 'remove-foreign-locks':
+        return 'run kubeflow-upgrader prune --remove-foreign-locks';
+      case 'delete-unauthenticated':
+        return 'run kubeflow-upgrader prune --delete-unauthenticated';
     }
   },
 };

@@ -42,7 +42,13 @@ export type Remedy =
   /** move a CRD's stored objects to its storage version before its charm is refreshed */
   | { fix: 'migrate-stored-versions' }
   /** run the verify again, e.g. once a lock is gone */
-  | { fix: 'verify-again' };
+  | { fix: 'verify-again' }
+  /** run the prune again, e.g. once a backup has finished */
+  | { fix: 'prune-again' }
+  /** have the prune remove restic locks that restic would not write (they do not decrypt, or are dated ahead) */
+  | { fix: 'remove-foreign-locks' }
+  /** have the prune delete complete folders the encryption key does not authenticate */
+  | { fix: 'delete-unauthenticated' };
 
 /** How an edge words terms and remedies: one short phrase each, set inside the engine's sentence. */
 export interface Wording {
@@ -92,6 +98,12 @@ export const neutralWording: Wording = {
         return 'migrate its stored versions';
       case 'verify-again':
         return 'verify again';
+      case 'prune-again':
+        return 'prune again';
+      case 'remove-foreign-locks':
+        return 'prune with foreign locks removed';
+      case 'delete-unauthenticated':
+        return 'prune with unauthenticated folders deleted';
     }
   },
 };

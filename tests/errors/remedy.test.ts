@@ -42,6 +42,13 @@ const remedies: Record<Remedy['fix'], Row<Remedy>> = {
     cli: "run the kubeflow-upgrader charm's migrate-stored-versions action",
   },
   'verify-again': { value: { fix: 'verify-again' }, charm: 'run verify-backup again', cli: 'run kubeflow-upgrader verify again' },
+  'prune-again': { value: { fix: 'prune-again' }, charm: 'run prune-backups again', cli: 'run kubeflow-upgrader prune again' },
+  'remove-foreign-locks': {
+    value: { fix: 'remove-foreign-locks' }, charm: 'run prune-backups remove-foreign-locks=true', cli: 'run kubeflow-upgrader prune --remove-foreign-locks',
+  },
+  'delete-unauthenticated': {
+    value: { fix: 'delete-unauthenticated' }, charm: 'run prune-backups delete-unauthenticated=true', cli: 'run kubeflow-upgrader prune --delete-unauthenticated',
+  },
 };
 
 // what only the charm's user can type: its action names and `option=value` settings
