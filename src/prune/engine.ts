@@ -2,17 +2,34 @@
 // unfinished, and removes volume-mover Jobs and Secrets a crashed run left in the cluster. A deleted backup's restic
 // snapshots are forgotten and their repositories pruned first (src/prune/restic.ts), so a failure there leaves the
 // backup listed and a rerun finishes it. Dry-run reports the same answer and changes nothing.
+//
+// With `encryption-key` set it obeys only what the key vouches for (folders.ts): authenticated backups are counted and
+// ordered, a backup being written is proven by its authenticated run record, and a restic lock by decrypting. What
+// anyone else wrote (a forged folder, a planted lock, a Job in a profile namespace carrying the mover labels) is named
+// in `untrusted` or `ignored` and never deletes, keeps or blocks anything.
 import type { BackupStore } from '../store/backup-store.ts';
 import { StoreError } from '../store/objects.ts';
+import { jobFinished } from '../jobs/outcome.ts';
+import { neutralWording, type Wording } from '../errors/remedy.ts';
+import { moverSelector } from '../volumes/labels.ts';
+import { surveyFolders } from './folders.ts';
 import { planPrune, type PruneReason } from './plan.ts';
 import { removeMoverLeftovers, type MoverCleanup, type MoverPort } from './movers.ts';
-import { pruneRepositories, type RepositoryPrune, type ResticRepositories } from './restic.ts';
+import { pruneRepositories, type RepositoryPrune, type ResticRepositories, type RunningBackup } from './restic.ts';
 
 export const DEFAULT_INCOMPLETE_GRACE_MS = 60 * 60 * 1000;
 
 export interface PruneRequest {
   retention: number;
   dryRun: boolean;
+  /** the encryption key set now: with one, only what it authenticates counts */
+  encryptionKey?: string | Buffer | undefined;
+  /** deletes complete folders the key does not authenticate (an explicit choice, never a side effect) */
+  deleteUnauthenticated?: boolean;
+  /** removes restic lock files restic would not have written */
+  removeForeignLocks?: boolean;
+  /** how the edge words the remedies in its sentences */
+  wording?: Wording;
   incompleteGraceMs?: number;
   now?: Date;
   /** the cluster, to remove mover leftovers; omitted, only the bucket is pruned */
@@ -25,6 +42,12 @@ export interface PruneRequest {
 export interface PruneOutcome {
   deleted: Array<{ id: string; reason: PruneReason }>;
   kept: Array<{ id: string; why: string }>;
+  /** complete folders the key does not authenticate: left in place, neither counted nor kept in a real one's stead */
+  untrusted: Array<{ id: string; why: string }>;
+  /** what prune found and did not obey, and why: folders, locks and Jobs that prove nothing */
+  ignored: Array<{ what: string; why: string }>;
+  /** foreign restic lock files removed (remove-foreign-locks) */
+  removedLocks: string[];
   abortedUploads: number;
   movers: MoverCleanup;
   /** per restic repository: the snapshots forgotten and the bytes freed */
@@ -47,16 +70,43 @@ async function abortStaleUploads(store: BackupStore, graceMs: number, now: Date,
   }
 }
 
+/**
+ * Running mover Jobs prove nothing (anyone who may create Jobs in a profile namespace can give one the mover labels):
+ * the ones no running backup accounts for are named, and hold nothing up. A restic they run takes a lock, which is
+ * judged per repository.
+ */
+async function moverJobsIgnored(movers: MoverPort, running: readonly RunningBackup[]): Promise<Array<{ what: string; why: string }>> {
+  const accounted = new Set(running.map((r) => r.id));
+  return (await movers.list('jobs', moverSelector()))
+    .filter((job) => !jobFinished(job) && !accounted.has(job.metadata.labels?.['kubeflow-upgrader/backup-id'] ?? ''))
+    .map((job) => ({
+      what: `Job ${job.metadata.namespace}/${job.metadata.name}`,
+      why: 'it carries the volume-mover labels, but no backup being written accounts for it, and labels prove nothing; a restic it runs holds a lock, which is judged on its own',
+    }));
+}
+
 export async function pruneBackups(store: BackupStore, request: PruneRequest): Promise<PruneOutcome> {
   const now = request.now ?? new Date();
   const graceMs = request.incompleteGraceMs ?? DEFAULT_INCOMPLETE_GRACE_MS;
-  const folders = await store.listBackupFolders();
-  const plan = planPrune(folders, { retention: request.retention, incompleteGraceMs: graceMs, now });
+  const wording = request.wording ?? neutralWording;
+  const keyed = request.encryptionKey !== undefined && request.encryptionKey.length > 0;
+  const survey = await surveyFolders(store, request.encryptionKey, graceMs, now);
+  const plan = planPrune(survey.folders, { retention: request.retention, incompleteGraceMs: graceMs, now, deleteUnauthenticated: request.deleteUnauthenticated === true });
+  const ignored = [...survey.ignored, ...(request.movers ? await moverJobsIgnored(request.movers, survey.running) : [])];
   // the restic repositories first: a backup whose snapshots could not be forgotten stays, for a rerun to finish
-  const { repositories: restic, held, notes } = await pruneRepositories(store, {
-    folders, deleted: plan.delete.filter((d) => d.reason === 'beyond retention').map((d) => d.id), kept: plan.keep.map((k) => k.id),
-    restic: request.restic, movers: request.movers, dryRun: request.dryRun, graceMs, now, progress: request.progress,
+  const repositories = await pruneRepositories(store, {
+    deleted: plan.delete.filter((d) => d.reason !== 'incomplete').map((d) => d.id), kept: plan.keep.map((k) => k.id),
+    running: survey.running, encryptionKey: request.encryptionKey, restic: request.restic, cluster: request.movers !== undefined,
+    dryRun: request.dryRun, removeForeignLocks: request.removeForeignLocks === true, now, wording, progress: request.progress,
   });
+  const { held } = repositories;
+  const notes = [...repositories.notes];
+  if (!keyed) {
+    notes.push(`No ${wording.term({ term: 'encryption-key' })} is set, so retention trusts the bucket: whoever can write it can add folders that count as backups and make real ones beyond retention; ${wording.remedy({ fix: 'set-encryption-key' })} to count only authenticated backups.`);
+  }
+  if (plan.untrusted.length > 0) {
+    notes.push(`${plan.untrusted.length} complete folder(s) are not authenticated under the ${wording.term({ term: 'encryption-key' })} (${plan.untrusted.map((u) => u.id).join(', ')}): they were neither counted nor kept in place of a backup, and were left as they are; ${wording.remedy({ fix: 'delete-unauthenticated' })} to delete them.`);
+  }
   const deleting = plan.delete.filter((d) => !held.has(d.id));
   const kept = [...plan.keep, ...plan.delete.filter((d) => held.has(d.id)).map((d) => ({ id: d.id, why: 'its restic snapshots could not be forgotten yet' }))];
   if (!request.dryRun) {
@@ -71,5 +121,8 @@ export async function pruneBackups(store: BackupStore, request: PruneRequest): P
   const movers = request.movers
     ? await removeMoverLeftovers(request.movers, { graceMs, now, dryRun: request.dryRun })
     : { jobs: 0, secrets: 0 };
-  return { deleted: deleting, kept, abortedUploads, movers, restic, notes };
+  return {
+    deleted: deleting, kept, untrusted: plan.untrusted, ignored: [...ignored, ...repositories.ignored], removedLocks: repositories.removedLocks,
+    abortedUploads, movers, restic: repositories.repositories, notes,
+  };
 }

@@ -73,6 +73,8 @@ export interface BackupStore {
   readFile(id: string, name: string): Promise<Buffer | undefined>;
   /** the objects under a folder of the location (a backup's volumes/ or control-plane/), keys relative to the location */
   listObjects(folder: string): AsyncIterable<ObjectInfo>;
+  /** the immediate sub-folders of a folder of the location (`restic/<namespace>/` under `restic/`), relative to it */
+  listFolders(folder: string): AsyncIterable<string>;
   /**
    * opens a new backup; refuses an id whose folder holds anything, so a retried action never mixes two backups. The
    * backup's run record is written before it returns and renewed until the backup is committed or aborted.
@@ -164,6 +166,10 @@ export class ObjectBackupStore implements BackupStore {
 
   listObjects(folder: string): AsyncIterable<ObjectInfo> {
     return this.objects.list(folder);
+  }
+
+  listFolders(folder: string): AsyncIterable<string> {
+    return this.objects.listFolders(folder);
   }
 
   private tryGetSized(key: string): Promise<{ body: Readable; size: number | undefined } | undefined> {

@@ -33,7 +33,7 @@ function repositories(answer: (call: Call) => Promise<unknown> | unknown = () =>
     calls,
     restic: {
       repositoryKey: (ns: string) => `kf/restic/${ns}`,
-      locationKey: (ns: string) => `restic/${ns}`,
+      locationKey: (ns: string) => `restic/${ns}`, repositoriesFolder: 'restic/',
       run: async (namespace: string, mode: 'check' | 'prune', snapshots: readonly string[]) => {
         const call = { namespace, mode, snapshots: [...snapshots] };
         calls.push(call);
@@ -75,27 +75,44 @@ describe('prune: restic repositories (engine)', () => {
     const outcome = await pruneBackups(store, { retention: 1, dryRun: false, now: NOW, movers: movers(), restic });
     expect(outcome.deleted.map((d) => d.id)).to.deep.equal(['kf-20261201-090000-dddddd']);
     expect(outcome.kept.filter((k) => k.why === 'its restic snapshots could not be forgotten yet').map((k) => k.id).sort()).to.deep.equal([ids[0], ids[1]]);
-    expect(outcome.notes.join(' ')).to.include('wrong password or no key found').and.include('run the prune again');
+    expect(outcome.notes.join(' ')).to.include('wrong password or no key found').and.include('prune again once that is fixed');
     expect(await exists(ids[0]!)).to.equal(true);
   });
 
-  it('refuses before the first change: a running mover Job, a live lock in any repository, or no cluster', async () => {
-    const running: KubeObject = { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'kfu-restore-1', namespace: 'alice' }, status: {} };
-    const first = repositories();
-    await expectRefusal(pruneBackups(store, { retention: 1, dryRun: false, now: NOW, movers: movers([running]), restic: first.restic }), /^Nothing was pruned: volume-mover Job alice\/kfu-restore-1 is running/);
-    expect(first.calls).to.deep.equal([]);
-
-    // bob's repository holds a lock object; restic (the check Job) says it is live: nothing is forgotten anywhere
-    await store.objects.put('restic/bob/locks/0123', 'lock');
-    const second = repositories((call) => (call.mode === 'check' ? { state: 'locked', locks: 1 } : { state: 'pruned', ignored: 0, totalPrune: '' }));
-    await expectRefusal(pruneBackups(store, { retention: 1, dryRun: false, now: NOW, movers: movers(), restic: second.restic }), /^Nothing was pruned: the restic repository \S+restic\/bob holds 1 lock\(s\)/);
-    expect(second.calls.map((c) => c.mode)).to.deep.equal(['check']);
-
+  it('refuses before the first change without a cluster; a dry run says so', async () => {
     await expectRefusal(pruneBackups(store, { retention: 1, dryRun: false, now: NOW }), /^Nothing was pruned: backups .* hold restic snapshots, which only a restic Job in the cluster can forget/);
-    // a dry run says the same as a note
     const dry = await pruneBackups(store, { retention: 1, dryRun: true, now: NOW });
     expect(dry.notes.join(' ')).to.match(/A run now would refuse: backups .* hold restic snapshots/);
     for (const id of ids) expect(await exists(id)).to.equal(true);
+  });
+
+  it('a running Job with the mover labels holds nothing up: it is named as ignored', async () => {
+    const running: KubeObject = {
+      apiVersion: 'batch/v1', kind: 'Job', status: {},
+      metadata: { name: 'kfu-restore-1', namespace: 'alice', labels: { 'kubeflow-upgrader/backup-id': 'kf-20261201-130000-eeeeee' } },
+    };
+    const { calls, restic } = repositories();
+    const outcome = await pruneBackups(store, { retention: 2, dryRun: false, now: NOW, movers: movers([running]), restic });
+    expect(calls.map((c) => [c.namespace, c.mode])).to.deep.equal([['bob', 'prune']]);
+    expect(outcome.deleted.map((d) => d.id)).to.deep.equal([ids[0]]);
+    expect(outcome.ignored).to.have.length(1);
+    expect(outcome.ignored[0]!.what).to.equal('Job alice/kfu-restore-1');
+    expect(outcome.ignored[0]!.why).to.match(/no backup being written accounts for it, and labels prove nothing/);
+  });
+
+  it('a live restic lock holds only its own repository, with what, where, since when and what clears it', async () => {
+    await store.objects.put('restic/bob/locks/0123', 'lock');
+    const since = new Date(NOW.getTime() - 4 * 60_000);
+    const { calls, restic } = repositories((call) => (call.mode === 'check'
+      ? { state: 'locks', count: 1, locks: [{ id: 'b'.repeat(64), lock: { time: since.toISOString(), exclusive: false, hostname: 'kfu-backup-pod', pid: 7 } }] }
+      : { state: 'pruned', ignored: 0, totalPrune: '' }));
+    const outcome = await pruneBackups(store, { retention: 1, dryRun: false, now: NOW, movers: movers(), restic });
+    expect(calls.map((c) => [c.namespace, c.mode])).to.deep.equal([['alice', 'prune'], ['bob', 'check']]);
+    const note = outcome.notes.find((n) => n.includes('locked by a running restic'));
+    expect(note).to.equal(`The restic repository s3://memory/restic/bob is locked by a running restic (a lock held by kfu-backup-pod pid 7 since ${since.toISOString()}; restic takes it to be stale at ${new Date(since.getTime() + 30 * 60_000).toISOString()} if that restic is gone), and pruning a restic repository needs restic's exclusive lock; prune again once it has finished. Backups ${ids[0]}, ${ids[1]} were kept for now.`);
+    // both older backups pin into bob's repository: they stay, with their snapshots, for the next run
+    expect(outcome.deleted).to.deep.equal([]);
+    expect(outcome.restic.map((r) => r.namespace)).to.deep.equal(['alice']);
   });
 
   it('dry-run runs no Job and names what would be forgotten', async () => {
@@ -106,12 +123,18 @@ describe('prune: restic repositories (engine)', () => {
     for (const id of ids) expect(await exists(id)).to.equal(true);
   });
 
-  it('with a key, forgets nothing on the word of a manifest without a valid HMAC', async () => {
+  it('with a key, counts no backup without a valid HMAC: none is deleted unasked, and asked, none has its snapshots forgotten', async () => {
     const { calls, restic } = repositories();
-    const outcome = await pruneBackups(store, { retention: 1, dryRun: false, now: NOW, movers: movers(), restic: { ...restic, encryptionKey: 'a key' } });
+    const kept = await pruneBackups(store, { retention: 1, dryRun: false, now: NOW, movers: movers(), restic, encryptionKey: 'a key' });
+    expect(kept.deleted).to.deep.equal([]);
+    expect(kept.untrusted.map((u) => [u.id, u.why]).sort()).to.deep.equal(ids.map((id) => [id, "its velero-backup.json cannot be read"]));
+    expect(kept.notes.join(' ')).to.match(/3 complete folder\(s\) are not authenticated under the encryption key .* were left as they are; prune with unauthenticated folders deleted to delete them\./);
+    for (const id of ids) expect(await exists(id)).to.equal(true);
+
+    const deleted = await pruneBackups(store, { retention: 1, dryRun: false, now: NOW, movers: movers(), restic, encryptionKey: 'a key', deleteUnauthenticated: true });
     expect(calls).to.deep.equal([]);
-    expect(outcome.notes.filter((n) => / is not trusted \(its velero-backup.json carries no HMAC/.test(n))).to.have.length(2);
-    expect(outcome.deleted.map((d) => d.id).sort()).to.deep.equal([ids[0], ids[1]]);
+    expect(deleted.deleted.map((d) => [d.id, d.reason]).sort()).to.deep.equal(ids.map((id) => [id, 'not authenticated']));
+    expect(deleted.notes.filter((n) => / is not trusted \(its velero-backup.json carries no HMAC/.test(n))).to.have.length(3);
   });
 });
 

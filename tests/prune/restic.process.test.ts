@@ -1,9 +1,11 @@
 // prune-backups on backups whose volume data is in restic repositories, through the real ./dispatch: the snapshots
 // the deleted backups' authenticated manifests pin are forgotten and the repository pruned by a restic Job (run by the
 // simulated kubelet with Debian's restic against s3rver), the newest backup stays restorable byte for byte, and the
-// bucket shrinks by the data only the old backups held. Never beside a running backup: a folder still being written,
-// a running mover Job or a live restic lock refuses it in one sentence with nothing changed. The oracles are restic
-// itself, run directly with the password, and the bucket's own listing.
+// bucket shrinks by the data only the old backups held. With the encryption key only what it vouches for counts
+// (issue 40's attacks): marker copies in folders named for tomorrow delete no real backup; a fresh folder without a
+// run record, a lock file that does not decrypt and a Job a profile's user made with the mover labels hold nothing
+// up and are named; a live restic lock holds its own repository only. The oracles are restic itself, run directly
+// with the password, and the bucket's own listing.
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -84,6 +86,9 @@ describe('prune-backups with restic repositories (real ./dispatch, volume-mover-
     return (JSON.parse(body) as { volumes: { restic?: { snapshot: string } }[] }).volumes.flatMap((v) => (v.restic ? [v.restic.snapshot] : []));
   }
 
+  const pinnedOf = (id: string) => pinned(id);
+  const notesOf = (outcome: DispatchOutcome) => Object.entries(outcome.state.actionResults).filter(([k]) => k.startsWith('notes.')).map(([, v]) => v);
+
   async function keys(prefix: string): Promise<Map<string, number>> {
     const found = new Map<string, number>();
     let token: string | undefined;
@@ -144,37 +149,55 @@ describe('prune-backups with restic repositories (real ./dispatch, volume-mover-
     expect(await snapshotOfState([a.id, b.id, c.id])).to.deep.equal(before);
   });
 
-  it('refuses in one sentence while a backup is being written, a mover Job runs or restic holds a lock, and changes nothing', async () => {
+  it('two marker copies in folders named for tomorrow delete no real backup: the forged folders are named and left, or deleted when asked', async () => {
     const ids = [a.id, b.id, c.id];
     const before = await snapshotOfState(ids);
-    const refused = (outcome: DispatchOutcome, pattern: RegExp) => {
-      expect(outcome.state.actionFailure, JSON.stringify(outcome.state.actionResults)).to.match(pattern);
-      expect(outcome.state.actionFailure!.split('\n')).to.have.length(1);
-    };
+    const aSnapshots = await pinned(a.id);
+    // a bucket writer without the key: the newest marker copied into two folders dated tomorrow (two PUTs, no manifest)
+    const marker = await (await client.send(new GetObjectCommand({ Bucket: BUCKET, Key: `backups/backups/${c.id}/velero-backup.json` }))).Body!.transformToByteArray();
+    const tomorrow = new Date(Date.now() + 24 * 3_600_000);
+    const forged = [newBackupId(tomorrow), newBackupId(new Date(tomorrow.getTime() + 60_000))].sort();
+    for (const id of forged) await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: `backups/backups/${id}/velero-backup.json`, Body: marker }));
 
-    // A backup folder written to a moment ago, without its marker: a backup still running.
-    const running = newBackupId();
-    const partial = `backups/backups/${running}/${running}.tar.gz`;
-    await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: partial, Body: 'partial' }));
-    refused(await prune(), /^Nothing was pruned: backup kf-\S+ is still being written .*exclusive lock; run it again once that backup has finished\.$/);
-    await client.send(new DeleteObjectCommand({ Bucket: BUCKET, Key: partial }));
+    // retention 2: without the key's word the forged folders would be the two newest, and every real backup beyond it
+    const pruned = await action('prune-backups', {}, source, { 'backup-retention': 2 });
+    expect(pruned.state.actionFailure, pruned.stderr.slice(-2000)).to.equal(undefined);
+    const results = pruned.state.actionResults;
+    expect(results.deleted).to.equal(a.id);
+    expect(results.kept).to.equal([c.id, b.id].join(','));
+    expect(results.untrusted).to.equal(forged.join(','));
+    for (const id of forged) expect(results[`reasons.${id}`]).to.equal('not authenticated, left as it is: it has no kubeflow-upgrader manifest');
+    expect(results['restic.0.backups']).to.equal(a.id);
+    // b and c are within retention: their snapshots stay, and restic still lists them
+    const left = await snapshotsInRepository();
+    for (const id of [...(await pinnedOf(b.id)), ...(await pinnedOf(c.id))]) expect(left).to.include(id);
+    for (const id of [b.id, c.id, ...forged]) expect(await backupExists(id), id).to.equal(true);
 
-    // A volume-mover Job that has not finished (a backup or restore in another run).
-    source.cluster.api.create(JOBS, {
-      apiVersion: 'batch/v1', kind: 'Job',
-      metadata: { name: 'kfu-backup-elsewhere', namespace, labels: { 'app.kubernetes.io/managed-by': 'kubeflow-upgrader', 'app.kubernetes.io/component': 'volume-mover' } },
-      spec: { backoffLimit: 0, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'mover', image: 'docker.io/restic/restic:0.14.0', command: ['sh', '-c', 'sleep 600'] }] } } },
-    });
-    refused(await prune(), new RegExp(`^Nothing was pruned: volume-mover Job ${namespace}/kfu-backup-elsewhere is running \\(a backup or a restore\\)`));
-    source.cluster.api.delete(JOBS, 'kfu-backup-elsewhere', namespace);
+    const asked = await action('prune-backups', { 'delete-unauthenticated': true }, source, { 'backup-retention': 2 });
+    expect(asked.state.actionFailure, asked.stderr.slice(-2000)).to.equal(undefined);
+    expect(asked.state.actionResults.deleted).to.equal(forged.join(','));
+    for (const id of forged) expect(await backupExists(id), id).to.equal(false);
+    for (const id of [b.id, c.id]) expect(await backupExists(id), id).to.equal(true);
+    expect(await snapshotsInRepository()).to.deep.equal(before.snapshots.filter((id) => !aSnapshots.includes(id)));
+    // the next tests want three backups again: the two left, and a new newest one
+    const newest = await backupWith('d', 3 * MiB);
+    [a, b, c] = [b, c, newest];
+  });
 
-    // A restic holding its lock on the repository, alive: restic's own lock, which prune's exclusive lock must wait for.
+  it('a live restic lock holds its repository: the backups pinning into it stay, saying who holds it since when; nothing changes', async () => {
+    const ids = [a.id, b.id, c.id];
+    const before = await snapshotOfState(ids);
+    // a restic holding its lock on the repository, alive: restic's own lock, which prune's exclusive lock must wait for
     const holder: ChildProcess = spawn('sh', ['-c', 'sleep 120 | restic -o s3.bucket-lookup=path backup --stdin --stdin-filename held'], { env: resticEnv(), stdio: 'ignore', detached: true });
     try {
       const locks = async () => [...(await keys(`backups/restic/${namespace}/locks/`)).keys()].length;
       for (const deadline = Date.now() + 60_000; (await locks()) === 0 && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 100));
       expect(await locks(), 'the holder took its lock').to.be.greaterThan(0);
-      refused(await prune(), new RegExp(`^Nothing was pruned: the restic repository s3://${BUCKET}/backups/restic/${namespace} holds 1 lock\\(s\\) of another restic .*; run it again once it has finished\\.$`));
+      const held = await prune();
+      expect(held.state.actionFailure, held.stderr.slice(-2000)).to.equal(undefined);
+      expect(held.state.actionResults.deleted).to.equal('none');
+      const note = notesOf(held).find((n) => n.includes('is locked by a running restic'));
+      expect(note, notesOf(held).join(' | ')).to.match(new RegExp(`^The restic repository s3://${BUCKET}/backups/restic/${namespace} is locked by a running restic \\(a lock held by \\S+ pid \\d+ since \\S+Z; restic takes it to be stale at \\S+Z if that restic is gone\\), and pruning a restic repository needs restic's exclusive lock; run prune-backups again once it has finished\\. Backups ${[a.id, b.id].sort().join(', ')} were kept for now\\.$`));
     } finally {
       process.kill(-holder.pid!, 'SIGKILL');
     }
@@ -193,6 +216,17 @@ describe('prune-backups with restic repositories (real ./dispatch, volume-mover-
     writeFileSync(planted, randomBytes(1000));
     await execa('restic', ['-o', 's3.bucket-lookup=path', 'backup', '--tag', `kfu-backup=${a.id}`, planted], { env: resticEnv(), extendEnv: false });
     const plantedId = (await snapshotsInRepository()).find((id) => !old.includes(id) && !newest.includes(id))!;
+    // what a bucket writer or a profile's user can plant, none of which may hold prune up: a folder written to a moment
+    // ago without a run record, a lock file that does not decrypt, and a running Job with the mover's labels
+    const fresh = newBackupId();
+    await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: `backups/backups/${fresh}/${fresh}.tar.gz`, Body: 'partial' }));
+    const garbage = randomBytes(32).toString('hex');
+    await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: `backups/restic/${namespace}/locks/${garbage}`, Body: randomBytes(200) }));
+    source.cluster.api.create(JOBS, {
+      apiVersion: 'batch/v1', kind: 'Job',
+      metadata: { name: 'kfu-backup-elsewhere', namespace, labels: { 'app.kubernetes.io/managed-by': 'kubeflow-upgrader', 'app.kubernetes.io/component': 'volume-mover', 'kubeflow-upgrader/backup-id': newBackupId() } },
+      spec: { backoffLimit: 0, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'mover', image: 'docker.io/restic/restic:0.14.0', command: ['sh', '-c', 'sleep 600'] }] } } },
+    });
 
     const pruned = await prune();
     expect(pruned.state.actionFailure, pruned.stderr.slice(-2000)).to.equal(undefined);
@@ -208,6 +242,17 @@ describe('prune-backups with restic repositories (real ./dispatch, volume-mover-
     expect(await snapshotsInRepository()).to.deep.equal([...newest, plantedId].sort());
     expect(await backupExists(a.id)).to.equal(false);
     expect(await backupExists(b.id)).to.equal(false);
+    // what was planted is named with why it was not obeyed
+    const ignored = Object.entries(results).filter(([k]) => k.startsWith('ignored.')).map(([, v]) => v);
+    expect(ignored.find((i) => i.startsWith(`folder s3://${BUCKET}/backups/backups/${fresh}/: written to`)), ignored.join(' | ')).to.match(/it holds no run record, so it is not taken for a backup being written$/);
+    expect(ignored.find((i) => i.startsWith(`restic lock ${garbage.slice(0, 12)} in s3://${BUCKET}/backups/restic/${namespace}: `)), ignored.join(' | ')).to.include("it does not decrypt under the repository's key; restic itself passes over it");
+    expect(ignored.find((i) => i.startsWith(`Job ${namespace}/kfu-backup-elsewhere: `)), ignored.join(' | ')).to.include('labels prove nothing');
+    source.cluster.api.delete(JOBS, 'kfu-backup-elsewhere', namespace);
+    await client.send(new DeleteObjectCommand({ Bucket: BUCKET, Key: `backups/backups/${fresh}/${fresh}.tar.gz` }));
+    // asked, prune removes the lock file restic would not have written
+    const cleared = await prune({ 'remove-foreign-locks': true });
+    expect(cleared.state.actionResults['removed-locks.0']).to.equal(`s3://${BUCKET}/backups/restic/${namespace}/locks/${garbage}`);
+    expect((await keys(`backups/restic/${namespace}/locks/${garbage}`)).size).to.equal(0);
     // the run's Secret is gone, and neither the password nor the passphrase reached a result or a log line
     const left = source.cluster.api.list({ group: '', resource: 'secrets' }).filter((x) => x.metadata.labels?.['kubeflow-upgrader/operation'] === 'prune');
     expect(left.map((x) => x.metadata.name)).to.deep.equal([]);
@@ -217,7 +262,7 @@ describe('prune-backups with restic repositories (real ./dispatch, volume-mover-
     expect(await restoreInto(c.id)).to.deep.equal(c.tree);
   });
 
-  it('never forgets on the word of a manifest that is not authenticated, and says so in one sentence', async () => {
+  it('a backup whose HMAC no longer verifies is not counted; deleted when asked, nothing is forgotten on its word', async () => {
     const d = await backupWith('d', MiB);
     // c is now beyond retention 1; its marker's HMAC is changed, as a bucket writer without the key would change it
     const markerKey = `backups/backups/${c.id}/velero-backup.json`;
@@ -226,14 +271,20 @@ describe('prune-backups with restic repositories (real ./dispatch, volume-mover-
     marker.metadata.annotations[hmacKey] = marker.metadata.annotations[hmacKey]!.replace(/mac=([0-9a-f])/, (_, x: string) => `mac=${x === '0' ? '1' : '0'}`);
     await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: markerKey, Body: JSON.stringify(marker) }));
     const cSnapshots = await pinned(c.id);
-    const pruned = await prune();
+    const left = await prune();
+    expect(left.state.actionFailure, left.stderr.slice(-2000)).to.equal(undefined);
+    expect(left.state.actionResults.untrusted).to.equal(c.id);
+    expect(left.state.actionResults[`reasons.${c.id}`]).to.equal('not authenticated, left as it is: its HMAC does not match its manifest under the encryption-key');
+    expect(await backupExists(c.id)).to.equal(true);
+    const pruned = await prune({ 'delete-unauthenticated': true });
     expect(pruned.state.actionFailure, pruned.stderr.slice(-2000)).to.equal(undefined);
-    const notes = Object.entries(pruned.state.actionResults).filter(([k]) => k.startsWith('notes.')).map(([, v]) => v);
+    expect(pruned.state.actionResults.deleted).to.equal(c.id);
+    const notes = notesOf(pruned);
     const note = notes.find((n) => n.startsWith(`Backup ${c.id} is not trusted`));
     expect(note, notes.join(' | ')).to.match(/none of the \d+ restic snapshot\(s\) its manifest names was forgotten; whatever data only they hold stays in the repositories\.$/);
     expect(pruned.state.actionResults['restic.0.repository']).to.equal(undefined);
-    const left = await snapshotsInRepository();
-    for (const id of [...cSnapshots, ...(await pinned(d.id))]) expect(left).to.include(id);
+    const remaining = await snapshotsInRepository();
+    for (const id of [...cSnapshots, ...(await pinned(d.id))]) expect(remaining).to.include(id);
   });
 
   it('prunes the repository of a profile deleted since, from a Job in the model\'s namespace', async () => {

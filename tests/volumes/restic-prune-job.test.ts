@@ -41,10 +41,12 @@ describe('volumes: the restic prune Job', () => {
   });
 
   it('reads its answers, and nothing else', () => {
-    expect(parseResticPrune('{"resticPrune":"free"}')).to.deep.equal({ state: 'free' });
+    const lock = { time: '2026-12-07T12:00:00.123456789Z', exclusive: false, hostname: 'kfu-backup-x', pid: 7 };
+    expect(parseResticPrune(JSON.stringify({ resticPrune: 'locks', count: 3, locks: [{ id: ID, lock }, { id: 'b'.repeat(64), lock: null }, { id: '../x', lock: null }] })))
+      .to.deep.equal({ state: 'locks', count: 3, locks: [{ id: ID, lock }, { id: 'b'.repeat(64), lock: null }] });
     expect(parseResticPrune('{"resticPrune":"locked","locks":2}')).to.deep.equal({ state: 'locked', locks: 2 });
     expect(parseResticPrune('{"resticPrune":"pruned","ignored":0,"totalPrune":"8 blobs / 6.001 MiB"}')).to.deep.equal({ state: 'pruned', ignored: 0, totalPrune: '8 blobs / 6.001 MiB' });
-    for (const other of [undefined, '', 'Fatal: wrong password', '{"resticPrune":"pruned"}', '{"resticPrune":"locked","locks":-1}', '{"volumeMover":"restic"}']) {
+    for (const other of [undefined, '', 'Fatal: wrong password', '{"resticPrune":"pruned"}', '{"resticPrune":"locked","locks":-1}', '{"volumeMover":"restic"}', '{"resticPrune":"free"}', '{"resticPrune":"locks","count":1}']) {
       expect(parseResticPrune(other)).to.equal(undefined);
     }
   });

@@ -55,7 +55,11 @@ export const ActionParams = {
       .default('all')
       .refine((crd) => crd === 'all' || /^[a-z0-9-]+\.[a-z0-9.-]+$/.test(crd), 'must be a CRD name like notebooks.kubeflow.org, or "all"'),
   }),
-  'prune-backups': z.strictObject({ 'dry-run': z.boolean().default(false) }),
+  'prune-backups': z.strictObject({
+    'dry-run': z.boolean().default(false),
+    'delete-unauthenticated': z.boolean().default(false),
+    'remove-foreign-locks': z.boolean().default(false),
+  }),
 } as const;
 
 export type ActionName = keyof typeof ActionParams;

@@ -1,12 +1,14 @@
-// The prune-backups action: keeps the newest `backup-retention` complete backups (always the newest one), deletes
-// older ones and incomplete folders idle for over an hour, aborts stale multipart uploads and removes mover Jobs and
-// Secrets a killed run left behind. A deleted backup's restic snapshots are forgotten and each repository pruned
-// once (src/prune/restic.ts), never beside a running backup or restore. With dry-run it reports the same lists and
-// what would be forgotten, and changes nothing.
+// The prune-backups action: keeps the newest `backup-retention` complete backups (always the newest one; with
+// `encryption-key`, authenticated ones only), deletes older ones and incomplete folders idle for over an hour, aborts
+// stale multipart uploads and removes mover Jobs and Secrets a killed run left behind. A deleted backup's restic
+// snapshots are forgotten and each repository pruned once (src/prune/restic.ts), never beside a backup being written
+// or into a repository a live restic holds. With dry-run it reports the same lists and what would be forgotten, and
+// changes nothing. The CLI's prune runs the same engine (src/prune/engine.ts).
 import type { ActionContext } from '../action-context.ts';
 import { describeInline } from '../../errors/index.ts';
 import { ActionFailure } from '../action-context.ts';
 import { moverConfig } from '../backup-steps.ts';
+import { charmWording } from '../remedy-wording.ts';
 
 export async function run(ctx: ActionContext<'prune-backups'>): Promise<void> {
   const s3 = await ctx.s3();
@@ -17,13 +19,14 @@ export async function run(ctx: ActionContext<'prune-backups'>): Promise<void> {
   const store = openBackupStore(s3);
   const dryRun = ctx.params['dry-run'];
   const notes: string[] = [];
+  const encryptionKey = await ctx.encryptionKey();
   let movers;
   let restic;
   try {
     const kube = await ctx.kube();
     movers = moverPortOf(kube);
     const config = moverConfig(ctx.config);
-    restic = resticRepositoriesOf(kube, s3, await ctx.encryptionKey(), {
+    restic = resticRepositoriesOf(kube, s3, encryptionKey, {
       image: resticImageOf(config), startTimeoutSeconds: config.startTimeoutSeconds, resources: config.resources,
       // the control-plane copies' namespace: where a deleted profile's repository is pruned from
       fallbackNamespace: ctx.modelName,
@@ -37,6 +40,10 @@ export async function run(ctx: ActionContext<'prune-backups'>): Promise<void> {
     outcome = await pruneBackups(store, {
       retention: ctx.config['backup-retention'],
       dryRun,
+      encryptionKey,
+      deleteUnauthenticated: ctx.params['delete-unauthenticated'],
+      removeForeignLocks: ctx.params['remove-foreign-locks'],
+      wording: charmWording,
       ...(movers ? { movers } : {}),
       ...(restic ? { restic } : {}),
       progress: (message) => ctx.progress(message),
@@ -53,7 +60,15 @@ export async function run(ctx: ActionContext<'prune-backups'>): Promise<void> {
     kept: outcome.kept.map((k) => k.id).join(',') || 'none',
     'deleted-count': outcome.deleted.length,
     'kept-count': outcome.kept.length,
-    reasons: Object.fromEntries([...outcome.deleted.map((d) => [d.id, `${verb}: ${d.reason}`]), ...outcome.kept.map((k) => [k.id, `kept: ${k.why}`])]),
+    reasons: Object.fromEntries([
+      ...outcome.deleted.map((d) => [d.id, `${verb}: ${d.reason}`]), ...outcome.kept.map((k) => [k.id, `kept: ${k.why}`]),
+      ...outcome.untrusted.map((u) => [u.id, `not authenticated, left as it is: ${u.why}`]),
+    ]),
+    // complete folders the encryption-key does not vouch for: never counted, kept in a real one's stead, or deleted unasked
+    untrusted: outcome.untrusted.map((u) => u.id).join(',') || 'none',
+    // what prune found and did not obey (folders, Jobs, locks), each with why
+    ignored: outcome.ignored.map((i) => `${i.what}: ${i.why}`),
+    ...(outcome.removedLocks.length > 0 ? { 'removed-locks': outcome.removedLocks } : {}),
     'aborted-uploads': outcome.abortedUploads,
     'removed-mover-jobs': outcome.movers.jobs,
     'removed-mover-secrets': outcome.movers.secrets,

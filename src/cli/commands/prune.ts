@@ -9,6 +9,7 @@ import { stringValue, UsageError } from '../usage.ts';
 import type { PruneOutcome } from '../../prune/engine.ts';
 import { moverConfigFrom, moverOptions } from './backup-options.ts';
 import { describeFailure, openStore, outputOptions } from './shared.ts';
+import { cliWording } from '../remedy-wording.ts';
 
 const DEFAULT_RETENTION = 7;
 
@@ -25,12 +26,15 @@ export function pruneLines(outcome: PruneOutcome, dryRun: boolean): string[] {
   const lines = [
     ...outcome.deleted.map((d) => `${verb} ${d.id}: ${d.reason}`),
     ...outcome.kept.map((k) => `kept ${k.id}: ${k.why}`),
+    ...outcome.untrusted.map((u) => `not authenticated, left as it is: ${u.id} (${u.why})`),
   ];
   for (const r of outcome.restic) {
     const freed = r.bytesFreed === undefined ? '' : `, ${formatBytes(r.bytesFreed)} freed (${formatBytes(r.bytesBefore ?? 0)} → ${formatBytes(r.bytesAfter ?? 0)})`;
     lines.push(`restic ${r.repository}: ${r.snapshotsForgotten} snapshot(s) ${dryRun ? 'to forget' : 'forgotten'} of ${r.backups.join(', ')}${freed}`);
   }
   if (outcome.movers.jobs + outcome.movers.secrets > 0) lines.push(`removed ${outcome.movers.jobs} stale mover Job(s) and ${outcome.movers.secrets} Secret(s)`);
+  for (const lock of outcome.removedLocks) lines.push(`removed foreign restic lock ${lock}`);
+  for (const i of outcome.ignored) lines.push(`ignored ${i.what}: ${i.why}`);
   for (const note of outcome.notes) lines.push(`note: ${note}`);
   return lines.length > 0 ? lines : ['nothing to prune'];
 }
@@ -41,16 +45,21 @@ export const pruneCommand: Command = {
   synopsis: 'kubeflow-upgrader prune --s3-url s3://<bucket>/<prefix> [--retention <n>] [--dry-run] [options]',
   description:
     'Keeps the newest --retention complete backups (the newest one always) and deletes older ones, marker first, and ' +
-    'incomplete folders idle for an hour. The restic snapshots a deleted backup\'s manifest pins (with a key: only a ' +
-    'manifest whose HMAC verifies) are forgotten by id and each repository is pruned once, by a restic Job in the ' +
-    'repository\'s namespace. Refused, with nothing changed, while a backup is being written, a mover Job runs, or ' +
-    'restic holds a live lock on a repository. --dry-run names what would go and changes nothing.',
+    'incomplete folders idle for an hour. With a key only backups whose HMAC verifies are counted, kept and ordered ' +
+    '(by their manifests\' times); other complete folders are named and left, or deleted with --delete-unauthenticated. ' +
+    'The restic snapshots a deleted backup\'s manifest pins (with a key: only a manifest whose HMAC verifies) are ' +
+    'forgotten by id and each repository is pruned once, by a restic Job in the repository\'s namespace. Refused, with ' +
+    'nothing changed, while a backup is being written (its run record, authenticated with a key, proves it); a ' +
+    'repository a live restic lock holds is left for the next run, and lock files restic would not have written are ' +
+    'named, or removed with --remove-foreign-locks. --dry-run names what would go and changes nothing.',
   groups: [
     {
       title: 'Pruning',
       options: {
         retention: { type: 'string', placeholder: '<n>', description: 'complete backups to keep (0 keeps all)', default: String(DEFAULT_RETENTION) },
         'dry-run': { type: 'boolean', description: 'report what would be deleted and forgotten; change nothing' },
+        'delete-unauthenticated': { type: 'boolean', description: 'with a key, also delete complete folders whose HMAC does not verify' },
+        'remove-foreign-locks': { type: 'boolean', description: "remove restic lock files restic would not have written (they do not decrypt, or are dated ahead)" },
       },
     },
     { title: 'Volume mover', options: moverOptions },
@@ -84,6 +93,10 @@ export const pruneCommand: Command = {
       const outcome = await pruneBackups(store, {
         retention,
         dryRun,
+        encryptionKey,
+        deleteUnauthenticated: values['delete-unauthenticated'] === true,
+        removeForeignLocks: values['remove-foreign-locks'] === true,
+        wording: cliWording,
         movers: moverPortOf(kube),
         restic: resticRepositoriesOf(kube, settings, encryptionKey, { image: resticImageOf(mover), startTimeoutSeconds: mover.startTimeoutSeconds, resources: mover.resources }),
         progress: (m) => out.progress(m),

@@ -37,6 +37,7 @@ export function resticRepositoriesOf(kube: KubeClient, s3: S3Settings, encryptio
     encryptionKey,
     repositoryKey: (namespace: string) => resticRepositoryKey(mover, namespace),
     locationKey: (namespace: string) => `restic/${namespace}`,
+    repositoriesFolder: 'restic/',
     run: async (namespace: string, mode: ResticPruneMode, snapshots: readonly string[]): Promise<ResticPruneResult> => runResticPruneJob(volumeKubeFromClient(kube), {
       runId, namespace, jobNamespace: await jobNamespace(namespace), mode, snapshots, s3: mover, password: resticPassword(encryptionKey), image: config.image ?? DEFAULT_RESTIC_IMAGE,
       ...(config.startTimeoutSeconds ? { startTimeoutSeconds: config.startTimeoutSeconds } : {}),

@@ -6,10 +6,12 @@
 //   with `--prune` it runs prune on the same repository under the same exclusive lock, and only when it removed a
 //   snapshot (cmd_forget.go runPruneWithRepo), so a run whose snapshots are already gone runs `prune` by itself.
 // - forget and prune take the exclusive lock, which fails at once ("repository is already locked") while any other
-//   lock exists, before anything is deleted (internal/restic/lock.go checkForOtherLocks). A lock is stale after 30
-//   minutes, or sooner when it was taken on the same host by a process that is gone (lock.go Stale); in a cluster
-//   each Pod is its own host, so a mover Pod killed mid-backup blocks prune for 30 minutes. `unlock` removes only
-//   stale locks (cmd/restic/cmd_unlock.go), and `list locks --no-lock` lists the rest without taking one.
+//   lock restic can load exists, before anything is deleted (internal/restic/lock.go checkForOtherLocks). A lock file
+//   that does not decrypt under the repository's key is passed over there ("ignore lock": measured with Debian's restic
+//   0.14, a garbage file under locks/ neither stops `forget --prune` nor goes with `unlock`). A lock is stale after 30
+//   minutes, or sooner when it was taken on the same host by a process that is gone (lock.go Stale); one dated ahead
+//   is never stale. `unlock` removes only stale locks (cmd/restic/cmd_unlock.go), `list locks --no-lock` lists every
+//   lock file without taking one, and `cat lock <id>` (with --no-lock) prints one decrypted, or fails.
 // - prune deletes packs no snapshot uses and repacks mostly unused ones (cmd/restic/cmd_prune.go, --max-unused 5 %
 //   by default); every blob a remaining snapshot references stays.
 import type { KubeObject } from '../../kube/types.ts';
@@ -25,20 +27,36 @@ import type { MoverS3Settings } from '../settings.ts';
 import { RESTIC_SCRIPT_START, resticRepositoryEnv } from './job.ts';
 import { resticJobFailureReason, runResticJobToEnd } from './run-job.ts';
 
-/** `check` looks for other restic locks only; `prune` also forgets MOVER_FORGET's snapshots and prunes. */
+/** `check` reports the lock files left after `unlock`; `prune` forgets MOVER_FORGET's snapshots and prunes. */
 export type ResticPruneMode = 'check' | 'prune';
 
 const SNAPSHOT_ID = /^[0-9a-f]{64}$/;
 /** printf of the answer (with its arguments) into the termination message */
 const say = (json: string, args = '') => `printf '${json}'${args ? ` ${args}` : ''} > ${TERMINATION_LOG}`;
 
+/** At most this many locks are read into a check's answer: a termination message holds 4096 bytes. */
+export const LOCKS_SHOWN = 12;
+
 export const RESTIC_PRUNE_SCRIPT = [
   ...RESTIC_SCRIPT_START,
   'restic "$@" unlock 2>> "$err" || true',
-  'if ! locks=$(restic "$@" list locks --no-lock 2>> "$err"); then fail; fi',
-  'held=$(printf \'%s\\n\' "$locks" | grep -c . || true)',
-  `if [ "$held" -gt 0 ]; then ${say('{"resticPrune":"locked","locks":%s}', '"$held"')}; exit 0; fi`,
-  `if [ "$MOVER_MODE" = check ]; then ${say('{"resticPrune":"free"}')}; exit 0; fi`,
+  // check: each lock file left, decrypted when it decrypts (`null` when not), for the engine to judge (src/prune/restic.ts)
+  'if [ "$MOVER_MODE" = check ]; then',
+  '  if ! ids=$(restic "$@" list locks --no-lock 2>> "$err"); then fail; fi',
+  '  count=0; shown=0; found=""',
+  '  for id in $ids; do',
+  '    count=$((count + 1))',
+  `    [ "$shown" -lt ${LOCKS_SHOWN} ] || continue`,
+  '    shown=$((shown + 1))',
+  // a lock id is 64 hex digits (restic's file names); anything else is not put into the JSON as it is
+  '    case "$id" in *[!0-9a-f]*) continue ;; esac',
+  '    lock=$(restic "$@" --no-lock cat lock "$id" 2>> "$err" | tr -d \'\\n\') || lock=""',
+  '    case "$lock" in "{"*"}") ;; *) lock=null ;; esac',
+  '    found="$found{\\"id\\":\\"$id\\",\\"lock\\":$lock},"',
+  '  done',
+  `  printf '{"resticPrune":"locks","count":%s,"locks":[%s]}' "$count" "\${found%,}" > ${TERMINATION_LOG}`,
+  '  exit 0',
+  'fi',
   // MOVER_FORGET holds full snapshot ids only (checked before the Job is built), so it splits into words safely.
   'if ! restic "$@" forget --prune $MOVER_FORGET >> "$log" 2>> "$err"; then',
   `  if grep -q "already locked" "$err"; then ${say('{"resticPrune":"locked","locks":1}')}; exit 0; fi`,
@@ -52,17 +70,32 @@ export const RESTIC_PRUNE_SCRIPT = [
   say('{"resticPrune":"pruned","ignored":%s,"totalPrune":"%s"}', '"$ignored" "$total"'),
 ].join('\n');
 
+/** One lock file a check found: restic's lock as `cat lock` prints it, or null when it did not decrypt. */
+export interface SeenLock {
+  id: string;
+  lock: { time?: unknown; exclusive?: unknown; hostname?: unknown; pid?: unknown } | null;
+}
+
 export type ResticPruneResult =
+  /** prune: restic refused its exclusive lock */
   | { state: 'locked'; locks: number }
-  | { state: 'free' }
+  /** check: the lock files left after `unlock` (`count` of them; at most LOCKS_SHOWN read) */
+  | { state: 'locks'; count: number; locks: SeenLock[] }
   /** `ignored`: snapshots already gone; `totalPrune`: restic's "total prune:" line (blobs and size removed) */
   | { state: 'pruned'; ignored: number; totalPrune: string };
 
 export function parseResticPrune(message: string | undefined): ResticPruneResult | undefined {
   try {
-    const parsed = JSON.parse(message ?? '') as { resticPrune?: unknown; locks?: unknown; ignored?: unknown; totalPrune?: unknown };
+    const parsed = JSON.parse(message ?? '') as { resticPrune?: unknown; locks?: unknown; ignored?: unknown; totalPrune?: unknown; count?: unknown };
     const whole = (n: unknown) => (typeof n === 'number' && Number.isInteger(n) && n >= 0 ? n : undefined);
-    if (parsed.resticPrune === 'free') return { state: 'free' };
+    if (parsed.resticPrune === 'locks' && whole(parsed.count) !== undefined && Array.isArray(parsed.locks)) {
+      const locks = parsed.locks.flatMap((entry: unknown): SeenLock[] => {
+        const { id, lock } = (entry ?? {}) as { id?: unknown; lock?: unknown };
+        if (typeof id !== 'string' || !/^[0-9a-f]{64}$/.test(id)) return [];
+        return [{ id, lock: lock !== null && typeof lock === 'object' && !Array.isArray(lock) ? lock as SeenLock['lock'] : null }];
+      });
+      return { state: 'locks', count: whole(parsed.count)!, locks };
+    }
     if (parsed.resticPrune === 'locked' && whole(parsed.locks) !== undefined) return { state: 'locked', locks: whole(parsed.locks)! };
     if (parsed.resticPrune === 'pruned' && whole(parsed.ignored) !== undefined) {
       return { state: 'pruned', ignored: whole(parsed.ignored)!, totalPrune: typeof parsed.totalPrune === 'string' ? parsed.totalPrune : '' };
