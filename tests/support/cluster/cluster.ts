@@ -34,6 +34,9 @@ export interface WriteOptions {
   user?: UserInfo;
 }
 
+/** a check of a create (old null) or update of `obj` by `user` (undefined: an in-process controller's own write) */
+export type WriteCheck = (def: ResourceDef, obj: KubeObject, old: KubeObject | null, user: UserInfo | undefined) => void;
+
 export interface FullDeleteOptions extends DeleteOptions, WriteOptions {
   preconditions?: { uid?: string; resourceVersion?: string };
 }
@@ -65,6 +68,8 @@ export class Cluster implements InProcessApi {
   readonly services: ServiceAllocator;
   /** mutating admission on CREATE, per resource (what a MutatingWebhookConfiguration with operations [CREATE] does) */
   private readonly createMutators = new Map<string, Array<(object: KubeObject) => void>>();
+  /** checks of a write by its user that the storage makes before admission (rbac/authorizer.ts, the RBAC escalation checks) */
+  private readonly writeChecks: WriteCheck[] = [];
 
   constructor(options: { random?: () => number; store?: ObjectStore; serviceNetwork?: ServiceNetwork; allocationSeed?: number } = {}) {
     this.random = options.random ?? Math.random;
@@ -193,6 +198,16 @@ export class Cluster implements InProcessApi {
     list.push(mutate);
     this.createMutators.set(refKey(ref), list);
     return () => { list.splice(list.indexOf(mutate), 1); };
+  }
+
+  /**
+   * registers a check every CREATE and UPDATE (patch and apply included) goes through with the writing user, before
+   * validating admission: what the RBAC kinds' policybased storages do (kubernetes/kubernetes pkg/registry/rbac/
+   * role/policybased/storage.go and its siblings). Returns the withdrawal.
+   */
+  addWriteCheck(check: WriteCheck): () => void {
+    this.writeChecks.push(check);
+    return () => { this.writeChecks.splice(this.writeChecks.indexOf(check), 1); };
   }
 
   create(ref: ResourceRef, object: KubeObject, options: WriteOptions = {}): KubeObject {
@@ -620,6 +635,7 @@ export class Cluster implements InProcessApi {
   }
 
   private admit(op: Operation, d: ResourceDef, obj: KubeObject | null, old: KubeObject | null, options: WriteOptions, subResource = ''): void {
+    if (obj && subResource === '') for (const check of this.writeChecks) check(d, obj, old, options.user);
     const source = {
       policies: () => this.store.scan(VAP_REF).map((s) => s.obj),
       bindings: () => this.store.scan(VAPB_REF).map((s) => s.obj),

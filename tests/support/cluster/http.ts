@@ -1,7 +1,9 @@
-// The HTTP face of the cluster: routing, bearer auth, discovery, LIST/WATCH encoding and Table output, fault
-// injection. Semantics live in cluster.ts; this file only translates HTTP to it and back.
+// The HTTP face of the cluster: routing, authentication, impersonation and authorization (rbac/), discovery,
+// LIST/WATCH encoding and Table output, fault injection. Semantics live in cluster.ts; this file only translates HTTP
+// to it and back. The filters run in kube-apiserver's order (staging/src/k8s.io/apiserver/pkg/server/config.go
+// DefaultBuildHandlerChain): authentication (401), impersonation, max-in-flight and priority (the injected faults),
+// authorization (403), then the handler.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { timingSafeEqual } from 'node:crypto';
 import { parse as parseYaml } from 'yaml';
 import type { KubeObject } from '../../../src/kube/types.ts';
 import { apiVersionOf } from '../../../src/kube/types.ts';
@@ -13,15 +15,18 @@ import { jsonPatch, mergePatch, strategicMerge } from './patch.ts';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, groupVersions, SERVER_VERSION, storageVersion, type ResourceDef } from './resources.ts';
 import { fieldMatcher, labelMatcher } from './selectors.ts';
 import type { LoggedEvent, Stored } from './store.ts';
+import { impersonate, type TokenAuthenticator } from './rbac/authentication.ts';
+import { forbiddenFor, type RbacAuthorizer } from './rbac/authorizer.ts';
+import { requestInfo } from './rbac/request-info.ts';
 
 export interface HttpContext {
   cluster: Cluster;
-  token: string;
+  authenticator: TokenAuthenticator;
+  authorizer: RbacAuthorizer;
   faults: Faults;
   serverUrl: () => string;
 }
 
-const ADMIN: UserInfo = { username: 'kubernetes-admin', groups: ['system:masters', 'system:authenticated'] };
 const MAX_BODY = 3 * 1024 * 1024;
 
 interface Target {
@@ -33,16 +38,23 @@ interface Target {
 }
 
 export function createHandler(ctx: HttpContext): (req: IncomingMessage, res: ServerResponse) => void {
-  const expected = Buffer.from(`Bearer ${ctx.token}`);
   return (req, res) => {
     const url = new URL(req.url ?? '/', 'https://cluster');
     const path = url.pathname;
     if (path === '/healthz' || path === '/livez' || path === '/readyz') return void text(res, 200, 'ok');
-    const auth = Buffer.from(req.headers.authorization ?? '');
-    if (auth.length !== expected.length || !timingSafeEqual(auth, expected)) return void sendError(res, unauthorized());
+    const requestor = ctx.authenticator.authenticate(req.headers.authorization);
+    if (!requestor) return void sendError(res, unauthorized());
+    let user: UserInfo;
+    try {
+      user = impersonate(ctx.authorizer, requestor, req.headers, req.url ?? '/');
+    } catch (e) {
+      // responsewriters.InternalError answers in plain text, a refusal with a Status
+      if (isApiError(e) && e.status === 500) return void text(res, 500, e.message);
+      return void sendError(res, isApiError(e) ? e : internal(e));
+    }
     const fault = ctx.faults.decide(req.method ?? 'GET', path);
     const run = () => {
-      handle(ctx, req, res, url).catch((e: unknown) => {
+      handle(ctx, req, res, url, user).catch((e: unknown) => {
         if (!res.headersSent) sendError(res, isApiError(e) ? e : internal(e));
         else res.end();
       });
@@ -70,10 +82,14 @@ function internal(e: unknown): ApiError {
   return new ApiError(500, 'InternalError', `Internal error occurred: ${(e as Error).message}`);
 }
 
-async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerResponse, url: URL, user: UserInfo): Promise<void> {
   const seg = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
   const defs = ctx.cluster.resources();
   const method = req.method ?? 'GET';
+  // WithAuthorization: the request's attributes (rbac/request-info.ts) against the authorizer, before any routing
+  const attributes = { user, ...requestInfo(method, url) };
+  const decision = ctx.authorizer.authorize(attributes);
+  if (!decision.allowed) throw forbiddenFor(attributes, decision.reason);
   if (seg[0] === 'version' && seg.length === 1) return json(res, 200, SERVER_VERSION);
   // no schemas are published: clients fall back to the server's own validation, which is where ours happens
   if (seg[0] === 'openapi' && seg[1] === 'v3' && seg.length === 2) return json(res, 200, { paths: {} });
@@ -102,7 +118,7 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
   const opts = {
     dryRun: q.getAll('dryRun').includes('All'),
     fieldManager: q.get('fieldManager') ?? managerFromAgent(req.headers['user-agent']),
-    user: ADMIN,
+    user,
   };
   const { def, name, namespace, subresource } = target;
   if (subresource === 'log' && def.group === '' && def.resource === 'pods' && name !== undefined && method === 'GET') {

@@ -16,6 +16,9 @@ import { createHandler } from './http.ts';
 import { kubeconfigYaml, writeKubeconfig } from './kubeconfig.ts';
 import { makeCertificates } from './tls.ts';
 import type { ServiceNetwork } from './services.ts';
+import { TokenAuthenticator, type UserSpec } from './rbac/authentication.ts';
+import { installRbac } from './rbac/install.ts';
+import type { RbacAuthorizer } from './rbac/authorizer.ts';
 
 export interface ClusterOptions {
   /** where to write the kubeconfig; a fresh temporary file when absent */
@@ -49,8 +52,18 @@ export interface ClusterOptions {
 export interface RunningCluster {
   kubeconfigPath: string;
   server: string;
+  /** the admin's token: kubernetes-admin in system:masters, what kubeadm's admin.conf holds and `juju deploy --trust` hands a charm */
   token: string;
   caCert: string;
+  /**
+   * a bearer token the server authenticates as `user` (system:authenticated added), whose every request RBAC then
+   * decides: e.g. `issueToken({ username: 'alice@example.com' })` for the owner of a Profile
+   */
+  issueToken(user: UserSpec): string;
+  /** a kubeconfig (YAML) for `user` with a token of its own, for @kubernetes/client-node's loadFromString or kubectl */
+  kubeconfigFor(user: UserSpec, namespace?: string): string;
+  /** the RBAC authorizer the server asks (rbac/authorizer.ts) */
+  rbac: RbacAuthorizer;
   api: InProcessApi;
   cluster: Cluster;
   faults: Faults;
@@ -88,7 +101,9 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Runnin
     for (const role of kubeflowClusterRoles()) cluster.create({ group: 'rbac.authorization.k8s.io', resource: 'clusterroles' }, role);
   }
 
-  const stops: (() => void)[] = [startBackgroundControllers(cluster)];
+  // RBAC as a new kube-apiserver has it: bootstrap roles and bindings, escalation checks, the aggregation controller
+  const rbac = installRbac(cluster);
+  const stops: (() => void)[] = [startBackgroundControllers(cluster), rbac.stop];
   if (options.controllers !== false && options.kubeflowCrds !== false) {
     for (const c of await loadKubeflowControllers(options.kubeflow)) stops.push(c.start(cluster));
     const { installPodDefaultWebhook } = await import('./kubeflow/poddefault-webhook.ts');
@@ -96,10 +111,12 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Runnin
   }
 
   const stopControllers = stopOnExit('the embedded cluster\'s controllers', () => { for (const s of stops) s(); });
-  const token = randomBytes(24).toString('base64url');
+  const authenticator = new TokenAuthenticator(cluster.store);
+  // kubeadm's admin.conf user (cmd/kubeadm/app/phases/kubeconfig: kubernetes-admin, organisation system:masters)
+  const token = authenticator.issue({ username: 'kubernetes-admin', groups: ['system:masters'] }, randomBytes(24).toString('base64url'));
   const certs = await makeCertificates();
   let serverUrl = '';
-  const server: Server = createServer({ cert: certs.cert, key: certs.key }, createHandler({ cluster, token, faults, serverUrl: () => serverUrl }));
+  const server: Server = createServer({ cert: certs.cert, key: certs.key }, createHandler({ cluster, authenticator, authorizer: rbac.authorizer, faults, serverUrl: () => serverUrl }));
   const sockets = new Set<Socket>();
   server.on('connection', (s: Socket) => {
     sockets.add(s);
@@ -122,6 +139,9 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Runnin
     server: serverUrl,
     token,
     caCert: certs.caCert,
+    issueToken: (user) => authenticator.issue(user),
+    kubeconfigFor: (user, namespace = 'default') => kubeconfigYaml(serverUrl, certs.caCert, authenticator.issue(user), 'embedded', user.username, namespace),
+    rbac: rbac.authorizer,
     api: cluster,
     cluster,
     faults,

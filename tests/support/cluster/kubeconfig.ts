@@ -3,13 +3,14 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { stringify } from 'yaml';
 
-export function kubeconfigYaml(server: string, caCert: string, token: string, name = 'embedded'): string {
+/** `user` names the kubeconfig's user entry (the admin's by default); `namespace` is the context's */
+export function kubeconfigYaml(server: string, caCert: string, token: string, name = 'embedded', user = `${name}-admin`, namespace = 'default'): string {
   return stringify({
     apiVersion: 'v1',
     kind: 'Config',
     clusters: [{ name, cluster: { server, 'certificate-authority-data': Buffer.from(caCert).toString('base64') } }],
-    users: [{ name: `${name}-admin`, user: { token } }],
-    contexts: [{ name, context: { cluster: name, user: `${name}-admin`, namespace: 'default' } }],
+    users: [{ name: user, user: { token } }],
+    contexts: [{ name, context: { cluster: name, user, namespace } }],
     'current-context': name,
     preferences: {},
   });
