@@ -1,5 +1,5 @@
 // Labels and names that tie every Job and Secret of a run to its backup id, so leftovers can be found and removed.
-import { createHash } from 'node:crypto';
+import { createHmac, hkdfSync } from 'node:crypto';
 
 export const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by';
 export const LABEL_COMPONENT = 'app.kubernetes.io/component';
@@ -29,20 +29,29 @@ export function moverSelector(backupId?: string): string {
   return backupId ? `${base},${LABEL_BACKUP_ID}=${backupId}` : base;
 }
 
-function shortHash(text: string, length: number): string {
-  return createHash('sha256').update(text).digest('hex').slice(0, length);
+/**
+ * The key the movers' names are made with: derived from the bucket's secret key, which the run holds and no profile
+ * user does, so a user who may create Jobs in their namespace cannot know a mover's name before the run makes it (and
+ * so cannot lie in wait for it under that name), while a rerun with the same credentials finds the same names.
+ */
+export function moverNameKey(bucketSecretKey: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', bucketSecretKey, 'kubeflow-upgrader', 'kubeflow-upgrader mover names v1', 32));
+}
+
+function keyedHash(key: Buffer, text: string, length: number): string {
+  return createHmac('sha256', key).update(text).digest('hex').slice(0, length);
 }
 
 /**
  * A Job name within 63 characters (Pods carry it in the `job-name` label), the same on every run for one PVC of one
  * backup: a rerun after a crash finds the Job the killed run left still copying and waits for it instead of starting a
- * second copy into the same volume.
+ * second copy into the same volume. Keyed (moverNameKey): nobody without the bucket's key can predict it.
  */
-export function moverJobName(operation: MoveOperation, backupId: string, namespace: string, pvc: string): string {
-  return `kfu-${operation}-${shortHash(`${backupId}/${namespace}/${pvc}`, 16)}`;
+export function moverJobName(operation: MoveOperation, backupId: string, namespace: string, pvc: string, nameKey: Buffer): string {
+  return `kfu-${operation}-${keyedHash(nameKey, `${backupId}/${namespace}/${pvc}`, 16)}`;
 }
 
 /** One credentials Secret per namespace and run of a backup id; a rerun replaces it (the keys may have rotated). */
-export function moverSecretName(operation: MoveOperation, backupId: string): string {
-  return `kfu-${operation}-creds-${shortHash(backupId, 12)}`;
+export function moverSecretName(operation: MoveOperation, backupId: string, nameKey: Buffer): string {
+  return `kfu-${operation}-creds-${keyedHash(nameKey, backupId, 12)}`;
 }

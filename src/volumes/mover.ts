@@ -4,7 +4,7 @@ import pLimit from 'p-limit';
 import { KfuError } from '../errors/index.ts';
 import { backupKeys } from '../store/layout.ts';
 import { FILL_MARK_REMOVAL, hasFillMark } from './fill-mark.ts';
-import { createOrReplace, startOrAdopt } from './adopt.ts';
+import { createOrReplace, podsOf, startOrAdopt, stillPinned } from './adopt.ts';
 import { buildCredentialsSecret, buildMoverJob, nodeAffinity, statsPeriodSeconds } from './job.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { buildResticJob, buildResticSecret, DEFAULT_RESTIC_IMAGE, resticRepositoryKey } from './restic/job.ts';
@@ -14,7 +14,7 @@ import { followUntilFinished } from './job-watch.ts';
 import { watchJob } from '../jobs/watch.ts';
 import type { StartRemedies } from '../jobs/start-watch.ts';
 import { JOBS, PODS, PVCS, SECRETS, type VolumeKube } from './kube-port.ts';
-import { moverJobName, moverSecretName, moverSelector, type MoveOperation } from './labels.ts';
+import { moverJobName, moverNameKey, moverSecretName, moverSelector, type MoveOperation } from './labels.ts';
 import { failureReason, jobFailedCondition, jobFinished, jobSucceeded, parseMovedTree, terminationMessage, type CopyProgress } from './outcome.ts';
 import { placementFor } from './placement.ts';
 import { DEFAULT_MOVER_RESOURCES, parseMoverResources, type ResourceList } from './resources.ts';
@@ -181,7 +181,7 @@ async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: 
   const secretFor = (namespace: string): Promise<string> => {
     let pending = secrets.get(namespace);
     if (!pending) {
-      const name = moverSecretName(operation, options.backupId);
+      const name = moverSecretName(operation, options.backupId, moverNameKey(options.s3.secretKey));
       const secret = options.engine === 'restic'
         ? buildResticSecret({ name, namespace, backupId: options.backupId, operation, s3: options.s3, password: resticSettings(options).password })
         : buildCredentialsSecret({ name, namespace, backupId: options.backupId, operation, s3: options.s3 });
@@ -317,7 +317,7 @@ async function moveOne(
   const secretName = await secretFor(pvcRef.namespace);
   const deadline = options.activeDeadlineSeconds ?? DEFAULT_JOB_DEADLINE_SECONDS;
   const jobBase = {
-    name: moverJobName(operation, options.backupId, pvcRef.namespace, pvcRef.name),
+    name: moverJobName(operation, options.backupId, pvcRef.namespace, pvcRef.name, moverNameKey(options.s3.secretKey)),
     namespace: pvcRef.namespace,
     pvc: pvcRef.name,
     backupId: options.backupId,
@@ -340,14 +340,15 @@ async function moveOne(
     ...(copyDestPath ? { copyDestPath } : {}),
   });
   const jobName = job.metadata.name ?? '';
-  await startOrAdopt(kube, job, options.signal);
-  const finished = await watchJob(kube, pvcRef.namespace, jobName, {
+  const startedJob = await startOrAdopt(kube, job, options.signal);
+  const watched = await watchJob(kube, pvcRef.namespace, jobName, {
     deadlineSeconds: deadline, startTimeoutSeconds: options.startTimeoutSeconds, remedies: MOVER_REMEDIES, noun: 'mover Job', signal: options.signal,
     whileRunning: (finishing) => followUntilFinished(kube, pvcRef, jobName, finishing, options.progressIntervalMs, options.onCopying),
   });
-  if (!finished) throw new Error(`its mover Job ${jobName} was deleted before it finished`);
-  const pods = await kube.list(PODS, pvcRef.namespace, `job-name=${jobName}`);
-  const message = terminationMessage(pods);
+  if (!watched) throw new Error(`its mover Job ${jobName} was deleted before it finished`);
+  // the result is read only from the Job this run pinned and the Pods it controls, never from anything named alike
+  const finished = stillPinned(watched, startedJob, 'mover Job');
+  const message = terminationMessage(await podsOf(kube, pvcRef.namespace, startedJob));
   if (!jobSucceeded(finished)) {
     const failed = jobFailedCondition(finished);
     const why = failureReason(message, [options.s3.secretKey])
@@ -390,14 +391,16 @@ async function runResticMover(
     progressFps: 1 / statsPeriodSeconds(options.progressIntervalMs),
   });
   const jobName = job.metadata.name ?? '';
-  await startOrAdopt(kube, job, options.signal);
+  const pinned = await startOrAdopt(kube, job, options.signal);
   const deadline = jobBase.activeDeadlineSeconds;
-  const finished = await watchJob(kube, pvcRef.namespace, jobName, {
+  const watched = await watchJob(kube, pvcRef.namespace, jobName, {
     deadlineSeconds: deadline, startTimeoutSeconds: options.startTimeoutSeconds, remedies: MOVER_REMEDIES, noun: 'mover Job', signal: options.signal,
     whileRunning: (finishing) => followUntilFinished(kube, pvcRef, jobName, finishing, options.progressIntervalMs, options.onCopying, parseResticProgress),
   });
-  if (!finished) throw new Error(`its mover Job ${jobName} was deleted before it finished`);
-  const message = terminationMessage(await kube.list(PODS, pvcRef.namespace, `job-name=${jobName}`));
+  if (!watched) throw new Error(`its mover Job ${jobName} was deleted before it finished`);
+  // the result is read only from the Job this run pinned and the Pods it controls, never from anything named alike
+  const finished = stillPinned(watched, pinned, 'mover Job');
+  const message = terminationMessage(await podsOf(kube, pvcRef.namespace, pinned));
   if (!jobSucceeded(finished)) {
     const failed = jobFailedCondition(finished);
     const why = resticFailureReason(message, [options.s3.secretKey, restic.password])

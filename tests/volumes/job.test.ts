@@ -78,9 +78,9 @@ describe('volumes: Job and Secret builders', function () {
   });
 
   it('names Jobs within 63 characters for any PVC name', function () {
-    const name = moverJobName('restore', 'kf-20250131-142500-a1b2c3', 'a'.repeat(63), 'p'.repeat(253));
+    const name = moverJobName('restore', 'kf-20250131-142500-a1b2c3', 'a'.repeat(63), 'p'.repeat(253), Buffer.alloc(32, 7));
     expect(name).to.match(/^kfu-restore-[0-9a-f]{16}$/);
-    expect(moverJobName('restore', 'kf-20250131-142500-a1b2c3', 'a'.repeat(63), 'p'.repeat(253)), 'the same on every run').to.equal(name);
+    expect(moverJobName('restore', 'kf-20250131-142500-a1b2c3', 'a'.repeat(63), 'p'.repeat(253), Buffer.alloc(32, 7)), 'the same on every run').to.equal(name);
     expect(name.length).to.be.at.most(63);
   });
 
