@@ -13,6 +13,9 @@ import type { KubeObject } from '../../src/kube/types.ts';
 import { newBackupId } from '../../src/store/layout.ts';
 import type { S3Settings } from '../../src/store/settings.ts';
 import { volumeBackupStep, volumeRestoreStep, type MoverConfig } from '../../src/volumes/steps.ts';
+import { checkPinnedRepositories } from '../../src/volumes/restic/verify-step.ts';
+import { resticRepositoriesOf } from '../../src/volumes/restic/prune-repositories.ts';
+import { neutralWording } from '../../src/errors/remedy.ts';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
 import { createBoundPvc, hashTree, pvc, s3For, startVolumeCluster, writeWorkspace, type VolumeCluster } from './helpers.ts';
 import { legacyPassword, namespacePassword } from './restic-passwords.ts';
@@ -20,7 +23,7 @@ import { legacyPassword, namespacePassword } from './restic-passwords.ts';
 const BUCKET = 'kf-passwords';
 const KEY = 'the encryption key of this location';
 const JOB_NAMESPACE = 'kubeflow';
-const PROFILES = ['alice', 'bob', 'carol', 'dave'];
+const PROFILES = ['alice', 'bob', 'carol', 'dave', 'erin', 'frank'];
 
 describe('volumes: one restic password per namespace, and the move of older repositories to it', function () {
   this.timeout(300_000);
@@ -79,7 +82,7 @@ describe('volumes: one restic password per namespace, and the move of older repo
   it('after one backup, each namespace\'s repository opens with its own password only: not the shared one, not another namespace\'s', async () => {
     for (const namespace of ['alice', 'bob']) writeWorkspace(await createBoundPvc(vc, namespace, 'workspace'), { files: 6, bigFileBytes: 0 });
     const entries = await volumeBackupStep(vc.client, settings, config, { encryptionKey: KEY })(newBackupId(), [pvcRef('alice', 'workspace'), pvcRef('bob', 'workspace')], () => undefined);
-    expect(entries.map((e) => e.restic?.repository)).to.deep.equal(['kubeflow/restic/alice', 'kubeflow/restic/bob']);
+    expect(entries.map((e) => e.restic?.repository).sort()).to.deep.equal(['kubeflow/restic/alice', 'kubeflow/restic/bob']);
     for (const [namespace, other] of [['alice', 'bob'], ['bob', 'alice']] as const) {
       expect(await tryOpen(namespace, namespacePassword(KEY, namespace)), `${namespace} with its own password`).to.equal('opens');
       expect(await tryOpen(namespace, legacyPassword(KEY)), `${namespace} with the shared v1 password`).to.equal('wrong password');
@@ -120,9 +123,30 @@ describe('volumes: one restic password per namespace, and the move of older repo
     expect(await tryOpen('dave', legacyPassword(KEY))).to.equal('wrong password');
   });
 
+  it('verify moves a repository written under the shared v1 password before its check, which then passes with the namespace\'s password', async () => {
+    const old = await legacyRepository('erin', { 'data.csv': 'a,b\n1,2\n' });
+    const checks = await checkPinnedRepositories([{ namespace: 'erin', pvc: 'workspace', key: 'restic/erin', files: 1, bytes: 8, restic: { repository: 'kubeflow/restic/erin', snapshot: old } }], {
+      backupId: newBackupId(), kube: async () => vc.client, s3: settings, config, encryptionKey: KEY, readData: { mode: 'none' }, jobNamespace: JOB_NAMESPACE,
+      wording: neutralWording, imageSetting: 'volume-mover-image', resourcesSetting: 'volume-mover-resources', progress: () => undefined,
+    });
+    expect(checks.map((c) => [c.namespace, c.status])).to.deep.equal([['erin', 'ok']]);
+    expect(await tryOpen('erin', legacyPassword(KEY))).to.equal('wrong password');
+    expect(await tryOpen('erin', namespacePassword(KEY, 'erin'))).to.equal('opens');
+  });
+
+  it('prune moves a repository written under the shared v1 password before its first Job in the profile namespace', async () => {
+    await legacyRepository('frank', { 'a.txt': 'a' });
+    const repositories = resticRepositoriesOf(vc.client, settings, KEY, { startTimeoutSeconds: 60, fallbackNamespace: JOB_NAMESPACE });
+    expect(await repositories.run('frank', 'check', [])).to.deep.equal({ state: 'free' });
+    expect(await tryOpen('frank', legacyPassword(KEY))).to.equal('wrong password');
+    expect(await keyCount('frank', namespacePassword(KEY, 'frank'))).to.equal(1);
+    // the prune check itself ran in frank's namespace, with frank's password only
+    expect(jobs.some((j) => j.metadata.namespace === 'frank')).to.equal(true);
+  });
+
   it('ran the restic key Job in the job namespace only, and never put the shared password in a profile namespace', () => {
-    expect(keyJobs(), 'one key Job for carol\'s backup, one for dave\'s restore').to.have.length(2);
-    expect(keyJobs().map((j) => j.metadata.namespace)).to.deep.equal([JOB_NAMESPACE, JOB_NAMESPACE]);
+    expect(keyJobs(), 'one key Job each for carol\'s backup, dave\'s restore, erin\'s verify and frank\'s prune').to.have.length(4);
+    expect(keyJobs().map((j) => j.metadata.namespace)).to.deep.equal([JOB_NAMESPACE, JOB_NAMESPACE, JOB_NAMESPACE, JOB_NAMESPACE]);
     expect(jobs.filter((j) => PROFILES.includes(j.metadata.namespace ?? '')).every((j) => j.metadata.labels?.['app.kubernetes.io/component'] !== 'restic-rekey')).to.equal(true);
     const legacy = legacyPassword(KEY);
     for (const secret of secrets.filter((s) => s.metadata.namespace !== JOB_NAMESPACE)) {
