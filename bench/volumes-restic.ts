@@ -129,14 +129,14 @@ export async function resticSideBySide(opts: BenchOptions): Promise<BenchRow[]> 
     const ours: Side = {
       name: 'restic mover', prefix: 'ours',
       async backup() {
-        const results = await backupVolumes(vc.kube, { backupId: newBackupId(), s3: settings('ours'), pvcs: refs, engine: 'restic', restic: { password: PASSWORD, parents } });
+        const results = await backupVolumes(vc.kube, { backupId: newBackupId(), s3: settings('ours'), pvcs: refs, engine: 'restic', restic: { password: () => PASSWORD, parents } });
         lastSnapshots = new Map(results.map((r) => [`alice/${r.pvc}`, r.restic!.snapshot]));
         parents = lastSnapshots;
         return { uploaded: results.reduce((sum, r) => sum + (r.restic?.dataAdded ?? 0), 0) };
       },
       async restore() {
         for (const ref of refs) targets.ours.cluster.api.create(PVC_REF, pvc('alice', ref.name));
-        return seconds(() => restoreVolumes(targets.ours.kube, { backupId: newBackupId(), s3: settings('ours'), pvcs: refs, engine: 'restic', restic: { password: PASSWORD, snapshots: lastSnapshots } }));
+        return seconds(() => restoreVolumes(targets.ours.kube, { backupId: newBackupId(), s3: settings('ours'), pvcs: refs, engine: 'restic', restic: { password: () => PASSWORD, snapshots: lastSnapshots } }));
       },
     };
 

@@ -1,6 +1,7 @@
 // A changed `encryption-key` must not orphan the restic repositories written under the key before it, nor break the
-// next backup. The charm knows both keys at the moment of the change and adds the new password to every repository
-// (src/volumes/restic/rekey.ts) before it uses the new key:
+// next backup. The charm knows both keys at the moment of the change and adds the new key's password of each namespace
+// to that namespace's repository, then removes every other key (src/volumes/restic/rekey.ts), before it uses the new
+// key:
 // - a new revision of the same secret: this unit still tracks the old revision (secret-get without flags), and
 //   `--peek` reads the new one without tracking it; only once every repository opens with the new password does
 //   `--refresh` move the unit to it (juju/juju apiserver/facades/agent/secretsmanager: a consumer keeps its
@@ -15,7 +16,7 @@ import type { CharmRuntime } from './runtime.ts';
 import { keyOfSecret } from './runtime.ts';
 import type { StatusNote } from './status.ts';
 import { readS3Readiness } from './s3.ts';
-import { resticPassword } from '../volumes/restic/password.ts';
+import { legacyResticPassword } from '../volumes/restic/password.ts';
 import { describeInline } from '../errors/index.ts';
 import type { S3Settings } from '../store/settings.ts';
 
@@ -101,7 +102,8 @@ async function converge(charm: CharmRuntime): Promise<KeyConvergence> {
       oldKnown = false;
     }
   }
-  if (oldKnown && resticPassword(oldKey) === resticPassword(newKey)) return finish(charm, target, newKey, async () => undefined);
+  // the same key gives the same passwords (the shared v1 one stands for all of them)
+  if (oldKnown && legacyResticPassword(oldKey) === legacyResticPassword(newKey)) return finish(charm, target, newKey, async () => undefined);
   const blocksBackup = !sameSecret || !oldKnown;
 
   const s3 = await readS3Readiness(charm);
@@ -128,29 +130,32 @@ interface KeyChange {
   blocksBackup: boolean;
 }
 
-/** Adds `to`'s password to every repository, authenticated by `from`'s; undefined when all open with `to`'s now. */
+/**
+ * Gives every repository its namespace's password of `to`, authenticated by `from`'s (the namespace's, or the shared v1
+ * one), and removes every other key; undefined when all open with `to`'s now, and with nothing else.
+ */
 async function addKey(charm: CharmRuntime, settings: S3Settings, repositories: string[], change: KeyChange): Promise<KeyConvergence | undefined> {
   if (repositories.length === 0) return undefined;
-  const [oldPassword, newPassword] = [resticPassword(change.from), resticPassword(change.to)];
-  for (const password of [oldPassword, newPassword]) charm.redactor.add(password);
-  const config = await charm.config();
-  const mover = config.ok ? config.config : undefined;
-  const [{ rekeyResticRepositories }, { volumeKubeFromClient }, { moverS3Settings }] = await Promise.all([
+  const [{ rekeyResticRepositories, repositoryKeys }, { volumeKubeFromClient }, { moverS3Settings }] = await Promise.all([
     import('../volumes/restic/rekey.ts'), import('../volumes/kube-client-port.ts'), import('../volumes/settings.ts'),
   ]);
+  // Without the old key the Job can only move a repository from the new key's shared v1 password: one that already
+  // opens with its namespace's password is fine.
+  const keys = repositoryKeys(repositories, change.to, change.fromKnown ? [change.from] : []);
+  for (const key of keys) for (const password of [key.password, ...key.previous]) charm.redactor.add(password);
+  const config = await charm.config();
+  const mover = config.ok ? config.config : undefined;
   const outcome = await rekeyResticRepositories(volumeKubeFromClient(await charm.kube()), {
     namespace: charm.context.model.name,
-    repositories,
+    repositories: keys,
     s3: moverS3Settings(settings),
-    // Without the old key the Job only checks: a repository that already opens with the new password is fine.
-    oldPassword: change.fromKnown ? oldPassword : newPassword,
-    newPassword,
     // one name per unit and change (never derived from a key): a rerun adopts the Job a killed hook left running
     runId: createHash('sha256').update(`${charm.context.unitName} ${change.recorded} ${change.target}`).digest('hex'),
     ...(mover?.['volume-mover-engine'] === 'restic' && mover['volume-mover-image'] !== RCLONE_DEFAULT_IMAGE ? { image: mover['volume-mover-image'] } : {}),
     ...(mover ? { startTimeoutSeconds: mover['volume-mover-start-timeout'] } : {}),
   });
   if (outcome.added.length > 0) await charm.log('INFO', `Added the new encryption-key's password to the restic repositories of ${namespaces(outcome.added)}.`);
+  if (outcome.removed.length > 0) await charm.log('INFO', `Removed every key but the new encryption-key's from the restic repositories of ${namespaces(outcome.removed)}.`);
   const where = `s3://${settings.bucket}/${[settings.path, 'restic'].filter(Boolean).join('/')}/<namespace>`;
   if (outcome.locked.length > 0) {
     const why = change.fromKnown

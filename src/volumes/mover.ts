@@ -93,7 +93,8 @@ export interface MoveVolumesOptions {
    */
   engine?: 'rclone' | 'restic';
   restic?: {
-    password: string;
+    /** each namespace's repository password (src/volumes/restic/password.ts): its mover Secret holds that one only */
+    password: (namespace: string) => string;
     parents?: ReadonlyMap<string, string>;
     snapshots?: ReadonlyMap<string, string>;
     sizes?: ReadonlyMap<string, { files: number; bytes: number }>;
@@ -183,7 +184,7 @@ async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: 
     if (!pending) {
       const name = moverSecretName(operation, options.backupId, moverNameKey(options.s3.secretKey));
       const secret = options.engine === 'restic'
-        ? buildResticSecret({ name, namespace, backupId: options.backupId, operation, s3: options.s3, password: resticSettings(options).password })
+        ? buildResticSecret({ name, namespace, backupId: options.backupId, operation, s3: options.s3, password: resticSettings(options).password(namespace) })
         : buildCredentialsSecret({ name, namespace, backupId: options.backupId, operation, s3: options.s3 });
       pending = createOrReplace(kube, SECRETS, secret)
         .then(() => name);
@@ -283,7 +284,7 @@ interface MoverSettings extends Omit<MoveVolumesOptions, 'resources'> {
 }
 
 function resticSettings(options: Pick<MoveVolumesOptions, 'restic'>): NonNullable<MoveVolumesOptions['restic']> {
-  if (!options.restic?.password) throw new Error('The restic mover needs the repository password.');
+  if (!options.restic) throw new Error('The restic mover needs the repository password.');
   return options.restic;
 }
 
@@ -403,7 +404,7 @@ async function runResticMover(
   const message = terminationMessage(await podsOf(kube, pvcRef.namespace, pinned));
   if (!jobSucceeded(finished)) {
     const failed = jobFailedCondition(finished);
-    const why = resticFailureReason(message, [options.s3.secretKey, restic.password])
+    const why = resticFailureReason(message, [options.s3.secretKey, restic.password(pvcRef.namespace)])
       ?? (failed?.reason === 'DeadlineExceeded' ? `it did not finish within ${deadline} seconds` : failed?.message ?? failed?.reason ?? 'the mover failed');
     throw new Error(`mover Job ${jobName} failed: ${why}`);
   }

@@ -30,6 +30,37 @@ export interface MoverConfig {
    * repositories; 'rclone' or unset: plain files
    */
   engine?: 'rclone' | 'restic';
+  /**
+   * where the restic key Job runs (the charm's model namespace, the CLI's --job-namespace): it gives repositories
+   * written before the passwords were per namespace their own (src/volumes/restic/rekey.ts), and never runs in a
+   * profile namespace
+   */
+  jobNamespace?: string;
+}
+
+/**
+ * Before the movers open `namespaces`' repositories with their namespace's password: those whose repository exists get
+ * it, in one Job in the job namespace (src/volumes/restic/rekey.ts migrateToNamespacePasswords). Without a key there
+ * is nothing to do.
+ */
+async function migrateRepositories(kube: KubeClient, s3: S3Settings, config: MoverConfig, encryptionKey: string | Buffer | undefined, namespaces: readonly string[], runId: string): Promise<void> {
+  const [{ isKeyed }, { migrateToNamespacePasswords }, { volumeKubeFromClient }, { openObjectStore }, { existingRepositories }] = await Promise.all([
+    import('./restic/password.ts'), import('./restic/rekey.ts'), import('./kube-client-port.ts'), import('../store/open.ts'), import('./restic/repositories.ts'),
+  ]);
+  if (!isKeyed(encryptionKey) || namespaces.length === 0) return;
+  const objects = openObjectStore(s3);
+  let existing: string[];
+  try {
+    existing = await existingRepositories(objects, namespaces);
+  } finally {
+    objects.client.destroy();
+  }
+  if (existing.length === 0) return;
+  if (!config.jobNamespace) throw new Error('The restic repositories need their own passwords before they are used, and no namespace was given for the restic key Job that sets them.');
+  await migrateToNamespacePasswords(volumeKubeFromClient(kube), {
+    jobNamespace: config.jobNamespace, namespaces: existing, s3: moverS3Settings(s3), encryptionKey, runId,
+    image: resticImageOf(config), startTimeoutSeconds: config.startTimeoutSeconds,
+  });
 }
 
 /** The image of the engine: the configured one, unless it is the rclone default and the engine is restic. */
@@ -66,6 +97,7 @@ export function volumeBackupStep(kube: KubeClient, s3: S3Settings, config: Mover
       await Promise.all([mover(), import('./reuse.ts'), import('../store/open.ts')]);
     const store = openBackupStore(s3);
     if (config.engine === 'restic') {
+      await migrateRepositories(kube, s3, config, trust.encryptionKey, pvcs.map((p) => p.namespace), `backup ${backupId}`);
       const parents = await resticParents(store, backupId, pvcs, trust);
       // the bucket from its root, through this process's own client (the repositories' keys include the path)
       const { openObjectStore } = await import('../store/open.ts');
@@ -79,7 +111,7 @@ export function volumeBackupStep(kube: KubeClient, s3: S3Settings, config: Mover
         startTimeoutSeconds: config.startTimeoutSeconds,
         resources: config.resources,
         engine: 'restic',
-        restic: { password: resticPassword(trust.encryptionKey), parents, listBucket: (prefix) => bucket.list(prefix) },
+        restic: { password: (namespace) => resticPassword(trust.encryptionKey, namespace), parents, listBucket: (prefix) => bucket.list(prefix) },
         onProgress: (p) => void progress(describe('backed up the data of', p)),
       }).finally(() => bucket.client.destroy());
       return results.map((r) => ({
@@ -139,12 +171,14 @@ export function volumeRestoreStep(kube: KubeClient, s3: S3Settings, config: Move
       resources: config.resources,
       onProgress: (p: VolumeProgress) => void progress(describe('filled', p)),
     };
+    // an older backup's repository may still open with the shared password only: it gets its namespace's first
+    if (inRestic.length > 0) await migrateRepositories(kube, s3, config, trust.encryptionKey, inRestic.map((p) => p.namespace), `restore ${backupId}`);
     const results = [
       ...(asFiles.length > 0 ? await restoreVolumes(volumeKubeFromClient(kube), { ...common, pvcs: asFiles, image: config.engine === 'restic' ? DEFAULT_MOVER_IMAGE_REF : config.image }) : []),
       ...(inRestic.length > 0 ? await restoreVolumes(volumeKubeFromClient(kube), {
         // volume-mover-image names the configured engine's image; the other engine runs its pinned default
         ...common, pvcs: inRestic, image: config.engine === 'restic' ? moverImage(config) : DEFAULT_RESTIC_IMAGE, engine: 'restic',
-        restic: { password: resticPassword(trust.encryptionKey), snapshots, sizes },
+        restic: { password: (namespace) => resticPassword(trust.encryptionKey, namespace), snapshots, sizes },
       }) : []),
     ];
     return { restored: results.length, bytes: results.reduce((sum, r) => sum + r.bytes, 0) };

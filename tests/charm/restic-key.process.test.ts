@@ -17,7 +17,7 @@ import { emptyState, type FakeJujuState } from '../support/juju/state.ts';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
 import { clockPastSecondOf } from '../support/backup-ids.ts';
 import { hashTree, startKubeletCluster, type KubeletCluster } from '../volumes/helpers.ts';
-import { resticPassword } from '../../src/volumes/restic/password.ts';
+import { legacyPassword, namespacePassword } from '../volumes/restic-passwords.ts';
 import type { VolumeEntry } from '../../src/archive/manifest.ts';
 
 const PVCS = { group: '', resource: 'persistentvolumeclaims' };
@@ -85,12 +85,12 @@ describe('charm: a changed encryption-key keeps the restic repositories open (ru
     return (JSON.parse(body) as { volumes: VolumeEntry[] }).volumes.find((v) => v.namespace === namespace && v.pvc === pvc)!;
   }
 
-  /** restic itself, run directly: does this key's password open the namespace's repository? */
+  /** restic itself, run directly: does this key's password of the namespace (derived in the test) open its repository? */
   async function opens(bucket: string, key: string | undefined): Promise<boolean> {
     const result = await execa('restic', ['-o', 's3.bucket-lookup=path', '--no-cache', 'cat', 'config'], {
       env: {
         PATH: process.env.PATH, HOME: '/tmp', AWS_ACCESS_KEY_ID: s3.accessKeyId, AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
-        RESTIC_PASSWORD: resticPassword(key), RESTIC_REPOSITORY: `s3:${s3.endpoint}/${bucket}/backups/restic/${namespace}`,
+        RESTIC_PASSWORD: namespacePassword(key, namespace), RESTIC_REPOSITORY: `s3:${s3.endpoint}/${bucket}/backups/restic/${namespace}`,
       },
       extendEnv: false, reject: false,
     });
@@ -133,7 +133,7 @@ describe('charm: a changed encryption-key keeps the restic repositories open (ru
       expect(state.secrets[FIRST]!.tracked, 'tracked only once the repositories open with it').to.equal(2);
       expect(lastStatus(changed).status, lastStatus(changed).message).to.equal('active');
       expect(await opens('rekey-a', KEYS[1]), 'the new key opens the repository').to.equal(true);
-      expect(await opens('rekey-a', KEYS[0]), 'the old key still opens it (its key file is kept)').to.equal(true);
+      expect(await opens('rekey-a', KEYS[0]), 'the old key no longer opens it (its key file is removed)').to.equal(false);
 
       writeFileSync(join(volume, 'after-rotation.txt'), 'written after the rotation');
       const second = await backup(state);
@@ -147,11 +147,13 @@ describe('charm: a changed encryption-key keeps the restic repositories open (ru
     it('restores the older backup with the older key set again (another secret holding it), and the newer backup with the newer key', async () => {
       const newerFiles = hashTree(volume);
       const newerId = lastBackupId!;
-      // An operator who keeps the old passphrase in another secret sets it: the repositories already open with it.
+      // An operator who keeps the old passphrase in another secret sets it: the charm adds it again (from the key in use)
+      // and removes the newer one.
       const old = uri('rekeyold');
       const withOld: FakeJujuState = { ...state, config: { ...state.config, 'encryption-key': old }, secrets: { ...state.secrets, [old]: { revisions: [{ key: KEYS[0]! }] } } };
       const changed = await run(withOld, { event: 'config-changed' });
       expect(lastStatus(changed).status, lastStatus(changed).message).to.equal('active');
+      expect([await opens('rekey-a', KEYS[0]), await opens('rekey-a', KEYS[1])]).to.deep.equal([true, false]);
       expect(await restoreInto(changed.state, firstId)).to.deep.equal(firstFiles);
       // and back to the rotated key for the newer backup
       const back = await run({ ...changed.state, config: { ...changed.state.config, 'encryption-key': FIRST } }, { event: 'config-changed' });
@@ -198,13 +200,14 @@ describe('charm: a changed encryption-key keeps the restic repositories open (ru
     const changed = await run(state, { event: 'config-changed' });
     expect(lastStatus(changed).status, lastStatus(changed).message).to.equal('active');
     expect(await opens('rekey-b', KEYS[2])).to.equal(true);
+    expect(await opens('rekey-b', undefined), 'the published unkeyed password no longer opens it').to.equal(false);
     const second = await backup(changed.state);
     succeeded(second);
     expect((await entry('rekey-b', second.state.actionResults['backup-id']!)).restic!.repository).to.equal((await entry('rekey-b', firstId)).restic!.repository);
   }));
 
   describe('secret hygiene of all the above', () => it('never lets a key or a repository password reach a hook tool, the unit state, the output, the cluster or the bucket', async () => {
-    const canaries = [...KEYS, ...KEYS.map((k) => resticPassword(k))];
+    const canaries = [...KEYS, ...KEYS.flatMap((k) => [namespacePassword(k, namespace), legacyPassword(k)])];
     const forms = (value: string) => [value, Buffer.from(value).toString('base64')];
     const hits: string[] = [];
     const scan = (where: string, text: string) => {

@@ -1,6 +1,7 @@
 // `kubeflow-upgrader backup --previous-encryption-key-file` through the real CLI process: the restic key Job on the
-// simulated kubelet (Debian's restic) adds the new key's password to the repository on s3rver before the backup. The
-// oracle is restic itself, run directly with each password: which keys open the repository and what it holds.
+// simulated kubelet (Debian's restic) adds the new key's password to the repository on s3rver before the backup, and
+// removes the old one. The oracle is restic itself, run directly with each password (derived in the test): which keys
+// open the repository and what it holds.
 import { expect } from 'chai';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -10,7 +11,7 @@ import { execa } from 'execa';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
 import { startKubeletCluster, type KubeletCluster } from '../volumes/helpers.ts';
 import { runCli } from './run-cli.ts';
-import { resticPassword } from '../../src/volumes/restic/password.ts';
+import { legacyPassword, namespacePassword } from '../volumes/restic-passwords.ts';
 
 const BUCKET = 'cli-backup-rekey';
 const PVCS = { group: '', resource: 'persistentvolumeclaims' };
@@ -36,10 +37,10 @@ describe('kubeflow-upgrader backup --previous-encryption-key-file adds the new k
     outputs.push(run.stdout, run.stderr);
     return run;
   };
-  /** restic run directly on the namespace's repository with the password of `key` */
+  /** restic run directly on the namespace's repository with its password of `key` */
   const restic = (key: string, args: string[]) => execa('restic', ['-o', 's3.bucket-lookup=path', ...args], {
     env: {
-      PATH: process.env.PATH, HOME: work, AWS_ACCESS_KEY_ID: s3.accessKeyId, AWS_SECRET_ACCESS_KEY: s3.secretAccessKey, RESTIC_PASSWORD: resticPassword(key),
+      PATH: process.env.PATH, HOME: work, AWS_ACCESS_KEY_ID: s3.accessKeyId, AWS_SECRET_ACCESS_KEY: s3.secretAccessKey, RESTIC_PASSWORD: namespacePassword(key, namespace),
       RESTIC_REPOSITORY: `s3:${s3.endpoint}/${BUCKET}/team/prod/restic/${namespace}`, RESTIC_CACHE_DIR: join(work, 'cache'),
     },
     extendEnv: false, reject: false,
@@ -92,17 +93,21 @@ describe('kubeflow-upgrader backup --previous-encryption-key-file adds the new k
     expect(bucketFiles()).to.deep.equal(before);
   });
 
-  it('adds the new key before the backup: both keys open the repository, the older snapshot reads back under the new one, and the backup uses it', async () => {
+  it('adds the new key before the backup and removes the old one: the older snapshot reads back under the new one, and the backup uses it', async () => {
     expect((await restic(NEW_KEY, ['cat', 'config', '--no-lock'])).exitCode, 'the new key does not open the repository yet').to.not.equal(0);
     const run = await cli(['backup', '--encryption-key-file', newKeyFile, '--previous-encryption-key-file', oldKeyFile, '--json', '--job-namespace', 'kubeflow']);
     expect(run.exitCode, run.stderr.slice(-2000)).to.equal(0);
-    expect(run.stderr).to.include(`restic repositories: added the new key to namespace ${namespace}`);
-    expect(rekeyJobs).to.have.length(1);
-    expect(rekeyJobs[0]).to.match(/^kubeflow\/kfu-rekey-/);
+    expect(run.stderr).to.include(`restic repositories: added the new key to namespace ${namespace}; removed the other keys of namespace ${namespace}`);
+    // the key change's Job, then the volume step's (which finds the repository open with its own password already)
+    expect(rekeyJobs).to.have.length(2);
+    for (const job of rekeyJobs) expect(job).to.match(/^kubeflow\/kfu-rekey-/);
     const underNew = await snapshotIds(NEW_KEY);
     expect(underNew, 'the older snapshot and the new backup\'s, one repository').to.have.length(2);
     expect(underNew).to.include(firstSnapshot);
-    expect(await snapshotIds(OLD_KEY), 'the old key still opens it').to.have.members(underNew);
+    const old = await restic(OLD_KEY, ['cat', 'config', '--no-lock']);
+    expect(old.exitCode, 'the old key no longer opens it').to.not.equal(0);
+    expect(old.stderr).to.include('wrong password or no key found');
+    expect(JSON.parse((await restic(NEW_KEY, ['key', 'list', '--json', '--no-lock'])).stdout), 'one key left').to.have.length(1);
     const restored = await restic(NEW_KEY, ['dump', '--no-lock', firstSnapshot, '/weights.bin']);
     expect(restored.exitCode, restored.stderr).to.equal(0);
     expect(source.cluster.api.list(SECRETS).filter((s) => s.metadata.name?.startsWith('kfu-rekey-')), 'the Job\'s Secret is deleted').to.deep.equal([]);
@@ -112,7 +117,7 @@ describe('kubeflow-upgrader backup --previous-encryption-key-file adds the new k
     const keysBefore = (await restic(NEW_KEY, ['list', 'keys', '--no-lock'])).stdout;
     const run = await cli(['backup', '--encryption-key-file', newKeyFile, '--previous-encryption-key-file', oldKeyFile]);
     expect(run.exitCode, run.stderr.slice(-2000)).to.equal(0);
-    expect(run.stderr).to.include(`restic repositories: namespace ${namespace} already opened with it`);
+    expect(run.stderr).to.include(`restic repositories: namespace ${namespace} already opened with it alone`);
     expect((await restic(NEW_KEY, ['list', 'keys', '--no-lock'])).stdout).to.equal(keysBefore);
   });
 
@@ -130,7 +135,7 @@ describe('kubeflow-upgrader backup --previous-encryption-key-file adds the new k
 
   it('no key and no repository password ever reaches the output or the bucket in clear', () => {
     const secrets = [OLD_KEY, NEW_KEY, 'a key nobody ever used', 'yet another new key'];
-    const values = secrets.flatMap((k) => [k, resticPassword(k)]);
+    const values = secrets.flatMap((k) => [k, namespacePassword(k, namespace), legacyPassword(k)]);
     for (const text of outputs) for (const value of values) expect(text.includes(value), 'a key in the CLI output').to.equal(false);
     for (const file of bucketFiles()) {
       const bytes = readFileSync(file);

@@ -10,7 +10,7 @@ import { execa } from 'execa';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
 import { startKubeletCluster, type KubeletCluster } from '../volumes/helpers.ts';
 import { runCli } from './run-cli.ts';
-import { resticPassword } from '../../src/volumes/restic/password.ts';
+import { namespacePassword } from '../volumes/restic-passwords.ts';
 
 const BUCKET = 'cli-verify-restic';
 const PVCS = { group: '', resource: 'persistentvolumeclaims' };
@@ -71,8 +71,9 @@ describe('kubeflow-upgrader verify checks the restic repositories (real CLI proc
   });
 
   it('a byte flipped in a data pack: the plain verify passes (restic reads no data pack), --read-data full fails naming the pack', async () => {
-    // the repository's password, derived from the key file's passphrase (restic opening the repository with it is the proof)
-    const password = resticPassword(PASSPHRASE);
+    // the namespace's repository password, derived in the test from the key file's passphrase (restic opening the
+    // repository with it is the proof)
+    const password = namespacePassword(PASSPHRASE, namespace);
     const restic = (args: string[]) => execa('restic', ['-o', 's3.bucket-lookup=path', ...args], {
       env: {
         PATH: process.env.PATH, HOME: work, AWS_ACCESS_KEY_ID: s3.accessKeyId, AWS_SECRET_ACCESS_KEY: s3.secretAccessKey, RESTIC_PASSWORD: password,

@@ -21,7 +21,7 @@ import { emptyState } from '../support/juju/state.ts';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
 import { clockPastSecondOf } from '../support/backup-ids.ts';
 import { hashTree, startKubeletCluster, type KubeletCluster } from '../volumes/helpers.ts';
-import { resticPassword } from '../../src/volumes/restic/password.ts';
+import { namespacePassword } from '../volumes/restic-passwords.ts';
 import { newBackupId } from '../../src/store/layout.ts';
 
 const BUCKET = 'restic-prune';
@@ -104,7 +104,7 @@ describe('prune-backups with restic repositories (real ./dispatch, volume-mover-
 
   const resticEnv = () => ({
     PATH: process.env.PATH, HOME: work, AWS_ACCESS_KEY_ID: s3.accessKeyId, AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
-    RESTIC_PASSWORD: resticPassword(KEY), RESTIC_REPOSITORY: `s3:${s3.endpoint}/${BUCKET}/backups/restic/${namespace}`, RESTIC_CACHE_DIR: join(work, 'cache'),
+    RESTIC_PASSWORD: namespacePassword(KEY, namespace), RESTIC_REPOSITORY: `s3:${s3.endpoint}/${BUCKET}/backups/restic/${namespace}`, RESTIC_CACHE_DIR: join(work, 'cache'),
   });
   /** the snapshot ids restic itself lists in the namespace's repository */
   async function snapshotsInRepository(): Promise<string[]> {
@@ -258,7 +258,7 @@ describe('prune-backups with restic repositories (real ./dispatch, volume-mover-
     expect(left.map((x) => x.metadata.name)).to.deep.equal([]);
     // what the action said and logged (the state's own secret and relation data, which hold the keys, aside)
     const said = JSON.stringify({ ...pruned.state, secrets: undefined, relations: undefined }) + pruned.stdout + pruned.stderr;
-    for (const secret of [resticPassword(KEY), KEY]) expect(said).to.not.include(secret);
+    for (const secret of [namespacePassword(KEY, namespace), KEY]) expect(said).to.not.include(secret);
     expect(await restoreInto(c.id)).to.deep.equal(c.tree);
   });
 

@@ -12,7 +12,7 @@ import { execa } from 'execa';
 import { DeleteObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { newBackupId } from '../../src/store/layout.ts';
 import { backupVolumes } from '../../src/volumes/mover.ts';
-import { resticPassword } from '../../src/volumes/restic/password.ts';
+import { namespacePassword } from './restic-passwords.ts';
 import { checkJobName, checkResticRepositories, parseCheckProgress, type RepositoryToCheck } from '../../src/volumes/restic/check.ts';
 import { DEFAULT_RESTIC_IMAGE } from '../../src/volumes/restic/job.ts';
 import type { ReadData } from '../../src/volumes/restic/read-data.ts';
@@ -29,19 +29,20 @@ describe('volumes: restic check of the repositories a backup pins', function () 
   let cluster: VolumeCluster;
   let work: string;
   let client: S3Client;
-  const password = resticPassword(KEY);
+  // each namespace's password, derived in the test (restic-passwords.ts)
+  const password = (namespace: string) => namespacePassword(KEY, namespace);
   const backupId = newBackupId();
   let repositories: RepositoryToCheck[];
 
   const restic = (namespace: string, args: string[]) => execa('restic', ['-o', 's3.bucket-lookup=path', ...args], {
     env: {
-      PATH: process.env.PATH, HOME: work, AWS_ACCESS_KEY_ID: s3.accessKeyId, AWS_SECRET_ACCESS_KEY: s3.secretAccessKey, RESTIC_PASSWORD: password,
+      PATH: process.env.PATH, HOME: work, AWS_ACCESS_KEY_ID: s3.accessKeyId, AWS_SECRET_ACCESS_KEY: s3.secretAccessKey, RESTIC_PASSWORD: password(namespace),
       RESTIC_REPOSITORY: `s3:${s3.endpoint}/${BUCKET}/kubeflow/restic/${namespace}`, RESTIC_CACHE_DIR: join(work, 'cache'),
     },
     extendEnv: false,
   });
   const check = (readData: ReadData, progress: string[] = []) => checkResticRepositories(cluster.kube, {
-    backupId, jobNamespace: 'kubeflow', repositories, s3: s3For(s3, BUCKET), password, image: DEFAULT_RESTIC_IMAGE, readData,
+    backupId, jobNamespace: 'kubeflow', repositories, s3: s3For(s3, BUCKET), password, keyed: true, image: DEFAULT_RESTIC_IMAGE, readData,
     progressIntervalMs: 300, onProgress: (line) => progress.push(line),
   });
   const repositoryFolder = (namespace: string) => join(s3.directory, BUCKET, 'kubeflow', 'restic', namespace);
@@ -91,12 +92,12 @@ describe('volumes: restic check of the repositories a backup pins', function () 
     expect(checks[0]!.repository).to.equal(`s3://${BUCKET}/kubeflow/restic/alice`);
     // the lines the Job's log carries while it reads, as restic prints them off a terminal with RESTIC_PROGRESS_FPS set
     const direct = await execa('restic', ['-o', 's3.bucket-lookup=path', 'check', '--read-data'], {
-      env: { PATH: process.env.PATH, HOME: work, AWS_ACCESS_KEY_ID: s3.accessKeyId, AWS_SECRET_ACCESS_KEY: s3.secretAccessKey, RESTIC_PASSWORD: password, RESTIC_REPOSITORY: `s3:${s3.endpoint}/${BUCKET}/kubeflow/restic/alice`, RESTIC_CACHE_DIR: join(work, 'cache'), RESTIC_PROGRESS_FPS: '10' },
+      env: { PATH: process.env.PATH, HOME: work, AWS_ACCESS_KEY_ID: s3.accessKeyId, AWS_SECRET_ACCESS_KEY: s3.secretAccessKey, RESTIC_PASSWORD: password('alice'), RESTIC_REPOSITORY: `s3:${s3.endpoint}/${BUCKET}/kubeflow/restic/alice`, RESTIC_CACHE_DIR: join(work, 'cache'), RESTIC_PROGRESS_FPS: '10' },
       extendEnv: false,
     });
     expect(parseCheckProgress(direct.stdout)).to.deep.equal({ done: alicePacks, total: alicePacks, unit: 'packs' });
     expect(progress).to.include('restic repository of alice: ok');
-    expect(progress.join('\n')).to.not.include(password);
+    expect(progress.join('\n')).to.not.include(password('alice'));
     // the Secret is gone; a successful check's Job too
     expect(await cluster.kube.list(SECRETS, 'kubeflow')).to.deep.equal([]);
     expect(await cluster.kube.list(JOBS, 'kubeflow')).to.deep.equal([]);
@@ -121,7 +122,7 @@ describe('volumes: restic check of the repositories a backup pins', function () 
       expect(pods).to.have.length(1);
       const left = JSON.stringify([...(await cluster.kube.list(JOBS, 'kubeflow')), ...pods])
         + await cluster.kube.podLog('kubeflow', pods[0]!.metadata.name!, 'mover', 1000);
-      for (const secret of [password, s3.secretAccessKey, KEY]) expect(left).to.not.include(secret);
+      for (const secret of [password('alice'), password('bob'), s3.secretAccessKey, KEY]) expect(left).to.not.include(secret);
       expect(await cluster.kube.list(SECRETS, 'kubeflow'), 'the run\'s Secret is deleted').to.deep.equal([]);
 
       // restic's groups n/t: the packs whose first id byte modulo t is n-1
@@ -164,12 +165,12 @@ describe('volumes: restic check of the repositories a backup pins', function () 
 
   it('a repository that does not open with the password, and one that is not there: nothing is created', async function () {
     const wrong = await checkResticRepositories(cluster.kube, {
-      backupId, jobNamespace: 'kubeflow', repositories: [repositories[1]!], s3: s3For(s3, BUCKET), password: resticPassword('another key'),
+      backupId, jobNamespace: 'kubeflow', repositories: [repositories[1]!], s3: s3For(s3, BUCKET), password: (namespace) => namespacePassword('another key', namespace), keyed: true,
       image: DEFAULT_RESTIC_IMAGE, readData: { mode: 'none' },
     });
     expect(wrong[0]).to.include({ status: 'not-checked', problem: 'the repository does not open with the password of this encryption key: its data was written under another key' });
     const absent = await checkResticRepositories(cluster.kube, {
-      backupId, jobNamespace: 'kubeflow', repositories: [{ namespace: 'carol', pinned: [{ pvc: 'workspace', snapshot: 'a'.repeat(64) }] }], s3: s3For(s3, BUCKET), password,
+      backupId, jobNamespace: 'kubeflow', repositories: [{ namespace: 'carol', pinned: [{ pvc: 'workspace', snapshot: 'a'.repeat(64) }] }], s3: s3For(s3, BUCKET), password, keyed: true,
       image: DEFAULT_RESTIC_IMAGE, readData: { mode: 'none' },
     });
     expect(absent[0]).to.include({ namespace: 'carol', status: 'damaged', problem: 'there is no restic repository there any more (its config is gone from the bucket)' });
@@ -186,7 +187,7 @@ describe('volumes: restic check of the repositories a backup pins', function () 
     let holder: ChildProcess | undefined;
     try {
       holder = spawn('restic', ['-o', 's3.bucket-lookup=path', 'backup', big], {
-        env: { PATH: process.env.PATH, HOME: work, AWS_ACCESS_KEY_ID: s3.accessKeyId, AWS_SECRET_ACCESS_KEY: s3.secretAccessKey, RESTIC_PASSWORD: password, RESTIC_REPOSITORY: `s3:${s3.endpoint}/${BUCKET}/kubeflow/restic/bob`, RESTIC_CACHE_DIR: join(work, 'cache3') },
+        env: { PATH: process.env.PATH, HOME: work, AWS_ACCESS_KEY_ID: s3.accessKeyId, AWS_SECRET_ACCESS_KEY: s3.secretAccessKey, RESTIC_PASSWORD: password('bob'), RESTIC_REPOSITORY: `s3:${s3.endpoint}/${BUCKET}/kubeflow/restic/bob`, RESTIC_CACHE_DIR: join(work, 'cache3') },
         stdio: 'ignore',
       });
       const holdsLock = () => { try { return readdirSync(locks).some((f) => f.endsWith('object')); } catch { return false; } };

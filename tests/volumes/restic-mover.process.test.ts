@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { newBackupId } from '../../src/store/layout.ts';
 import { backupVolumes, restoreVolumes } from '../../src/volumes/mover.ts';
-import { resticPassword } from '../../src/volumes/restic/password.ts';
+import { namespacePassword } from './restic-passwords.ts';
 import { FaultProxy, type SeenRequest } from '../support/s3/fault-proxy.ts';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
 import { createBoundPvc, hashTree, pvc, PVC_REF, s3For, startVolumeCluster, volumeFailure, writeWorkspace, type VolumeCluster } from './helpers.ts';
@@ -22,13 +22,14 @@ describe('volumes: the restic mover', function () {
   let source: VolumeCluster;
   let target: VolumeCluster;
   let work: string;
-  const password = resticPassword(KEY);
+  // each namespace's repository password, derived in the test (restic-passwords.ts), never by the product's function
+  const password = (namespace: string) => namespacePassword(KEY, namespace);
 
   /** restic run directly on the namespace's repository, as an operator would */
   const restic = (namespace: string, args: string[], extra: Record<string, string> = {}) => {
     const env: NodeJS.ProcessEnv = {
       PATH: process.env.PATH, HOME: work, AWS_ACCESS_KEY_ID: s3.accessKeyId, AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
-      RESTIC_PASSWORD: password, RESTIC_REPOSITORY: `s3:${s3.endpoint}/kf-backups/kubeflow/restic/${namespace}`, RESTIC_CACHE_DIR: join(work, 'cache'), ...extra,
+      RESTIC_PASSWORD: password(namespace), RESTIC_REPOSITORY: `s3:${s3.endpoint}/kf-backups/kubeflow/restic/${namespace}`, RESTIC_CACHE_DIR: join(work, 'cache'), ...extra,
     };
     return execa('restic', ['-o', 's3.bucket-lookup=path', ...args], { env, extendEnv: false });
   };
@@ -110,7 +111,7 @@ describe('volumes: the restic mover', function () {
     mkdirSync(big, { recursive: true });
     for (let i = 0; i < 20; i++) writeFileSync(join(big, `f${i}`), Buffer.alloc(4 * 1024 * 1024, i));
     const killed = spawn('restic', ['-o', 's3.bucket-lookup=path', 'backup', big], {
-      env: { PATH: process.env.PATH, HOME: work, AWS_ACCESS_KEY_ID: s3.accessKeyId, AWS_SECRET_ACCESS_KEY: s3.secretAccessKey, RESTIC_PASSWORD: password, RESTIC_REPOSITORY: `s3:${s3.endpoint}/kf-backups/kubeflow/restic/alice`, RESTIC_CACHE_DIR: join(work, 'cache2') },
+      env: { PATH: process.env.PATH, HOME: work, AWS_ACCESS_KEY_ID: s3.accessKeyId, AWS_SECRET_ACCESS_KEY: s3.secretAccessKey, RESTIC_PASSWORD: password('alice'), RESTIC_REPOSITORY: `s3:${s3.endpoint}/kf-backups/kubeflow/restic/alice`, RESTIC_CACHE_DIR: join(work, 'cache2') },
       stdio: 'ignore',
     });
     // its lock file appears in the bucket (s3rver keeps each object as a file) once it has opened the repository
@@ -143,7 +144,7 @@ describe('volumes: the restic mover', function () {
     const isLockPut = (r: SeenRequest) => r.method === 'PUT' && (r.url.split('?')[0] ?? '').includes('/locks/');
     const isLockList = (r: SeenRequest) => r.method === 'GET' && /[?&]prefix=[^&]*locks/.test(r.url);
     const prune = spawn('restic', ['-o', 's3.bucket-lookup=path', 'prune'], {
-      env: { PATH: process.env.PATH, HOME: work, AWS_ACCESS_KEY_ID: s3.accessKeyId, AWS_SECRET_ACCESS_KEY: s3.secretAccessKey, RESTIC_PASSWORD: password, RESTIC_REPOSITORY: `s3:${proxy.endpoint}/kf-backups/kubeflow/restic/alice`, RESTIC_CACHE_DIR: join(work, 'cache4') },
+      env: { PATH: process.env.PATH, HOME: work, AWS_ACCESS_KEY_ID: s3.accessKeyId, AWS_SECRET_ACCESS_KEY: s3.secretAccessKey, RESTIC_PASSWORD: password('alice'), RESTIC_REPOSITORY: `s3:${proxy.endpoint}/kf-backups/kubeflow/restic/alice`, RESTIC_CACHE_DIR: join(work, 'cache4') },
       stdio: 'ignore',
     });
     try {
@@ -173,7 +174,7 @@ describe('volumes: the restic mover', function () {
     this.timeout(300_000);
     const keysBefore = (await restic('alice', ['list', 'keys', '--no-lock'])).stdout;
     const failure = await volumeFailure(backupVolumes(source.kube, {
-      backupId: newBackupId(), s3: s3For(s3, 'kf-backups'), engine: 'restic', restic: { password: resticPassword('another key') },
+      backupId: newBackupId(), s3: s3For(s3, 'kf-backups'), engine: 'restic', restic: { password: (namespace) => namespacePassword('another key', namespace) },
       pvcs: [{ namespace: 'alice', name: 'datasets' }],
     }));
     expect(failure.message.split('\n')).to.have.length(1);
@@ -186,7 +187,7 @@ describe('volumes: the restic mover', function () {
     // Another restic holds a live lock on the repository: stopped right after it took it, as a mover between two steps.
     const big = join(work, 'big');
     const other = spawn('restic', ['-o', 's3.bucket-lookup=path', 'backup', big], {
-      env: { PATH: process.env.PATH, HOME: work, AWS_ACCESS_KEY_ID: s3.accessKeyId, AWS_SECRET_ACCESS_KEY: s3.secretAccessKey, RESTIC_PASSWORD: password, RESTIC_REPOSITORY: `s3:${s3.endpoint}/kf-backups/kubeflow/restic/alice`, RESTIC_CACHE_DIR: join(work, 'cache3') },
+      env: { PATH: process.env.PATH, HOME: work, AWS_ACCESS_KEY_ID: s3.accessKeyId, AWS_SECRET_ACCESS_KEY: s3.secretAccessKey, RESTIC_PASSWORD: password('alice'), RESTIC_REPOSITORY: `s3:${s3.endpoint}/kf-backups/kubeflow/restic/alice`, RESTIC_CACHE_DIR: join(work, 'cache3') },
       stdio: 'ignore',
     });
     const locks = join(s3.directory, 'kf-backups', 'kubeflow', 'restic', 'alice', 'locks');
@@ -276,7 +277,7 @@ describe('volumes: the restic mover', function () {
     expect(failure.failures).to.have.length(1);
     expect(failure.message.split('\n')).to.have.length(1);
     expect(failure.message).to.match(/^The volume restore failed for PVC alice\/again \(mover Job kfu-restore-[0-9a-f]+ failed: .+\)\.$/);
-    expect(failure.message).to.not.include(password);
+    expect(failure.message).to.not.include(password('alice'));
     expect(failure.message).to.include('fails its authentication');
   });
 });

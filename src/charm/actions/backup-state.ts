@@ -46,7 +46,7 @@ export async function run(ctx: ActionContext<'backup-state'>): Promise<void> {
         includeControlPlane: params['include-control-plane'],
         description: params.description,
         ...(encryptionKey ? { encryptionKey } : {}),
-        ...(params['include-volumes'] ? { volumes: volumeBackupStep(kube, s3, moverConfig(ctx.config), { encryptionKey }) } : {}),
+        ...(params['include-volumes'] ? { volumes: volumeBackupStep(kube, s3, { ...moverConfig(ctx.config), jobNamespace: ctx.modelName }, { encryptionKey }) } : {}),
         ...(controlPlane ? { controlPlane: controlPlaneBackupStep(kube, s3, ctx.config, controlPlane, ctx.modelName, { encryptionKey }) } : {}),
         progress: (message) => ctx.progress(message),
       }),

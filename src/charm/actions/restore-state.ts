@@ -21,7 +21,7 @@ export async function run(ctx: ActionContext<'restore-state'>): Promise<void> {
   const trust = actionTrust(await ctx.encryptionKey(), params['allow-unauthenticated']);
   const store = openBackupStore(s3);
   // AWS itself has no endpoint in the relation: the movers then use its regional endpoint (moverS3Settings).
-  const volumes = params['include-volumes'] ? volumeRestoreStep(kube, s3, moverConfig(ctx.config), { encryptionKey: trust.encryptionKey }) : undefined;
+  const volumes = params['include-volumes'] ? volumeRestoreStep(kube, s3, { ...moverConfig(ctx.config), jobNamespace: ctx.modelName }, { encryptionKey: trust.encryptionKey }) : undefined;
   // Opt-in only: loading a dump overwrites the live KFP and Katib databases and MinIO buckets.
   const controlPlane = params['include-control-plane']
     ? controlPlaneRestoreStep(kube, s3, ctx.config, await readControlPlane(ctx.charm, ctx.config), ctx.modelName)

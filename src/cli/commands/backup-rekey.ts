@@ -1,7 +1,8 @@
 // backup --previous-encryption-key-file: the CLI's way to change the key, as the charm does when `encryption-key`
-// changes (src/charm/restic-key.ts). Before the backup, one restic key Job (src/volumes/restic/rekey.ts) adds the new
-// key's repository password to every restic repository of the location that does not open with it yet, authenticated
-// by the previous key's; older snapshots stay readable under the new key and the backup opens the same repositories.
+// changes (src/charm/restic-key.ts). Before the backup, one restic key Job (src/volumes/restic/rekey.ts), in
+// --job-namespace, adds the new key's password of each namespace to that namespace's restic repository when it does
+// not open with it yet, authenticated by the previous key's (its namespace's, or the shared one of before v2), then
+// removes every other key; older snapshots stay readable under the new key and the backup opens the same repositories.
 import type { KubeClient } from '../../kube/client.ts';
 import type { S3Settings } from '../../store/settings.ts';
 import type { MoverConfig } from '../../volumes/steps.ts';
@@ -20,9 +21,9 @@ export interface KeyChange {
  * is backed up then) when a repository opens with neither key or the Job could not add it.
  */
 export async function addNewKeyToRepositories(kube: KubeClient, settings: S3Settings, mover: MoverConfig, change: KeyChange): Promise<string> {
-  const [{ openObjectStore }, { listResticRepositories }, { rekeyResticRepositories }, { volumeKubeFromClient }, { moverS3Settings }, { resticImageOf }, { resticPassword }] = await Promise.all([
+  const [{ openObjectStore }, { listResticRepositories }, { rekeyResticRepositories }, { volumeKubeFromClient }, { moverS3Settings }, { resticImageOf }] = await Promise.all([
     import('../../store/open.ts'), import('../../volumes/restic/repositories.ts'), import('../../volumes/restic/rekey.ts'),
-    import('../../volumes/kube-client-port.ts'), import('../../volumes/settings.ts'), import('../../volumes/steps.ts'), import('../../volumes/restic/password.ts'),
+    import('../../volumes/kube-client-port.ts'), import('../../volumes/settings.ts'), import('../../volumes/steps.ts'),
   ]);
   const objects = openObjectStore(settings);
   let repositories: string[];
@@ -32,12 +33,11 @@ export async function addNewKeyToRepositories(kube: KubeClient, settings: S3Sett
     objects.client.destroy();
   }
   if (repositories.length === 0) return 'restic repositories: none in this location yet, so there is no key to change';
+  const { repositoryKeys } = await import('../../volumes/restic/rekey.ts');
   const outcome = await rekeyResticRepositories(volumeKubeFromClient(kube), {
     namespace: change.jobNamespace,
-    repositories,
+    repositories: repositoryKeys(repositories, change.newKey, [change.previousKey]),
     s3: moverS3Settings(settings),
-    oldPassword: resticPassword(change.previousKey),
-    newPassword: resticPassword(change.newKey),
     // one Job per run (never named after a key): a second CLI run does not adopt the first one's Job
     runId: `cli-backup-${Date.now().toString(36)}-${settings.bucket}/${settings.path}`,
     image: resticImageOf(mover),
@@ -50,6 +50,7 @@ export async function addNewKeyToRepositories(kube: KubeClient, settings: S3Sett
     throw new Error(`Adding the new encryption key to the restic repositories of ${namespaces(outcome.failed)} failed (the restic key Job's log in namespace ${change.jobNamespace} says why), so nothing was backed up: run the backup again.`);
   }
   const added = outcome.added.length > 0 ? `added the new key to ${namespaces(outcome.added)}` : '';
-  const unchanged = outcome.unchanged.length > 0 ? `${namespaces(outcome.unchanged)} already opened with it` : '';
-  return `restic repositories: ${[added, unchanged].filter(Boolean).join('; ')}`;
+  const removed = outcome.removed.length > 0 ? `removed the other keys of ${namespaces(outcome.removed)}` : '';
+  const unchanged = outcome.unchanged.length > 0 ? `${namespaces(outcome.unchanged)} already opened with it alone` : '';
+  return `restic repositories: ${[added, removed, unchanged].filter(Boolean).join('; ')}`;
 }

@@ -62,7 +62,7 @@ export const backupCommand: Command = {
       options: {
         ...encryptionOptions,
         ...previousEncryptionOptions,
-        'job-namespace': { type: 'string', placeholder: '<namespace>', description: 'namespace of the restic key Job of --previous-encryption-key-file and its credentials Secret', default: 'kubeflow' },
+        'job-namespace': { type: 'string', placeholder: '<namespace>', description: 'namespace of the restic key Job (--previous-encryption-key-file; repositories written before the passwords were per namespace) and its credentials Secret; never a profile namespace', default: 'kubeflow' },
       },
     },
     { title: 'Output', options: outputOptions },
@@ -85,7 +85,7 @@ export const backupCommand: Command = {
     out.hide(previousKey);
     const jobNamespace = jobNamespaceFrom(ctx);
     const namespaces = listValue(values, 'namespaces');
-    const mover = moverConfigFrom(values);
+    const mover = { ...moverConfigFrom(values), jobNamespace };
     const includeVolumes = values['no-volumes'] !== true;
     const kube = await kubeClientFrom(values);
     try {

@@ -8,7 +8,7 @@ import type { Command, CommandContext } from '../usage.ts';
 import { stringValue, UsageError } from '../usage.ts';
 import type { PruneOutcome } from '../../prune/engine.ts';
 import { moverConfigFrom, moverOptions } from './backup-options.ts';
-import { describeFailure, openStore, outputOptions } from './shared.ts';
+import { describeFailure, jobNamespaceFrom, openStore, outputOptions } from './shared.ts';
 import { cliWording } from '../remedy-wording.ts';
 
 const DEFAULT_RETENTION = 7;
@@ -65,7 +65,13 @@ export const pruneCommand: Command = {
     { title: 'Volume mover', options: moverOptions },
     { title: 'Kubernetes', options: kubeOptions },
     { title: 'S3', options: s3Options },
-    { title: 'Secrets', options: encryptionOptions },
+    {
+      title: 'Secrets',
+      options: {
+        ...encryptionOptions,
+        'job-namespace': { type: 'string', placeholder: '<namespace>', description: 'namespace of the restic Jobs of repositories whose profile namespace is gone, and of the restic key Job that gives repositories written before the passwords were per namespace their own; never a profile namespace', default: 'kubeflow' },
+      },
+    },
     { title: 'Output', options: outputOptions },
   ],
   positionals: [],
@@ -98,7 +104,9 @@ export const pruneCommand: Command = {
         removeForeignLocks: values['remove-foreign-locks'] === true,
         wording: cliWording,
         movers: moverPortOf(kube),
-        restic: resticRepositoriesOf(kube, settings, encryptionKey, { image: resticImageOf(mover), startTimeoutSeconds: mover.startTimeoutSeconds, resources: mover.resources }),
+        restic: resticRepositoriesOf(kube, settings, encryptionKey, {
+          image: resticImageOf(mover), startTimeoutSeconds: mover.startTimeoutSeconds, resources: mover.resources, fallbackNamespace: jobNamespaceFrom(ctx),
+        }),
         progress: (m) => out.progress(m),
       });
       out.result(pruneLines(outcome, dryRun), { location: store.url(), dryRun, ...outcome });

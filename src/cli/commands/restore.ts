@@ -11,7 +11,7 @@ import { volumeRestoreStep } from '../../volumes/steps.ts';
 import type { Command, CommandContext } from '../usage.ts';
 import { listValue, positiveInteger, stringValue, UsageError } from '../usage.ts';
 import { moverConfigFrom, moverOptions } from './backup-options.ts';
-import { backupIdArgument, describeFailure, openStore, outputOptions } from './shared.ts';
+import { backupIdArgument, describeFailure, jobNamespaceFrom, openStore, outputOptions } from './shared.ts';
 
 const POLICIES: readonly ConflictPolicy[] = ['skip', 'update', 'fail'];
 
@@ -83,7 +83,14 @@ export const restoreCommand: Command = {
     { title: 'Volume mover', options: moverOptions },
     { title: 'Kubernetes', options: kubeOptions },
     { title: 'S3', options: s3Options },
-    { title: 'Secrets', options: { ...encryptionOptions, ...allowUnauthenticatedOption } },
+    {
+      title: 'Secrets',
+      options: {
+        ...encryptionOptions,
+        ...allowUnauthenticatedOption,
+        'job-namespace': { type: 'string', placeholder: '<namespace>', description: 'namespace of the restic key Job that gives repositories written before the passwords were per namespace their own, and of its credentials Secret; never a profile namespace', default: 'kubeflow' },
+      },
+    },
     { title: 'Output', options: outputOptions },
   ],
   positionals: [{ name: '<backup-id|latest>', required: true, description: 'the backup to restore, as `list` shows it; latest for the newest complete one' }],
@@ -105,7 +112,7 @@ export const restoreCommand: Command = {
     const profiles = listValue(values, 'profiles');
     const namespaces = listValue(values, 'namespaces');
     const waitSeconds = positiveInteger(values, 'wait-timeout', 300, 86_400);
-    const mover = moverConfigFrom(values);
+    const mover = { ...moverConfigFrom(values), jobNamespace: jobNamespaceFrom(ctx) };
     const includeVolumes = values['no-volumes'] !== true;
     const kube = await kubeClientFrom(values);
     try {

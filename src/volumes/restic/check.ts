@@ -30,7 +30,6 @@ import type { MoverS3Settings } from '../settings.ts';
 import { DEFAULT_JOB_DEADLINE_SECONDS, DEFAULT_PROGRESS_INTERVAL_MS, DEFAULT_START_TIMEOUT_SECONDS } from '../settings.ts';
 import { resticRepositoryKey, resticRepositoryUrl } from './job.ts';
 import { runResticJobToEnd } from './run-job.ts';
-import { UNKEYED_RESTIC_PASSWORD } from './password.ts';
 import { describeReadData, readDataFlag, type ReadData } from './read-data.ts';
 
 /** A repository to check: a profile namespace's, with the snapshots the backup pins in it, per PVC. */
@@ -62,7 +61,10 @@ export interface ResticCheckOptions {
   jobNamespace: string;
   repositories: RepositoryToCheck[];
   s3: MoverS3Settings;
-  password: string;
+  /** each repository's password: its namespace's (src/volumes/restic/password.ts) */
+  password: (namespace: string) => string;
+  /** whether the passwords come from an encryption key (without one a wrong password cannot be the key's fault) */
+  keyed: boolean;
   image: string;
   readData: ReadData;
   concurrency?: number;
@@ -137,10 +139,20 @@ export function checkLabels(backupId: string): Record<string, string> {
   return { [LABEL_MANAGED_BY]: MANAGED_BY, [LABEL_COMPONENT]: COMPONENT, [LABEL_BACKUP_ID]: backupId, [LABEL_OPERATION]: OPERATION };
 }
 
-export function buildCheckSecret(input: { name: string; namespace: string; backupId: string; s3: MoverS3Settings; password: string }): KubeObject {
+/** The Secret key of one repository's password: the check Jobs of every repository share the run's Secret. */
+export function checkPasswordKey(namespace: string): string {
+  return `restic-password.${namespace}`;
+}
+
+/**
+ * The run's Secret, in the job namespace (never a profile's): the bucket credentials and each checked repository's
+ * password under its own key, which only that repository's Job reads.
+ */
+export function buildCheckSecret(input: { name: string; namespace: string; backupId: string; s3: MoverS3Settings; passwords: Record<string, string> }): KubeObject {
+  const passwords = Object.fromEntries(Object.entries(input.passwords).map(([namespace, password]) => [checkPasswordKey(namespace), password]));
   return buildRunSecret({
     name: input.name, namespace: input.namespace, backupId: input.backupId, labels: checkLabels(input.backupId),
-    data: { AWS_ACCESS_KEY_ID: input.s3.accessKey, AWS_SECRET_ACCESS_KEY: input.s3.secretKey, RESTIC_PASSWORD: input.password },
+    data: { AWS_ACCESS_KEY_ID: input.s3.accessKey, AWS_SECRET_ACCESS_KEY: input.s3.secretKey, ...passwords },
     caChain: input.s3.tlsCaChain,
   });
 }
@@ -164,8 +176,8 @@ export interface CheckJobInput {
 
 /** The check's Job: no volume but its scratch /tmp (restic's temporary cache), read-only towards the repository. */
 export function buildCheckJob(input: CheckJobInput): KubeObject {
-  const secretEnv = ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'RESTIC_PASSWORD']
-    .map((key) => ({ name: key, valueFrom: { secretKeyRef: { name: input.secretName, key } } }));
+  const secretEnv = [...['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'].map((key) => [key, key]), ['RESTIC_PASSWORD', checkPasswordKey(input.repositoryNamespace)]]
+    .map(([name, key]) => ({ name, valueFrom: { secretKeyRef: { name: input.secretName, key } } }));
   const flag = readDataFlag(input.readData);
   const plainEnv = Object.entries({
     RESTIC_REPOSITORY: resticRepositoryUrl(input.s3, input.repositoryNamespace),
@@ -288,7 +300,9 @@ export async function checkResticRepositories(kube: VolumeKube, options: ResticC
   const secretName = checkSecretName(options.backupId);
   const checked = describeReadData(options.readData, wording);
   const say = (line: string) => options.onProgress?.(line);
-  await createOrReplace(kube, SECRETS, buildCheckSecret({ name: secretName, namespace: options.jobNamespace, backupId: options.backupId, s3: options.s3, password: options.password }));
+  await createOrReplace(kube, SECRETS, buildCheckSecret({ name: secretName, namespace: options.jobNamespace, backupId: options.backupId, s3: options.s3,
+    passwords: Object.fromEntries(options.repositories.map((repo) => [repo.namespace, options.password(repo.namespace)])),
+  }));
   const limit = pLimit(options.concurrency ?? 2);
   try {
     return await Promise.all(options.repositories.map((repo) => limit(async (): Promise<RepositoryCheck> => {
@@ -316,7 +330,7 @@ export async function checkResticRepositories(kube: VolumeKube, options: ResticC
         await kube.delete(JOBS, options.jobNamespace, jobName);
       } else {
         // a failed Job stays for `kubectl logs` until its TTL
-        result = { ...base, ...judgeCheckFailure(message, repo.pinned, [options.s3.secretKey, options.password], wording, options.password !== UNKEYED_RESTIC_PASSWORD) };
+        result = { ...base, ...judgeCheckFailure(message, repo.pinned, [options.s3.secretKey, options.password(repo.namespace)], wording, options.keyed) };
       }
       say(`restic repository of ${repo.namespace}: ${result.status === 'ok' ? 'ok' : `${result.status}, ${result.problem}`}`);
       return result;

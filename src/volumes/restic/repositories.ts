@@ -15,3 +15,10 @@ export async function listResticRepositories(objects: Pick<ObjectStore, 'listFol
   }
   return namespaces.sort();
 }
+
+/** Which of `namespaces` have a repository in the location (its `config` object), each once and sorted. */
+export async function existingRepositories(objects: Pick<ObjectStore, 'exists'>, namespaces: readonly string[]): Promise<string[]> {
+  const unique = [...new Set(namespaces)].sort();
+  const found = await Promise.all(unique.map((namespace) => objects.exists(`${RESTIC_FOLDER}${namespace}/config`)));
+  return unique.filter((_, i) => found[i]);
+}

@@ -9,7 +9,7 @@ import { parseMoverResources } from '../resources.ts';
 import { moverS3Settings } from '../settings.ts';
 import { resticImageFor, type MoverConfig } from '../steps.ts';
 import { checkResticRepositories, repositoriesToCheck, type RepositoryCheck } from './check.ts';
-import { resticPassword } from './password.ts';
+import { isKeyed, resticPassword } from './password.ts';
 import type { ReadData } from './read-data.ts';
 
 export interface RepositoryCheckRequest {
@@ -34,10 +34,21 @@ export interface RepositoryCheckRequest {
 export async function checkPinnedRepositories(volumes: readonly VolumeEntry[] | undefined, request: RepositoryCheckRequest): Promise<RepositoryCheck[]> {
   const repositories = repositoriesToCheck(volumes ?? []);
   if (repositories.length === 0) return [];
-  const [{ volumeKubeFromClient }, kube] = await Promise.all([import('../kube-client-port.ts'), request.kube()]);
+  const [{ volumeKubeFromClient }, { migrateToNamespacePasswords }, { existingRepositories }, { openObjectStore }, kube] = await Promise.all([
+    import('../kube-client-port.ts'), import('./rekey.ts'), import('./repositories.ts'), import('../../store/open.ts'), request.kube(),
+  ]);
+  // a repository written before the passwords were per namespace gets its own first, in the same job namespace (a
+  // missing one is left to the check, which reports it)
+  const objects = openObjectStore(request.s3);
+  const existing = await existingRepositories(objects, repositories.map((r) => r.namespace)).finally(() => objects.client.destroy());
+  await migrateToNamespacePasswords(volumeKubeFromClient(kube), {
+    jobNamespace: request.jobNamespace, namespaces: existing, s3: moverS3Settings(request.s3),
+    encryptionKey: request.encryptionKey, runId: `verify ${request.backupId}`, image: resticImageFor(request.config), startTimeoutSeconds: request.config.startTimeoutSeconds,
+  });
   return checkResticRepositories(volumeKubeFromClient(kube), {
     backupId: request.backupId, jobNamespace: request.jobNamespace, repositories,
-    s3: moverS3Settings(request.s3), password: resticPassword(request.encryptionKey), image: resticImageFor(request.config),
+    s3: moverS3Settings(request.s3), password: (namespace) => resticPassword(request.encryptionKey, namespace), keyed: isKeyed(request.encryptionKey),
+    image: resticImageFor(request.config),
     readData: request.readData, concurrency: request.config.concurrency, startTimeoutSeconds: request.config.startTimeoutSeconds,
     resources: parseMoverResources(request.config.resources), wording: request.wording,
     imageSetting: request.imageSetting, resourcesSetting: request.resourcesSetting,
