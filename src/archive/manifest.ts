@@ -40,6 +40,13 @@ export const EncryptionSchema = z.object({
   sealedSecrets: z.number().int().nonnegative(),
 });
 
+/**
+ * A snapshot of a restic repository, pinned by its full id under the manifest's HMAC: `repository` is the repository's
+ * key prefix relative to the bucket. restic authenticates every blob of it, so a bucket writer can neither substitute
+ * another snapshot nor change what one holds.
+ */
+export const ResticPinSchema = z.object({ repository: z.string(), snapshot: z.string().regex(/^[0-9a-f]{64}$/) });
+
 export const VolumeEntrySchema = z.object({
   namespace: z.string(),
   pvc: z.string(),
@@ -62,7 +69,7 @@ export const VolumeEntrySchema = z.object({
    * the bucket), not files under `key`. The id is pinned here, under the manifest's HMAC, so a bucket writer cannot
    * substitute another snapshot; restic authenticates every blob of it.
    */
-  restic: z.object({ repository: z.string(), snapshot: z.string().regex(/^[0-9a-f]{64}$/) }).optional(),
+  restic: ResticPinSchema.optional(),
 });
 
 export const ApplicationSchema = z.object({
@@ -80,10 +87,23 @@ export const CrdSnapshotSchema = z.object({
   storedVersions: z.array(z.string()),
 });
 
-/** One control-plane copy as the backup records it (src/controlplane writes it; the restore loads from it). */
+/**
+ * One control-plane copy as the backup records it (src/controlplane writes it; the restore loads from it). Without
+ * `restic`, the copy is plain files: a gzipped dump at `key`, a mirror under `keyPrefix`, each with the sha256 of those
+ * files. With `restic` (written with `encryption-key`), it is that snapshot of the control-plane repository
+ * (`<path>/restic/_control-plane`), which `key` and `keyPrefix` then name: a database's one file `/<database>.sql`
+ * (ML Metadata's `/mlmd.db`) with `sha256` of its uncompressed bytes, or a bucket's objects at the snapshot's root
+ * with `listingSha256` as a mirror's; `rclone` is then restic's version.
+ */
 export const ControlPlaneEntrySchema = z.union([
-  z.object({ part: z.enum(['kfp-db', 'katib-db', 'mlmd']), database: z.string(), key: z.string(), bytes: z.number(), sha256: z.string(), tool: z.string(), rclone: z.string() }),
-  z.object({ part: z.literal('minio'), bucket: z.string(), keyPrefix: z.string(), objects: z.number(), bytes: z.number(), listingSha256: z.string(), tool: z.string() }),
+  z.object({
+    part: z.enum(['kfp-db', 'katib-db', 'mlmd']), database: z.string(), key: z.string(), bytes: z.number(), sha256: z.string(), tool: z.string(), rclone: z.string(),
+    restic: ResticPinSchema.optional(),
+  }),
+  z.object({
+    part: z.literal('minio'), bucket: z.string(), keyPrefix: z.string(), objects: z.number(), bytes: z.number(), listingSha256: z.string(), tool: z.string(),
+    restic: ResticPinSchema.optional(),
+  }),
 ]);
 
 /** The control-plane step's outcome: what it copied, what it could not cover and why, and the full entries. */

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import pLimit from 'p-limit';
 import type { BackupStore } from '../store/backup-store.ts';
 import type { MarkerRead } from '../archive/reader.ts';
-import type { BackupScope, Manifest, VolumeEntry } from '../archive/manifest.ts';
+import type { BackupScope, ControlPlaneEntry, Manifest, VolumeEntry } from '../archive/manifest.ts';
 import type { Problem } from '../archive/reader.ts';
 import { readItems } from './read-items.ts';
 import { BackupPhaseError, judgePhase } from '../archive/velero-backup.ts';
@@ -27,6 +27,8 @@ export interface VerifyReport {
   volumeData?: VolumeDataKind | undefined;
   /** its manifest's volume index (the restic snapshots it pins), for the check of the repositories */
   volumes?: VolumeEntry[] | undefined;
+  /** its manifest's control-plane entries (the snapshots of the control-plane repository it pins, with a key) */
+  controlPlane?: ControlPlaneEntry[] | undefined;
 }
 
 /** A sentence on how a backup's Secrets are sealed, for results: older backups are sealed without binding. */
@@ -113,7 +115,7 @@ export async function verifyBackup(store: BackupStore, id: string, trust: Trust 
   if (status === 'not-verifiable') {
     problems.push({ kind: 'missing-manifest', path: keys.manifest, message: `Backup ${id} has no kubeflow-upgrader manifest (a foreign Velero backup?), so its checksums cannot be verified; its items are readable.` });
   }
-  return { id, status, objectsChecked, problems, authentication, sealing: sealingNote(manifest), ...(manifest ? { volumeData: volumeDataKind(manifest.volumes), volumes: manifest.volumes } : {}) };
+  return { id, status, objectsChecked, problems, authentication, sealing: sealingNote(manifest), ...(manifest ? { volumeData: volumeDataKind(manifest.volumes), volumes: manifest.volumes, controlPlane: manifest.extras.controlPlane?.entries ?? [] } : {}) };
 }
 
 function openerOrProblem(id: string, encryption: Parameters<typeof SecretOpener.forBackup>[1], key: string | Buffer, problems: Problem[]): SecretOpener | undefined {

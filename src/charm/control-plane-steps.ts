@@ -10,15 +10,25 @@ import { notCoveredSentences } from '../controlplane/relations.ts';
 import type { ControlPlaneTargets } from '../controlplane/engine.ts';
 import type { VolumeKube } from '../volumes/kube-port.ts';
 import type { ReuseTrust } from '../volumes/reuse.ts';
+import { moverConfig } from './backup-steps.ts';
+import { resticImageFor } from '../volumes/steps.ts';
 
-/** What the copy Jobs of both directions are given: the backup, where they run and what they reach, their images. */
-function jobSettings(backupId: string, namespace: string, targets: ControlPlaneTargets, s3: S3Settings, config: CharmConfig, progress: ProgressSink) {
+/**
+ * What the copy Jobs of both directions are given: the backup, where they run and what they reach, their images, and
+ * the encryption key, with which the copies go into (and come out of) the control-plane restic repository with the
+ * volume movers' restic image.
+ */
+function jobSettings(backupId: string, namespace: string, targets: ControlPlaneTargets, s3: S3Settings, config: CharmConfig, progress: ProgressSink, encryptionKey: string | Buffer | undefined) {
   return {
     backupId,
     namespace,
     targets,
     s3,
-    images: { mysql: config['control-plane-mysql-image'], rclone: config['control-plane-rclone-image'], sqlite: config['control-plane-sqlite-image'] },
+    images: {
+      mysql: config['control-plane-mysql-image'], rclone: config['control-plane-rclone-image'], sqlite: config['control-plane-sqlite-image'],
+      restic: resticImageFor(moverConfig(config)),
+    },
+    ...(encryptionKey && encryptionKey.length > 0 ? { encryptionKey } : {}),
     onProgress: (message: string) => void progress(message),
   };
 }
@@ -38,7 +48,7 @@ export function controlPlaneBackupStep(kube: KubeClient, s3: S3Settings, config:
     // Each MinIO bucket's mirror copies the objects an earlier backup already holds inside the backup bucket.
     const [{ reusableMinioCopies }, { openBackupStore }] = await Promise.all([import('../volumes/reuse.ts'), import('../store/open.ts')]);
     const minioCopyFrom = await reusableMinioCopies(openBackupStore(s3), backupId, mlmd.targets['object-storage']?.buckets ?? [], trust);
-    const result = await backupControlPlane(volumeKube, { ...jobSettings(backupId, namespace, mlmd.targets, s3, config, progress), minioCopyFrom });
+    const result = await backupControlPlane(volumeKube, { ...jobSettings(backupId, namespace, mlmd.targets, s3, config, progress, trust.encryptionKey), minioCopyFrom });
     return {
       copied: result.entries.map((entry) =>
         entry.part === 'minio'
@@ -53,7 +63,7 @@ export function controlPlaneBackupStep(kube: KubeClient, s3: S3Settings, config:
   };
 }
 
-export function controlPlaneRestoreStep(kube: KubeClient, s3: S3Settings, config: CharmConfig, view: ControlPlaneView, namespace: string): RestoreControlPlaneStep {
+export function controlPlaneRestoreStep(kube: KubeClient, s3: S3Settings, config: CharmConfig, view: ControlPlaneView, namespace: string, encryptionKey?: string | Buffer): RestoreControlPlaneStep {
   return async (backupId, progress, manifest) => {
     const [{ restoreControlPlane }, { volumeKubeFromClient }] = await Promise.all([import('../controlplane/engine.ts'), import('../volumes/index.ts')]);
     // The preflight's manifest, checked (and with a key authenticated) before any write: not a second read of the bucket.
@@ -61,7 +71,7 @@ export function controlPlaneRestoreStep(kube: KubeClient, s3: S3Settings, config
     if (entries.length === 0) return { restored: 0, notes: [`backup ${backupId} holds no control-plane data`] };
     const volumeKube = volumeKubeFromClient(kube);
     const mlmd = await withMlmd(volumeKube, view, namespace);
-    const result = await restoreControlPlane(volumeKube, { ...jobSettings(backupId, namespace, mlmd.targets, s3, config, progress), include: true, entries });
+    const result = await restoreControlPlane(volumeKube, { ...jobSettings(backupId, namespace, mlmd.targets, s3, config, progress, encryptionKey), include: true, entries });
     return { restored: result.restored.length, notes: [...view.unusable, ...result.skipped] };
   };
 }

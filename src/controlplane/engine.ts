@@ -9,7 +9,13 @@ import { jobSucceeded } from '../jobs/outcome.ts';
 import { watchJob } from '../jobs/watch.ts';
 import type { StartRemedies } from '../jobs/start-watch.ts';
 import { DEFAULT_START_TIMEOUT_SECONDS } from '../jobs/template.ts';
-import { buildCopyJob, DEFAULT_MYSQL_IMAGE, DEFAULT_RCLONE_IMAGE, DEFAULT_SQLITE_IMAGE, type CopyImages, type CopySpec, type SqliteOnClaim } from './jobs.ts';
+import {
+  buildCopyJob, controlPlaneRepositoryKey, resticFileOf, DEFAULT_MYSQL_IMAGE, DEFAULT_RCLONE_IMAGE, DEFAULT_RESTIC_IMAGE, DEFAULT_SQLITE_IMAGE, type CopyImages, type CopySpec,
+  type ResticCopy, type SqliteOnClaim,
+} from './jobs.ts';
+import { controlPlaneResticPassword } from './restic-password.ts';
+import { moverS3Settings } from '../volumes/settings.ts';
+import { bucketLister, resolveSnapshotId } from '../volumes/restic/snapshot-id.ts';
 import { MinioCopySuccess, MysqlCopySuccess, parseCopyOutcome, type CopyOutcome } from './outcome.ts';
 import { notCoveredSentences, type MinioEndpoint, type MysqlEndpoint } from './relations.ts';
 import { busyRuns, busyWriters, notQuietSentence, type QuietPart } from './quiet.ts';
@@ -45,6 +51,11 @@ export interface ControlPlaneOptions {
   onProgress?: (message: string) => void;
   /** backup: MinIO bucket → full key prefix of its copy in the newest earlier backup (src/volumes/reuse.ts) */
   minioCopyFrom?: ReadonlyMap<string, string>;
+  /**
+   * `encryption-key`: a backup stores every copy encrypted in the control-plane restic repository (restic-password.ts),
+   * and a restore reads the parts a manifest pins there. Without it, a backup writes plain compressed files.
+   */
+  encryptionKey?: string | Buffer | undefined;
 }
 
 /** One copied thing, as the manifest records it (its schema is the manifest's: src/archive/manifest.ts). */
@@ -94,13 +105,15 @@ function copyTerminationMessage(pods: KubeObject[]): string | undefined {
 /** The config option that names each image, for the sentence of a Pod whose image cannot be pulled. */
 function copyRemedies(images: CopyImages): StartRemedies {
   return {
-    imageSetting: (image) => (image === images.mysql ? 'control-plane-mysql-image' : image === images.sqlite ? 'control-plane-sqlite-image' : 'control-plane-rclone-image'),
+    imageSetting: (image) => (image === images.mysql ? 'control-plane-mysql-image' : image === images.sqlite ? 'control-plane-sqlite-image'
+      : image === images.rclone ? 'control-plane-rclone-image' : 'volume-mover-image'),
   };
 }
 
 async function runCopy<T>(kube: VolumeKube, spec: CopySpec, part: string, options: ControlPlaneOptions, success: z.ZodType<T>): Promise<CopyOutcome<T>> {
   const images = {
     rclone: options.images?.rclone || DEFAULT_RCLONE_IMAGE, mysql: options.images?.mysql || DEFAULT_MYSQL_IMAGE, sqlite: options.images?.sqlite || DEFAULT_SQLITE_IMAGE,
+    restic: options.images?.restic || DEFAULT_RESTIC_IMAGE,
   };
   const deadlineSeconds = Math.ceil((options.timeoutMs ?? 6 * 3600_000) / 1000);
   const { job, secret } = buildCopyJob(spec, { namespace: options.namespace, backupId: options.backupId, part, images, activeDeadlineSeconds: deadlineSeconds });
@@ -152,17 +165,66 @@ function keysFor(options: ControlPlaneOptions) {
 
 const DATABASE_PARTS: DatabasePart[] = ['kfp-db', 'katib-db'];
 
-/** Dumps the related databases and mirrors the MinIO buckets into backups/<id>/control-plane/. */
+/** The control-plane repository as this run writes it: its key in the bucket, its password, and the pins' lookup. */
+interface ResticTarget {
+  repository: string;
+  password: string;
+  /** the full id of the snapshot restic reported by its short id, from the bucket's listing (snapshot-id.ts) */
+  pin(shortId: string | undefined, what: string): Promise<{ repository: string; snapshot: string }>;
+  close(): void;
+}
+
+function resticTarget(options: ControlPlaneOptions): ResticTarget | undefined {
+  if (options.encryptionKey === undefined || options.encryptionKey.length === 0) return undefined;
+  const repository = controlPlaneRepositoryKey(options.s3);
+  let lister: ReturnType<typeof bucketLister> | undefined;
+  return {
+    repository,
+    password: controlPlaneResticPassword(options.encryptionKey),
+    async pin(shortId, what) {
+      if (!shortId) throw new ControlPlaneError(`Backup of ${what} failed: restic reported no snapshot.`, '');
+      lister ??= bucketLister(moverS3Settings(options.s3));
+      try {
+        return { repository, snapshot: await resolveSnapshotId(lister.list, repository, shortId) };
+      } catch (error) {
+        throw new ControlPlaneError(`Backup of ${what} failed: ${(error as Error).message}.`, '');
+      }
+    },
+    close: () => lister?.close(),
+  };
+}
+
+/** The snapshot's tags: which backup and which part (restic tags are free text; a comma separates them). */
+function resticCopy(restic: ResticTarget, backupId: string, part: string): ResticCopy {
+  return { password: restic.password, tags: [`kfu-backup=${backupId}`, `kfu-part=${part}`] };
+}
+
+/**
+ * Dumps the related databases and mirrors the MinIO buckets: with `encryption-key` into snapshots of the control-plane
+ * restic repository (pinned by full id in the entries), without one into backups/<id>/control-plane/ as plain files.
+ */
 export async function backupControlPlane(kube: VolumeKube, options: ControlPlaneOptions): Promise<ControlPlaneResult> {
+  const restic = resticTarget(options);
+  try {
+    return await backupParts(kube, options, restic);
+  } finally {
+    restic?.close();
+  }
+}
+
+async function backupParts(kube: VolumeKube, options: ControlPlaneOptions, restic: ResticTarget | undefined): Promise<ControlPlaneResult> {
   const keys = keysFor(options);
   const entries: ControlPlaneEntry[] = [];
   const empty: string[] = [];
+  const where = restic ? ' into the control-plane restic repository' : '';
+  const size = (bytes: number) => (restic ? `${bytes} bytes, encrypted` : `${bytes} bytes compressed`);
   for (const part of DATABASE_PARTS) {
     const db = options.targets[part];
     if (!db) continue;
-    options.onProgress?.(`dumping ${part} (database ${db.database})`);
-    const key = keys.dump(db.database);
-    const outcome = await runCopy(kube, { kind: 'mysql-backup', db, store: options.s3, key }, part, options, MysqlCopySuccess);
+    options.onProgress?.(`dumping ${part} (database ${db.database})${where}`);
+    const key = restic ? restic.repository : keys.dump(db.database);
+    const spec: CopySpec = { kind: 'mysql-backup', db, store: options.s3, key, ...(restic ? { restic: resticCopy(restic, options.backupId, part) } : {}) };
+    const outcome = await runCopy(kube, spec, part, options, MysqlCopySuccess);
     if (!outcome.ok) throw new ControlPlaneError(`Backup of ${part} failed: ${outcome.error}.`, outcome.detail);
     const value = outcome.value;
     if (value.tables === 0) {
@@ -170,37 +232,62 @@ export async function backupControlPlane(kube: VolumeKube, options: ControlPlane
       options.onProgress?.(`dumped ${part}: database ${db.database} holds no tables, not counted as covered`);
       continue;
     }
-    entries.push({ part, database: db.database, key, bytes: value.bytes, sha256: value.sha256 ?? '', tool: value.tool, rclone: value.rclone });
-    options.onProgress?.(`dumped ${part}: ${value.bytes} bytes compressed`);
+    const pin = restic ? { restic: await restic.pin(value.restic, part) } : {};
+    entries.push({ part, database: db.database, key, bytes: value.bytes, sha256: value.sha256 ?? '', tool: value.tool, rclone: value.rclone, ...pin });
+    options.onProgress?.(`dumped ${part}: ${size(value.bytes)}`);
   }
   const mlmd = options.targets.mlmd;
   if (mlmd) {
-    options.onProgress?.(`copying ML Metadata (${mlmd.file} on ${mlmd.claim}) with SQLite's online backup`);
-    const key = keys.sqlite(mlmd.file);
-    const outcome = await runCopy(kube, { kind: 'sqlite-backup', sqlite: mlmd, store: options.s3, key }, 'mlmd', options, MysqlCopySuccess);
+    options.onProgress?.(`copying ML Metadata (${mlmd.file} on ${mlmd.claim}) with SQLite's online backup${where}`);
+    const key = restic ? restic.repository : keys.sqlite(mlmd.file);
+    const spec: CopySpec = { kind: 'sqlite-backup', sqlite: mlmd, store: options.s3, key, ...(restic ? { restic: resticCopy(restic, options.backupId, 'mlmd') } : {}) };
+    const outcome = await runCopy(kube, spec, 'mlmd', options, MysqlCopySuccess);
     if (!outcome.ok) throw new ControlPlaneError(`Backup of ML Metadata failed: ${outcome.error}.`, outcome.detail);
     const value = outcome.value;
     if (value.tables === 0) {
       empty.push(`control plane not covered: ML Metadata's ${mlmd.file} on ${mlmd.claim} holds no tables yet (mlmd has not started on this storage, or its database is missing).`);
       options.onProgress?.('copied ML Metadata: its database holds no tables, not counted as covered');
     } else {
-      entries.push({ part: 'mlmd', database: mlmd.file, key, bytes: value.bytes, sha256: value.sha256 ?? '', tool: value.tool, rclone: value.rclone });
-      options.onProgress?.(`copied ML Metadata: ${value.bytes} bytes compressed`);
+      const pin = restic ? { restic: await restic.pin(value.restic, 'ML Metadata') } : {};
+      entries.push({ part: 'mlmd', database: mlmd.file, key, bytes: value.bytes, sha256: value.sha256 ?? '', tool: value.tool, rclone: value.rclone, ...pin });
+      options.onProgress?.(`copied ML Metadata: ${size(value.bytes)}`);
     }
   }
   const storage = options.targets['object-storage'];
   for (const bucket of storage?.buckets ?? []) {
-    options.onProgress?.(`copying MinIO bucket ${bucket}`);
-    const keyPrefix = keys.bucket(bucket);
-    const copyDestPrefix = options.minioCopyFrom?.get(bucket);
-    const spec: CopySpec = { kind: 'minio-backup', minio: storage!.minio, bucket, store: options.s3, keyPrefix, ...(copyDestPrefix ? { copyDestPrefix } : {}) };
+    options.onProgress?.(`copying MinIO bucket ${bucket}${where}`);
+    const keyPrefix = restic ? restic.repository : keys.bucket(bucket);
+    // restic deduplicates against every earlier snapshot itself: no copy of an earlier backup's mirror
+    const copyDestPrefix = restic ? undefined : options.minioCopyFrom?.get(bucket);
+    const spec: CopySpec = {
+      kind: 'minio-backup', minio: storage!.minio, bucket, store: options.s3, keyPrefix, ...(copyDestPrefix ? { copyDestPrefix } : {}),
+      ...(restic ? { restic: resticCopy(restic, options.backupId, `minio-${bucket}`) } : {}),
+    };
     const outcome = await runCopy(kube, spec, `minio-${bucket}`, options, MinioCopySuccess);
     if (!outcome.ok) throw new ControlPlaneError(`Backup of MinIO bucket ${bucket} failed: ${outcome.error}.`, outcome.detail);
     const value = outcome.value;
-    entries.push({ part: 'minio', bucket, keyPrefix, objects: value.objects, bytes: value.bytes, listingSha256: value.listingSha256 ?? '', tool: value.tool });
-    options.onProgress?.(`copied MinIO bucket ${bucket}: ${value.objects} objects, ${value.bytes} bytes`);
+    const pin = restic ? { restic: await restic.pin(value.restic, `MinIO bucket ${bucket}`) } : {};
+    entries.push({ part: 'minio', bucket, keyPrefix, objects: value.objects, bytes: value.bytes, listingSha256: value.listingSha256 ?? '', tool: value.tool, ...pin });
+    options.onProgress?.(`copied MinIO bucket ${bucket}: ${value.objects} objects, ${value.bytes} bytes${restic ? ', encrypted' : ''}`);
   }
   return { entries, notCovered: [...notCoveredSentences(present(options.targets)), ...empty], empty };
+}
+
+/**
+ * What a restore needs to read a part from the control-plane repository: the key's password, and the pin in this
+ * location's repository. A plain part (an older backup, or one made without a key) needs nothing.
+ */
+function resticSource(entry: ControlPlaneEntry, options: RestoreControlPlaneOptions, what: string): { restic?: ResticCopy } {
+  if (!entry.restic) return {};
+  if (options.encryptionKey === undefined || options.encryptionKey.length === 0) {
+    throw new ControlPlaneError(`Restore of ${what} failed: it is stored encrypted in the control-plane restic repository, which only the encryption-key the backup was made with opens; set that key and rerun.`, '');
+  }
+  const repository = controlPlaneRepositoryKey(options.s3);
+  if (entry.restic.repository !== repository) {
+    throw new ControlPlaneError(`Restore of ${what} failed: the backup pins its snapshot in the restic repository ${entry.restic.repository}, not in this location's ${repository}.`, '');
+  }
+  const file = entry.part === 'minio' ? {} : { file: resticFileOf(entry.part === 'mlmd' ? 'sqlite' : 'mysql', entry.database) };
+  return { restic: { password: controlPlaneResticPassword(options.encryptionKey), snapshot: entry.restic.snapshot, ...file } };
 }
 
 export interface RestoreControlPlaneOptions extends ControlPlaneOptions {
@@ -235,6 +322,8 @@ export async function restoreControlPlane(kube: VolumeKube, options: RestoreCont
     .filter((part): part is QuietPart => part !== undefined);
   const busy = [...await busyWriters(kube, options.namespace, parts), ...await busyRuns(kube, parts)];
   if (busy.length > 0) throw new ControlPlaneError(notQuietSentence(busy), '');
+  // Every part stored in the restic repository must be readable with this run's key before the first one is loaded.
+  for (const entry of options.entries) resticSource(entry, options, entry.part === 'minio' ? `MinIO bucket ${entry.bucket}` : entry.part === 'mlmd' ? 'ML Metadata' : entry.part);
   const restored: ControlPlaneEntry[] = [];
   const skipped: string[] = [];
   for (const entry of options.entries) {
@@ -247,7 +336,7 @@ export async function restoreControlPlane(kube: VolumeKube, options: RestoreCont
       options.onProgress?.(`restoring MinIO bucket ${entry.bucket}`);
       const spec: CopySpec = {
         kind: 'minio-restore', minio: storage.minio, bucket: entry.bucket, store: options.s3, keyPrefix: entry.keyPrefix,
-        ...(entry.listingSha256 ? { expectedSha256: entry.listingSha256 } : {}),
+        ...(entry.listingSha256 ? { expectedSha256: entry.listingSha256 } : {}), ...resticSource(entry, options, `MinIO bucket ${entry.bucket}`),
       };
       const outcome = await runCopy(kube, spec, `minio-${entry.bucket}`, options, MinioCopySuccess);
       if (!outcome.ok) throw new ControlPlaneError(`Restore of MinIO bucket ${entry.bucket} failed: ${outcome.error}.`, outcome.detail);
@@ -261,7 +350,9 @@ export async function restoreControlPlane(kube: VolumeKube, options: RestoreCont
         continue;
       }
       options.onProgress?.(`restoring ML Metadata (${mlmd.file} on ${mlmd.claim})`);
-      const spec: CopySpec = { kind: 'sqlite-restore', sqlite: mlmd, store: options.s3, key: entry.key, ...(entry.sha256 ? { expectedSha256: entry.sha256 } : {}) };
+      const spec: CopySpec = {
+        kind: 'sqlite-restore', sqlite: mlmd, store: options.s3, key: entry.key, ...(entry.sha256 ? { expectedSha256: entry.sha256 } : {}), ...resticSource(entry, options, 'ML Metadata'),
+      };
       const outcome = await runCopy(kube, spec, 'mlmd', options, MysqlCopySuccess);
       if (!outcome.ok) throw new ControlPlaneError(`Restore of ML Metadata failed: ${outcome.error}.`, outcome.detail);
       restored.push(entry);
@@ -273,7 +364,9 @@ export async function restoreControlPlane(kube: VolumeKube, options: RestoreCont
       continue;
     }
     options.onProgress?.(`restoring ${entry.part} (database ${db.database})`);
-    const spec: CopySpec = { kind: 'mysql-restore', db, store: options.s3, key: entry.key, ...(entry.sha256 ? { expectedSha256: entry.sha256 } : {}) };
+    const spec: CopySpec = {
+      kind: 'mysql-restore', db, store: options.s3, key: entry.key, ...(entry.sha256 ? { expectedSha256: entry.sha256 } : {}), ...resticSource(entry, options, entry.part),
+    };
     const outcome = await runCopy(kube, spec, entry.part, options, MysqlCopySuccess);
     if (!outcome.ok) throw new ControlPlaneError(`Restore of ${entry.part} failed: ${outcome.error}.`, outcome.detail);
     restored.push(entry);

@@ -8,25 +8,33 @@ import { storeRemote as storeRemoteEnv } from '../jobs/rclone-remote.ts';
 import { buildHardenedJob, buildRunSecret, CONTROL_PLANE_IDENTITY, DEFAULT_JOB_DEADLINE_SECONDS, type Container } from '../jobs/template.ts';
 import type { MinioEndpoint, MysqlEndpoint } from './relations.ts';
 import {
-  ENV, MINIO_BACKUP_SCRIPT, MINIO_RESTORE_SCRIPT, MYSQL_DOWNLOAD_SCRIPT, MYSQL_DUMP_SCRIPT, MYSQL_LOAD_SCRIPT, MYSQL_UPLOAD_SCRIPT,
-  SQLITE_BACKUP_SCRIPT, SQLITE_RESTORE_SCRIPT,
+  ENV, MINIO_BACKUP_SCRIPT, MINIO_RESTORE_SCRIPT, MINIO_RESTORE_STAGED_SCRIPT, MINIO_STAGE_SCRIPT, MYSQL_DOWNLOAD_SCRIPT, MYSQL_DUMP_SCRIPT, MYSQL_LOAD_SCRIPT,
+  MYSQL_UPLOAD_SCRIPT, RESTIC_DIR_BACKUP_SCRIPT, RESTIC_DIR_RESTORE_SCRIPT, RESTIC_FILE_BACKUP_SCRIPT, RESTIC_FILE_RESTORE_SCRIPT, SQLITE_BACKUP_SCRIPT,
+  SQLITE_RESTORE_SCRIPT,
 } from './scripts.ts';
+import { moverS3Settings } from '../volumes/settings.ts';
+import { DEFAULT_RESTIC_IMAGE, resticRepositoryKey, resticRepositoryUrl } from '../volumes/restic/job.ts';
+import { CONTROL_PLANE_REPOSITORY } from './restic-password.ts';
 
 /** Official images, pinned by tag: rclone (Alpine, busybox) and MySQL (Oracle Linux; mysqldump and mysql 8.4). */
 export const DEFAULT_RCLONE_IMAGE = 'docker.io/rclone/rclone:1.68.2';
 export const DEFAULT_MYSQL_IMAGE = 'docker.io/library/mysql:8.4';
 /** Official Python image (Debian slim): Python's sqlite3 module for SQLite's online backup, sh, gzip, coreutils. */
 export const DEFAULT_SQLITE_IMAGE = 'docker.io/library/python:3.12-slim';
+/** With `encryption-key`: the restic image the volume movers run (restic 0.14, repository format 2). */
+export { DEFAULT_RESTIC_IMAGE };
 
 export interface CopyImages {
   rclone: string;
   mysql: string;
   sqlite: string;
+  /** the copies into and out of the control-plane restic repository; the pinned default when absent */
+  restic?: string;
 }
 
 export type CopyKind = 'mysql-backup' | 'mysql-restore' | 'minio-backup' | 'minio-restore' | 'sqlite-backup' | 'sqlite-restore';
 
-type Tool = 'rclone' | 'mysql' | 'sqlite';
+type Tool = 'rclone' | 'mysql' | 'sqlite' | 'restic';
 interface Step { name: string; tool: Tool; script: string }
 
 /**
@@ -43,8 +51,22 @@ const STEPS: Record<CopyKind, Step[]> = {
   'sqlite-restore': [{ name: 'download', tool: 'rclone', script: MYSQL_DOWNLOAD_SCRIPT }, { name: 'restore', tool: 'sqlite', script: SQLITE_RESTORE_SCRIPT }],
 };
 
-export function stepsOf(kind: CopyKind): readonly Step[] {
-  return STEPS[kind];
+/**
+ * The same copies with `encryption-key`, into and out of the control-plane restic repository: the dump, SQLite and
+ * MySQL load containers are the plain copies' own; restic takes the place of the rclone upload and download, and a
+ * MinIO bucket is staged in the transfer volume by rclone on its way in and out (scripts.ts says why).
+ */
+const RESTIC_STEPS: Record<CopyKind, Step[]> = {
+  'mysql-backup': [{ name: 'dump', tool: 'mysql', script: MYSQL_DUMP_SCRIPT }, { name: 'store', tool: 'restic', script: RESTIC_FILE_BACKUP_SCRIPT }],
+  'mysql-restore': [{ name: 'fetch', tool: 'restic', script: RESTIC_FILE_RESTORE_SCRIPT }, { name: 'load', tool: 'mysql', script: MYSQL_LOAD_SCRIPT }],
+  'minio-backup': [{ name: 'stage', tool: 'rclone', script: MINIO_STAGE_SCRIPT }, { name: 'store', tool: 'restic', script: RESTIC_DIR_BACKUP_SCRIPT }],
+  'minio-restore': [{ name: 'fetch', tool: 'restic', script: RESTIC_DIR_RESTORE_SCRIPT }, { name: 'copy', tool: 'rclone', script: MINIO_RESTORE_STAGED_SCRIPT }],
+  'sqlite-backup': [{ name: 'backup', tool: 'sqlite', script: SQLITE_BACKUP_SCRIPT }, { name: 'store', tool: 'restic', script: RESTIC_FILE_BACKUP_SCRIPT }],
+  'sqlite-restore': [{ name: 'fetch', tool: 'restic', script: RESTIC_FILE_RESTORE_SCRIPT }, { name: 'restore', tool: 'sqlite', script: SQLITE_RESTORE_SCRIPT }],
+};
+
+export function stepsOf(kind: CopyKind, restic = false): readonly Step[] {
+  return (restic ? RESTIC_STEPS : STEPS)[kind];
 }
 
 // MariaDB/MySQL option files: a double-quoted value understands \\ \" \n \r \t escapes, so any password survives.
@@ -107,15 +129,64 @@ function storePath(store: S3Settings, key: string): string {
   return `${store.bucket}/${key}`;
 }
 
-/** One copy: what it moves, between which ends, with which credentials. `key` is the full object key (prefix included). */
+/**
+ * With `encryption-key`: the copy goes into (backup) or comes out of (restore) the control-plane restic repository,
+ * not plain files under `key`. The password reaches only the restic container, through the run's Secret.
+ */
+export interface ResticCopy {
+  password: string;
+  /** backup: the snapshot's tags */
+  tags?: string[];
+  /** restore: the full id the authenticated manifest pins */
+  snapshot?: string;
+  /** restore of a database: its file in the snapshot, as the backup named it (the target's database may be named otherwise) */
+  file?: string;
+}
+
+/**
+ * One copy: what it moves, between which ends, with which credentials. `key` is the full object key (prefix included)
+ * of a plain copy; with `restic`, `key` and `keyPrefix` name the repository and `expectedSha256` is that of the
+ * database copy's uncompressed bytes.
+ */
 export type CopySpec =
-  | { kind: 'mysql-backup' | 'mysql-restore'; db: MysqlEndpoint; store: S3Settings; key: string; expectedSha256?: string }
-  | { kind: 'sqlite-backup' | 'sqlite-restore'; sqlite: SqliteOnClaim; store: S3Settings; key: string; expectedSha256?: string }
+  | { kind: 'mysql-backup' | 'mysql-restore'; db: MysqlEndpoint; store: S3Settings; key: string; expectedSha256?: string; restic?: ResticCopy }
+  | { kind: 'sqlite-backup' | 'sqlite-restore'; sqlite: SqliteOnClaim; store: S3Settings; key: string; expectedSha256?: string; restic?: ResticCopy }
   | {
     kind: 'minio-backup' | 'minio-restore'; minio: MinioEndpoint; bucket: string; store: S3Settings; keyPrefix: string; expectedSha256?: string;
     /** backup: full key prefix of this bucket's copy in an earlier backup, whose equal objects are copied, not uploaded */
     copyDestPrefix?: string;
+    restic?: ResticCopy;
   };
+
+/** The control-plane repository's key in the bucket (`<path>/restic/_control-plane`), relative to the bucket's root. */
+export function controlPlaneRepositoryKey(store: S3Settings): string {
+  return resticRepositoryKey(moverS3Settings(store), CONTROL_PLANE_REPOSITORY);
+}
+
+/** A database copy's one file in its snapshot, by the name of the database it was dumped from (ML Metadata's: its file's). */
+export function resticFileOf(part: 'mysql' | 'sqlite', database: string): string {
+  return part === 'mysql' ? `${database}.sql` : database;
+}
+
+/** What the restic container gets: the bucket's credentials and the password (Secret), the repository and its options. */
+function resticEnvironment(spec: CopySpec, restic: ResticCopy): CopyEnvironment {
+  const mover = moverS3Settings(spec.store);
+  const backup = spec.kind.endsWith('-backup');
+  return {
+    secret: { [ENV.awsAccessKey]: mover.accessKey, [ENV.awsSecretKey]: mover.secretKey, [ENV.resticPassword]: restic.password },
+    plain: {
+      [ENV.resticRepository]: resticRepositoryUrl(mover, CONTROL_PLANE_REPOSITORY),
+      [ENV.resticBucketLookup]: mover.uriStyle === 'host' ? 'dns' : 'path',
+      ...(mover.region ? { [ENV.awsRegion]: mover.region } : {}),
+      ...(mover.storageClass ? { [ENV.resticStorageClass]: mover.storageClass } : {}),
+      ...(backup && restic.tags ? { [ENV.resticTags]: restic.tags.join(',') } : {}),
+      ...(!backup && restic.snapshot ? { [ENV.resticSnapshot]: restic.snapshot } : {}),
+      ...('db' in spec ? { [ENV.resticFile]: restic.file ?? resticFileOf('mysql', spec.db.database) } : {}),
+      ...('sqlite' in spec ? { [ENV.resticFile]: restic.file ?? resticFileOf('sqlite', spec.sqlite.file) } : {}),
+      ...(!backup && !('bucket' in spec) && spec.expectedSha256 ? { [ENV.plainSha256]: spec.expectedSha256 } : {}),
+    },
+  };
+}
 
 export interface CopyEnvironment {
   /** what goes into the per-run Secret */
@@ -139,6 +210,16 @@ const SQLITE_VOLUME = 'sqlite-data';
 const SQLITE_MOUNT = '/sqlite-data';
 
 export function copyEnvironment(spec: CopySpec): CopyEnvironment {
+  if (!spec.restic) return plainCopyEnvironment(spec);
+  // A database copy's expected sha256 is its uncompressed bytes', which the restic container checks (not the loader).
+  const plain = plainCopyEnvironment('bucket' in spec ? spec : { ...spec, expectedSha256: undefined });
+  const restic = resticEnvironment(spec, spec.restic);
+  // No container writes the backup bucket but restic: the store's rclone remote is left out, its keys above all.
+  const withoutStore = (env: Record<string, string>) => Object.fromEntries(Object.entries(env).filter(([key]) => !key.startsWith('RCLONE_CONFIG_STORE_')));
+  return { secret: { ...withoutStore(plain.secret), ...restic.secret }, plain: { ...withoutStore(plain.plain), ...restic.plain } };
+}
+
+function plainCopyEnvironment(spec: CopySpec): CopyEnvironment {
   const store = storeRemote(spec.store);
   const expected: Record<string, string> = spec.expectedSha256 ? { [ENV.expectedSha256]: spec.expectedSha256 } : {};
   if ('sqlite' in spec) {
@@ -217,9 +298,19 @@ export function buildCopyJob(spec: CopySpec, options: CopyJobOptions): CopyJob {
   // The store's private CA is kept out of `environment.secret`, which becomes env vars: the template mounts it as a file.
   const caChain = spec.store.tlsCaChain?.length ? spec.store.tlsCaChain.join('\n') : undefined;
   const secret = buildRunSecret({ name, namespace: options.namespace, backupId: options.backupId, labels, data: environment.secret, caChain });
-  // Each container gets only what its tool needs: rclone the bucket credentials, the MySQL client the database's.
-  const mine = (tool: Tool, key: string) => (tool === 'rclone') === (key.startsWith('RCLONE_') || key === ENV.storePath || key === ENV.storeDir || key === ENV.minioBucket || key === ENV.storeCopyDest);
-  const steps = STEPS[spec.kind];
+  // Each container gets only what its tool needs: rclone the bucket's (or MinIO's) credentials, restic the bucket's and
+  // the repository's password, the MySQL client (or Python's SQLite) the database's. A secret always has an owner.
+  const ownerOf = (key: string): Tool | 'database' | undefined => {
+    if (key.startsWith('RCLONE_') || key === ENV.storeDir || key === ENV.storeCopyDest) return 'rclone';
+    if (key.startsWith('CP_RESTIC_') || key.startsWith('AWS_') || key === ENV.resticRepository || key === ENV.resticPassword || key === ENV.plainSha256) return 'restic';
+    if (key === ENV.dbClientOptions || key === ENV.sqliteFile || key === ENV.sqliteOwner) return 'database';
+    return undefined; // STORE_PATH, DB_NAME, MINIO_BUCKET, EXPECTED_SHA256: names and digests, for every container
+  };
+  const owns = (tool: Tool, key: string) => {
+    const owner = ownerOf(key);
+    return owner === tool || (owner === 'database' && (tool === 'mysql' || tool === 'sqlite'));
+  };
+  const steps = stepsOf(spec.kind, spec.restic !== undefined);
   const shared = steps.length > 1;
   const sqliteUser = 'sqlite' in spec ? numericOwner(spec.sqlite.owner) : undefined;
   const containers: Container[] = steps.map((step) => {
@@ -229,13 +320,13 @@ export function buildCopyJob(spec: CopySpec, options: CopyJobOptions): CopyJob {
     ];
     return {
       name: step.name,
-      image: options.images[step.tool],
+      image: step.tool === 'restic' ? options.images.restic || DEFAULT_RESTIC_IMAGE : options.images[step.tool],
       command: ['sh', '-c', step.script],
       env: [
         // EXPECTED_SHA256 too: the MinIO copy is one rclone container, and it checks what it downloaded itself
-        ...Object.entries(environment.plain).filter(([key]) => mine(step.tool, key) || key === ENV.storePath || key === ENV.dbName || key === ENV.expectedSha256).map(([envName, value]) => ({ name: envName, value })),
+        ...Object.entries(environment.plain).filter(([key]) => owns(step.tool, key) || ownerOf(key) === undefined).map(([envName, value]) => ({ name: envName, value })),
         ...(shared ? [{ name: ENV.transferDir, value: TRANSFER_PATH }] : []),
-        ...Object.keys(environment.secret).filter((key) => mine(step.tool, key)).map((key) => ({ name: key, valueFrom: { secretKeyRef: { name, key } } })),
+        ...Object.keys(environment.secret).filter((key) => owns(step.tool, key)).map((key) => ({ name: key, valueFrom: { secretKeyRef: { name, key } } })),
       ],
       ...(mounts.length > 0 ? { volumeMounts: mounts } : {}),
       ...(step.tool === 'sqlite' && sqliteUser ? { securityContext: { runAsUser: sqliteUser.uid, runAsGroup: sqliteUser.gid } } : {}),
@@ -258,7 +349,7 @@ export function buildCopyJob(spec: CopySpec, options: CopyJobOptions): CopyJob {
       ...(shared ? [{ name: TRANSFER_VOLUME, emptyDir: {} }] : []),
       ...('sqlite' in spec ? [{ name: SQLITE_VOLUME, persistentVolumeClaim: { claimName: spec.sqlite.claim } }] : []),
     ],
-    ...(caChain ? { storeCa: { secretName: name, containers: steps.filter((step) => step.tool === 'rclone').map((step) => step.name) } } : {}),
+    ...(caChain ? { storeCa: { secretName: name, containers: steps.filter((step) => step.tool === (spec.restic ? 'restic' : 'rclone')).map((step) => step.name) } } : {}),
     ...('sqlite' in spec && spec.sqlite.nodeName ? { placement: { nodeName: spec.sqlite.nodeName } } : {}),
   });
   return { secret, job };

@@ -13,6 +13,8 @@ export const MysqlCopySuccess = z.object({
   tables: z.number().int().nonnegative().optional(),
   tool: z.string(),
   rclone: z.string(),
+  /** with `encryption-key`: the short id of the snapshot restic made of it ('' for a database without tables, not stored) */
+  restic: z.string().regex(/^([0-9a-f]{8})?$/).optional(),
 });
 
 export const MinioCopySuccess = z.object({
@@ -23,6 +25,8 @@ export const MinioCopySuccess = z.object({
   bytes: z.number().int().nonnegative(),
   listingSha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
   tool: z.string(),
+  /** with `encryption-key`: the short id of the snapshot restic made of the bucket */
+  restic: z.string().regex(/^[0-9a-f]{8}$/).optional(),
 });
 
 export type MysqlCopySuccess = z.infer<typeof MysqlCopySuccess>;

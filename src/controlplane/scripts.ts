@@ -6,6 +6,8 @@
 // Every script ends by writing one JSON outcome to $TERMINATION_LOG (Kubernetes' termination message, 4 KiB):
 // {"ok":true,…} or {"ok":false,"error":"<one sentence>","detail":"<tail of the tool's stderr>"}.
 import { REUSE_COPY_TRANSFERS } from '../volumes/job.ts';
+import { STORE_CA_DIR, STORE_CA_KEY } from '../jobs/template.ts';
+import { EMPTY_VOLUME_MARKER } from '../volumes/restic/job.ts';
 
 /** Environment the scripts read. Names of rclone remotes are fixed: `store` (the backup bucket), `minio`. */
 export const ENV = {
@@ -24,6 +26,25 @@ export const ENV = {
   sqliteFile: 'SQLITE_FILE',
   /** `uid:gid` mlmd runs as, when its Pod says so (securityContext); otherwise the storage folder's owner is used */
   sqliteOwner: 'SQLITE_OWNER',
+  // The restic container's (with `encryption-key`: the copies go into the control-plane restic repository). restic
+  // itself reads RESTIC_REPOSITORY and RESTIC_PASSWORD, and the bucket's credentials from AWS_ACCESS_KEY_ID and
+  // AWS_SECRET_ACCESS_KEY; ours are named CP_RESTIC_* so that restic never takes one for its own.
+  resticRepository: 'RESTIC_REPOSITORY',
+  resticPassword: 'RESTIC_PASSWORD',
+  awsAccessKey: 'AWS_ACCESS_KEY_ID',
+  awsSecretKey: 'AWS_SECRET_ACCESS_KEY',
+  awsRegion: 'AWS_DEFAULT_REGION',
+  /** `path` or `dns`: restic's s3.bucket-lookup, as the store is addressed */
+  resticBucketLookup: 'CP_RESTIC_BUCKET_LOOKUP',
+  resticStorageClass: 'CP_RESTIC_STORAGE_CLASS',
+  /** backup: the snapshot's tags, comma-separated */
+  resticTags: 'CP_RESTIC_TAGS',
+  /** restore: the full id of the snapshot the authenticated manifest pins */
+  resticSnapshot: 'CP_RESTIC_SNAPSHOT',
+  /** a database copy's file name in its snapshot (`<database>.sql`, `mlmd.db`) */
+  resticFile: 'CP_RESTIC_FILE',
+  /** restore: the sha256 the manifest records of that file's bytes */
+  plainSha256: 'CP_PLAIN_SHA256',
 } as const;
 
 // The tools every script relies on exist in both official images: busybox in rclone's Alpine image; coreutils, grep,
@@ -213,17 +234,8 @@ rclone "$VERB" --checksum "minio:$MINIO_BUCKET" "store:$STORE_DIR" 2> "$W/rclone
   "$(json "$MINIO_BUCKET")" "$(json "$STORE_DIR")" "\${OBJECTS:-0}" "\${BYTES:-0}" "$LISTING" "$(json "$RCLONE_VERSION")" > "$TERMINATION_LOG"
 `.replaceAll('\\${', '${');
 
-/**
- * Makes one MinIO bucket exactly the backup's copy (sync: objects made after the backup are removed). The copy is
- * downloaded into the Job first and checked by the sha256s of the bytes it downloaded against the manifest's listing
- * digest; only then is MinIO written, from those same bytes. Backups made before the listing held sha256s recorded
- * MD5s instead: those are computed from the downloaded bytes too, never taken from the bucket's metadata.
- */
-export const MINIO_RESTORE_SCRIPT = PRELUDE + RCLONE + String.raw`
-D="$W/copy"
-mkdir -p "$D" || fail "could not create a folder for the download"
-rclone copy "store:$STORE_DIR" "$D" 2> "$W/rclone.err" || fail "the copy of MinIO bucket $MINIO_BUCKET could not be downloaded from the backup bucket" "$W/rclone.err"
-rclone size --json "$D" > "$W/size.json" 2> "$W/rclone.err" || fail "the downloaded copy could not be measured" "$W/rclone.err"
+/** The second half of a MinIO restore: the copy in "$D" measured, checked against the manifest, then synced into MinIO. */
+const MINIO_LOAD = String.raw`rclone size --json "$D" > "$W/size.json" 2> "$W/rclone.err" || fail "the downloaded copy could not be measured" "$W/rclone.err"
 OBJECTS=$(sed -n 's/.*"count":\([0-9]*\).*/\1/p' "$W/size.json")
 BYTES=$(sed -n 's/.*"bytes":\([0-9]*\).*/\1/p' "$W/size.json")
 if [ -n "\${EXPECTED_SHA256:-}" ]; then
@@ -242,6 +254,28 @@ rclone check "$D" "minio:$MINIO_BUCKET" 2> "$W/rclone.err" || fail "MinIO bucket
 printf '{"ok":true,"bucket":"%s","path":"%s","objects":%s,"bytes":%s,"tool":"%s"}' \
   "$(json "$MINIO_BUCKET")" "$(json "$STORE_DIR")" "\${OBJECTS:-0}" "\${BYTES:-0}" "$(json "$RCLONE_VERSION")" > "$TERMINATION_LOG"
 `.replaceAll('\\${', '${');
+
+/**
+ * Makes one MinIO bucket exactly the backup's copy (sync: objects made after the backup are removed). The copy is
+ * downloaded into the Job first and checked by the sha256s of the bytes it downloaded against the manifest's listing
+ * digest; only then is MinIO written, from those same bytes. Backups made before the listing held sha256s recorded
+ * MD5s instead: those are computed from the downloaded bytes too, never taken from the bucket's metadata.
+ */
+export const MINIO_RESTORE_SCRIPT = PRELUDE + RCLONE + String.raw`
+D="$W/copy"
+mkdir -p "$D" || fail "could not create a folder for the download"
+rclone copy "store:$STORE_DIR" "$D" 2> "$W/rclone.err" || fail "the copy of MinIO bucket $MINIO_BUCKET could not be downloaded from the backup bucket" "$W/rclone.err"
+` + MINIO_LOAD;
+
+/**
+ * MinIO restore from the control-plane restic repository, last container (rclone image): the restic container restored
+ * the pinned snapshot into the transfer volume; its sha256 listing is checked against the manifest as a download's is,
+ * and only then is MinIO made exactly that copy.
+ */
+export const MINIO_RESTORE_STAGED_SCRIPT = PRELUDE + RCLONE + TRANSFER + String.raw`
+D="$X/bucket"
+[ -d "$D" ] || fail "the restic container left no copy of the bucket"
+` + MINIO_LOAD;
 
 // ML Metadata (canonical/mlmd-operator: `file:/data/mlmd.db` on the storage `mlmd-data`) is one SQLite file. A copy of
 // the file while mlmd writes could be torn; SQLite's online backup API copies a consistent snapshot page by page
@@ -322,3 +356,155 @@ RCLONE_VERSION=$(cat "$X/rclone.version" 2>/dev/null)
 printf '{"ok":true,"database":"%s","path":"%s","bytes":%s,"tool":"%s","rclone":"%s"}' \
   "$(json "$DB_NAME")" "$(json "$STORE_PATH")" "$BYTES" "$(json "$TOOL")" "$(json "$RCLONE_VERSION")" > "$TERMINATION_LOG"
 `.replaceAll('\\${', '${');
+
+// With `encryption-key` the copies go into the control-plane restic repository (src/controlplane/restic-password.ts)
+// instead of plain files: one container of the official restic image (Alpine: restic and busybox) beside the dump,
+// SQLite or rclone container, sharing the transfer volume with it. Init containers run one after another, so a copy is
+// handed over as a file there, never through a pipe between two containers. What restic 0.14 does that this relies on:
+// - `backup --stdin --stdin-filename <name>` stores what it reads as one file `/<name>` of the snapshot, and `dump
+//   <snapshot> /<name>` writes it back (cmd/restic/cmd_backup.go, cmd_dump.go); a relative target `.` is stored at the
+//   snapshot's root (the volume mover's case, src/volumes/restic/job.ts).
+// - Every blob is encrypted and authenticated (AES-256-CTR, Poly1305) under the repository's master key, which only the
+//   password opens; every read checks the MAC, so a pinned snapshot id restores only what the key holder stored.
+// - `backup --json` ends with one summary line naming the snapshot by its short id (internal/ui/backup/json.go); the
+//   engine turns it into the full id from the bucket's listing (src/volumes/restic/snapshot-id.ts).
+// - A missing repository fails a backup with "Is there a repository at the following location?" before anything is
+//   read: the container runs `init`, then the backup again (the copies of one backup run one after another, so no two
+//   inits race); an exclusive lock (a prune's, or verify's check) left by a dead process is removed by `unlock`, which
+//   removes stale locks only, and a live one fails the copy with its sentence.
+// - restic 0.14 refuses an empty snapshot ("snapshot is empty"): an empty MinIO bucket is saved as one empty marker file
+//   (the volume mover's, EMPTY_VOLUME_MARKER), which the restore leaves out.
+const RESTIC = String.raw`command -v restic >/dev/null 2>&1 || fail "the restic image has no restic"
+RESTIC_VERSION=$(restic version 2>/dev/null | head -n 1)
+OPTS="--no-cache -o s3.bucket-lookup=\${CP_RESTIC_BUCKET_LOOKUP:-path}"
+if [ -n "\${CP_RESTIC_STORAGE_CLASS:-}" ]; then OPTS="$OPTS -o s3.storage-class=$CP_RESTIC_STORAGE_CLASS"; fi
+if [ -f "${STORE_CA_DIR}/${STORE_CA_KEY}" ]; then OPTS="$OPTS --cacert ${STORE_CA_DIR}/${STORE_CA_KEY}"; fi
+restic_fail() {
+  if grep -q "wrong password or no key found" "$2" 2>/dev/null; then fail "$1: the control-plane restic repository does not open with the password of this encryption-key (its data was written under another key)" "$2"
+  elif grep -q -e "ciphertext verification failed" -e "hash does not match" -e "is damaged" "$2" 2>/dev/null; then fail "$1: restic found data in the control-plane repository that fails its authentication, so it was changed or damaged in the bucket; nothing was changed" "$2"
+  elif grep -q "is already locked" "$2" 2>/dev/null; then fail "$1: the control-plane restic repository is locked by a prune or a verify running now; run it again once that has ended" "$2"
+  elif grep -q -e "Is there a repository at the following location" -e "unable to open config file" "$2" 2>/dev/null; then fail "$1: there is no control-plane restic repository in the backup bucket (its config is gone)" "$2"
+  else fail "$1" "$2"; fi
+}
+# runs restic with the arguments given; once more after removing a stale exclusive lock (a prune or check killed)
+locked_retry() {
+  restic $OPTS "$@" 2> "$W/restic.err" && return 0
+  grep -q "is already locked exclusively" "$W/restic.err" || return 1
+  restic $OPTS unlock > /dev/null 2>> "$W/unlock.err" || return 1
+  restic $OPTS "$@" 2> "$W/restic.err"
+}
+`.replaceAll('\\${', '${');
+
+/** The snapshot's short id from restic's JSON summary, or the container fails. */
+const RESTIC_SUMMARY = String.raw`SNAPSHOT=$(grep '"message_type":"summary"' "$W/restic.out" | tail -n 1 | sed -n 's/.*"snapshot_id":"\([0-9a-f]*\)".*/\1/p')
+[ -n "$SNAPSHOT" ] || fail "restic reported no snapshot for the copy" "$W/restic.err"
+`;
+
+// `backup` below is the one command; a repository that is not there yet is created once, then the backup runs again.
+const RESTIC_BACKUP_WITH_INIT = String.raw`if ! backup; then
+  if grep -q "Is there a repository at the following location" "$W/restic.err"; then
+    restic $OPTS init > /dev/null 2> "$W/init.err" || grep -q -e "config already initialized" -e "config file already exists" "$W/init.err" \
+      || restic_fail "the control-plane restic repository could not be created" "$W/init.err"
+  elif grep -q "is already locked exclusively" "$W/restic.err"; then
+    restic $OPTS unlock > /dev/null 2>> "$W/unlock.err" || true
+  else
+    restic_fail "storing the copy in the control-plane restic repository failed" "$W/restic.err"
+  fi
+  backup || restic_fail "storing the copy in the control-plane restic repository failed" "$W/restic.err"
+fi
+`;
+
+/**
+ * Backup of a database (MySQL dump or ML Metadata's SQLite copy), last container (restic image): the dump or SQLite
+ * container left its copy gzipped in the transfer volume (the plain files' layout, so those containers are the same);
+ * it goes into the repository uncompressed (restic compresses and deduplicates: a gzip stream would defeat both) as the
+ * one file CP_RESTIC_FILE of a snapshot. The sha256 recorded is that of the uncompressed bytes, which the restore checks
+ * again. A database without tables is not stored (the engine reports it not covered), nor is an empty one ever sent to
+ * restic, which refuses an empty snapshot.
+ */
+export const RESTIC_FILE_BACKUP_SCRIPT = PRELUDE + RESTIC + TRANSFER + String.raw`
+[ -s "$X/dump.sql.gz.sha256" ] && [ -f "$X/dump.sql.gz" ] || fail "the dump container left no dump"
+[ "$(sha256sum < "$X/dump.sql.gz" | cut -d ' ' -f 1)" = "$(cat "$X/dump.sql.gz.sha256")" ] || fail "the dump changed between the dump and its backup"
+gzip -t "$X/dump.sql.gz" 2> "$W/gzip.err" || fail "the dump is not a valid gzip file" "$W/gzip.err"
+TOOL=$(cat "$X/dump.tool" 2>/dev/null)
+TABLES=$(tr -cd '0-9' < "$X/dump.tables" 2>/dev/null)
+[ -n "$TABLES" ] || TABLES=0
+PLAIN_SHA=$(gunzip -c "$X/dump.sql.gz" | sha256sum | cut -d ' ' -f 1)
+BYTES=$(gunzip -c "$X/dump.sql.gz" | wc -c | tr -d ' ')
+SNAPSHOT=""
+if [ "$TABLES" != 0 ] && [ "$BYTES" != 0 ]; then
+  backup() { gunzip -c "$X/dump.sql.gz" | restic $OPTS backup --json --host kubeflow-upgrader --tag "$CP_RESTIC_TAGS" --stdin --stdin-filename "$CP_RESTIC_FILE" > "$W/restic.out" 2> "$W/restic.err"; }
+` + RESTIC_BACKUP_WITH_INIT + RESTIC_SUMMARY + String.raw`fi
+printf '{"ok":true,"database":"%s","path":"%s","bytes":%s,"sha256":"%s","tables":%s,"tool":"%s","rclone":"%s","restic":"%s"}' \
+  "$(json "$DB_NAME")" "$(json "$CP_RESTIC_FILE")" "$BYTES" "$PLAIN_SHA" "$TABLES" "$(json "$TOOL")" "$(json "$RESTIC_VERSION")" "$SNAPSHOT" > "$TERMINATION_LOG"
+`;
+
+/**
+ * Restore of a database, first container (restic image, an init container): the pinned snapshot's one file is dumped
+ * (restic checks every blob's MAC as it reads), gzipped into the transfer volume under the name the load (or SQLite
+ * restore) container reads, and its uncompressed bytes checked against the manifest's sha256 before that container
+ * runs: nothing is changed unless they match.
+ */
+export const RESTIC_FILE_RESTORE_SCRIPT = PRELUDE + RESTIC + TRANSFER + String.raw`
+fetch() {
+  { restic $OPTS dump "$CP_RESTIC_SNAPSHOT" "/$CP_RESTIC_FILE" 2> "$W/restic.err"; echo $? > "$W/restic.rc"; } | gzip -c > "$X/dump.sql.gz"
+  [ "$(cat "$W/restic.rc")" = 0 ]
+}
+if ! fetch; then
+  grep -q "is already locked exclusively" "$W/restic.err" || { rm -f "$X/dump.sql.gz"; restic_fail "the copy could not be read from the control-plane restic repository" "$W/restic.err"; }
+  restic $OPTS unlock > /dev/null 2>> "$W/unlock.err" || true
+  fetch || { rm -f "$X/dump.sql.gz"; restic_fail "the copy could not be read from the control-plane restic repository" "$W/restic.err"; }
+fi
+if [ -n "\${CP_PLAIN_SHA256:-}" ]; then
+  ACTUAL=$(gunzip -c "$X/dump.sql.gz" | sha256sum | cut -d ' ' -f 1)
+  [ "$ACTUAL" = "$CP_PLAIN_SHA256" ] || { rm -f "$X/dump.sql.gz"; fail "the copy read from the control-plane restic repository does not match its sha256 in the manifest; the backup is corrupt, and nothing was changed"; }
+fi
+# the load container reports the mover's version as it does rclone's
+printf '%s\n' "$RESTIC_VERSION" > "$X/rclone.version"
+`.replaceAll('\\${', '${');
+
+/**
+ * MinIO backup, first container (rclone image, an init container): the bucket copied into the transfer volume (the
+ * Job's emptyDir must hold the bucket once), measured, and its sha256 listing made from the copied bytes (the plain
+ * mirror's format: `<sha256>  <path>`, sorted by path), whose digest the manifest records.
+ */
+export const MINIO_STAGE_SCRIPT = PRELUDE + RCLONE + TRANSFER + String.raw`
+D="$X/bucket"
+mkdir -p "$D" || fail "could not create a folder for the copy in the transfer volume"
+rclone copy "minio:$MINIO_BUCKET" "$D" 2> "$W/rclone.err" || {
+  grep -q -e 'directory not found' -e 'NoSuchBucket' "$W/rclone.err" && fail "the MinIO bucket $MINIO_BUCKET does not exist" "$W/rclone.err"
+  fail "copying MinIO bucket $MINIO_BUCKET into the Job's transfer volume failed (is it large enough?)" "$W/rclone.err"
+}
+rclone size --json "$D" > "$W/size.json" 2> "$W/rclone.err" || fail "the copy could not be measured" "$W/rclone.err"
+sed -n 's/.*"count":\([0-9]*\).*/\1/p' "$W/size.json" > "$X/bucket.objects"
+sed -n 's/.*"bytes":\([0-9]*\).*/\1/p' "$W/size.json" > "$X/bucket.bytes"
+rclone hashsum sha256 "$D" > "$W/sums" 2> "$W/rclone.err" || fail "the copy could not be hashed" "$W/rclone.err"
+LC_ALL=C sort -k 2 "$W/sums" > "$W/listing" || fail "the copy's listing could not be sorted"
+sha256sum < "$W/listing" | cut -d ' ' -f 1 > "$X/bucket.listing"
+printf '%s\n' "$RCLONE_VERSION" > "$X/rclone.version"
+`;
+
+/** MinIO backup, last container (restic image): the staged copy becomes one snapshot whose root is the bucket's. */
+export const RESTIC_DIR_BACKUP_SCRIPT = PRELUDE + RESTIC + TRANSFER + String.raw`
+D="$X/bucket"
+[ -d "$D" ] && [ -s "$X/bucket.listing" ] || fail "the rclone container left no copy of the bucket"
+cd "$D" || fail "the copy of the bucket cannot be entered"
+what=.
+if [ -z "$(ls -A)" ]; then
+  mkdir -p "$W/empty" && : > "$W/empty/${EMPTY_VOLUME_MARKER}" && cd "$W/empty" || fail "could not make the marker of an empty bucket"
+  what=${EMPTY_VOLUME_MARKER}
+fi
+backup() { restic $OPTS backup --json --host kubeflow-upgrader --tag "$CP_RESTIC_TAGS" "$what" > "$W/restic.out" 2> "$W/restic.err"; }
+` + RESTIC_BACKUP_WITH_INIT + RESTIC_SUMMARY + String.raw`OBJECTS=$(tr -cd '0-9' < "$X/bucket.objects")
+BYTES=$(tr -cd '0-9' < "$X/bucket.bytes")
+printf '{"ok":true,"bucket":"%s","path":"%s","objects":%s,"bytes":%s,"listingSha256":"%s","tool":"%s","restic":"%s"}' \
+  "$(json "$MINIO_BUCKET")" "$(json "$RESTIC_REPOSITORY")" "\${OBJECTS:-0}" "\${BYTES:-0}" "$(cat "$X/bucket.listing")" "$(json "$(cat "$X/rclone.version" 2>/dev/null)")" "$SNAPSHOT" > "$TERMINATION_LOG"
+`.replaceAll('\\${', '${');
+
+/** MinIO restore, first container (restic image, an init container): the pinned snapshot restored into the transfer volume. */
+export const RESTIC_DIR_RESTORE_SCRIPT = PRELUDE + RESTIC + TRANSFER + String.raw`
+D="$X/bucket"
+mkdir -p "$D" || fail "could not create a folder for the copy in the transfer volume"
+locked_retry restore "$CP_RESTIC_SNAPSHOT" --exclude "/${EMPTY_VOLUME_MARKER}" --target "$D" > /dev/null \
+  || restic_fail "the copy of MinIO bucket $MINIO_BUCKET could not be read from the control-plane restic repository" "$W/restic.err"
+`;

@@ -12,6 +12,7 @@ import { formatBytes } from '../format-bytes.ts';
 import type { BackupStore } from '../store/backup-store.ts';
 import type { ResticPruneMode, ResticPruneResult, SeenLock } from '../volumes/restic/prune.ts';
 import type { Wording } from '../errors/remedy.ts';
+import { CONTROL_PLANE_REPOSITORY } from '../controlplane/restic-password.ts';
 
 /** How the engine reaches the repositories: a Job per repository in the cluster (src/volumes/restic/prune.ts). */
 export interface ResticRepositories {
@@ -61,7 +62,11 @@ const wholeManifest = async (store: BackupStore, id: string, encryptionKey: stri
   store.readManifest(id, { encryptionKey });
 
 function pins(manifest: Manifest): Array<{ namespace: string; repository: string; snapshot: string }> {
-  return manifest.volumes.flatMap((v) => (v.restic ? [{ namespace: v.namespace, repository: v.restic.repository, snapshot: v.restic.snapshot }] : []));
+  return [
+    ...manifest.volumes.flatMap((v) => (v.restic ? [{ namespace: v.namespace, repository: v.restic.repository, snapshot: v.restic.snapshot }] : [])),
+    // with a key, the control-plane copies: snapshots of the control-plane repository, named as a namespace's would be
+    ...(manifest.extras.controlPlane?.entries ?? []).flatMap((e) => (e.restic ? [{ namespace: CONTROL_PLANE_REPOSITORY, repository: e.restic.repository, snapshot: e.restic.snapshot }] : [])),
+  ];
 }
 
 /**

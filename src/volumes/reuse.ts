@@ -38,11 +38,12 @@ export function resticParents(store: BackupStore, currentId: string, pvcs: reado
 
 /**
  * MinIO bucket → the full key prefix of its copy in the newest complete, intact earlier backup that mirrored it (the
- * control-plane entries the manifest records in extras.controlPlane), for the control-plane mirror's reuse.
+ * control-plane entries the manifest records in extras.controlPlane), for the control-plane mirror's reuse. A bucket
+ * stored in the control-plane restic repository (a backup made with encryption-key) has no mirror to start from.
  */
 export function reusableMinioCopies(store: BackupStore, currentId: string, buckets: readonly string[], trust: ReuseTrust = {}): Promise<Map<string, string>> {
   return pickSources(store, currentId, trust, new Set(buckets), (manifest) =>
-    (manifest.extras.controlPlane?.entries ?? []).flatMap((entry): Array<[string, string]> => (entry.part === 'minio' ? [[entry.bucket, entry.keyPrefix]] : [])));
+    (manifest.extras.controlPlane?.entries ?? []).flatMap((entry): Array<[string, string]> => (entry.part === 'minio' && !entry.restic ? [[entry.bucket, entry.keyPrefix]] : [])));
 }
 
 /**

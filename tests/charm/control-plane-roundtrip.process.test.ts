@@ -5,7 +5,7 @@
 // run in the embedded cluster on the simulated kubelet with the default official images (mysql:8.4 → the local
 // MariaDB client tools, rclone → Debian's rclone). backup-state → wipe → restore-state include-control-plane=true:
 // refused while KFP runs, refused before any change while the server would refuse the function, then equal.
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, hkdfSync, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -265,6 +265,89 @@ describe('control-plane round trip through the real dispatch and the simulated k
     expectNoPassword(restore);
     expect(leftovers()).to.deep.equal([]);
   });
+  it('with encryption-key stores kfp-db, ML Metadata and MinIO encrypted in the control-plane restic repository (no plaintext in the bucket), verifies it and restores them equal', async () => {
+    const KEY_SECRET = 'secret:cta0controlplanekey0000001';
+    const KEY = 'control-plane passphrase of the operator';
+    const keyed = async (params: Record<string, unknown>) => {
+      const start = await state(params);
+      start.config['encryption-key'] = KEY_SECRET;
+      start.secrets[KEY_SECRET] = { revisions: [{ key: KEY }] };
+      return start;
+    };
+    // the documented derivation (docs/reliability.md), computed here: it must never be printed either
+    const password = Buffer.from(hkdfSync('sha256', KEY, 'kubeflow-upgrader restic', 'kubeflow-upgrader control-plane restic repository password v1', 32)).toString('hex');
+    const noSecret = (outcome: DispatchOutcome) => {
+      expectNoPassword(outcome);
+      const { actionResults, actionLogs, logs, statusHistory, calls } = outcome.state;
+      for (const secret of [KEY, password]) {
+        expect(JSON.stringify({ actionResults, actionLogs, logs, statusHistory, calls })).not.to.include(secret);
+        expect(outcome.stdout + outcome.stderr).not.to.include(secret);
+      }
+    };
+    await relatedState(); // mysql-k8s has made the database and its user
+    // KFP and MLMD stopped, the function allowed (what the first case leaves, made sure of here)
+    for (const app of WRITERS) cluster.api.mergePatch(STATEFULSETS, app, 'kubeflow', { spec: { replicas: 0 } });
+    await until('the KFP and MLMD StatefulSets to scale to 0', async () => (await Promise.all(WRITERS.map(readyReplicas))).every((n) => !n));
+    await db.sql('SET GLOBAL log_bin_trust_function_creators = ON;');
+    if ((await db.sql("SHOW TABLES LIKE 'pipelines'", 'mlpipeline')) === '') await seedKfp(db, 'mlpipeline', 5);
+    const marker = `kfu-rows-${randomBytes(6).toString('hex')}`;
+    const objectMarker = `kfu-object-${randomBytes(6).toString('hex')}`;
+    const mlmdMarker = `kfu-mlmd-${randomBytes(6).toString('hex')}`;
+    await db.sql(`INSERT INTO pipelines (UUID, Name, Description, CreatedAtInSec) VALUES ('p-${marker}', '${marker}', NULL, 1700000300);`, 'mlpipeline');
+    await putObject(minioClient, 'mlpipeline', 'artifacts/keyed-run/notes.txt', Buffer.from(`${objectMarker}\n`));
+    await execa('python3', ['-c', `import sqlite3, sys\ndb = sqlite3.connect(sys.argv[1])\ndb.execute("INSERT INTO Execution (type_id, name) VALUES (2, '${mlmdMarker}')")\ndb.commit()`, mlmdFile()]);
+    const rowsBefore = await snapshotKfp(db, 'mlpipeline');
+    const objectsBefore = await bucketDigest(minioClient, 'mlpipeline');
+    const mlmdBefore = await mlmdSnapshot();
+
+    const backup = await dispatch('actions/backup-state', await keyed({ 'include-volumes': false, 'include-control-plane': true }));
+    expect(backup.exitCode, `${backup.state.actionFailure}\n${backup.stderr.slice(-3000)}`).to.equal(0);
+    const id = backup.state.actionResults['backup-id']!;
+    expect(backup.state.actionResults['control-plane.covered']).to.equal('kfp-db (database mlpipeline); object-storage (bucket mlpipeline); mlmd (SQLite mlmd.db)');
+    noSecret(backup);
+    expect(leftovers()).to.deep.equal([]);
+
+    // Each part is a snapshot of the control-plane repository, pinned by full id; nothing under the backup's
+    // control-plane/ folder, and none of the three markers (nor the object's name) anywhere in the bucket.
+    const prefix = `backups/backups/${id}/`;
+    const manifest = JSON.parse((await getObject(storeClient, BUCKET, `${prefix}kubeflow-upgrader.json`)).toString('utf8')) as { extras: { controlPlane: { entries: { part: string; restic?: { repository: string; snapshot: string } }[] } } };
+    const entries = manifest.extras.controlPlane.entries;
+    expect(entries.map((e) => e.part)).to.deep.equal(['kfp-db', 'mlmd', 'minio']);
+    const snapshotFiles = await listKeys(storeClient, BUCKET, 'backups/restic/_control-plane/snapshots/');
+    for (const entry of entries) {
+      expect(entry.restic?.repository).to.equal('backups/restic/_control-plane');
+      expect(snapshotFiles).to.include(`backups/restic/_control-plane/snapshots/${entry.restic!.snapshot}`);
+    }
+    expect(await listKeys(storeClient, BUCKET, `${prefix}control-plane/`)).to.deep.equal([]);
+    for (const needle of [marker, objectMarker, mlmdMarker, 'keyed-run/notes.txt']) {
+      const holding: string[] = [];
+      for (const key of await listKeys(storeClient, BUCKET)) if ((await getObject(storeClient, BUCKET, key)).includes(Buffer.from(needle))) holding.push(key);
+      expect(holding, needle).to.deep.equal([]);
+    }
+
+    // verify-backup checks the control-plane repository with a Job, each pinned snapshot looked up.
+    const verify = await dispatch('actions/verify-backup', await keyed({ 'backup-id': id }));
+    expect(verify.state.actionFailure, verify.stderr.slice(-2000)).to.equal(undefined);
+    expect(verify.state.actionResults.status).to.equal('ok');
+    expect(verify.state.actionResults['restic-repositories.0.namespace']).to.equal('_control-plane');
+    expect(verify.state.actionResults['restic-repositories.0.status']).to.equal('ok');
+    expect(verify.state.actionResults['restic-repositories.0.pinned-snapshots']).to.equal('3');
+    noSecret(verify);
+
+    // Wipe, then restore with the key: rows, objects and ML Metadata come back equal.
+    await db.sql('SET FOREIGN_KEY_CHECKS=0; DROP VIEW runs_per_experiment; DROP TABLE run_details, experiments, pipelines;', 'mlpipeline');
+    await emptyBucket(minioClient, 'mlpipeline');
+    await execa('python3', ['-c', "import sqlite3, sys\ndb = sqlite3.connect(sys.argv[1])\ndb.execute('DELETE FROM Execution')\ndb.commit()", mlmdFile()]);
+    const restore = await dispatch('actions/restore-state', await keyed({ 'backup-id': id, 'include-control-plane': true }));
+    expect(restore.exitCode, `${restore.state.actionFailure}\n${restore.stderr.slice(-3000)}`).to.equal(0);
+    expect(restore.state.actionResults['control-plane']).to.equal('3 part(s) restored');
+    expect(await snapshotKfp(db, 'mlpipeline')).to.equal(rowsBefore);
+    expect(await bucketDigest(minioClient, 'mlpipeline')).to.deep.equal(objectsBefore);
+    expect(await mlmdSnapshot()).to.equal(mlmdBefore);
+    noSecret(restore);
+    expect(leftovers()).to.deep.equal([]);
+  });
+
   it('reaches a TLS store behind a private CA from the copy Jobs (tls-ca-chain), and gives the data the storage-class and the rest STANDARD', async () => {
     // s3-integrator 1 sends the chain as a JSON list of PEM strings (data-platform-libs v0 s3.py update_connection_info).
     const s3Data = track1Data(tlsStore, BUCKET, { 'tls-ca-chain': [caCert], 'storage-class': 'STANDARD_IA' });

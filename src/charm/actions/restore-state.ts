@@ -24,7 +24,7 @@ export async function run(ctx: ActionContext<'restore-state'>): Promise<void> {
   const volumes = params['include-volumes'] ? volumeRestoreStep(kube, s3, { ...moverConfig(ctx.config), jobNamespace: ctx.modelName }, { encryptionKey: trust.encryptionKey }) : undefined;
   // Opt-in only: loading a dump overwrites the live KFP and Katib databases and MinIO buckets.
   const controlPlane = params['include-control-plane']
-    ? controlPlaneRestoreStep(kube, s3, ctx.config, await readControlPlane(ctx.charm, ctx.config), ctx.modelName)
+    ? controlPlaneRestoreStep(kube, s3, ctx.config, await readControlPlane(ctx.charm, ctx.config), ctx.modelName, trust.encryptionKey)
     : undefined;
   let outcome;
   try {

@@ -1,6 +1,6 @@
 // The verify-backup action: downloads a backup and re-checks every checksum; each problem is reported. A backup whose
-// volume data is in restic repositories also has each of those repositories checked by a Job (restic check, with
-// read-data as much of the data as asked), and every snapshot it pins looked up.
+// volume data (or, with a key, control-plane data) is in restic repositories also has each of those repositories
+// checked by a Job (restic check, with read-data as much of the data as asked), and every snapshot it pins looked up.
 import { ActionFailure, type ActionContext } from '../action-context.ts';
 import { describeInline } from '../../errors/index.ts';
 import { NotAuthenticatedError, refuseAllowWithLatest } from '../../archive/authenticate.ts';
@@ -33,7 +33,7 @@ export async function run(ctx: ActionContext<'verify-backup'>): Promise<void> {
       backupId: id, kube: () => ctx.kube(), s3, config: moverConfig(ctx.config), encryptionKey: trust.encryptionKey,
       readData: parseReadData(ctx.params['read-data'])!, jobNamespace: ctx.modelName, wording: charmWording,
       imageSetting: 'volume-mover-image', resourcesSetting: 'volume-mover-resources', progress: (line) => ctx.progress(line),
-    });
+    }, report.controlPlane);
     const status = verdictWithRepositories(report.status, repositories);
     const problems = [...report.problems.map((p) => p.message), ...repositories.flatMap((r) => repositoryProblemSentence(r) ?? [])];
     await ctx.setResults({

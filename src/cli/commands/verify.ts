@@ -74,7 +74,7 @@ export const verifyCommand: Command = {
       const repositories = await checkPinnedRepositories(report.volumes, {
         backupId: id, kube: () => kubeClientFrom(ctx.values), s3: settings, config, encryptionKey, readData, jobNamespace, wording: cliWording,
         imageSetting: '--mover-image', resourcesSetting: '--mover-resources', progress: (line) => ctx.out.progress(line),
-      });
+      }, report.controlPlane);
       const status = verdictWithRepositories(report.status, repositories);
       const resticProblems = repositories.flatMap((r) => repositoryProblemSentence(r) ?? []);
       const lines = [

@@ -30,12 +30,16 @@ import type { MoverS3Settings } from '../settings.ts';
 import { DEFAULT_JOB_DEADLINE_SECONDS, DEFAULT_PROGRESS_INTERVAL_MS, DEFAULT_START_TIMEOUT_SECONDS } from '../settings.ts';
 import { resticRepositoryKey, resticRepositoryUrl } from './job.ts';
 import { runResticJobToEnd } from './run-job.ts';
+import { CONTROL_PLANE_REPOSITORY } from '../../controlplane/restic-password.ts';
 import { describeReadData, readDataFlag, type ReadData } from './read-data.ts';
 
-/** A repository to check: a profile namespace's, with the snapshots the backup pins in it, per PVC. */
+/**
+ * A repository to check: a profile namespace's, with the snapshots the backup pins in it, per PVC; or the control-plane
+ * repository's (src/controlplane/restic-password.ts), per part (`what` then names the kind).
+ */
 export interface RepositoryToCheck {
   namespace: string;
-  pinned: Array<{ pvc: string; snapshot: string }>;
+  pinned: Array<{ pvc: string; snapshot: string; what?: string }>;
 }
 
 export type RepositoryStatus = 'ok' | 'damaged' | 'not-checked';
@@ -256,7 +260,8 @@ export function judgeCheckFailure(
   const missingPvcs = pinned.filter((p) => missing.includes(p.snapshot));
   if (missingPvcs.length > 0) {
     const names = missingPvcs.map((p) => `${p.pvc} (${short(p.snapshot)})`).join(', ');
-    damage.unshift(missingPvcs.length === 1 ? `the snapshot pinned for PVC ${names} is not in the repository` : `the snapshots pinned for PVCs ${names} are not in the repository`);
+    const what = missingPvcs[0]!.what ?? 'PVC';
+    damage.unshift(missingPvcs.length === 1 ? `the snapshot pinned for ${what} ${names} is not in the repository` : `the snapshots pinned for ${what}s ${names} are not in the repository`);
   }
   const distinct = [...new Set(damage)];
   if (distinct.length > 0) {
@@ -366,6 +371,8 @@ export function verdictWithRepositories<S extends string>(status: S, checks: rea
 /** A repository that is not ok, as a sentence for verify's problems. */
 export function repositoryProblemSentence(check: RepositoryCheck): string | undefined {
   if (check.status === 'ok') return undefined;
-  const what = `The restic repository of namespace ${check.namespace} (${check.repository})`;
+  const what = check.namespace === CONTROL_PLANE_REPOSITORY
+    ? `The control-plane restic repository (${check.repository})`
+    : `The restic repository of namespace ${check.namespace} (${check.repository})`;
   return check.status === 'damaged' ? `${what} is damaged: ${check.problem}.` : `${what} could not be checked: ${check.problem}.`;
 }

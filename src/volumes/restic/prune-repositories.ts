@@ -1,7 +1,7 @@
 // The restic repositories of a location as prune-backups reaches them (src/prune/restic.ts ResticRepositories): each
-// namespace's repository at the key the movers write it under, and one check or prune Job per repository, run in
-// that namespace (or, once it is gone, the fallback namespace) with the movers' image, the namespace's password,
-// resources and start timeout.
+// namespace's repository at the key the movers write it under, and one check or prune Job per repository, run in the
+// model's namespace (never a profile's: the Job holds the bucket credentials) with the movers' image, the repository's
+// own password, resources and start timeout.
 import type { KubeClient } from '../../kube/client.ts';
 import type { S3Settings } from '../../store/settings.ts';
 import { volumeKubeFromClient } from '../kube-client-port.ts';
@@ -10,6 +10,7 @@ import { moverS3Settings } from '../settings.ts';
 import { DEFAULT_RESTIC_IMAGE, resticRepositoryKey } from './job.ts';
 import { isKeyed, resticPassword } from './password.ts';
 import { migrateToNamespacePasswords } from './rekey.ts';
+import { CONTROL_PLANE_REPOSITORY, controlPlaneResticPassword } from '../../controlplane/restic-password.ts';
 import { runResticPruneJob, type ResticPruneMode, type ResticPruneResult } from './prune.ts';
 
 export interface ResticPruneConfig {
@@ -19,23 +20,29 @@ export interface ResticPruneConfig {
   /** `volume-mover-resources` */
   resources?: string;
   /**
-   * where a Job runs whose repository's namespace is gone (the charm's model namespace, the CLI's --job-namespace),
-   * and the restic key Job that gives a repository written before the passwords were per namespace its own
+   * where every Job runs (the charm's model namespace, the CLI's --job-namespace), and the restic key Job that gives a
+   * repository written before the passwords were per namespace its own
    */
   fallbackNamespace?: string | undefined;
+}
+
+/** A namespace's repository opens with the volume movers' password; the control-plane one with its own, only under a key. */
+function repositoryPassword(encryptionKey: string | undefined, namespace: string): string {
+  if (namespace !== CONTROL_PLANE_REPOSITORY) return resticPassword(encryptionKey, namespace);
+  if (!encryptionKey) throw new Error('the control-plane restic repository opens only with the encryption key its backups were made with');
+  return controlPlaneResticPassword(encryptionKey);
 }
 
 export function resticRepositoriesOf(kube: KubeClient, s3: S3Settings, encryptionKey: string | undefined, config: ResticPruneConfig = {}) {
   const mover = moverS3Settings(s3);
   const runId = `prune-${Date.now().toString(36)}`;
   const resources = parseMoverResources(config.resources ?? '');
-  // A profile deleted since its backups were made leaves its repository behind: its Job runs elsewhere, or nowhere.
-  const jobNamespace = async (namespace: string): Promise<string | undefined> => {
-    const namespaces = await kube.findByResource('', 'namespaces');
-    const found = namespaces ? await kube.tryGet(namespaces, namespace) : undefined;
-    if (found && !found.metadata.deletionTimestamp) return undefined;
+  // Every Job runs in the model's namespace (the CLI's --job-namespace), never in a profile's: it holds the bucket's
+  // credentials, which that profile's users could read there (Velero's data movers likewise run in Velero's own
+  // namespace, vmware-tanzu/velero pkg/exposer). A deleted profile's repository is pruned from there all the same.
+  const jobNamespace = (): string => {
     if (config.fallbackNamespace) return config.fallbackNamespace;
-    throw new Error(`namespace ${namespace} no longer exists, so the restic Job of its repository has nowhere to run`);
+    throw new Error('the restic Jobs of prune hold the bucket credentials and run only in the model namespace, and none was given');
   };
   // once per repository and run, before its first Job: never in the profile namespace, whose users would read the
   // shared password in the key Job's Secret
@@ -61,9 +68,10 @@ export function resticRepositoriesOf(kube: KubeClient, s3: S3Settings, encryptio
     locationKey: (namespace: string) => `restic/${namespace}`,
     repositoriesFolder: 'restic/',
     run: async (namespace: string, mode: ResticPruneMode, snapshots: readonly string[]): Promise<ResticPruneResult> => {
-      await migrated(namespace);
+      // the control-plane repository was never under the shared v1 password: it has its own since it exists
+      if (namespace !== CONTROL_PLANE_REPOSITORY) await migrated(namespace);
       return runResticPruneJob(volumeKubeFromClient(kube), {
-        runId, namespace, jobNamespace: await jobNamespace(namespace), mode, snapshots, s3: mover, password: resticPassword(encryptionKey, namespace), image: config.image ?? DEFAULT_RESTIC_IMAGE,
+        runId, namespace, jobNamespace: jobNamespace(), mode, snapshots, s3: mover, password: repositoryPassword(encryptionKey, namespace), image: config.image ?? DEFAULT_RESTIC_IMAGE,
         ...(config.startTimeoutSeconds ? { startTimeoutSeconds: config.startTimeoutSeconds } : {}),
         resources,
       });
