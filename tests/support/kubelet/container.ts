@@ -321,7 +321,7 @@ export function resolveEnv(api: InProcessApi, pod: KubeObject, container: Contai
   }
   for (const item of container.env ?? []) {
     if (item.value !== undefined || !item.valueFrom) {
-      env[item.name] = (item.value ?? '').replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (whole, name: string) => env[name] ?? whole);
+      env[item.name] = expandVars(item.value ?? '', env);
       continue;
     }
     const { secretKeyRef, configMapKeyRef, fieldRef } = item.valueFrom;
@@ -351,6 +351,42 @@ export function resolveEnv(api: InProcessApi, pod: KubeObject, container: Contai
     }
   }
   return env;
+}
+
+/**
+ * `$(NAME)` references in an env value, a command or an argument, as the kubelet expands them
+ * (kubernetes/kubernetes third_party/forked/golang/expansion/expand.go, Expand; used by kubelet_pods.go for env and
+ * by kuberuntime's ExpandContainerCommandAndArgs): a defined variable is replaced, an undefined one is left as written,
+ * `$$` is one `$`, anything else after a `$` stays.
+ */
+export function expandVars(input: string, env: Record<string, string>): string {
+  let out = '';
+  for (let i = 0; i < input.length; i++) {
+    const c = input[i]!;
+    if (c !== '$' || i + 1 >= input.length) {
+      out += c;
+      continue;
+    }
+    const next = input[i + 1];
+    if (next === '$') {
+      out += '$';
+      i++;
+    } else if (next === '(') {
+      const close = input.indexOf(')', i + 2);
+      if (close < 0) {
+        out += '$(';
+        i++;
+      } else {
+        const name = input.slice(i + 2, close);
+        out += env[name] ?? `$(${name})`;
+        i = close;
+      }
+    } else {
+      out += `$${next}`;
+      i++;
+    }
+  }
+  return out;
 }
 
 function writeProjected(folder: string, values: Record<string, string>, items: { key: string; path: string }[] | undefined): void {
@@ -492,7 +528,8 @@ export async function runContainer(ctx: RunContext): Promise<ContainerRun> {
     // stands for the nodes' route out; a Pod reaches the cluster's names and addresses without it, as in a cluster.)
     const noProxy = ['127.0.0.1', 'localhost', ...(ctx.sandbox?.noProxy ?? [])].join(',');
     if (ctx.egress) Object.assign(processEnv, { HTTPS_PROXY: ctx.egress.proxyUrl, NO_PROXY: noProxy, SSL_CERT_FILE: ctx.egress.caFile });
-    const argv = [...(container.command ?? entrypointFor(container.image)), ...(container.args ?? [])].map((a) => rewritePaths(a, mapping));
+    const argv = [...(container.command ?? entrypointFor(container.image)), ...(container.args ?? []).map((a) => expandVars(a, env))]
+      .map((a, i) => rewritePaths(container.command && i < container.command.length ? expandVars(a, env) : a, mapping));
     if (argv.length === 0) throw new ContainerConfigError('the container has no command');
     // The Pod's /etc/resolv.conf and /etc/hosts are bind-mounted over the node's in the container's own mount namespace,
     // and its hostname set in its own UTS namespace, as a container runtime does (needs root, as canBindMount checks).
