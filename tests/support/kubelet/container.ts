@@ -279,6 +279,7 @@ export interface RunContext {
 export interface PodSandbox {
   podIP: string;
   hostIP: string;
+  /** the Pod's hostname, as /etc/hosts names it (the process itself keeps the machine's, see runContainer) */
   hostname: string;
   /** the file for /etc/resolv.conf, undefined to keep the node's */
   resolvConf: string | undefined;
@@ -532,7 +533,10 @@ export async function runContainer(ctx: RunContext): Promise<ContainerRun> {
       .map((a, i) => rewritePaths(container.command && i < container.command.length ? expandVars(a, env) : a, mapping));
     if (argv.length === 0) throw new ContainerConfigError('the container has no command');
     // The Pod's /etc/resolv.conf and /etc/hosts are bind-mounted over the node's in the container's own mount namespace,
-    // and its hostname set in its own UTS namespace, as a container runtime does (needs root, as canBindMount checks).
+    // as a container runtime does (needs root, as canBindMount checks). The hostname is NOT the Pod's: a container here
+    // keeps the machine's (no UTS namespace), because tests rely on restic judging a lock left by a killed process of
+    // this machine stale at once (restic internal/restic/lock.go, Stale: same hostname and the PID gone). In a cluster
+    // each Pod has its own hostname, so a lock another Pod left is stale only after 30 minutes.
     const sandbox = ctx.sandbox && canBindMount() ? ctx.sandbox : undefined;
     if (sandbox) {
       const hostsFile = join(scratch, 'etc-hosts');
@@ -545,9 +549,7 @@ export async function runContainer(ctx: RunContext): Promise<ContainerRun> {
       }
     }
     const [file, ...args] = readOnlyBinds.length === 0 ? argv
-      : sandbox
-        ? ['unshare', '-m', '--uts', '--propagation', 'private', 'sh', '-c', `hostname "$0" || exit 126; ${BIND_PRELUDE}`, sandbox.hostname, ...readOnlyBinds.flat(), '--', ...argv]
-        : ['unshare', '-m', '--propagation', 'private', 'sh', '-c', BIND_PRELUDE, 'kubelet-mounts', ...readOnlyBinds.flat(), '--', ...argv];
+      : ['unshare', '-m', '--propagation', 'private', 'sh', '-c', BIND_PRELUDE, 'kubelet-mounts', ...readOnlyBinds.flat(), '--', ...argv];
     if (!file) throw new ContainerConfigError('the container has no command');
     chmodSync(scratch, 0o700);
 

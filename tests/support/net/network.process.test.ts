@@ -4,7 +4,7 @@
 // Each expectation is what upstream does; the modules (cluster-network.ts, cluster-dns.ts, endpoints-controller.ts,
 // kube-proxy.ts, ../kubelet/prober.ts, ../kubelet/pod-network.ts) name the file each behaviour follows.
 import { expect } from 'chai';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { Resolver } from 'node:dns/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -242,7 +242,7 @@ describe('the embedded cluster network', function () {
     expect(await resolver.resolve6('named.team.svc.cluster.local').catch((e: NodeJS.ErrnoException) => e.code)).to.equal('ENODATA');
   });
 
-  it('gives each container the Pod\'s resolv.conf (search domains, ndots:5), /etc/hosts, hostname and status.podIP', async function () {
+  it('gives each container the Pod\'s resolv.conf (search domains, ndots:5), /etc/hosts with its hostname, and status.podIP', async function () {
     api.create(SERVICES, service('lookup', 'team', { selector: { app: 'lookup' }, ports: [{ port: 80 }] }));
     const ip = clusterIpOf(api.get(SERVICES, 'lookup', 'team'))!;
     // glibc's getent applies the search list and ndots from /etc/resolv.conf, as any resolver in the container does
@@ -250,7 +250,7 @@ describe('the embedded cluster network', function () {
       'r() { out=$(getent hosts "$1") || return 1; echo "${out%% *}"; }',
       'printf "%s|%s|%s|%s|%s|%s\\n" "$(r lookup)" "$(r lookup.team)" "$(r lookup.team.svc)" "$(r lookup.team.svc.cluster.local)" "$(r lookup.team.svc.cluster.local.)" "$(r absent || echo none)" > /dev/termination-log',
       'cat /etc/resolv.conf >> /dev/termination-log',
-      'printf "host=%s ip=%s\\n" "$(hostname)" "$POD_IP" >> /dev/termination-log',
+      'printf "ip=%s\\n" "$POD_IP" >> /dev/termination-log',
       'grep -v "^#" /etc/hosts | tail -n 1 >> /dev/termination-log',
     ].join('\n');
     api.create(JOBS, job('resolve', 'other', { image: 'busybox:1.36', command: ['sh', '-c', script], env: [{ name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }] }));
@@ -265,7 +265,7 @@ describe('the embedded cluster network', function () {
       `nameserver ${network.dnsIp}`,
       'search other.svc.cluster.local svc.cluster.local cluster.local',
       'options ndots:5',
-      `host=${pod.metadata.name} ip=${podIP}`,
+      `ip=${podIP}`,
       `${podIP}\t${pod.metadata.name}`,
       '',
     ]);
@@ -299,6 +299,39 @@ describe('the embedded cluster network', function () {
     const refused = await jobPod(api, 'lsf-refused', 'other');
     expect(statusOf(refused).phase).to.equal('Failed');
     expect(kubelet.logs('other', refused.metadata.name ?? '')).to.match(/dial tcp 127\.\d+\.\d+\.\d+:8080: connect: connection refused/);
+  });
+
+  it('lets restic (a Go program) back up to `rclone serve restic` in another namespace through rest:http://<service>.<namespace>.svc', async function () {
+    const folder = join(scratch, 'repo');
+    mkdirSync(folder, { recursive: true });
+    api.create(SERVICES, service('repo', 'team', { selector: { app: 'repo' }, ports: [{ name: 'rest', port: 8000, targetPort: 'rest' }] }));
+    api.create(PODS, {
+      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'repo-0', namespace: 'team', labels: { app: 'repo', 'sidecar.istio.io/inject': 'false' } },
+      spec: {
+        restartPolicy: 'Never',
+        containers: [{
+          name: 'gateway', image: 'rclone/rclone:1.60', args: ['serve', 'restic', '/srv', '--addr', '$(POD_IP):8000'],
+          env: [{ name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }],
+          ports: [{ name: 'rest', containerPort: 8000 }],
+          readinessProbe: { tcpSocket: { port: 'rest' }, periodSeconds: 1 },
+          volumeMounts: [{ name: 'srv', mountPath: '/srv' }],
+        }],
+        volumes: [{ name: 'srv', hostPath: { path: folder } }],
+      },
+    });
+    await until(api, 'the repo Endpoints ready', () => ((api.get(ENDPOINTS, 'repo', 'team')?.['subsets'] ?? []) as { addresses?: unknown[] }[]).some((s) => s.addresses?.length));
+    await dialUntil(clusterIpOf(api.get(SERVICES, 'repo', 'team'))!, 8000, 'open');
+    api.create(JOBS, job('restic', 'other', {
+      image: 'restic/restic:0.14.0', command: ['sh', '-c', 'restic init && echo data > "$HOME/f" && restic backup "$HOME/f" && restic snapshots --compact'],
+      env: [{ name: 'RESTIC_REPOSITORY', value: 'rest:http://repo.team.svc:8000/' }, { name: 'RESTIC_PASSWORD', value: 'pw' }],
+    }));
+    const pod = await jobPod(api, 'restic', 'other');
+    const log = kubelet.logs('other', pod.metadata.name ?? '') ?? '';
+    expect(statusOf(pod).phase, log).to.equal('Succeeded');
+    expect(log).to.match(/created restic repository \w+ at rest:http:\/\/repo\.team\.svc:8000\//);
+    expect(log).to.match(/1 snapshots/);
+    expect(readdirSync(join(folder, 'snapshots'))).to.have.length(1);
+    api.delete(PODS, 'repo-0', 'team');
   });
 
   it('gives two clusters running at once their own ranges and DNS, each answering for its own Services', async function () {
