@@ -20,6 +20,7 @@ import { mergeStringData, validateSecret } from './secrets.ts';
 import { validateAppsUpdate } from './apps.ts';
 import { schemaProblems } from './schemas.ts';
 import { generateJobSelector, validateJobCreate, validateJobUpdate } from './jobs.ts';
+import type { ClusterNetwork } from '../net/cluster-network.ts';
 import { DEFAULT_NETWORK, ServiceAllocator, type ServiceNetwork } from './services.ts';
 import { seededRandom } from './faults.ts';
 
@@ -66,6 +67,8 @@ export class Cluster implements InProcessApi {
   private readonly random: () => number;
   /** ClusterIPs and nodePorts the stored Services hold (services.ts) */
   readonly services: ServiceAllocator;
+  /** the loopback network startCluster gives a cluster it runs (contract.ts) */
+  network?: ClusterNetwork;
   /** mutating admission on CREATE, per resource (what a MutatingWebhookConfiguration with operations [CREATE] does) */
   private readonly createMutators = new Map<string, Array<(object: KubeObject) => void>>();
   /** checks of a write by its user that the storage makes before admission (rbac/authorizer.ts, the RBAC escalation checks) */

@@ -3,6 +3,7 @@
 // Controllers run in the server's process and use this in-process API, which has the same semantics as the
 // HTTP API (validation, resourceVersion conflicts, finalizers, admission, garbage collection) minus authentication.
 import type { KubeObject } from '../../../src/kube/types.ts';
+import type { ClusterNetwork } from '../net/cluster-network.ts';
 
 /** Names a resource the way the API does: group ('' = core) and plural resource name. */
 export interface ResourceRef {
@@ -59,6 +60,11 @@ export interface InProcessApi {
   subscribe(listener: (event: ClusterEvent) => void): () => void;
   /** the node agent that holds containers' logs offers them to `GET pods/<name>/log`; returns the withdrawal */
   serveLogs?(source: PodLogSource): () => void;
+  /**
+   * the cluster's loopback network (tests/support/net/cluster-network.ts): its Service and Pod ranges and its DNS
+   * server; absent when the cluster has none (an in-process Cluster, an explicit serviceNetwork, or no root)
+   */
+  readonly network?: ClusterNetwork;
 }
 
 /** A container's log so far, or undefined when it has not started. */

@@ -15,7 +15,8 @@ import { Faults, seededRandom } from './faults.ts';
 import { createHandler } from './http.ts';
 import { kubeconfigYaml, writeKubeconfig } from './kubeconfig.ts';
 import { makeCertificates } from './tls.ts';
-import type { ServiceNetwork } from './services.ts';
+import { DEFAULT_NETWORK, type ServiceNetwork } from './services.ts';
+import { claimClusterDns } from '../net/cluster-dns.ts';
 import { TokenAuthenticator, type UserSpec } from './rbac/authentication.ts';
 import { installRbac } from './rbac/install.ts';
 import type { RbacAuthorizer } from './rbac/authorizer.ts';
@@ -43,7 +44,13 @@ export interface ClusterOptions {
   crdDir?: string;
   /** extra CRDs to install at start (tests) */
   crds?: KubeObject[];
-  /** the Service IP range and nodePort range (services.ts; default DEFAULT_NETWORK, a /16 holding MicroK8s' /24) */
+  /**
+   * the Service IP range and nodePort range (services.ts). Default: the cluster's own loopback network
+   * (net/cluster-network.ts: a Service /16 and a Pod /16 in 127.0.0.0/8, with its DNS server, net/cluster-dns.ts), so
+   * that the simulated kubelet's Pods reach Services by name and ClusterIP; where this process may not bind the DNS
+   * port (not root), DEFAULT_NETWORK (a /16 holding MicroK8s' /24) without a network. A range given here has no
+   * network either.
+   */
   serviceNetwork?: ServiceNetwork;
   /** how the simulated controllers behave where a real deployment's settings differ */
   kubeflow?: import('./kubeflow/controllers.ts').KubeflowControllerOptions;
@@ -83,7 +90,13 @@ const DEFAULT_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-
 
 export async function startCluster(options: ClusterOptions = {}): Promise<RunningCluster> {
   const seed = options.seed ?? 1;
-  const cluster = new Cluster({ random: seededRandom(seed ^ 0x5eed), serviceNetwork: options.serviceNetwork, allocationSeed: seed });
+  const dns = options.serviceNetwork ? undefined : await claimClusterDns().catch(() => undefined);
+  const serviceNetwork = options.serviceNetwork ?? (dns ? { ...DEFAULT_NETWORK, serviceCidr: dns.network.serviceCidr } : undefined);
+  const cluster = new Cluster({ random: seededRandom(seed ^ 0x5eed), serviceNetwork, allocationSeed: seed });
+  if (dns) {
+    cluster.network = dns.network;
+    dns.attach(cluster);
+  }
   const faults = new Faults(seed);
   for (const name of DEFAULT_NAMESPACES) cluster.create(NS_REF, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
   // the API server's own Service, on the first address of the range (kubernetes pkg/controlplane/controller/
@@ -103,7 +116,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Runnin
 
   // RBAC as a new kube-apiserver has it: bootstrap roles and bindings, escalation checks, the aggregation controller
   const rbac = installRbac(cluster);
-  const stops: (() => void)[] = [startBackgroundControllers(cluster), rbac.stop];
+  const stops: (() => void)[] = [startBackgroundControllers(cluster), rbac.stop, () => { void dns?.stop(); }];
   if (options.controllers !== false && options.kubeflowCrds !== false) {
     for (const c of await loadKubeflowControllers(options.kubeflow)) stops.push(c.start(cluster));
     const { installPodDefaultWebhook } = await import('./kubeflow/poddefault-webhook.ts');

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import type { KubeObject } from '../../../src/kube/types.ts';
 import type { InProcessApi } from '../cluster/contract.ts';
+import type { Probe } from './prober.ts';
 import { CONFIGMAPS, SECRETS } from './refs.ts';
 
 export interface ContainerSpec {
@@ -23,6 +24,8 @@ export interface ContainerSpec {
   terminationMessagePolicy?: string;
   workingDir?: string;
   securityContext?: SecurityContext;
+  ports?: { name?: string; containerPort: number; protocol?: string }[];
+  readinessProbe?: Probe;
 }
 
 interface SecurityContext { runAsNonRoot?: boolean; runAsUser?: number }
@@ -142,13 +145,18 @@ const CLUSTER_DNS = /\b([a-z0-9](?:[-a-z0-9]*[a-z0-9])?)\.([a-z0-9](?:[-a-z0-9]*
 const SERVICES = { group: '', resource: 'services' };
 
 /**
- * Cluster DNS for processes on this machine: `<service>.<namespace>.svc[.cluster.local][.]` becomes 127.0.0.1 when that
- * Service exists (every Service's backend runs on this machine, on the Service's port).
+ * The stand-ins for servers outside the cluster: a Service without a selector (its backends are not Pods: MinIO or
+ * MySQL that a test runs on this machine, on the Service's port) is written as 127.0.0.1 where a container's
+ * environment names it as `<service>.<namespace>.svc[.cluster.local][.]`. A Service with a selector is never rewritten:
+ * its Pods are reached as in a cluster, through the cluster DNS (tests/support/net/cluster-dns.ts) and kube-proxy
+ * (tests/support/net/kube-proxy.ts), so nothing here can stand in for a route the cluster would not have.
  */
 export function resolveServiceNames(text: string, api: InProcessApi): string {
   return text.replace(CLUSTER_DNS, (whole, service: string, namespace: string) => {
     try {
-      return api.get(SERVICES, service, namespace) ? '127.0.0.1' : whole;
+      const found = api.get(SERVICES, service, namespace);
+      const selector = (found?.spec as { selector?: Record<string, string> } | undefined)?.selector ?? {};
+      return found && Object.keys(selector).length === 0 ? '127.0.0.1' : whole;
     } catch {
       return whole;
     }
@@ -263,6 +271,21 @@ export interface RunContext {
   onOutput?: (chunk: string) => void;
   /** called once the process runs, with a function that kills it */
   onStarted?: (kill: () => void) => void;
+  /** the Pod's sandbox on the cluster's loopback network (kubelet.ts), when the cluster has one */
+  sandbox?: PodSandbox | undefined;
+}
+
+/** What a Pod's containers share besides volumes: its IP, hostname and the /etc files its kubelet writes (pod-network.ts). */
+export interface PodSandbox {
+  podIP: string;
+  hostIP: string;
+  /** the Pod's hostname, as /etc/hosts names it (the process itself keeps the machine's, see runContainer) */
+  hostname: string;
+  /** the file for /etc/resolv.conf, undefined to keep the node's */
+  resolvConf: string | undefined;
+  hosts: string;
+  /** what goes direct rather than through the egress proxy: the cluster's names and ranges */
+  noProxy: string[];
 }
 
 const MAX_MESSAGE = 4096;
@@ -283,7 +306,7 @@ function source(api: InProcessApi, namespace: string, kind: 'secret' | 'configma
   return decoded(api.get(kind === 'secret' ? SECRETS : CONFIGMAPS, name, namespace), kind === 'secret');
 }
 
-export function resolveEnv(api: InProcessApi, pod: KubeObject, container: ContainerSpec): Record<string, string> {
+export function resolveEnv(api: InProcessApi, pod: KubeObject, container: ContainerSpec, status: { podIP?: string; hostIP?: string } = {}): Record<string, string> {
   const namespace = pod.metadata.namespace ?? '';
   const env: Record<string, string> = {};
   for (const from of container.envFrom ?? []) {
@@ -299,7 +322,7 @@ export function resolveEnv(api: InProcessApi, pod: KubeObject, container: Contai
   }
   for (const item of container.env ?? []) {
     if (item.value !== undefined || !item.valueFrom) {
-      env[item.name] = (item.value ?? '').replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (whole, name: string) => env[name] ?? whole);
+      env[item.name] = expandVars(item.value ?? '', env);
       continue;
     }
     const { secretKeyRef, configMapKeyRef, fieldRef } = item.valueFrom;
@@ -317,14 +340,54 @@ export function resolveEnv(api: InProcessApi, pod: KubeObject, container: Contai
       }
       env[item.name] = value;
     } else if (fieldRef) {
+      // the downward API's fields (kubernetes pkg/kubelet/kubelet_pods.go, podFieldSelectorRuntimeValue: status.podIP
+      // and status.hostIP are the sandbox's, known before the containers start)
       const field: Record<string, string | undefined> = {
-        'metadata.name': pod.metadata.name, 'metadata.namespace': namespace,
+        'metadata.name': pod.metadata.name, 'metadata.namespace': namespace, 'metadata.uid': pod.metadata.uid,
         'spec.nodeName': (pod.spec as { nodeName?: string }).nodeName,
+        'spec.serviceAccountName': (pod.spec as { serviceAccountName?: string }).serviceAccountName,
+        'status.podIP': status.podIP, 'status.podIPs': status.podIP, 'status.hostIP': status.hostIP, 'status.hostIPs': status.hostIP,
       };
       env[item.name] = field[fieldRef.fieldPath] ?? '';
     }
   }
   return env;
+}
+
+/**
+ * `$(NAME)` references in an env value, a command or an argument, as the kubelet expands them
+ * (kubernetes/kubernetes third_party/forked/golang/expansion/expand.go, Expand; used by kubelet_pods.go for env and
+ * by kuberuntime's ExpandContainerCommandAndArgs): a defined variable is replaced, an undefined one is left as written,
+ * `$$` is one `$`, anything else after a `$` stays.
+ */
+export function expandVars(input: string, env: Record<string, string>): string {
+  let out = '';
+  for (let i = 0; i < input.length; i++) {
+    const c = input[i]!;
+    if (c !== '$' || i + 1 >= input.length) {
+      out += c;
+      continue;
+    }
+    const next = input[i + 1];
+    if (next === '$') {
+      out += '$';
+      i++;
+    } else if (next === '(') {
+      const close = input.indexOf(')', i + 2);
+      if (close < 0) {
+        out += '$(';
+        i++;
+      } else {
+        const name = input.slice(i + 2, close);
+        out += env[name] ?? `$(${name})`;
+        i = close;
+      }
+    } else {
+      out += `$${next}`;
+      i++;
+    }
+  }
+  return out;
 }
 
 function writeProjected(folder: string, values: Record<string, string>, items: { key: string; path: string }[] | undefined): void {
@@ -411,7 +474,7 @@ export async function runContainer(ctx: RunContext): Promise<ContainerRun> {
   verifyRunAsNonRoot(pod, container);
   const scratch = mkdtempSync(join(tmpdir(), 'kubelet-'));
   try {
-    const env = resolveEnv(api, pod, container);
+    const env = resolveEnv(api, pod, container, ctx.sandbox ?? {});
     const volumes = ((pod.spec as { volumes?: VolumeSpec[] }).volumes ?? []);
     const mapping: [string, string][] = [];
     const views: Promise<void>[] = [];
@@ -462,10 +525,29 @@ export async function runContainer(ctx: RunContext): Promise<ContainerRun> {
     const processEnv: Record<string, string> = { PATH: await pathFor(container.image, process.env.PATH ?? '/usr/bin:/bin'), HOME: home };
     for (const [k, v] of Object.entries(env)) processEnv[k] = resolveServiceNames(rewritePaths(v, mapping), api);
     delete processEnv.AWS_CA_BUNDLE;
-    // Cluster Services are on this machine and go direct; anything else leaves through the egress proxy.
-    if (ctx.egress) Object.assign(processEnv, { HTTPS_PROXY: ctx.egress.proxyUrl, NO_PROXY: '127.0.0.1,localhost', SSL_CERT_FILE: ctx.egress.caFile });
-    const argv = [...(container.command ?? entrypointFor(container.image)), ...(container.args ?? [])].map((a) => rewritePaths(a, mapping));
+    // Cluster Services are on this machine and go direct; anything else leaves through the egress proxy. (The proxy
+    // stands for the nodes' route out; a Pod reaches the cluster's names and addresses without it, as in a cluster.)
+    const noProxy = ['127.0.0.1', 'localhost', ...(ctx.sandbox?.noProxy ?? [])].join(',');
+    if (ctx.egress) Object.assign(processEnv, { HTTPS_PROXY: ctx.egress.proxyUrl, NO_PROXY: noProxy, SSL_CERT_FILE: ctx.egress.caFile });
+    const argv = [...(container.command ?? entrypointFor(container.image)), ...(container.args ?? []).map((a) => expandVars(a, env))]
+      .map((a, i) => rewritePaths(container.command && i < container.command.length ? expandVars(a, env) : a, mapping));
     if (argv.length === 0) throw new ContainerConfigError('the container has no command');
+    // The Pod's /etc/resolv.conf and /etc/hosts are bind-mounted over the node's in the container's own mount namespace,
+    // as a container runtime does (needs root, as canBindMount checks). The hostname is NOT the Pod's: a container here
+    // keeps the machine's (no UTS namespace), because tests rely on restic judging a lock left by a killed process of
+    // this machine stale at once (restic internal/restic/lock.go, Stale: same hostname and the PID gone). In a cluster
+    // each Pod has its own hostname, so a lock another Pod left is stale only after 30 minutes.
+    const sandbox = ctx.sandbox && canBindMount() ? ctx.sandbox : undefined;
+    if (sandbox) {
+      const hostsFile = join(scratch, 'etc-hosts');
+      writeFileSync(hostsFile, sandbox.hosts);
+      readOnlyBinds.push([hostsFile, '/etc/hosts']);
+      if (sandbox.resolvConf !== undefined) {
+        const resolvFile = join(scratch, 'etc-resolv.conf');
+        writeFileSync(resolvFile, sandbox.resolvConf);
+        readOnlyBinds.push([resolvFile, '/etc/resolv.conf']);
+      }
+    }
     const [file, ...args] = readOnlyBinds.length === 0 ? argv
       : ['unshare', '-m', '--propagation', 'private', 'sh', '-c', BIND_PRELUDE, 'kubelet-mounts', ...readOnlyBinds.flat(), '--', ...argv];
     if (!file) throw new ContainerConfigError('the container has no command');

@@ -5,6 +5,10 @@
 // module names the kubernetes/kubernetes file it follows; this one only routes the API's watch events to them, as
 // their informers would (kubernetes/kubernetes staging/src/k8s.io/client-go/tools/cache/shared_informer.go), and
 // relays `pods/<name>/log` to the kubelet (pkg/kubelet/server/server.go, containerLogs).
+// On a cluster with a loopback network (api.network, tests/support/net/cluster-network.ts) the nodes also run
+// kube-proxy (net/kube-proxy.ts), and the endpoints and EndpointSlice controllers (net/endpoints-controller.ts) start
+// with them: upstream those are kube-controller-manager's, but here a cluster without nodes has no Pod that could be
+// an endpoint, and the datasets of many thousand Services are spared objects nothing would read.
 import { mkdirSync } from 'node:fs';
 import type { KubeObject } from '../../../src/kube/types.ts';
 import type { ClusterEvent, Controller, InProcessApi } from '../cluster/contract.ts';
@@ -19,6 +23,8 @@ import { key, type PodSpec } from './objects.ts';
 import { JOBS, PODS, PVCS, sameRef } from './refs.ts';
 import { scheduler } from './scheduler.ts';
 import { bindClaim, bindingMode, isBound, pvcFolder } from './storage.ts';
+import { startEndpointsControllers } from '../net/endpoints-controller.ts';
+import { startKubeProxy, type KubeProxy } from '../net/kube-proxy.ts';
 
 export { storageClass, SIMULATED_PROVISIONER } from './storage.ts';
 export { normalizedImage } from './image-pull.ts';
@@ -76,7 +82,10 @@ export function simulatedKubelet(options: SimulatedKubeletOptions): SimulatedKub
         for (const [podKey, kill] of node.kills) if (podKey.startsWith(`${namespace}/${prefix}`)) kill();
       },
     });
-    const workers = podWorkers(api, loop, node, { dataDir: options.dataDir, configRetryMs, readOnlyViews: options.readOnlyViews, egress: options.egress },
+    const network = api.network;
+    const stopEndpoints = network ? startEndpointsControllers(api) : undefined;
+    const proxy: KubeProxy | undefined = network ? startKubeProxy(api, network) : undefined;
+    const workers = podWorkers(api, loop, node, { dataDir: options.dataDir, configRetryMs, readOnlyViews: options.readOnlyViews, egress: options.egress, network },
       (pod, succeeded) => jobs.podFinished(pod, succeeded));
 
     function podAdded(pod: KubeObject): void {
@@ -120,6 +129,8 @@ export function simulatedKubelet(options: SimulatedKubeletOptions): SimulatedKub
     const stop = stopOnExit('the simulated kubelet', async () => {
       const stopped = loop.stop();
       unsubscribe();
+      stopEndpoints?.();
+      await proxy?.stop();
       unserveLogs?.();
       for (const kill of node.kills.values()) kill();
       await stopped;

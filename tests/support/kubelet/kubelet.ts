@@ -15,7 +15,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeObject } from '../../../src/kube/types.ts';
 import type { InProcessApi } from '../cluster/contract.ts';
-import { ContainerConfigError, runContainer, type ContainerRun, type ContainerSpec } from './container.ts';
+import type { ClusterNetwork } from '../net/cluster-network.ts';
+import { ContainerConfigError, runContainer, type ContainerRun, type ContainerSpec, type PodSandbox } from './container.ts';
+import { hostsFile, podHostname, resolvConf, type PodDnsFields } from './pod-network.ts';
+import { readinessWorker, type ProbeWorker } from './prober.ts';
 import type { SimulationLoop } from './loop.ts';
 import { key, now, type PodSpec } from './objects.ts';
 import { setPodStatus } from './pod-status.ts';
@@ -46,6 +49,8 @@ export interface PodWorkerOptions {
   configRetryMs: number;
   readOnlyViews?: 'copy' | 'bind-mount';
   egress?: { proxyUrl: string; caFile: string };
+  /** the cluster's loopback network: Pod IPs, the cluster DNS server (absent: a made-up IP, the node's DNS) */
+  network?: ClusterNetwork | undefined;
 }
 
 export interface PodWorkers {
@@ -56,8 +61,9 @@ export interface PodWorkers {
 interface Status { name: string; image: string; ready: boolean; restartCount: 0; started?: boolean; state: Record<string, unknown> }
 const waiting = (c: ContainerSpec, reason: string, message?: string): Status =>
   ({ name: c.name, image: c.image, ready: false, restartCount: 0, state: { waiting: { reason, ...(message ? { message } : {}) } } });
+// A container with a readiness probe starts unready (pkg/kubelet/prober/worker.go: readiness begins at Failure).
 const running = (c: ContainerSpec): Status =>
-  ({ name: c.name, image: c.image, ready: true, restartCount: 0, started: true, state: { running: { startedAt: now() } } });
+  ({ name: c.name, image: c.image, ready: !c.readinessProbe, restartCount: 0, started: true, state: { running: { startedAt: now() } } });
 const terminated = (c: ContainerSpec, run: ContainerRun): Status => ({
   name: c.name, image: c.image, ready: false, restartCount: 0, started: false,
   state: { terminated: { exitCode: run.exitCode, reason: run.exitCode === 0 ? 'Completed' : 'Error', message: run.message, startedAt: run.startedAt, finishedAt: run.finishedAt } },
@@ -74,7 +80,7 @@ export function podWorkers(api: InProcessApi, loop: SimulationLoop, node: NodeSt
 
   /** Runs one container, retrying while its configuration (a Secret, a claim) is not there yet; undefined when stopped. */
   async function runOne(pod: KubeObject, container: ContainerSpec, emptyDirFolder: (volume: string) => string, podKills: (() => void)[],
-    report: (status: Status) => void): Promise<ContainerRun | undefined> {
+    report: (status: Status) => void, sandbox?: PodSandbox): Promise<ContainerRun | undefined> {
     const namespace = pod.metadata.namespace ?? '';
     const giveUpAt = Date.now() + options.configRetryMs;
     for (;;) {
@@ -84,7 +90,7 @@ export function podWorkers(api: InProcessApi, loop: SimulationLoop, node: NodeSt
         stats.running++;
         stats.maxRunning = Math.max(stats.maxRunning, stats.running);
         return await runContainer({
-          api, pod, container, readOnlyViews: options.readOnlyViews, egress: options.egress,
+          api, pod, container, readOnlyViews: options.readOnlyViews, egress: options.egress, sandbox,
           onOutput: (chunk) => {
             const podKey = key(namespace, pod.metadata.name);
             logs.set(podKey, ((logs.get(podKey) ?? '') + chunk).slice(-1024 * 1024));
@@ -118,7 +124,20 @@ export function podWorkers(api: InProcessApi, loop: SimulationLoop, node: NodeSt
     if (mains.length === 0) return;
     const namespace = pod.metadata.namespace ?? '';
     const podKey = key(namespace, pod.metadata.name);
-    const base = { hostIP: '10.0.0.1', podIP: `10.1.0.${1 + (stats.containersStarted % 250)}`, startTime: now() };
+    // The sandbox's IP comes from the cluster's Pod range (net/cluster-network.ts) and is given back when the Pod ends.
+    const network = options.network;
+    const podIP = network ? network.allocatePodIp() : `10.1.0.${1 + (stats.containersStarted % 250)}`;
+    const hostIP = '10.0.0.1';
+    const base = { hostIP, hostIPs: [{ ip: hostIP }], podIP, podIPs: [{ ip: podIP }], startTime: now() };
+    const dnsFields = spec as PodDnsFields;
+    const sandbox: PodSandbox | undefined = network && {
+      podIP, hostIP,
+      hostname: podHostname(pod.metadata.name ?? '', dnsFields),
+      resolvConf: resolvConf(namespace, dnsFields, network.dnsIp, network.clusterDomain),
+      hosts: hostsFile(pod.metadata.name ?? '', namespace, dnsFields, podIP, network.clusterDomain),
+      noProxy: ['svc', network.clusterDomain, network.serviceCidr, network.podCidr],
+    };
+    const probes: ProbeWorker[] = [];
     const podDir = mkdtempSync(join(tmpdir(), 'kubelet-pod-'));
     const emptyDirFolder = (volume: string) => {
       const folder = join(podDir, volume.replace(/[^a-z0-9-]/g, '_'));
@@ -141,7 +160,7 @@ export function podWorkers(api: InProcessApi, loop: SimulationLoop, node: NodeSt
         const run = await runOne(pod, container, emptyDirFolder, podKills, (status) => {
           initStatuses[i] = status;
           publish('Pending', { conditions: [{ type: 'PodScheduled', status: 'True' }, { type: 'Initialized', status: 'False' }] });
-        });
+        }, sandbox);
         if (!run || loop.stopped) return;
         logText += run.logs;
         initStatuses[i] = terminated(container, run);
@@ -151,12 +170,31 @@ export function podWorkers(api: InProcessApi, loop: SimulationLoop, node: NodeSt
         }
       }
       if (succeeded) {
+        // Running once a container runs; until then (CreateContainerConfigError, say) the Pod is still Pending. Ready
+        // once every container is (pkg/kubelet/status/generate.go, GeneratePodReadyCondition and
+        // GenerateContainersReadyCondition).
+        const publishMain = () => {
+          const anyRunning = mainStatuses.some((c) => c.state.running !== undefined);
+          const allReady = mainStatuses.every((c) => c.ready);
+          const readiness = allReady ? { status: 'True' } : { status: 'False', reason: 'ContainersNotReady' };
+          publish(anyRunning ? 'Running' : 'Pending', { conditions: [
+            { type: 'PodScheduled', status: 'True' }, { type: 'Initialized', status: 'True' },
+            { type: 'ContainersReady', ...readiness }, { type: 'Ready', ...readiness },
+          ] });
+        };
         const runs = await Promise.all(mains.map((container, i) => runOne(pod, container, emptyDirFolder, podKills, (status) => {
           mainStatuses[i] = status;
-          // Running once a container runs; until then (CreateContainerConfigError, say) the Pod is still Pending
-          const anyRunning = mainStatuses.some((c) => c.state.running !== undefined);
-          publish(anyRunning ? 'Running' : 'Pending', { conditions: [{ type: 'PodScheduled', status: 'True' }, { type: 'Ready', status: anyRunning ? 'True' : 'False' }] });
-        })));
+          publishMain();
+          if (container.readinessProbe && status.state.running) {
+            probes.push(readinessWorker(container.readinessProbe, podIP, container, Date.now(), (ms, fn) => loop.later(ms, fn), (ready) => {
+              const current = mainStatuses[i];
+              if (!current?.state.running || loop.stopped) return;
+              mainStatuses[i] = { ...current, ready };
+              publishMain();
+            }));
+          }
+        }, sandbox)));
+        for (const probe of probes) probe.stop();
         if (loop.stopped || runs.some((run) => !run)) return;
         for (const [i, run] of runs.entries()) {
           logText += run!.logs;
@@ -165,6 +203,8 @@ export function podWorkers(api: InProcessApi, loop: SimulationLoop, node: NodeSt
         }
       }
     } finally {
+      for (const probe of probes) probe.stop();
+      if (network) network.releasePodIp(podIP);
       kills.delete(podKey);
       rmSync(podDir, { recursive: true, force: true });
     }
