@@ -5,6 +5,7 @@ import { KfuError } from '../errors/index.ts';
 import { backupKeys } from '../store/layout.ts';
 import { FILL_MARK_REMOVAL, hasFillMark } from './fill-mark.ts';
 import { createOrReplace, podsOf, startOrAdopt, stillPinned } from './adopt.ts';
+import { startGateway } from './restic/gateway.ts';
 import { buildCredentialsSecret, buildMoverJob, nodeAffinity, statsPeriodSeconds } from './job.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { buildResticJob, buildResticSecret, DEFAULT_RESTIC_IMAGE, resticRepositoryKey } from './restic/job.ts';
@@ -103,6 +104,11 @@ export interface MoveVolumesOptions {
      * id into its full one; without it, a client for `s3` as the movers get it
      */
     listBucket?: SnapshotLister;
+    /**
+     * the run's repository gateway (src/volumes/restic/gateway.ts): started in `namespace` (the model's, never a
+     * profile's) with an rclone `image`, it is all the movers reach; their Secrets then hold no bucket credential
+     */
+    gateway?: { namespace: string; image: string; imageSetting: string };
   };
   /** how often a running mover's stats are read and, when they changed, reported (default 30 s) */
   progressIntervalMs?: number;
@@ -178,13 +184,23 @@ async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: 
     keys.volume(pvc.namespace, pvc.name); // refuses names that cannot be an object key, before anything is created
   }
 
+  const wanted = options.engine === 'restic' ? options.restic?.gateway : undefined;
+  const gateway = wanted ? await startGateway(kube, {
+    runId: options.backupId, operation, namespace: wanted.namespace, namespaces: options.pvcs.map((p) => p.namespace), s3: options.s3,
+    image: wanted.image, activeDeadlineSeconds: options.activeDeadlineSeconds ?? DEFAULT_JOB_DEADLINE_SECONDS, startTimeoutSeconds: startTimeout,
+    resources, remedies: { imageSetting: () => wanted.imageSetting, resourcesSetting: 'volume-mover-resources' }, signal: options.signal,
+  }).catch((error: unknown) => {
+    throw new Error(`The volume ${operation} did not start: the repository gateway in namespace ${wanted.namespace}, through which the movers reach their restic repositories, could not be started (${describeError(error)}).`);
+  }) : undefined;
+  const access = (namespace: string) => (gateway ? { repository: gateway.repository(namespace), certificate: gateway.certificate } : undefined);
+
   const secrets = new Map<string, Promise<string>>();
   const secretFor = (namespace: string): Promise<string> => {
     let pending = secrets.get(namespace);
     if (!pending) {
       const name = moverSecretName(operation, options.backupId, moverNameKey(options.s3.secretKey));
       const secret = options.engine === 'restic'
-        ? buildResticSecret({ name, namespace, backupId: options.backupId, operation, s3: options.s3, password: resticSettings(options).password(namespace) })
+        ? buildResticSecret({ name, namespace, backupId: options.backupId, operation, s3: options.s3, password: resticSettings(options).password(namespace), gateway: access(namespace) })
         : buildCredentialsSecret({ name, namespace, backupId: options.backupId, operation, s3: options.s3 });
       pending = createOrReplace(kube, SECRETS, secret)
         .then(() => name);
@@ -229,6 +245,7 @@ async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: 
   const listBucket = options.restic?.listBucket ?? lister?.list;
   const settings: MoverSettings = {
     ...options, startTimeoutSeconds: startTimeout, resources, signal, progressIntervalMs: interval, onCopying, ...(listBucket ? { listBucket } : {}),
+    ...(gateway ? { gateway: { access, secrets: gateway.secrets } } : {}),
   };
 
   try {
@@ -254,7 +271,7 @@ async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: 
     })));
   } finally {
     lister?.close();
-    await deleteSecrets(kube, secrets);
+    await deleteSecrets(kube, secrets).finally(() => gateway?.stop());
   }
   if (failures.length > 0) throw new VolumeMoveError(operation, failures, results, stopped);
   if (options.signal?.aborted) throw new Error(`The volume ${operation} was cancelled.`);
@@ -281,6 +298,8 @@ interface MoverSettings extends Omit<MoveVolumesOptions, 'resources'> {
   onCopying: (copying: NonNullable<VolumeProgress['copying']>) => void;
   /** restic backup: lists the bucket, to turn a snapshot's short id into its full one */
   listBucket?: SnapshotLister;
+  /** the run's repository gateway: each namespace's access, and its passwords (never to be printed) */
+  gateway?: { access: (namespace: string) => { repository: string; certificate: string } | undefined; secrets: string[] };
 }
 
 function resticSettings(options: Pick<MoveVolumesOptions, 'restic'>): NonNullable<MoveVolumesOptions['restic']> {
@@ -390,6 +409,7 @@ async function runResticMover(
     parent: operation === 'backup' ? restic.parents?.get(id) : undefined,
     snapshot,
     progressFps: 1 / statsPeriodSeconds(options.progressIntervalMs),
+    gateway: options.gateway?.access(pvcRef.namespace),
   });
   const jobName = job.metadata.name ?? '';
   const pinned = await startOrAdopt(kube, job, options.signal);
@@ -404,7 +424,7 @@ async function runResticMover(
   const message = terminationMessage(await podsOf(kube, pvcRef.namespace, pinned));
   if (!jobSucceeded(finished)) {
     const failed = jobFailedCondition(finished);
-    const why = resticFailureReason(message, [options.s3.secretKey, restic.password(pvcRef.namespace)])
+    const why = resticFailureReason(message, [options.s3.secretKey, restic.password(pvcRef.namespace), ...(options.gateway?.secrets ?? [])])
       ?? (failed?.reason === 'DeadlineExceeded' ? `it did not finish within ${deadline} seconds` : failed?.message ?? failed?.reason ?? 'the mover failed');
     throw new Error(`mover Job ${jobName} failed: ${why}`);
   }

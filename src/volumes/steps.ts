@@ -36,6 +36,16 @@ export interface MoverConfig {
    * profile namespace
    */
   jobNamespace?: string;
+  /**
+   * an image with rclone for the restic movers' repository gateway (the charm's control-plane-rclone-image), and the
+   * setting that names it; the gateway runs in `jobNamespace`, so that no bucket credential enters a profile namespace
+   */
+  gateway?: { image: string; imageSetting: string };
+}
+
+/** The restic movers' gateway, where the config gives it a namespace (src/volumes/restic/gateway.ts). */
+function gatewayOf(config: MoverConfig): { namespace: string; image: string; imageSetting: string } | undefined {
+  return config.jobNamespace && config.gateway ? { namespace: config.jobNamespace, ...config.gateway } : undefined;
 }
 
 /**
@@ -111,7 +121,7 @@ export function volumeBackupStep(kube: KubeClient, s3: S3Settings, config: Mover
         startTimeoutSeconds: config.startTimeoutSeconds,
         resources: config.resources,
         engine: 'restic',
-        restic: { password: (namespace) => resticPassword(trust.encryptionKey, namespace), parents, listBucket: (prefix) => bucket.list(prefix) },
+        restic: { password: (namespace) => resticPassword(trust.encryptionKey, namespace), parents, listBucket: (prefix) => bucket.list(prefix), gateway: gatewayOf(config) },
         onProgress: (p) => void progress(describe('backed up the data of', p)),
       }).finally(() => bucket.client.destroy());
       return results.map((r) => ({
@@ -178,7 +188,7 @@ export function volumeRestoreStep(kube: KubeClient, s3: S3Settings, config: Move
       ...(inRestic.length > 0 ? await restoreVolumes(volumeKubeFromClient(kube), {
         // volume-mover-image names the configured engine's image; the other engine runs its pinned default
         ...common, pvcs: inRestic, image: config.engine === 'restic' ? moverImage(config) : DEFAULT_RESTIC_IMAGE, engine: 'restic',
-        restic: { password: (namespace) => resticPassword(trust.encryptionKey, namespace), snapshots, sizes },
+        restic: { password: (namespace) => resticPassword(trust.encryptionKey, namespace), snapshots, sizes, gateway: gatewayOf(config) },
       }) : []),
     ];
     return { restored: results.length, bytes: results.reduce((sum, r) => sum + r.bytes, 0) };

@@ -153,6 +153,15 @@ export const RESTIC_RESTORE_SCRIPT = [
   `printf '{"volumeMover":"restic","restored":"%s"}' "$MOVER_SNAPSHOT" > ${TERMINATION_LOG}`,
 ].join('\n');
 
+/**
+ * How a mover reaches its namespace's repository through the run's gateway (gateway.ts): the repository URL with that
+ * namespace's user and run password, and the certificate restic trusts with --cacert. No bucket credential.
+ */
+export interface GatewayAccess {
+  repository: string;
+  certificate: string;
+}
+
 export interface ResticSecretInput {
   name: string;
   namespace: string;
@@ -160,12 +169,24 @@ export interface ResticSecretInput {
   operation: MoveOperation;
   s3: MoverS3Settings;
   password: string;
+  /** through the run's gateway: then the Secret holds no bucket credential */
+  gateway?: GatewayAccess | undefined;
 }
 
-/** The run's Secret: the bucket credentials and the repository password, the CA chain if any. */
+/**
+ * The run's Secret: the repository password and how to reach the repository: through the gateway (its URL with the run's
+ * user and password, its certificate), or (Jobs of the model's namespace only) the bucket credentials and its CA chain.
+ */
 export function buildResticSecret(input: ResticSecretInput): KubeObject {
+  const labels = moverLabels(input.backupId, input.operation);
+  if (input.gateway) {
+    return buildRunSecret({
+      name: input.name, namespace: input.namespace, backupId: input.backupId, labels,
+      data: { RESTIC_REPOSITORY: input.gateway.repository, RESTIC_PASSWORD: input.password }, caChain: input.gateway.certificate,
+    });
+  }
   return buildRunSecret({
-    name: input.name, namespace: input.namespace, backupId: input.backupId, labels: moverLabels(input.backupId, input.operation),
+    name: input.name, namespace: input.namespace, backupId: input.backupId, labels,
     data: { AWS_ACCESS_KEY_ID: input.s3.accessKey, AWS_SECRET_ACCESS_KEY: input.s3.secretKey, RESTIC_PASSWORD: input.password },
     caChain: input.s3.tlsCaChain,
   });
@@ -190,14 +211,20 @@ export interface ResticJobInput {
   snapshot?: string | undefined;
   /** restic's status lines per second (RESTIC_PROGRESS_FPS) */
   progressFps?: number;
+  /** through the run's gateway (the Secret then holds the repository URL and the gateway's certificate) */
+  gateway?: GatewayAccess | undefined;
 }
 
-/** What every restic Job's container gets: the run Secret's keys, and the namespace's repository with restic's settings. */
-export function resticRepositoryEnv(s3: MoverS3Settings, namespace: string, secretName: string): unknown[] {
-  const secretEnv = ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'RESTIC_PASSWORD']
+/**
+ * What every restic Job's container gets: the run Secret's keys, and the namespace's repository with restic's settings.
+ * Through the gateway the repository's URL comes from the Secret (it holds the run's password), and there are no
+ * bucket keys to give.
+ */
+export function resticRepositoryEnv(s3: MoverS3Settings, namespace: string, secretName: string, viaGateway = false): unknown[] {
+  const secretEnv = (viaGateway ? ['RESTIC_REPOSITORY', 'RESTIC_PASSWORD'] : ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'RESTIC_PASSWORD'])
     .map((key) => ({ name: key, valueFrom: { secretKeyRef: { name: secretName, key } } }));
   const plainEnv = Object.entries({
-    RESTIC_REPOSITORY: resticRepositoryUrl(s3, namespace),
+    ...(viaGateway ? {} : { RESTIC_REPOSITORY: resticRepositoryUrl(s3, namespace) }),
     RESTIC_CACHE_DIR: '/tmp/restic-cache',
     HOME: '/tmp',
     MOVER_BUCKET_LOOKUP: s3.uriStyle === 'host' ? 'dns' : 'path',
@@ -216,5 +243,8 @@ export function buildResticJob(input: ResticJobInput): KubeObject {
     ...(backup && input.parent ? { MOVER_PARENT: input.parent } : {}),
     ...(!backup && input.snapshot ? { MOVER_SNAPSHOT: input.snapshot } : {}),
   }).map(([name, value]) => ({ name, value }));
-  return buildVolumeMoverJob(input, backup ? RESTIC_BACKUP_SCRIPT : RESTIC_RESTORE_SCRIPT, [...resticRepositoryEnv(input.s3, input.namespace, input.secretName), ...plainEnv], input.nodeAffinity);
+  const env = [...resticRepositoryEnv(input.s3, input.namespace, input.secretName, input.gateway !== undefined), ...plainEnv];
+  // through the gateway its certificate is the one the Secret carries as the store's CA: mounted, restic gets --cacert
+  const s3 = input.gateway ? { ...input.s3, tlsCaChain: input.gateway.certificate } : input.s3;
+  return buildVolumeMoverJob({ ...input, s3 }, backup ? RESTIC_BACKUP_SCRIPT : RESTIC_RESTORE_SCRIPT, env, input.nodeAffinity);
 }

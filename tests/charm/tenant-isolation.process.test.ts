@@ -1,0 +1,168 @@
+// Issue 39, as a profile's owner sees a backup and a restore of the whole cluster (real ./dispatch, restic movers,
+// encryption-key set). The owner acts with the RBAC Kubeflow gives them: the profile controller's `namespaceAdmin`
+// RoleBinding to kubeflow-admin in their namespace (kubeflow/kubeflow components/profile-controller, canonical/
+// kubeflow-roles-operator src/manifests/kubeflow-roles.yaml), through @kubernetes/client-node over TLS. While the run
+// goes, they watch every Secret, Job and Pod of their namespace. Everything they saw is then searched for the bucket's
+// keys and the encryption key, and every restic password they found is tried, by restic itself, on every other
+// namespace's repository: none opens. Their own mover reaches only their own repository, through the gateway's URL.
+import { expect } from 'chai';
+import { KubeConfig, Watch } from '@kubernetes/client-node';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import type { KubeObject } from '../../src/kube/types.ts';
+import { ensureCharmBuilt } from '../support/juju/charm-build.ts';
+import { runDispatch, type DispatchOutcome } from '../support/juju/harness.ts';
+import { s3Relation, track1Data } from '../support/juju/scenarios.ts';
+import { emptyState } from '../support/juju/state.ts';
+import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
+import { startKubeletCluster, type KubeletCluster } from '../volumes/helpers.ts';
+import { legacyPassword, namespacePassword } from '../volumes/restic-passwords.ts';
+
+const BUCKET = 'isolation';
+const KEY_SECRET = 'secret:cta0isolationkey0000000001';
+const KEY = 'the isolation passphrase';
+const PROFILES = { group: 'kubeflow.org', resource: 'profiles' };
+
+/** Everything the owner of `namespace` sees of its Secrets, Jobs and Pods while it watches. */
+class OwnerEyes {
+  readonly seen: KubeObject[] = [];
+  private readonly aborts: AbortController[] = [];
+  constructor(private readonly config: KubeConfig, private readonly namespace: string) {}
+
+  async open(): Promise<void> {
+    const watch = new Watch(this.config);
+    // a watch without a resourceVersion starts with every object there is, then follows each change
+    for (const path of [`/api/v1/namespaces/${this.namespace}/secrets`, `/apis/batch/v1/namespaces/${this.namespace}/jobs`, `/api/v1/namespaces/${this.namespace}/pods`]) {
+      this.aborts.push(await watch.watch(path, {}, (_type, object: KubeObject) => { this.seen.push(object); }, () => undefined));
+    }
+  }
+
+  close(): void {
+    for (const a of this.aborts) a.abort();
+  }
+
+  /** Every string the owner could read: Secret data decoded, and every other field as JSON. */
+  text(): string {
+    return this.seen.map((o) => {
+      const data = (o as { data?: Record<string, string> }).data ?? {};
+      const decoded = Object.values(data).map((v) => Buffer.from(v, 'base64').toString('utf8'));
+      return `${JSON.stringify(o)}\n${decoded.join('\n')}`;
+    }).join('\n');
+  }
+
+  moverSecrets(): Array<Record<string, string>> {
+    return this.seen.filter((o) => (o as { type?: string }).type === 'Opaque')
+      .filter((o) => o.metadata.labels?.['app.kubernetes.io/component'] === 'volume-mover')
+      .map((o) => Object.fromEntries(Object.entries((o as { data?: Record<string, string> }).data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')])));
+  }
+}
+
+describe('tenant isolation: what a profile\'s owner gets from a backup and a restore (real ./dispatch)', function () {
+  this.timeout(600_000);
+  let charmDir: string;
+  let s3: S3ServerHandle;
+  let source: KubeletCluster;
+  let work: string;
+  let namespaces: string[];
+  let owner: { namespace: string; user: string };
+
+  before(async () => {
+    [charmDir, s3, source] = await Promise.all([ensureCharmBuilt(), startS3Server({ buckets: [BUCKET] }), startKubeletCluster({ profiles: 2, seed: 91 })]);
+    const profiles = source.cluster.api.list(PROFILES);
+    namespaces = profiles.map((p) => p.metadata.name!).sort();
+    const first = profiles.find((p) => p.metadata.name === namespaces[0])!;
+    owner = { namespace: first.metadata.name!, user: (first.spec as { owner: { name: string } }).owner.name };
+    work = mkdtempSync(join(tmpdir(), 'isolation-'));
+  });
+  after(async () => {
+    await Promise.all([s3?.stop(), source?.stop()]);
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  function action(name: string, params: Record<string, unknown>, side: KubeletCluster): Promise<DispatchOutcome> {
+    const state = emptyState({
+      relations: [s3Relation(track1Data(s3, BUCKET))], actionParams: params,
+      config: { 'restore-wait-timeout': 120, 'volume-mover-engine': 'restic', 'encryption-key': KEY_SECRET },
+    });
+    state.secrets[KEY_SECRET] = { revisions: [{ key: KEY }] };
+    return runDispatch(charmDir, state, { event: `actions/${name}`, env: { KUBECONFIG: side.cluster.kubeconfigPath } });
+  }
+
+  /** restic itself, with the bucket's keys (the test's, never the owner's), on a namespace's repository. */
+  const opens = async (namespace: string, password: string) => (await execa('restic', ['-o', 's3.bucket-lookup=path', '--no-lock', 'cat', 'config'], {
+    reject: false, extendEnv: false,
+    env: {
+      PATH: process.env.PATH, HOME: work, AWS_ACCESS_KEY_ID: s3.accessKeyId, AWS_SECRET_ACCESS_KEY: s3.secretAccessKey, RESTIC_PASSWORD: password,
+      RESTIC_REPOSITORY: `s3:${s3.endpoint}/${BUCKET}/backups/restic/${namespace}`, RESTIC_CACHE_DIR: join(work, 'cache'),
+    },
+  })).exitCode === 0;
+
+  function judge(eyes: OwnerEyes): void {
+    const text = eyes.text();
+    // nothing reaches beyond the namespace: not the bucket's keys, not the encryption key, not the old shared password,
+    // not another namespace's restic password
+    expect(text).to.not.include(s3.secretAccessKey);
+    // and no credential's name in what the run made there (the users' own Secrets may hold their own S3 keys)
+    const ours = JSON.stringify(eyes.seen.filter((o) => o.metadata.labels?.['app.kubernetes.io/managed-by'] === 'kubeflow-upgrader'));
+    expect(ours).to.not.match(/AWS_SECRET_ACCESS_KEY|AWS_ACCESS_KEY_ID|RCLONE_CONFIG_\w+_(SECRET_)?ACCESS_KEY/);
+    expect(text).to.not.include(KEY);
+    expect(text).to.not.include(legacyPassword(KEY));
+    for (const other of namespaces.filter((n) => n !== owner.namespace)) expect(text).to.not.include(namespacePassword(KEY, other));
+    const movers = eyes.moverSecrets();
+    expect(movers.length, 'the owner saw the mover Secret of their namespace').to.be.greaterThan(0);
+    for (const secret of movers) {
+      expect(Object.keys(secret).sort()).to.deep.equal(['RESTIC_PASSWORD', 'RESTIC_REPOSITORY', 'store-ca.crt']);
+      expect(secret.RESTIC_REPOSITORY).to.match(new RegExp(`^rest:https://${owner.namespace}:[0-9a-f]{64}@kfu-gateway-[0-9a-f]{12}\\.kubeflow\\.svc:8443/${owner.namespace}/$`));
+      expect(secret.RESTIC_PASSWORD).to.equal(namespacePassword(KEY, owner.namespace));
+    }
+  }
+
+  it('during a backup: no bucket key, no other namespace\'s password; the one found opens only their own repository', async () => {
+    const config = new KubeConfig();
+    config.loadFromString(source.cluster.kubeconfigFor({ username: owner.user }, owner.namespace));
+    const eyes = new OwnerEyes(config, owner.namespace);
+    await eyes.open();
+    let done: DispatchOutcome;
+    try {
+      done = await action('backup-state', { 'include-control-plane': false }, source);
+    } finally {
+      eyes.close();
+    }
+    expect(done.state.actionFailure, done.stderr.slice(-3000)).to.equal(undefined);
+    judge(eyes);
+    // every password the owner found, tried on every repository: only their own opens
+    const found = eyes.moverSecrets().map((s) => s.RESTIC_PASSWORD!);
+    for (const namespace of namespaces) {
+      for (const password of new Set(found)) expect(await opens(namespace, password), `${namespace} with the owner's password`).to.equal(namespace === owner.namespace);
+    }
+    // the gateway is gone with the run: the URL the owner kept reaches nothing any more
+    expect(source.cluster.api.list({ group: 'batch', resource: 'jobs' }).filter((j) => j.metadata.name?.startsWith('kfu-gateway-'))).to.deep.equal([]);
+  });
+
+  it('during a restore into a fresh cluster: the same', async () => {
+    const target = await startKubeletCluster({ profiles: 0, seed: 91 });
+    try {
+      const config = new KubeConfig();
+      config.loadFromString(target.cluster.kubeconfigFor({ username: owner.user }, owner.namespace));
+      // the namespace exists only once the restore made its Profile: the owner starts watching as soon as it does
+      const restoring = action('restore-state', { 'backup-id': 'latest' }, target);
+      const eyes = new OwnerEyes(config, owner.namespace);
+      for (const deadline = Date.now() + 120_000; !target.cluster.api.get({ group: '', resource: 'namespaces' }, owner.namespace) && Date.now() < deadline;) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await eyes.open();
+      let restored: DispatchOutcome;
+      try {
+        restored = await restoring;
+      } finally {
+        eyes.close();
+      }
+      expect(restored.state.actionFailure, restored.stderr.slice(-3000)).to.equal(undefined);
+      judge(eyes);
+    } finally {
+      await target.stop();
+    }
+  });
+});
