@@ -109,9 +109,14 @@ export async function resticSideBySide(opts: BenchOptions): Promise<BenchRow[]> 
   const total = (opts.quick ? 64 : 1024) * MIB;
   const files = opts.quick ? 50 : 100; // per PVC: 500 in all for the full run
   const s3 = await startS3Server({ buckets: ['movers'] });
-  const vc: VolumeCluster = await startVolumeCluster({ bindingMode: 'Immediate', readOnlyViews: 'bind-mount' });
+  // 'kubeflow': the model's namespace, where the repository gateway runs
+  const namespaces = ['alice', 'kubeflow'];
+  const vc: VolumeCluster = await startVolumeCluster({ bindingMode: 'Immediate', readOnlyViews: 'bind-mount', namespaces });
   // restores go into fresh claims of the same names in another cluster, as a restore after an upgrade does
-  const targets = { ours: await startVolumeCluster({ bindingMode: 'Immediate' }), rclone: await startVolumeCluster({ bindingMode: 'Immediate' }) };
+  const targets = {
+    ours: await startVolumeCluster({ bindingMode: 'Immediate' }), rclone: await startVolumeCluster({ bindingMode: 'Immediate' }),
+    gateway: await startVolumeCluster({ bindingMode: 'Immediate', namespaces }),
+  };
   try {
     const names = Array.from({ length: PVCS }, (_, i) => `vol-${i}`);
     const folders: string[] = [];
@@ -137,6 +142,24 @@ export async function resticSideBySide(opts: BenchOptions): Promise<BenchRow[]> 
       async restore() {
         for (const ref of refs) targets.ours.cluster.api.create(PVC_REF, pvc('alice', ref.name));
         return seconds(() => restoreVolumes(targets.ours.kube, { backupId: newBackupId(), s3: settings('ours'), pvcs: refs, engine: 'restic', restic: { password: () => PASSWORD, snapshots: lastSnapshots } }));
+      },
+    };
+
+    // our restic mover through the run's repository gateway (src/volumes/restic/gateway.ts), as the charm runs it
+    const gatewayOptions = { namespace: 'kubeflow', image: 'docker.io/rclone/rclone:1.68.2', imageSetting: 'gateway image' };
+    let gatewayParents = new Map<string, string>();
+    let gatewaySnapshots = new Map<string, string>();
+    const viaGateway: Side = {
+      name: 'restic mover via gateway', prefix: 'gateway',
+      async backup() {
+        const results = await backupVolumes(vc.kube, { backupId: newBackupId(), s3: settings('gateway'), pvcs: refs, engine: 'restic', restic: { password: () => PASSWORD, parents: gatewayParents, gateway: gatewayOptions } });
+        gatewaySnapshots = new Map(results.map((r) => [`alice/${r.pvc}`, r.restic!.snapshot]));
+        gatewayParents = gatewaySnapshots;
+        return { uploaded: results.reduce((sum, r) => sum + (r.restic?.dataAdded ?? 0), 0) };
+      },
+      async restore() {
+        for (const ref of refs) targets.gateway.cluster.api.create(PVC_REF, pvc('alice', ref.name));
+        return seconds(() => restoreVolumes(targets.gateway.kube, { backupId: newBackupId(), s3: settings('gateway'), pvcs: refs, engine: 'restic', restic: { password: () => PASSWORD, snapshots: gatewaySnapshots, gateway: gatewayOptions } }));
       },
     };
 
@@ -195,7 +218,7 @@ export async function resticSideBySide(opts: BenchOptions): Promise<BenchRow[]> 
     const unlisten = onContainerFinished((usage) => { peaks[phase] = Math.max(peaks[phase], usage.peakRssBytes); });
     const perPvc = Math.round(total * 0.01 / PVCS);
     try {
-      for (const side of [ours, direct, rclone]) {
+      for (const side of [ours, viaGateway, direct, rclone]) {
         phase = 'backup';
         peaks.backup = 0;
         peaks.restore = 0;
@@ -243,9 +266,14 @@ export async function resticSideBySide(opts: BenchOptions): Promise<BenchRow[]> 
     const rate = (name: string) => rows.find((r) => r.metric === `${name}: restore throughput`)!.value;
     const ratio = rate('restic mover') / rate('restic direct');
     rows.push({ bench: 'volumes', metric: 'restic mover / direct restic, restore throughput', value: Number(ratio.toFixed(2)), unit: 'ratio', target: '>= 0.9', verdict: ratio >= 0.9 ? 'met' : 'missed' });
+    const throughGateway = rate('restic mover via gateway') / rate('restic direct');
+    rows.push({ bench: 'volumes', metric: 'restic mover via gateway / direct restic, restore throughput', value: Number(throughGateway.toFixed(2)), unit: 'ratio', target: '>= 0.9', verdict: throughGateway >= 0.9 ? 'met' : 'missed' });
+    const firstOf = (name: string) => rows.find((r) => r.metric === `${name}: first backup`)!.value;
+    const firstRatio = firstOf('restic direct') / firstOf('restic mover via gateway');
+    rows.push({ bench: 'volumes', metric: 'direct restic / restic mover via gateway, first backup time (speed ratio)', value: Number(firstRatio.toFixed(2)), unit: 'ratio', target: '>= 0.9', verdict: firstRatio >= 0.9 ? 'met' : 'missed' });
     return rows;
   } finally {
-    await Promise.all([vc.stop(), targets.ours.stop(), targets.rclone.stop()]);
+    await Promise.all([vc.stop(), targets.ours.stop(), targets.rclone.stop(), targets.gateway.stop()]);
     await s3.stop();
   }
 }

@@ -1,10 +1,12 @@
-// Volume-mover Jobs and their rclone Secrets outlive a run that was killed: both carry the mover labels with the
-// backup id, so any older than the grace period (no run takes that long to start) can be found and removed.
+// Volume-mover Jobs and their Secrets, and the restic movers' gateway (its Job, Secret and Service in the model's
+// namespace), outlive a run that was killed: all carry the mover labels with the backup id, so any older than the grace
+// period (no run takes that long to start) can be found and removed.
 import type { KubeClient } from '../kube/client.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { moverSelector } from '../volumes/labels.ts';
 
-export type MoverKind = 'jobs' | 'secrets';
+/** services: the restic movers' repository gateway (src/volumes/restic/gateway.ts) of a killed run */
+export type MoverKind = 'jobs' | 'secrets' | 'services';
 
 /** The two calls cleanup needs, across every namespace. */
 export interface MoverPort {
@@ -15,6 +17,7 @@ export interface MoverPort {
 export interface MoverCleanup {
   jobs: number;
   secrets: number;
+  services?: number;
 }
 
 export function moverPortOf(kube: KubeClient): MoverPort {
@@ -36,12 +39,12 @@ export function moverPortOf(kube: KubeClient): MoverPort {
 
 export async function removeMoverLeftovers(port: MoverPort, options: { graceMs: number; now: Date; dryRun: boolean }): Promise<MoverCleanup> {
   const removed: MoverCleanup = { jobs: 0, secrets: 0 };
-  for (const kind of ['jobs', 'secrets'] as const) {
+  for (const kind of ['jobs', 'secrets', 'services'] as const) {
     for (const object of await port.list(kind, moverSelector())) {
       const created = Date.parse(object.metadata.creationTimestamp ?? '');
       if (Number.isNaN(created) || options.now.getTime() - created < options.graceMs) continue;
       if (!options.dryRun) await port.delete(kind, object.metadata.namespace ?? '', object.metadata.name ?? '');
-      removed[kind]++;
+      removed[kind] = (removed[kind] ?? 0) + 1;
     }
   }
   return removed;

@@ -95,7 +95,8 @@ export interface GatewayObjects {
 export function buildGatewayObjects(request: GatewayRequest, users: readonly GatewayUser[], cert: { certificate: string; privateKey: string }): GatewayObjects {
   const name = gatewayName(request.runId, request.operation);
   const remote = storeRemote(REMOTE, request.s3);
-  const labels = { ...moverLabels(request.runId, request.operation), 'app.kubernetes.io/component': 'restic-gateway', [LABEL_GATEWAY]: name };
+  // the movers' labels, so that prune removes what a killed run left (src/prune/movers.ts), and its own for the Service
+  const labels = { ...moverLabels(request.runId, request.operation), [LABEL_GATEWAY]: name };
   const secret = buildRunSecret({
     name, namespace: request.namespace, backupId: request.runId, labels,
     data: { ...remote.secret, htpasswd: htpasswdOf(users), 'tls.crt': cert.certificate, 'tls.key': cert.privateKey },
