@@ -331,7 +331,8 @@ if [ -n "\${EXPECTED_SHA256:-}" ]; then
 fi
 DIR=$(dirname "$SQLITE_FILE")
 [ -d "$DIR" ] || fail "the mlmd storage is not mounted at $DIR"
-NEXT="$DIR/.mlmd-restore-$$"
+# not "$$": Kubernetes turns "$$" in a container's command into "$" (kubernetes third_party/forked/golang/expansion)
+NEXT="$DIR/.mlmd-restore.partial"
 gunzip -c "$X/dump.sql.gz" > "$NEXT" 2> "$W/gzip.err" || { rm -f "$NEXT"; fail "the copy could not be unpacked onto the mlmd storage" "$W/gzip.err"; }
 "$PY" - "$NEXT" 2> "$W/py.err" <<'PYTHON' || { rm -f "$NEXT"; fail "the copy failed its integrity check; nothing was replaced" "$W/py.err"; }
 import sqlite3, sys
