@@ -268,7 +268,11 @@ describe('reliability: secret hygiene of every flow through the real dispatch', 
     const [check, prune] = await Promise.all([action('pre-upgrade-check', {}), action('prune-backups', { 'dry-run': true })]);
     expect(check.state.actionResults.verdict).to.match(/^(go|no-go)$/);
     succeeded(prune);
-    const pruned = await run('prune-backups (retention 1)', state({ actionParams: {}, config: { 'encryption-key': ENCRYPTION_SECRET, 'backup-retention': 1 } }), { event: 'actions/prune-backups' });
+    // with the key, the backup made without it is not authenticated: retention leaves it unless told to delete it
+    const kept = await run('prune-backups (retention 1)', state({ actionParams: {}, config: { 'encryption-key': ENCRYPTION_SECRET, 'backup-retention': 1 } }), { event: 'actions/prune-backups' });
+    succeeded(kept);
+    expect(kept.state.actionResults.untrusted).to.not.equal('none');
+    const pruned = await run('prune-backups (retention 1, delete-unauthenticated)', state({ actionParams: { 'delete-unauthenticated': true }, config: { 'encryption-key': ENCRYPTION_SECRET, 'backup-retention': 1 } }), { event: 'actions/prune-backups' });
     succeeded(pruned);
   });
 
@@ -320,7 +324,7 @@ describe('reliability: secret hygiene of every flow through the real dispatch', 
     expect(files.length).to.be.greaterThan(0);
     const hits = files.flatMap((file) => hitsIn(file.path, file.text, NEVER_IN_ANY_BUCKET));
     expect(hits).to.deep.equal([]);
-    // The unencrypted backup was pruned (retention 1 keeps the newest); what is left was written with the key.
+    // The unencrypted backup was pruned (delete-unauthenticated; retention 1 keeps the newest); what is left was written with the key.
     expect(files.flatMap((file) => hitsIn(file.path, file.text, [CANARY.userSecret, CANARY.userSecretChanged]))).to.deep.equal([]);
     expect(outcomes.length).to.be.greaterThan(15);
     // Every canary was in the hands of the charm somewhere: the kfp-db password was fetched, not merely present.

@@ -134,14 +134,15 @@ describe('volumes: one restic password per namespace, and the move of older repo
     expect(await tryOpen('erin', namespacePassword(KEY, 'erin'))).to.equal('opens');
   });
 
-  it('prune moves a repository written under the shared v1 password before its first Job in the profile namespace', async () => {
+  it('prune moves a repository written under the shared v1 password before its first Job, all in the model namespace', async () => {
     await legacyRepository('frank', { 'a.txt': 'a' });
     const repositories = resticRepositoriesOf(vc.client, settings, KEY, { startTimeoutSeconds: 60, fallbackNamespace: JOB_NAMESPACE });
-    expect(await repositories.run('frank', 'check', [])).to.deep.equal({ state: 'free' });
+    expect(await repositories.run('frank', 'check', [])).to.deep.equal({ state: 'locks', count: 0, locks: [] });
     expect(await tryOpen('frank', legacyPassword(KEY))).to.equal('wrong password');
     expect(await keyCount('frank', namespacePassword(KEY, 'frank'))).to.equal(1);
-    // the prune check itself ran in frank's namespace, with frank's password only
-    expect(jobs.some((j) => j.metadata.namespace === 'frank')).to.equal(true);
+    // the prune check itself ran in the model namespace (it holds the bucket credentials), never in frank's
+    expect(jobs.filter((j) => j.metadata.namespace === 'frank').map((j) => j.metadata.name)).to.deep.equal([]);
+    expect(jobs.some((j) => j.metadata.namespace === JOB_NAMESPACE && j.metadata.name?.startsWith('kfu-prune-check-'))).to.equal(true);
   });
 
   it('ran the restic key Job in the job namespace only, and never put the shared password in a profile namespace', () => {
