@@ -6,6 +6,7 @@ import { expect } from 'chai';
 import { pruneBackups } from '../../src/prune/engine.ts';
 import { MemoryBackupStore } from '../../src/store/backup-store.ts';
 import { backupKeys } from '../../src/store/layout.ts';
+import { recordingRepositories } from './recording-repositories.ts';
 
 const snap = (n: number) => n.toString(16).padStart(64, '0');
 const NOW = new Date('2026-12-02T12:00:00Z');
@@ -33,20 +34,7 @@ async function backup(store: MemoryBackupStore, id: string, volume: number, cont
   await store.objects.put(keys.marker, '{}');
 }
 
-function repositories() {
-  const calls: Array<{ namespace: string; mode: string; snapshots: readonly string[] }> = [];
-  return {
-    calls,
-    restic: {
-      repositoryKey: (ns: string) => `kf/restic/${ns}`,
-      locationKey: (ns: string) => `restic/${ns}`, repositoriesFolder: 'restic/',
-      run: async (namespace: string, mode: 'check' | 'prune', snapshots: readonly string[]) => {
-        calls.push({ namespace, mode, snapshots: [...snapshots] });
-        return { state: 'pruned', ignored: 0, totalPrune: '' } as never;
-      },
-    },
-  };
-}
+const repositories = () => recordingRepositories();
 
 const movers = { list: async () => [], delete: async () => undefined };
 

@@ -7,6 +7,7 @@ import { pruneBackups } from '../../src/prune/engine.ts';
 import { MemoryBackupStore } from '../../src/store/backup-store.ts';
 import { backupKeys } from '../../src/store/layout.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
+import { recordingRepositories } from './recording-repositories.ts';
 
 const snap = (n: number) => n.toString(16).padStart(64, '0');
 const NOW = new Date('2026-12-02T12:00:00Z');
@@ -25,23 +26,7 @@ async function backup(store: MemoryBackupStore, id: string, pins: Pin[]): Promis
   await store.objects.put(keys.marker, '{}');
 }
 
-interface Call { namespace: string; mode: string; snapshots: readonly string[] }
-
-function repositories(answer: (call: Call) => Promise<unknown> | unknown = () => ({ state: 'pruned', ignored: 0, totalPrune: '' })) {
-  const calls: Call[] = [];
-  return {
-    calls,
-    restic: {
-      repositoryKey: (ns: string) => `kf/restic/${ns}`,
-      locationKey: (ns: string) => `restic/${ns}`, repositoriesFolder: 'restic/',
-      run: async (namespace: string, mode: 'check' | 'prune', snapshots: readonly string[]) => {
-        const call = { namespace, mode, snapshots: [...snapshots] };
-        calls.push(call);
-        return answer(call) as never;
-      },
-    },
-  };
-}
+const repositories = recordingRepositories;
 
 const movers = (jobs: KubeObject[] = []) => ({ list: async (kind: string) => (kind === 'jobs' ? jobs : []), delete: async () => undefined });
 
