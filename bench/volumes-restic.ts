@@ -109,13 +109,12 @@ export async function resticSideBySide(opts: BenchOptions): Promise<BenchRow[]> 
   const total = (opts.quick ? 64 : 1024) * MIB;
   const files = opts.quick ? 50 : 100; // per PVC: 500 in all for the full run
   const s3 = await startS3Server({ buckets: ['movers'] });
-  // 'kubeflow': the model's namespace, where the repository gateway runs
-  const namespaces = ['alice', 'kubeflow'];
-  const vc: VolumeCluster = await startVolumeCluster({ bindingMode: 'Immediate', readOnlyViews: 'bind-mount', namespaces });
+  // the gateway runs in 'kubeflow', the model's namespace, which every embedded cluster has
+  const vc: VolumeCluster = await startVolumeCluster({ bindingMode: 'Immediate', readOnlyViews: 'bind-mount' });
   // restores go into fresh claims of the same names in another cluster, as a restore after an upgrade does
   const targets = {
     ours: await startVolumeCluster({ bindingMode: 'Immediate' }), rclone: await startVolumeCluster({ bindingMode: 'Immediate' }),
-    gateway: await startVolumeCluster({ bindingMode: 'Immediate', namespaces }),
+    gateway: await startVolumeCluster({ bindingMode: 'Immediate' }),
   };
   try {
     const names = Array.from({ length: PVCS }, (_, i) => `vol-${i}`);

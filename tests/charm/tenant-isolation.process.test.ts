@@ -28,6 +28,9 @@ const PROFILES = { group: 'kubeflow.org', resource: 'profiles' };
 /** Everything the owner of `namespace` sees of its Secrets, Jobs and Pods while it watches. */
 class OwnerEyes {
   readonly seen: KubeObject[] = [];
+  /** a watch that ended with an error before it was closed (a 403, a dropped connection): what it missed is unknown */
+  readonly broken: string[] = [];
+  private closing = false;
   private readonly aborts: AbortController[] = [];
   constructor(private readonly config: KubeConfig, private readonly namespace: string) {}
 
@@ -35,11 +38,14 @@ class OwnerEyes {
     const watch = new Watch(this.config);
     // a watch without a resourceVersion starts with every object there is, then follows each change
     for (const path of [`/api/v1/namespaces/${this.namespace}/secrets`, `/apis/batch/v1/namespaces/${this.namespace}/jobs`, `/api/v1/namespaces/${this.namespace}/pods`]) {
-      this.aborts.push(await watch.watch(path, {}, (_type, object: KubeObject) => { this.seen.push(object); }, () => undefined));
+      this.aborts.push(await watch.watch(path, {}, (_type, object: KubeObject) => { this.seen.push(object); }, (error: unknown) => {
+        if (!this.closing && error) this.broken.push(`${path}: ${String((error as Error).message ?? error)}`);
+      }));
     }
   }
 
   close(): void {
+    this.closing = true;
     for (const a of this.aborts) a.abort();
   }
 
@@ -100,6 +106,7 @@ describe('tenant isolation: what a profile\'s owner gets from a backup and a res
   })).exitCode === 0;
 
   function judge(eyes: OwnerEyes): void {
+    expect(eyes.broken, 'every watch of the owner stayed open for the whole run').to.deep.equal([]);
     const text = eyes.text();
     // nothing reaches beyond the namespace: not the bucket's keys, not the encryption key, not the old shared password,
     // not another namespace's restic password
@@ -146,10 +153,12 @@ describe('tenant isolation: what a profile\'s owner gets from a backup and a res
     try {
       const config = new KubeConfig();
       config.loadFromString(target.cluster.kubeconfigFor({ username: owner.user }, owner.namespace));
-      // the namespace exists only once the restore made its Profile: the owner starts watching as soon as it does
+      // the namespace exists only once the restore made its Profile: the owner starts watching as soon as they may
       const restoring = action('restore-state', { 'backup-id': 'latest' }, target);
       const eyes = new OwnerEyes(config, owner.namespace);
-      for (const deadline = Date.now() + 120_000; !target.cluster.api.get({ group: '', resource: 'namespaces' }, owner.namespace) && Date.now() < deadline;) {
+      // the sign that the owner may read it: the profile controller's namespaceAdmin RoleBinding, made with the namespace
+      const bindings = { group: 'rbac.authorization.k8s.io', resource: 'rolebindings' };
+      for (const deadline = Date.now() + 120_000; !target.cluster.api.get(bindings, 'namespaceAdmin', owner.namespace) && Date.now() < deadline;) {
         await new Promise((r) => setTimeout(r, 20));
       }
       await eyes.open();
