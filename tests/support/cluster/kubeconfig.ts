@@ -1,4 +1,5 @@
-// The kubeconfig other programs (the charm, the CLI, kubectl) use to reach the cluster.
+// The kubeconfig other programs (the charm, the CLI, kubectl) use to reach the cluster, in the format kubernetes/client-go
+// reads (tools/clientcmd/api/v1/types.go: clusters, users with a bearer token, contexts with a namespace).
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { stringify } from 'yaml';
