@@ -1,7 +1,7 @@
 // The cluster DNS server: what CoreDNS with the `kubernetes` plugin answers in a MicroK8s or kubeadm cluster, on port
 // 53 (UDP and TCP) of the cluster's DNS address (cluster-network.ts). Go's resolver, the one rclone and restic use,
 // only asks port 53 of the nameservers in /etc/resolv.conf, which the kubelet points here (kubelet/pod-network.ts).
-// Upstream: coredns/coredns plugin/kubernetes (the kubernetes/dns specification, schema.md) (parse.go: <service>.<namespace>.svc.<zone> and
+// Upstream: coredns/coredns plugin/kubernetes, which follows kubernetes/dns schema.md (parse.go: <service>.<namespace>.svc.<zone> and
 // <a-b-c-d>.<namespace>.pod.<zone>; kubernetes.go, Records/findServices: a ClusterIP Service answers its cluster IP, a
 // headless one the addresses of its ready endpoints, an ExternalName one a CNAME; a missing namespace, Service or a
 // headless Service without ready endpoints is NXDOMAIN (IsNameError: errNoItems, errNsNotExposed); a name that exists
