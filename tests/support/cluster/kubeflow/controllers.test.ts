@@ -8,7 +8,7 @@ import { refs } from './refs.ts';
 import type { Cluster } from '../cluster.ts';
 import { inProcessCluster } from '../in-process.ts';
 
-async function eventually<T>(probe: () => T | undefined | false, what: string, timeoutMs = 5000): Promise<T> {
+async function eventually<T>(probe: () => T | undefined | false, what: string, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = probe();
@@ -103,6 +103,10 @@ describe('simulated Kubeflow controllers', () => {
     api.create(refs.profiles, profile('zed', 'zed@example.com'));
     await eventually(() => api.get(refs.serviceAccounts, 'default-editor', 'zed'), 'zed reconciled after dave and erin');
     api.delete(refs.namespaces, 'dave');
+    // a namespace goes through Terminating until the namespace controller has emptied it and removed its finalizer
+    // (kubernetes pkg/controller/namespace): its disappearance is the sign the deletion is done, however loaded the
+    // machine; whether the deletion woke dave's Profile is judged after zed's next reconcile below
+    await eventually(() => (api.get(refs.namespaces, 'dave') === undefined ? true : undefined), 'namespace dave deleted');
     const erin = api.get(refs.namespaces, 'erin')!;
     api.update(refs.namespaces, { ...erin, metadata: { ...erin.metadata, annotations: { owner: 'erin@example.com' } } });
     // the same sign for the two namespace events: whatever they enqueued ran before zed's next reconcile
