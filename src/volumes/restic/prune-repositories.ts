@@ -63,7 +63,6 @@ export function resticRepositoriesOf(kube: KubeClient, s3: S3Settings, encryptio
     return pending;
   };
   return {
-    encryptionKey,
     repositoryKey: (namespace: string) => resticRepositoryKey(mover, namespace),
     locationKey: (namespace: string) => `restic/${namespace}`,
     repositoriesFolder: 'restic/',
