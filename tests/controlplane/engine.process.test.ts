@@ -11,7 +11,7 @@ import { startMariaDb, type MariaDbHandle } from '../support/mariadb/server.ts';
 import { readRequestLog, startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
 import { backupControlPlane, ControlPlaneError, emptyDatabaseSentence, restoreControlPlane, type ControlPlaneTargets } from '../../src/controlplane/engine.ts';
 import { LocalJobKube } from './local-kube.ts';
-import { bucketDigest, emptyBucket, putObject, s3Client, seedKfp, snapshotKfp, storeSettings } from './fixtures.ts';
+import { bucketDigest, controlPlaneState, relatedControlPlane, emptyBucket, putObject, s3Client, seedKfp, snapshotKfp, storeSettings } from './fixtures.ts';
 
 const BACKUP_ID = 'kf-20250201-101500-0c0ffe';
 
@@ -27,17 +27,7 @@ describe('control-plane engine', function () {
   before(async function () {
     [db, store, minio] = await Promise.all([startMariaDb(), startS3Server({ buckets: ['backups'], requestLog: storeRequests }), startS3Server({ buckets: ['mlpipeline'] })]);
     minioClient = s3Client(minio);
-    await db.sql('CREATE DATABASE mlpipeline; CREATE DATABASE katib;');
-    await db.createUser('relation-7', 'kfp-pass', 'ALL PRIVILEGES ON mlpipeline.*');
-    await db.createUser('relation-9', 'katib-pass', 'ALL PRIVILEGES ON katib.*');
-    targets = {
-      'kfp-db': { host: db.host, port: db.port, database: 'mlpipeline', username: 'relation-7', password: 'kfp-pass' },
-      'katib-db': { host: db.host, port: db.port, database: 'katib', username: 'relation-9', password: 'katib-pass' },
-      'object-storage': {
-        minio: { endpoint: minio.endpoint, accessKey: minio.accessKeyId, secretKey: minio.secretAccessKey, service: 'minio', namespace: 'kubeflow' },
-        buckets: ['mlpipeline'],
-      },
-    };
+    targets = await relatedControlPlane(db, minio);
   });
 
   after(async function () {
@@ -50,9 +40,7 @@ describe('control-plane engine', function () {
     await seedKfp(db, 'mlpipeline', 12);
     await db.sql("CREATE TABLE observation_logs (trial_name varchar(255), metric_name varchar(255), value text); INSERT INTO observation_logs VALUES ('trial-ü', 'accuracy', '0.91');", 'katib');
     await putObject(minioClient, 'mlpipeline', 'artifacts/run-1/model.bin', randomBytes(50_000));
-    const kfpBefore = await snapshotKfp(db, 'mlpipeline');
-    const katibBefore = await db.sql('SELECT HEX(trial_name), value FROM observation_logs', 'katib');
-    const bucketBefore = await bucketDigest(minioClient, 'mlpipeline');
+    const original = await controlPlaneState(db, minioClient);
     const kube = new LocalJobKube();
     const progress: string[] = [];
     const options = { backupId: BACKUP_ID, namespace: 'kubeflow', targets, s3: storeSettings(store, 'backups'), onProgress: (m: string) => progress.push(m) };
@@ -75,9 +63,7 @@ describe('control-plane engine', function () {
 
     const restored = await restoreControlPlane(kube, { ...options, include: true, entries: result.entries });
     expect(restored.restored).to.have.length(3);
-    expect(await snapshotKfp(db, 'mlpipeline')).to.equal(kfpBefore);
-    expect(await db.sql('SELECT HEX(trial_name), value FROM observation_logs', 'katib')).to.equal(katibBefore);
-    expect(await bucketDigest(minioClient, 'mlpipeline')).to.deep.equal(bucketBefore);
+    expect(await controlPlaneState(db, minioClient)).to.deep.equal(original);
     expect(kube.remaining('Secret')).to.deep.equal([]);
     expect(kube.remaining('Job')).to.deep.equal([]);
   });

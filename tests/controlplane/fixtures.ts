@@ -5,6 +5,7 @@ import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectC
 import type { MariaDbHandle } from '../support/mariadb/server.ts';
 import type { S3ServerHandle } from '../support/s3/server.ts';
 import type { S3Settings } from '../../src/store/settings.ts';
+import type { ControlPlaneTargets } from '../../src/controlplane/engine.ts';
 
 export const KFP_SCHEMA = `
 CREATE TABLE pipelines (UUID varchar(64) PRIMARY KEY, Name varchar(128) NOT NULL, Description longtext,
@@ -136,4 +137,31 @@ export async function bucketDigest(client: S3Client, bucket: string): Promise<Re
 
 export async function emptyBucket(client: S3Client, bucket: string): Promise<void> {
   for (const key of await listKeys(client, bucket)) await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
+}
+
+/** What a control-plane restore must bring back as it was: KFP's tables, Katib's observation logs, MinIO's bucket. */
+export async function controlPlaneState(db: MariaDbHandle, minio: S3Client): Promise<{ kfp: string; katib: string; bucket: Record<string, string> }> {
+  return {
+    kfp: await snapshotKfp(db, 'mlpipeline'),
+    katib: await db.sql('SELECT HEX(trial_name), value FROM observation_logs', 'katib'),
+    bucket: await bucketDigest(minio, 'mlpipeline'),
+  };
+}
+
+/**
+ * The KFP and Katib databases with a user each, as mysql-k8s gives them to a related charm, and MinIO's mlpipeline
+ * bucket: the control plane a backup copies.
+ */
+export async function relatedControlPlane(db: MariaDbHandle, minio: S3ServerHandle): Promise<ControlPlaneTargets> {
+  await db.sql('CREATE DATABASE mlpipeline; CREATE DATABASE katib;');
+  await db.createUser('relation-7', 'kfp-pass', 'ALL PRIVILEGES ON mlpipeline.*');
+  await db.createUser('relation-9', 'katib-pass', 'ALL PRIVILEGES ON katib.*');
+  return {
+    'kfp-db': { host: db.host, port: db.port, database: 'mlpipeline', username: 'relation-7', password: 'kfp-pass' },
+    'katib-db': { host: db.host, port: db.port, database: 'katib', username: 'relation-9', password: 'katib-pass' },
+    'object-storage': {
+      minio: { endpoint: minio.endpoint, accessKey: minio.accessKeyId, secretKey: minio.secretAccessKey, service: 'minio', namespace: 'kubeflow' },
+      buckets: ['mlpipeline'],
+    },
+  };
 }

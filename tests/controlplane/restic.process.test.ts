@@ -14,7 +14,7 @@ import { startMariaDb, type MariaDbHandle } from '../support/mariadb/server.ts';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
 import { backupControlPlane, ControlPlaneError, restoreControlPlane, type ControlPlaneTargets } from '../../src/controlplane/engine.ts';
 import { LocalJobKube } from './local-kube.ts';
-import { bucketDigest, emptyBucket, getObject, listKeys, putObject, s3Client, seedKfp, snapshotKfp, storeSettings } from './fixtures.ts';
+import { bucketDigest, controlPlaneState, relatedControlPlane, emptyBucket, getObject, listKeys, putObject, s3Client, seedKfp, snapshotKfp, storeSettings } from './fixtures.ts';
 
 const BACKUP_ID = 'kf-20250301-090000-c0ffee';
 const PLAIN_ID = 'kf-20250301-080000-0dd0dd';
@@ -57,17 +57,7 @@ describe('control-plane copies in the restic repository (encryption-key)', funct
     [db, store, minio] = await Promise.all([startMariaDb(), startS3Server({ buckets: ['backups'] }), startS3Server({ buckets: ['mlpipeline'] })]);
     storeClient = s3Client(store);
     minioClient = s3Client(minio);
-    await db.sql('CREATE DATABASE mlpipeline; CREATE DATABASE katib;');
-    await db.createUser('relation-7', 'kfp-pass', 'ALL PRIVILEGES ON mlpipeline.*');
-    await db.createUser('relation-9', 'katib-pass', 'ALL PRIVILEGES ON katib.*');
-    targets = {
-      'kfp-db': { host: db.host, port: db.port, database: 'mlpipeline', username: 'relation-7', password: 'kfp-pass' },
-      'katib-db': { host: db.host, port: db.port, database: 'katib', username: 'relation-9', password: 'katib-pass' },
-      'object-storage': {
-        minio: { endpoint: minio.endpoint, accessKey: minio.accessKeyId, secretKey: minio.secretAccessKey, service: 'minio', namespace: 'kubeflow' },
-        buckets: ['mlpipeline'],
-      },
-    };
+    targets = await relatedControlPlane(db, minio);
     await seedKfp(db, 'mlpipeline', 10);
     await db.sql(`INSERT INTO pipelines VALUES ('p-marker', '${marker}', '${marker} in a description', 1700000100);`, 'mlpipeline');
     await db.sql(`CREATE TABLE observation_logs (trial_name varchar(255), metric_name varchar(255), value text); INSERT INTO observation_logs VALUES ('trial-ü', 'accuracy', '${marker}');`, 'katib');
@@ -82,9 +72,7 @@ describe('control-plane copies in the restic repository (encryption-key)', funct
   });
 
   it('stores every part encrypted in the repository, pinned by full id, with no plaintext in the bucket; the restore brings it back equal', async function () {
-    const kfpBefore = await snapshotKfp(db, 'mlpipeline');
-    const katibBefore = await db.sql('SELECT HEX(trial_name), value FROM observation_logs', 'katib');
-    const bucketBefore = await bucketDigest(minioClient, 'mlpipeline');
+    const original = await controlPlaneState(db, minioClient);
     const kube = new LocalJobKube();
     const progress: string[] = [];
     const options = { backupId: BACKUP_ID, namespace: 'kubeflow', targets, s3: storeSettings(store, 'backups'), encryptionKey: KEY, onProgress: (m: string) => progress.push(m) };
@@ -137,9 +125,7 @@ describe('control-plane copies in the restic repository (encryption-key)', funct
 
     const restored = await restoreControlPlane(kube, { ...options, include: true, entries: result.entries });
     expect(restored.restored).to.have.length(3);
-    expect(await snapshotKfp(db, 'mlpipeline')).to.equal(kfpBefore);
-    expect(await db.sql('SELECT HEX(trial_name), value FROM observation_logs', 'katib')).to.equal(katibBefore);
-    expect(await bucketDigest(minioClient, 'mlpipeline')).to.deep.equal(bucketBefore);
+    expect(await controlPlaneState(db, minioClient)).to.deep.equal(original);
     expect(kube.remaining('Secret')).to.deep.equal([]);
     expect(kube.remaining('Job')).to.deep.equal([]);
   });
