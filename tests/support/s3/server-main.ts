@@ -14,6 +14,7 @@ import { shareCopiedBodies, type S3rverFilesystemStore } from './shared-copies.t
 import { awsMultipartEtags, type S3rverMultipartStore } from './multipart-etag.ts';
 import { decodeStreamingBodies } from './streaming-bodies.ts';
 import { guardDirectoryCleanup } from './directory-cleanup.ts';
+import { rollUpDeepPrefixes } from './delimiter-listing.ts';
 
 const { values } = parseArgs({
   options: {
@@ -57,6 +58,8 @@ if (!values['copy-bytes']) shareCopiedBodies((server as unknown as { store: S3rv
 if (values['aws-multipart-etag']) awsMultipartEtags((server as unknown as { store: S3rverMultipartStore }).store);
 // A delete's folder cleanup never pulls a folder from under a concurrent write (directory-cleanup.ts).
 guardDirectoryCleanup((server as unknown as { store: Parameters<typeof guardDirectoryCleanup>[0] }).store);
+// A folder whose keys all lie deeper is still a common prefix of a delimited listing, as in S3 (delimiter-listing.ts).
+rollUpDeepPrefixes((server as unknown as { store: Parameters<typeof rollUpDeepPrefixes>[0] }).store);
 // aws-chunked bodies are decoded as S3 decodes them (streaming-bodies.ts); s3rver alone would store the chunk framing.
 decodeStreamingBodies(server);
 const requestLog = values['request-log'];
