@@ -17,15 +17,5 @@ async function secretsInClear(charm: CharmRuntime): Promise<StatusNote[]> {
   return [{ level: 'active', text: 'Secrets are stored in clear (set encryption-key)' }];
 }
 
-/**
- * The plain-file movers run in profile namespaces with the bucket's key (the restic ones reach their repository through
- * the run's gateway and hold none: src/volumes/restic/gateway.ts), so a profile's users could read every backup.
- */
-async function plainFileMovers(charm: CharmRuntime): Promise<StatusNote[]> {
-  const config = await charm.config();
-  if (!config.ok || config.config['volume-mover-engine'] !== 'rclone') return [];
-  return [{ level: 'active', text: 'volume-mover-engine=rclone gives profile namespaces the bucket key (use restic)' }];
-}
-
 /** In the order they appear in the status message. */
-export const statusNotes: StatusContributor[] = [s3BucketNotes, s3StorageClassNotes, guardNotes, lastBackupNotes, secretsInClear, plainFileMovers, controlPlaneNotes, resticKeyNotes];
+export const statusNotes: StatusContributor[] = [s3BucketNotes, s3StorageClassNotes, guardNotes, lastBackupNotes, secretsInClear, controlPlaneNotes, resticKeyNotes];

@@ -5,6 +5,7 @@ import { ANNOTATION_PVC, moverLabels, type MoveOperation } from './labels.ts';
 import { REMOTE_NAME, rcloneBehaviourEnv, rcloneRemoteEnv } from './rclone-env.ts';
 import { containerResources, type ResourceList } from './resources.ts';
 import type { MoverS3Settings } from './settings.ts';
+import type { FilesAccess } from './files-gateway.ts';
 
 export const MOVER_CONTAINER = 'mover';
 export const VOLUME_MOUNT_PATH = '/volume';
@@ -54,24 +55,49 @@ const rcloneStep = (verb: string, from: string, to: string) => [
 
 export const MOVER_SCRIPT = [
   'set -eu',
+  // Through the run's plain-file gateway (files-gateway.ts): its host key pinned, the run's password obscured as rclone
+  // wants it in a remote's config, read from the Secret on stdin (never an argument), then gone from the environment.
+  'if [ -n "${MOVER_KNOWN_HOSTS:-}" ]; then',
+  '  printf \'%s\\n\' "$MOVER_KNOWN_HOSTS" > /tmp/known_hosts',
+  '  RCLONE_CONFIG_KFUSTORE_PASS=$(printf \'%s\' "$MOVER_GATEWAY_PASSWORD" | rclone obscure -)',
+  '  export RCLONE_CONFIG_KFUSTORE_PASS',
+  '  unset MOVER_GATEWAY_PASSWORD',
+  'fi',
   'log=/tmp/mover.log',
   ': > "$log"',
   'tail -f "$log" &',
   // however the script ends, the follower goes with it: left running it would hold the container's output open
   'follower=$!',
   'trap \'kill "$follower" 2>/dev/null || true\' EXIT',
-  'if [ -z "${MOVER_COPY_DEST:-}" ]; then',
+  // A restore through the gateway: a PVC backed up empty left no object, so its folder is not there, which rclone's sftp
+  // client calls "directory not found" where S3 lists nothing; either way there is nothing to copy.
+  'if [ -n "${MOVER_ABSENT_IS_EMPTY:-}" ] && ! rclone lsf --max-depth 1 "$MOVER_SOURCE" > /dev/null 2>>"$log"; then',
+  '  if ! grep -q "directory not found" "$log"; then',
+  '    cat "$log" >&2',
+  '    exit 1',
+  '  fi',
+  `  printf '{"volumeMover":2,"copy":{"stats":{"bytes":0,"transfers":0,"checks":0,"errors":0}}}' > ${TERMINATION_LOG}`,
+  '  exit 0',
+  'fi',
+  // MOVER_SEEDED: the gateway already copied the earlier backup's copy into the target, inside the bucket
+  'if [ -z "${MOVER_COPY_DEST:-}" ] && [ -z "${MOVER_SEEDED:-}" ]; then',
   ...rcloneStep('copy', '$MOVER_SOURCE', '$MOVER_TARGET').map((line) => `  ${line}`),
   `  printf '{"volumeMover":2,"copy":%s}' "$(grep '"stats"' "$log" | tail -n 1)" > ${TERMINATION_LOG}`,
   '  exit 0',
   'fi',
   // With an earlier backup of this PVC: its copy is copied inside the bucket, then the volume synced onto that. The
   // copy only saves uploads: if it fails (that backup pruned meanwhile), the sync uploads whatever is missing.
-  `rclone copy ${MOVER_COPY_FLAGS.join(' ')} --transfers ${REUSE_COPY_TRANSFERS} --stats "\${MOVER_STATS_PERIOD:-10s}" "$MOVER_COPY_DEST" "$MOVER_TARGET" 2>>"$log" || true`,
+  'if [ -n "${MOVER_COPY_DEST:-}" ]; then',
+  `  rclone copy ${MOVER_COPY_FLAGS.join(' ')} --transfers ${REUSE_COPY_TRANSFERS} --stats "\${MOVER_STATS_PERIOD:-10s}" "$MOVER_COPY_DEST" "$MOVER_TARGET" 2>>"$log" || true`,
+  'fi',
   ...rcloneStep('sync', '$MOVER_SOURCE', '$MOVER_TARGET'),
+  // an empty volume synced through the gateway leaves no folder, which sftp calls "directory not found": nothing stored
   'if ! tree=$(rclone size --json "$MOVER_TARGET" 2>>"$log"); then',
-  '  cat "$log" >&2',
-  '  exit 1',
+  '  if [ -z "${MOVER_KNOWN_HOSTS:-}" ] || ! tail -n 1 "$log" | grep -q "directory not found"; then',
+  '    cat "$log" >&2',
+  '    exit 1',
+  '  fi',
+  '  tree=\'{"count":0,"bytes":0}\'',
   'fi',
   `printf '{"volumeMover":2,"copy":%s,"tree":%s}' "$(grep '"stats"' "$log" | tail -n 1)" "$tree" > ${TERMINATION_LOG}`,
 ].join('\n');
@@ -82,9 +108,20 @@ export interface CredentialsSecretInput {
   backupId: string;
   operation: MoveOperation;
   s3: MoverS3Settings;
+  /** through the run's plain-file gateway (files-gateway.ts) */
+  gateway?: FilesAccess | undefined;
 }
 
+const GATEWAY_PASSWORD_KEY = 'MOVER_GATEWAY_PASSWORD';
+
 export function buildCredentialsSecret(input: CredentialsSecretInput): KubeObject {
+  if (input.gateway) {
+    // through the gateway: the run's password of this namespace, and no bucket credential
+    return buildRunSecret({
+      name: input.name, namespace: input.namespace, backupId: input.backupId, labels: moverLabels(input.backupId, input.operation),
+      data: { [GATEWAY_PASSWORD_KEY]: input.gateway.password },
+    });
+  }
   return buildRunSecret({
     name: input.name, namespace: input.namespace, backupId: input.backupId, labels: moverLabels(input.backupId, input.operation),
     data: rcloneRemoteEnv(input.s3), caChain: input.s3.tlsCaChain,
@@ -99,8 +136,12 @@ export interface MoverJobInput {
   operation: MoveOperation;
   image: string;
   secretName: string;
-  /** `bucket/prefix/backups/<id>/volumes/<ns>/<pvc>` */
+  /** `bucket/prefix/backups/<id>/volumes/<ns>/<pvc>`; through a gateway, `<pvc>` (the gateway's root is the namespace's folder) */
   remotePath: string;
+  /** through the run's plain-file gateway (files-gateway.ts): the Secret then holds its password, and no bucket credential */
+  gateway?: FilesAccess | undefined;
+  /** through the gateway, backup only: it copied an earlier backup's copy of the PVC into the target before serving */
+  seeded?: boolean;
   s3: MoverS3Settings;
   /** pin to this node: a ReadWriteOnce volume can only be mounted where it already is */
   nodeName?: string;
@@ -118,19 +159,37 @@ export interface MoverJobInput {
 export function buildMoverJob(input: MoverJobInput): KubeObject {
   const backup = input.operation === 'backup';
   const remote = `${REMOTE_NAME}:${input.remotePath}`;
-  const secretEnv = Object.keys(rcloneRemoteEnv(input.s3)).map((key) => ({
+  const secretEnv = (input.gateway ? [GATEWAY_PASSWORD_KEY] : Object.keys(rcloneRemoteEnv(input.s3))).map((key) => ({
     name: key,
     valueFrom: { secretKeyRef: { name: input.secretName, key } },
   }));
   const plainEnv = Object.entries({
     ...rcloneBehaviourEnv(),
+    ...(input.gateway ? gatewayRemoteEnv(input.gateway) : {}),
+    ...(backup && input.gateway && input.seeded ? { MOVER_SEEDED: '1' } : {}),
+    ...(!backup && input.gateway ? { MOVER_ABSENT_IS_EMPTY: '1' } : {}),
     ...(input.statsPeriodSeconds ? { MOVER_STATS_PERIOD: `${input.statsPeriodSeconds}s` } : {}),
-    ...(backup && input.copyDestPath ? { MOVER_COPY_DEST: `${REMOTE_NAME}:${input.copyDestPath}` } : {}),
+    ...(backup && input.copyDestPath && !input.gateway ? { MOVER_COPY_DEST: `${REMOTE_NAME}:${input.copyDestPath}` } : {}),
     MOVER_SOURCE: backup ? VOLUME_MOUNT_PATH : remote,
     MOVER_TARGET: backup ? remote : VOLUME_MOUNT_PATH,
   }).map(([name, value]) => ({ name, value }));
 
-  return buildVolumeMoverJob(input, MOVER_SCRIPT, [...secretEnv, ...plainEnv], input.nodeName ? nodeAffinity(input.nodeName) : undefined);
+  // through the gateway the store's CA means nothing to the mover: it checks the gateway's host key
+  const base = input.gateway ? { ...input, s3: { ...input.s3, tlsCaChain: undefined } } : input;
+  return buildVolumeMoverJob(base, MOVER_SCRIPT, [...secretEnv, ...plainEnv], input.nodeName ? nodeAffinity(input.nodeName) : undefined);
+}
+
+/** The gateway as the mover's remote (rclone's sftp backend), its password added by the script (MOVER_SCRIPT). */
+function gatewayRemoteEnv(access: FilesAccess): Record<string, string> {
+  const at = `RCLONE_CONFIG_${REMOTE_NAME.toUpperCase()}_`;
+  return {
+    [`${at}TYPE`]: 'sftp',
+    [`${at}HOST`]: access.host,
+    [`${at}PORT`]: String(access.port),
+    [`${at}USER`]: access.user,
+    [`${at}KNOWN_HOSTS_FILE`]: '/tmp/known_hosts',
+    MOVER_KNOWN_HOSTS: access.knownHosts,
+  };
 }
 
 /** Only this node: a ReadWriteOnce volume in use can be mounted only where it already is. */

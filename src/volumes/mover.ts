@@ -6,6 +6,7 @@ import { backupKeys } from '../store/layout.ts';
 import { FILL_MARK_REMOVAL, hasFillMark } from './fill-mark.ts';
 import { createOrReplace, podsOf, startOrAdopt, stillPinned } from './adopt.ts';
 import { startGateway } from './restic/gateway.ts';
+import { startFilesGateway, type RunningFilesGateway } from './files-gateway.ts';
 import { buildCredentialsSecret, buildMoverJob, nodeAffinity, statsPeriodSeconds } from './job.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { buildResticJob, buildResticSecret, DEFAULT_RESTIC_IMAGE, resticRepositoryKey } from './restic/job.ts';
@@ -110,6 +111,12 @@ export interface MoveVolumesOptions {
      */
     gateway?: { namespace: string; image: string; imageSetting: string };
   };
+  /**
+   * the run's gateway, started in `namespace` (the model's, never a profile's) with an rclone `image`: all the movers
+   * reach, whichever the engine (restic/gateway.ts for restic repositories, files-gateway.ts for plain files); their
+   * Secrets then hold no bucket credential. `restic.gateway` says the same for the restic engine.
+   */
+  gateway?: { namespace: string; image: string; imageSetting: string };
   /** how often a running mover's stats are read and, when they changed, reported (default 30 s) */
   progressIntervalMs?: number;
   signal?: AbortSignal;
@@ -184,14 +191,23 @@ async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: 
     keys.volume(pvc.namespace, pvc.name); // refuses names that cannot be an object key, before anything is created
   }
 
-  const wanted = options.engine === 'restic' ? options.restic?.gateway : undefined;
-  const gateway = wanted ? await startGateway(kube, {
+  const wanted = options.gateway ?? options.restic?.gateway;
+  const gatewayRequest = wanted ? {
     runId: options.backupId, operation, namespace: wanted.namespace, namespaces: options.pvcs.map((p) => p.namespace), s3: options.s3,
     image: wanted.image, activeDeadlineSeconds: options.activeDeadlineSeconds ?? DEFAULT_JOB_DEADLINE_SECONDS, startTimeoutSeconds: startTimeout,
     resources, remedies: { imageSetting: () => wanted.imageSetting, resourcesSetting: 'volume-mover-resources' }, signal: options.signal,
-  }).catch((error: unknown) => {
-    throw new Error(`The volume ${operation} did not start: the repository gateway in namespace ${wanted.namespace}, through which the movers reach their restic repositories, could not be started (${describeError(error)}).`);
-  }) : undefined;
+  } : undefined;
+  const cannotStart = (what: string) => (error: unknown): never => {
+    throw new Error(`The volume ${operation} did not start: the ${what} in namespace ${wanted?.namespace}, through which the movers reach the bucket, could not be started (${describeError(error)}).`);
+  };
+  const gateway = gatewayRequest && options.engine === 'restic'
+    ? await startGateway(kube, gatewayRequest).catch(cannotStart('repository gateway')) : undefined;
+  // a backup's plain-file gateway first copies, inside the bucket, the earlier backups' copies the movers sync onto
+  const seeds = operation === 'backup'
+    ? options.pvcs.flatMap((p) => { const from = options.copyFrom?.get(`${p.namespace}/${p.name}`); return from ? [{ namespace: p.namespace, pvc: p.name, from }] : []; })
+    : [];
+  const files = gatewayRequest && options.engine !== 'restic'
+    ? await startFilesGateway(kube, { ...gatewayRequest, seeds }).catch(cannotStart('plain-file gateway')) : undefined;
   const access = (namespace: string) => (gateway ? { repository: gateway.repository(namespace), certificate: gateway.certificate } : undefined);
 
   const secrets = new Map<string, Promise<string>>();
@@ -201,7 +217,7 @@ async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: 
       const name = moverSecretName(operation, options.backupId, moverNameKey(options.s3.secretKey));
       const secret = options.engine === 'restic'
         ? buildResticSecret({ name, namespace, backupId: options.backupId, operation, s3: options.s3, password: resticSettings(options).password(namespace), gateway: access(namespace) })
-        : buildCredentialsSecret({ name, namespace, backupId: options.backupId, operation, s3: options.s3 });
+        : buildCredentialsSecret({ name, namespace, backupId: options.backupId, operation, s3: options.s3, gateway: files?.access(namespace) });
       pending = createOrReplace(kube, SECRETS, secret)
         .then(() => name);
       secrets.set(namespace, pending);
@@ -245,7 +261,8 @@ async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: 
   const listBucket = options.restic?.listBucket ?? lister?.list;
   const settings: MoverSettings = {
     ...options, startTimeoutSeconds: startTimeout, resources, signal, progressIntervalMs: interval, onCopying, ...(listBucket ? { listBucket } : {}),
-    ...(gateway ? { gateway: { access, secrets: gateway.secrets } } : {}),
+    ...(gateway ? { resticGateway: { access, secrets: gateway.secrets } } : {}),
+    ...(files ? { files } : {}),
   };
 
   try {
@@ -271,7 +288,7 @@ async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: 
     })));
   } finally {
     lister?.close();
-    await deleteSecrets(kube, secrets).finally(() => gateway?.stop());
+    await deleteSecrets(kube, secrets).finally(() => Promise.all([gateway?.stop(), files?.stop()]));
   }
   if (failures.length > 0) throw new VolumeMoveError(operation, failures, results, stopped);
   if (options.signal?.aborted) throw new Error(`The volume ${operation} was cancelled.`);
@@ -291,7 +308,7 @@ async function deleteSecrets(kube: VolumeKube, secrets: Map<string, Promise<stri
 }
 
 /** The run's options once checked: the parsed resources, and the signal that also stops every mover on a failure. */
-interface MoverSettings extends Omit<MoveVolumesOptions, 'resources'> {
+interface MoverSettings extends Omit<MoveVolumesOptions, 'resources' | 'gateway'> {
   startTimeoutSeconds: number;
   resources: ResourceList | undefined;
   progressIntervalMs: number;
@@ -299,7 +316,9 @@ interface MoverSettings extends Omit<MoveVolumesOptions, 'resources'> {
   /** restic backup: lists the bucket, to turn a snapshot's short id into its full one */
   listBucket?: SnapshotLister;
   /** the run's repository gateway: each namespace's access, and its passwords (never to be printed) */
-  gateway?: { access: (namespace: string) => { repository: string; certificate: string } | undefined; secrets: string[] };
+  resticGateway?: { access: (namespace: string) => { repository: string; certificate: string } | undefined; secrets: string[] };
+  /** the run's plain-file gateway (files-gateway.ts) */
+  files?: RunningFilesGateway;
 }
 
 function resticSettings(options: Pick<MoveVolumesOptions, 'restic'>): NonNullable<MoveVolumesOptions['restic']> {
@@ -351,13 +370,16 @@ async function moveOne(
   if (options.engine === 'restic') return runResticMover(kube, operation, options, pvcRef, pvc, jobBase, placement.nodeName, base, started);
   const reusedFrom = operation === 'backup' ? options.copyFrom?.get(`${pvcRef.namespace}/${pvcRef.name}`) : undefined;
   const copyDestPath = reusedFrom ? remotePath(options.s3, backupKeys(reusedFrom).volume(pvcRef.namespace, pvcRef.name)) : undefined;
+  // through the gateway the mover's root is its namespace's folder of the backup, and the gateway made the reused copy
+  const gatewayAccess = options.files?.access(pvcRef.namespace);
   const job = buildMoverJob({
     ...jobBase,
     image: options.image ?? DEFAULT_MOVER_IMAGE,
-    remotePath: path,
+    remotePath: gatewayAccess ? pvcRef.name : path,
+    ...(gatewayAccess ? { gateway: gatewayAccess, seeded: reusedFrom !== undefined } : {}),
     nodeName: placement.nodeName,
     statsPeriodSeconds: statsPeriodSeconds(options.progressIntervalMs),
-    ...(copyDestPath ? { copyDestPath } : {}),
+    ...(copyDestPath && !gatewayAccess ? { copyDestPath } : {}),
   });
   const jobName = job.metadata.name ?? '';
   const startedJob = await startOrAdopt(kube, job, options.signal);
@@ -371,7 +393,7 @@ async function moveOne(
   const message = terminationMessage(await podsOf(kube, pvcRef.namespace, startedJob));
   if (!jobSucceeded(finished)) {
     const failed = jobFailedCondition(finished);
-    const why = failureReason(message, [options.s3.secretKey])
+    const why = failureReason(message, [options.s3.secretKey, ...(options.files?.secrets ?? [])])
       ?? (failed?.reason === 'DeadlineExceeded' ? `it did not finish within ${deadline} seconds` : failed?.message ?? failed?.reason ?? 'the mover failed');
     throw new Error(`mover Job ${jobName} failed: ${why}`);
   }
@@ -409,7 +431,7 @@ async function runResticMover(
     parent: operation === 'backup' ? restic.parents?.get(id) : undefined,
     snapshot,
     progressFps: 1 / statsPeriodSeconds(options.progressIntervalMs),
-    gateway: options.gateway?.access(pvcRef.namespace),
+    gateway: options.resticGateway?.access(pvcRef.namespace),
   });
   const jobName = job.metadata.name ?? '';
   const pinned = await startOrAdopt(kube, job, options.signal);
@@ -424,7 +446,7 @@ async function runResticMover(
   const message = terminationMessage(await podsOf(kube, pvcRef.namespace, pinned));
   if (!jobSucceeded(finished)) {
     const failed = jobFailedCondition(finished);
-    const why = resticFailureReason(message, [options.s3.secretKey, restic.password(pvcRef.namespace), ...(options.gateway?.secrets ?? [])])
+    const why = resticFailureReason(message, [options.s3.secretKey, restic.password(pvcRef.namespace), ...(options.resticGateway?.secrets ?? [])])
       ?? (failed?.reason === 'DeadlineExceeded' ? `it did not finish within ${deadline} seconds` : failed?.message ?? failed?.reason ?? 'the mover failed');
     throw new Error(`mover Job ${jobName} failed: ${why}`);
   }

@@ -37,13 +37,13 @@ export interface MoverConfig {
    */
   jobNamespace?: string;
   /**
-   * an image with rclone for the restic movers' repository gateway (the charm's control-plane-rclone-image), and the
-   * setting that names it; the gateway runs in `jobNamespace`, so that no bucket credential enters a profile namespace
+   * an image with rclone for the movers' gateway (the charm's control-plane-rclone-image), and the setting that names
+   * it; the gateway runs in `jobNamespace`, so that no bucket credential enters a profile namespace
    */
   gateway?: { image: string; imageSetting: string };
 }
 
-/** The restic movers' gateway, where the config gives it a namespace (src/volumes/restic/gateway.ts). */
+/** The movers' gateway, where the config gives it a namespace (restic/gateway.ts, files-gateway.ts). */
 function gatewayOf(config: MoverConfig): { namespace: string; image: string; imageSetting: string } | undefined {
   return config.jobNamespace && config.gateway ? { namespace: config.jobNamespace, ...config.gateway } : undefined;
 }
@@ -141,6 +141,7 @@ export function volumeBackupStep(kube: KubeClient, s3: S3Settings, config: Mover
       concurrency: config.concurrency,
       startTimeoutSeconds: config.startTimeoutSeconds,
       resources: config.resources,
+      gateway: gatewayOf(config),
       onProgress: (p) => void progress(describe('copied the data of', p)),
     });
     const keys = store.keys(backupId);
@@ -184,7 +185,9 @@ export function volumeRestoreStep(kube: KubeClient, s3: S3Settings, config: Move
     // an older backup's repository may still open with the shared password only: it gets its namespace's first
     if (inRestic.length > 0) await migrateRepositories(kube, s3, config, trust.encryptionKey, inRestic.map((p) => p.namespace), `restore ${backupId}`);
     const results = [
-      ...(asFiles.length > 0 ? await restoreVolumes(volumeKubeFromClient(kube), { ...common, pvcs: asFiles, image: config.engine === 'restic' ? DEFAULT_MOVER_IMAGE_REF : config.image }) : []),
+      ...(asFiles.length > 0 ? await restoreVolumes(volumeKubeFromClient(kube), {
+        ...common, pvcs: asFiles, image: config.engine === 'restic' ? DEFAULT_MOVER_IMAGE_REF : config.image, gateway: gatewayOf(config),
+      }) : []),
       ...(inRestic.length > 0 ? await restoreVolumes(volumeKubeFromClient(kube), {
         // volume-mover-image names the configured engine's image; the other engine runs its pinned default
         ...common, pvcs: inRestic, image: config.engine === 'restic' ? moverImage(config) : DEFAULT_RESTIC_IMAGE, engine: 'restic',

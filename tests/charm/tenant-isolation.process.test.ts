@@ -87,10 +87,10 @@ describe('tenant isolation: what a profile\'s owner gets from a backup and a res
     if (work) rmSync(work, { recursive: true, force: true });
   });
 
-  function action(name: string, params: Record<string, unknown>, side: KubeletCluster): Promise<DispatchOutcome> {
+  function action(name: string, params: Record<string, unknown>, side: KubeletCluster, engine: 'restic' | 'rclone' = 'restic'): Promise<DispatchOutcome> {
     const state = emptyState({
       relations: [s3Relation(track1Data(s3, BUCKET))], actionParams: params,
-      config: { 'restore-wait-timeout': 120, 'volume-mover-engine': 'restic', 'encryption-key': KEY_SECRET },
+      config: { 'restore-wait-timeout': 120, 'volume-mover-engine': engine, 'encryption-key': KEY_SECRET },
     });
     state.secrets[KEY_SECRET] = { revisions: [{ key: KEY }] };
     return runDispatch(charmDir, state, { event: `actions/${name}`, env: { KUBECONFIG: side.cluster.kubeconfigPath } });
@@ -105,7 +105,7 @@ describe('tenant isolation: what a profile\'s owner gets from a backup and a res
     },
   })).exitCode === 0;
 
-  function judge(eyes: OwnerEyes): void {
+  function judge(eyes: OwnerEyes, engine: 'restic' | 'rclone' = 'restic'): void {
     expect(eyes.broken, 'every watch of the owner stayed open for the whole run').to.deep.equal([]);
     const text = eyes.text();
     // nothing reaches beyond the namespace: not the bucket's keys, not the encryption key, not the old shared password,
@@ -119,6 +119,11 @@ describe('tenant isolation: what a profile\'s owner gets from a backup and a res
     for (const other of namespaces.filter((n) => n !== owner.namespace)) expect(text).to.not.include(namespacePassword(KEY, other));
     const movers = eyes.moverSecrets();
     expect(movers.length, 'the owner saw the mover Secret of their namespace').to.be.greaterThan(0);
+    if (engine === 'rclone') {
+      // the plain-file gateway's password of this run and namespace, and nothing else
+      for (const secret of movers) expect(Object.keys(secret)).to.deep.equal(['MOVER_GATEWAY_PASSWORD']);
+      return;
+    }
     for (const secret of movers) {
       expect(Object.keys(secret).sort()).to.deep.equal(['RESTIC_PASSWORD', 'RESTIC_REPOSITORY', 'store-ca.crt']);
       expect(secret.RESTIC_REPOSITORY).to.match(new RegExp(`^rest:https://${owner.namespace}:[0-9a-f]{64}@kfu-gateway-[0-9a-f]{12}\\.kubeflow\\.svc:8443/${owner.namespace}/$`));
@@ -126,18 +131,41 @@ describe('tenant isolation: what a profile\'s owner gets from a backup and a res
     }
   }
 
-  it('during a backup: no bucket key, no other namespace\'s password; the one found opens only their own repository', async () => {
+  /** The owner watches their namespace of `side` while the action runs; the action must succeed. */
+  async function asOwnerSees(side: KubeletCluster, name: string, params: Record<string, unknown>, engine: 'restic' | 'rclone' = 'restic'): Promise<OwnerEyes> {
     const config = new KubeConfig();
-    config.loadFromString(source.cluster.kubeconfigFor({ username: owner.user }, owner.namespace));
+    config.loadFromString(side.cluster.kubeconfigFor({ username: owner.user }, owner.namespace));
+    const running = action(name, params, side, engine);
+    // in a fresh cluster the namespace exists only once the restore made its Profile: the owner starts watching as soon
+    // as they may, whose sign is the profile controller's namespaceAdmin RoleBinding, made with the namespace
+    const bindings = { group: 'rbac.authorization.k8s.io', resource: 'rolebindings' };
+    for (const deadline = Date.now() + 120_000; !side.cluster.api.get(bindings, 'namespaceAdmin', owner.namespace) && Date.now() < deadline;) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
     const eyes = new OwnerEyes(config, owner.namespace);
     await eyes.open();
     let done: DispatchOutcome;
     try {
-      done = await action('backup-state', { 'include-control-plane': false }, source);
+      done = await running;
     } finally {
       eyes.close();
     }
-    expect(done.state.actionFailure, done.stderr.slice(-3000)).to.equal(undefined);
+    expect(done.state.actionFailure ?? '', done.stderr.slice(-3000)).to.equal('');
+    return eyes;
+  }
+
+  /** A fresh cluster for a restore, stopped after `use`. */
+  async function inFreshCluster(use: (target: KubeletCluster) => Promise<void>): Promise<void> {
+    const target = await startKubeletCluster({ profiles: 0, seed: 91 });
+    try {
+      await use(target);
+    } finally {
+      await target.stop();
+    }
+  }
+
+  it('during a backup: no bucket key, no other namespace\'s password; the one found opens only their own repository', async () => {
+    const eyes = await asOwnerSees(source, 'backup-state', { 'include-control-plane': false });
     judge(eyes);
     // every password the owner found, tried on every repository: only their own opens
     const found = eyes.moverSecrets().map((s) => s.RESTIC_PASSWORD!);
@@ -149,29 +177,15 @@ describe('tenant isolation: what a profile\'s owner gets from a backup and a res
   });
 
   it('during a restore into a fresh cluster: the same', async () => {
-    const target = await startKubeletCluster({ profiles: 0, seed: 91 });
-    try {
-      const config = new KubeConfig();
-      config.loadFromString(target.cluster.kubeconfigFor({ username: owner.user }, owner.namespace));
-      // the namespace exists only once the restore made its Profile: the owner starts watching as soon as they may
-      const restoring = action('restore-state', { 'backup-id': 'latest' }, target);
-      const eyes = new OwnerEyes(config, owner.namespace);
-      // the sign that the owner may read it: the profile controller's namespaceAdmin RoleBinding, made with the namespace
-      const bindings = { group: 'rbac.authorization.k8s.io', resource: 'rolebindings' };
-      for (const deadline = Date.now() + 120_000; !target.cluster.api.get(bindings, 'namespaceAdmin', owner.namespace) && Date.now() < deadline;) {
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      await eyes.open();
-      let restored: DispatchOutcome;
-      try {
-        restored = await restoring;
-      } finally {
-        eyes.close();
-      }
-      expect(restored.state.actionFailure, restored.stderr.slice(-3000)).to.equal(undefined);
-      judge(eyes);
-    } finally {
-      await target.stop();
-    }
+    await inFreshCluster(async (target) => judge(await asOwnerSees(target, 'restore-state', { 'backup-id': 'latest' })));
+  });
+
+  it('with the plain-file movers (volume-mover-engine=rclone): a backup, and its restore into a fresh cluster, the same', async () => {
+    const eyes = await asOwnerSees(source, 'backup-state', { 'include-control-plane': false }, 'rclone');
+    judge(eyes, 'rclone');
+    const jobs = eyes.seen.filter((o) => o.kind === 'Job' && o.metadata.labels?.['app.kubernetes.io/component'] === 'volume-mover');
+    expect(jobs.length, 'the owner saw their mover Job').to.be.greaterThan(0);
+    for (const job of jobs) expect(JSON.stringify(job)).to.include('"name":"RCLONE_CONFIG_KFUSTORE_TYPE","value":"sftp"');
+    await inFreshCluster(async (target) => judge(await asOwnerSees(target, 'restore-state', { 'backup-id': 'latest' }, 'rclone'), 'rclone'));
   });
 });

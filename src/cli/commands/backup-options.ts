@@ -24,7 +24,7 @@ export const moverOptions: OptionTable = {
   'mover-concurrency': { type: 'string', placeholder: '<n>', description: 'volume mover Jobs running at once', default: '2' },
   'mover-start-timeout': { type: 'string', placeholder: '<seconds>', description: 'how long a mover Pod may take to start running before the run fails naming why (image pull, scheduler, quota)', default: '300' },
   'mover-resources': { type: 'string', placeholder: '<list>', description: 'CPU and memory of each mover, set as requests and limits (e.g. cpu=500m,memory=512Mi; empty for none)', default: DEFAULT_MOVER_RESOURCES },
-  'gateway-image': { type: 'string', placeholder: '<image>', description: 'image with rclone of the restic movers\' repository gateway, which runs in --job-namespace and alone holds the bucket credentials', default: 'docker.io/rclone/rclone:1.68.2' },
+  'gateway-image': { type: 'string', placeholder: '<image>', description: 'image with rclone of the movers\' gateway, which runs in --job-namespace and alone holds the bucket credentials', default: 'docker.io/rclone/rclone:1.68.2' },
 };
 
 export const DEFAULT_PROTECTED_GROUPS = 'kubeflow.org,tensorboard.kubeflow.org,serving.kserve.io';
