@@ -17,9 +17,9 @@
 // a wait that does not check the answer can call radosgw up while it still loops on auth, so the wait polls the HTTP
 // port, fails hard on timeout and fails at once when a daemon exits; stopped together, radosgw or the OSD can hang
 // in shutdown, and the folder is thrown away, so stop is SIGKILL of radosgw, then the OSD, then the monitor.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -39,8 +39,8 @@ export interface RgwHandle {
   directory: string;
   /** the monitor's, the OSD's and radosgw's process ids */
   pids: number[];
-  /** runs `radosgw-admin` against this cluster; returns stdout */
-  admin(args: string[]): string;
+  /** runs `radosgw-admin` against this cluster; resolves with its stdout */
+  admin(args: string[]): Promise<string>;
   /** a new bucket, created by the handle's user (Object Lock enabled when asked) */
   createBucket(name: string, options?: { objectLock?: boolean }): Promise<void>;
   stop(): Promise<void>;
@@ -54,6 +54,15 @@ export interface RgwOptions {
 
 const DAEMONS = ['/usr/bin/ceph-mon', '/usr/bin/ceph-osd', '/usr/bin/radosgw', '/usr/bin/radosgw-admin', '/usr/bin/monmaptool', '/usr/bin/ceph'];
 const START_TIMEOUT_MS = 60_000;
+
+function executable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** Is `port` free on 127.0.0.1 now? */
 function portFree(port: number): Promise<boolean> {
@@ -133,7 +142,7 @@ function answers(port: number): Promise<boolean> {
 }
 
 export async function startRgw(options: RgwOptions = {}): Promise<RgwHandle> {
-  const missing = DAEMONS.filter((path) => spawnSync('test', ['-x', path]).status !== 0);
+  const missing = DAEMONS.filter((path) => !executable(path));
   if (missing.length > 0) {
     throw new Error(`The radosgw tests need ${missing.join(', ')}: run \`apt-get install -y --no-install-recommends radosgw ceph-mon ceph-osd ceph-common uuid-runtime\` (.ci/run does).`);
   }
@@ -177,11 +186,13 @@ export async function startRgw(options: RgwOptions = {}): Promise<RgwHandle> {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const run = (command: string, args: string[]): string => {
-    const result = spawnSync(command, ['-c', conf, ...args], { encoding: 'utf8', timeout: 30_000 });
-    if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} failed (${result.status ?? result.signal}): ${(result.stderr || result.stdout).trim().split('\n').slice(-5).join(' / ')}`);
-    return result.stdout;
-  };
+  // Asynchronous, so that what a test starts beside radosgw (an embedded cluster) is not held up while the tools run.
+  const run = (command: string, args: string[]): Promise<string> => new Promise((resolve, reject) => {
+    execFile(command, ['-c', conf, ...args], { encoding: 'utf8', timeout: 30_000 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`${command} ${args.join(' ')} failed (${error.code ?? error.signal}): ${(stderr || stdout).trim().split('\n').slice(-5).join(' / ')}`));
+      else resolve(stdout);
+    });
+  });
   const daemon = (name: string, command: string, args: string[]) => {
     const child = spawn(command, ['-f', '-c', conf, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
@@ -202,14 +213,14 @@ export async function startRgw(options: RgwOptions = {}): Promise<RgwHandle> {
     const ports = { monV2: msMin, monV1: msMin + 1, msMin: msMin + 2, msMax: msMin + 22, http: msMin + 23 };
     const fsid = randomUUID();
     writeFileSync(conf, cephConf(dir, fsid, ports));
-    run('monmaptool', ['--create', '--fsid', fsid, '--addv', 'a', `[v2:127.0.0.1:${ports.monV2},v1:127.0.0.1:${ports.monV1}]`, join(dir, 'monmap')]);
-    run('ceph-mon', ['--mkfs', '-i', 'a', '--monmap', join(dir, 'monmap')]);
+    await run('monmaptool', ['--create', '--fsid', fsid, '--addv', 'a', `[v2:127.0.0.1:${ports.monV2},v1:127.0.0.1:${ports.monV1}]`, join(dir, 'monmap')]);
+    await run('ceph-mon', ['--mkfs', '-i', 'a', '--monmap', join(dir, 'monmap')]);
     const mon = daemon('mon.a', 'ceph-mon', ['-i', 'a']);
     const osdUuid = randomUUID();
     // `ceph osd new` waits for the monitor to form its quorum: the monitor's sign of life.
-    const osdId = run('ceph', ['--connect-timeout', '30', 'osd', 'new', osdUuid]).trim();
+    const osdId = (await run('ceph', ['--connect-timeout', '30', 'osd', 'new', osdUuid])).trim();
     mkdirSync(join(dir, 'osd', `ceph-${osdId}`));
-    run('ceph-osd', ['-i', osdId, '--mkfs', '--osd-uuid', osdUuid]);
+    await run('ceph-osd', ['-i', osdId, '--mkfs', '--osd-uuid', osdUuid]);
     const osd = daemon(`osd.${osdId}`, 'ceph-osd', ['-i', osdId]);
     const gateway = daemon('client.rgw', 'radosgw', ['-n', 'client.rgw']);
     const deadline = Date.now() + START_TIMEOUT_MS;
@@ -227,7 +238,7 @@ export async function startRgw(options: RgwOptions = {}): Promise<RgwHandle> {
     const accessKeyId = `RGW${randomBytes(8).toString('hex').toUpperCase()}`;
     const secretAccessKey = randomBytes(20).toString('base64url');
     const admin = (args: string[]) => run('radosgw-admin', ['-n', 'client.admin', ...args]);
-    admin(['user', 'create', '--uid', 'tests', '--display-name', 'tests', '--access-key', accessKeyId, '--secret-key', secretAccessKey]);
+    await admin(['user', 'create', '--uid', 'tests', '--display-name', 'tests', '--access-key', accessKeyId, '--secret-key', secretAccessKey]);
     const endpoint = `http://127.0.0.1:${ports.http}`;
     const region = 'default';
     const createBucket = async (name: string, bucketOptions: { objectLock?: boolean } = {}) => {
