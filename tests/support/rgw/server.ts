@@ -75,11 +75,13 @@ function portFree(port: number): Promise<boolean> {
 
 /**
  * `count` consecutive free ports. Each copy of the cluster gets its own narrow `ms bind port` range, so that copies in
- * parallel test processes never meet (the note: several copies run side by side on different ports).
+ * parallel test processes never meet (the note: several copies run side by side on different ports). The range is
+ * drawn below Linux's ephemeral ports (32768 and up), which every outgoing connection and every `listen(0)` (s3rver,
+ * MariaDB) takes from.
  */
 async function freePortRange(count: number): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 20_000 + Math.floor(Math.random() * 30_000);
+    const base = 10_000 + Math.floor(Math.random() * (32_768 - 10_000 - count));
     let all = true;
     for (let port = base; port < base + count && all; port++) all = await portFree(port);
     if (all) return base;
@@ -141,7 +143,21 @@ function answers(port: number): Promise<boolean> {
   });
 }
 
+/**
+ * A one-node radosgw with its user and buckets. Between the ports found free and the daemons binding them another
+ * process may take one: a start that fails on an address in use is made again, in a new folder on new ports.
+ */
 export async function startRgw(options: RgwOptions = {}): Promise<RgwHandle> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(options);
+    } catch (error) {
+      if (attempt >= 3 || !/Address already in use|EADDRINUSE/.test(error instanceof Error ? error.message : String(error))) throw error;
+    }
+  }
+}
+
+async function startOnce(options: RgwOptions): Promise<RgwHandle> {
   const missing = DAEMONS.filter((path) => !executable(path));
   if (missing.length > 0) {
     throw new Error(`The radosgw tests need ${missing.join(', ')}: run \`apt-get install -y --no-install-recommends radosgw ceph-mon ceph-osd ceph-common uuid-runtime\` (.ci/run does).`);
@@ -200,9 +216,12 @@ export async function startRgw(options: RgwOptions = {}): Promise<RgwHandle> {
     children.push({ name, child });
     return { child, stderr: () => stderr };
   };
+  /** the log's last lines, and its bind failure if it had one (radosgw says it there, not on stderr) */
   const logTail = (name: string) => {
     try {
-      return readFileSync(join(dir, 'log', `${name}.log`), 'utf8').trim().split('\n').slice(-5).join(' / ');
+      const lines = readFileSync(join(dir, 'log', `${name}.log`), 'utf8').trim().split('\n');
+      const bind = lines.find((line) => line.includes('Address already in use'));
+      return [...(bind ? [bind] : []), ...lines.slice(-5)].join(' / ');
     } catch {
       return '(no log)';
     }
@@ -227,7 +246,7 @@ export async function startRgw(options: RgwOptions = {}): Promise<RgwHandle> {
     for (;;) {
       for (const [name, d] of [['mon.a', mon], [`osd.${osdId}`, osd], ['client.rgw', gateway]] as const) {
         if (d.child.exitCode !== null || d.child.signalCode !== null) {
-          throw new Error(`${name} exited (${d.child.exitCode ?? d.child.signalCode}) before radosgw answered: ${d.stderr().trim() || logTail(name)}`);
+          throw new Error(`${name} exited (${d.child.exitCode ?? d.child.signalCode}) before radosgw answered: ${[d.stderr().trim(), logTail(name)].filter(Boolean).join(' / ')}`);
         }
       }
       if (await answers(ports.http)) break;
