@@ -8,11 +8,12 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { S3Client } from '@aws-sdk/client-s3';
 import { startRgw, type RgwHandle } from '../support/rgw/server.ts';
 import { clockPastSecondOf } from '../support/backup-ids.ts';
 import { startKubeletCluster, type KubeletCluster } from '../volumes/helpers.ts';
 import { runCli } from './run-cli.ts';
+import { listKeys } from '../controlplane/fixtures.ts';
 
 const BUCKET = 'kf-backups';
 const PVCS = { group: '', resource: 'persistentvolumeclaims' };
@@ -34,16 +35,7 @@ describe('kubeflow-upgrader backup, verify, restore and prune on radosgw (real C
   let fileHash: string;
   const ids: string[] = [];
   const common = () => ['--s3-url', `s3://${BUCKET}/team/prod`, '--path-style', '--encryption-key-file', keyFile, '--mover-engine', 'restic'];
-  const keysUnder = async (prefix: string) => {
-    const keys: string[] = [];
-    let token: string | undefined;
-    do {
-      const page = await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: prefix, ContinuationToken: token }));
-      keys.push(...(page.Contents ?? []).map((o) => o.Key!));
-      token = page.NextContinuationToken;
-    } while (token);
-    return keys;
-  };
+  const keysUnder = (prefix: string) => listKeys(client, BUCKET, prefix);
   const names = (cluster: KubeletCluster, ref: { group: string; resource: string }) =>
     cluster.cluster.api.list(ref).map((o) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`).sort();
 

@@ -6,14 +6,14 @@
 // radosgw's own listing, never product code. `npm run test:rgw`.
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { S3Client } from '@aws-sdk/client-s3';
 import { startMariaDb, type MariaDbHandle } from '../support/mariadb/server.ts';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
 import { startRgw, type RgwHandle } from '../support/rgw/server.ts';
 import { rgwSettings } from '../support/rgw/settings.ts';
 import { backupControlPlane, restoreControlPlane, type ControlPlaneTargets } from '../../src/controlplane/engine.ts';
 import { LocalJobKube } from './local-kube.ts';
-import { controlPlaneState, emptyBucket, putObject, relatedControlPlane, s3Client, seedKfp } from './fixtures.ts';
+import { controlPlaneState, emptyBucket, listKeys, putObject, relatedControlPlane, s3Client, seedKfp } from './fixtures.ts';
 
 const KEY = 'control-plane key on radosgw: correct horse battery staple';
 const REPOSITORY = 'kubeflow/restic/_control-plane';
@@ -27,16 +27,7 @@ describe('control-plane copies on radosgw (restic repository with encryption-key
   let rgwClient: S3Client;
   let targets: ControlPlaneTargets;
 
-  const keysUnder = async (prefix: string) => {
-    const keys: string[] = [];
-    let token: string | undefined;
-    do {
-      const page = await rgwClient.send(new ListObjectsV2Command({ Bucket: 'backups', Prefix: prefix, ContinuationToken: token }));
-      keys.push(...(page.Contents ?? []).map((o) => o.Key!));
-      token = page.NextContinuationToken;
-    } while (token);
-    return keys;
-  };
+  const keysUnder = (prefix: string) => listKeys(rgwClient, 'backups', prefix);
   /** drops what a restore must bring back: the KFP tables, Katib's rows, MinIO's objects */
   const loseEverything = async () => {
     await db.sql('SET FOREIGN_KEY_CHECKS=0; DROP VIEW runs_per_experiment; DROP TABLE run_details, experiments, pipelines;', 'mlpipeline');
