@@ -30,13 +30,15 @@ export type StoreErrorKind =
   | 'timeout'
   /** archived (GLACIER, DEEP_ARCHIVE): unreadable until restored */
   | 'cold'
+  /** the store does not offer the storage class the upload asked for */
+  | 'storage-class'
   | 'aborted'
   | 'other';
 
 /** A failed object-store call, already phrased for the user. */
 const KIND_OF: Record<StoreErrorKind, ErrorKind> = {
   'not-found': 'input', 'no-bucket': 'input', denied: 'refused', 'bad-credentials': 'refused',
-  unreachable: 'unavailable', tls: 'unavailable', timeout: 'unavailable', cold: 'refused', aborted: 'failed', other: 'unavailable',
+  unreachable: 'unavailable', tls: 'unavailable', timeout: 'unavailable', cold: 'refused', 'storage-class': 'refused', aborted: 'failed', other: 'unavailable',
 };
 
 export class StoreError extends KfuError {
@@ -91,6 +93,16 @@ export function classifyStoreError(error: unknown, doing: string, where: string,
   const detail = name || code || (status ? `HTTP ${status}` : 'unknown error');
   return say('other', `the object store answered ${detail}`);
 }
+
+/**
+ * The answers of a store that does not offer the storage class a request asked for: AWS names it InvalidStorageClass;
+ * Ceph's radosgw 16 (Pacific) checks every request on a bucket that carries x-amz-storage-class against its zone's
+ * placement targets and refuses one they do not define with -EINVAL, answered 400 InvalidArgument (ceph/ceph
+ * src/rgw/rgw_op.cc rgw_build_bucket_policies, "invalid dest placement"; src/rgw/rgw_common.cc, EINVAL). A default
+ * radosgw defines only STANDARD, so STANDARD_IA, which the status accepts as a class a restore reads at once, fails
+ * every backup there (measured: shared reference note rgw.md).
+ */
+const STORAGE_CLASS_REFUSALS = new Set(['InvalidStorageClass', 'InvalidArgument']);
 
 export interface ObjectStoreOptions {
   client: S3Client;
@@ -163,7 +175,14 @@ export class ObjectStore {
     return `s3://${this.bucket}/${this.fullKey(key)}`;
   }
 
-  private fail(error: unknown, doing: string, key: string): StoreError {
+  private fail(error: unknown, doing: string, key: string, role?: UploadRole): StoreError {
+    const asked = role === undefined ? undefined : this.storageClass[role].StorageClass;
+    if (asked !== undefined && asked !== READ_AT_ONCE_CLASS && !(error instanceof StoreError)) {
+      const name = (error as { name?: unknown } | undefined)?.name;
+      if (typeof name === 'string' && STORAGE_CLASS_REFUSALS.has(name)) {
+        return new StoreError('storage-class', `Could not ${doing} ${this.url(key)}: the object store refused the storage class "${asked}" (${name}); choose a storage class this store offers, or none for the bucket's default.`, key);
+      }
+    }
     return classifyStoreError(error, doing, this.url(key), key);
   }
 
@@ -184,7 +203,7 @@ export class ObjectStore {
     const finished = running.then(
       () => undefined,
       (error: unknown) => {
-        throw cancel.signal.aborted ? new StoreError('aborted', `The upload of ${this.url(key)} was cancelled.`, key) : this.fail(error, 'upload', key);
+        throw cancel.signal.aborted ? new StoreError('aborted', `The upload of ${this.url(key)} was cancelled.`, key) : this.fail(error, 'upload', key, role);
       },
     );
     finished.catch(() => undefined); // observed by done(); avoid an unhandled rejection when only abort() is used
@@ -209,7 +228,7 @@ export class ObjectStore {
     try {
       await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key), Body: body, ContentType: contentType, ...this.storageClass['read-first'] }));
     } catch (error) {
-      throw this.fail(error, 'upload', key);
+      throw this.fail(error, 'upload', key, 'read-first');
     }
   }
 

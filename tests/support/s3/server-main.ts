@@ -5,6 +5,7 @@
 //        [--key-pair id:secret ...] (more key pairs s3rver accepts besides S3RVER/S3RVER) [--request-log file]
 //        [--copy-bytes] (server-side copies copy the bytes, as s3rver as published does)
 //        [--aws-multipart-etag] (a multipart upload's ETag as AWS S3 and MinIO make it, multipart-etag.ts)
+//        [--radosgw] (answers as Ceph's radosgw 16 where it differs: radosgw-answers.ts)
 import { appendFileSync, readFileSync, mkdirSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { AddressInfo } from 'node:net';
@@ -15,6 +16,7 @@ import { awsMultipartEtags, type S3rverMultipartStore } from './multipart-etag.t
 import { decodeStreamingBodies } from './streaming-bodies.ts';
 import { guardDirectoryCleanup } from './directory-cleanup.ts';
 import { rollUpDeepPrefixes } from './delimiter-listing.ts';
+import { answerAsRadosgw } from './radosgw-answers.ts';
 
 const { values } = parseArgs({
   options: {
@@ -27,6 +29,7 @@ const { values } = parseArgs({
     'request-log': { type: 'string' },
     'copy-bytes': { type: 'boolean', default: false },
     'aws-multipart-etag': { type: 'boolean', default: false },
+    radosgw: { type: 'boolean', default: false },
   },
 });
 if (!values.dir) {
@@ -62,6 +65,8 @@ guardDirectoryCleanup((server as unknown as { store: Parameters<typeof guardDire
 rollUpDeepPrefixes((server as unknown as { store: Parameters<typeof rollUpDeepPrefixes>[0] }).store);
 // aws-chunked bodies are decoded as S3 decodes them (streaming-bodies.ts); s3rver alone would store the chunk framing.
 decodeStreamingBodies(server);
+// Placed before the request log and after the decoding: it refuses what radosgw refuses before anything is decoded.
+if (values.radosgw) answerAsRadosgw(server);
 const requestLog = values['request-log'];
 if (requestLog) {
   // One JSON line per request, written before s3rver handles it: what a test needs to tell an upload (a PUT with a

@@ -48,6 +48,12 @@ export interface S3ServerOptions {
    * 'aws' the MD5 of the parts' binary MD5s and `-<parts>`, as AWS S3 and MinIO give it (multipart-etag.ts)
    */
   multipartEtag?: 'md5' | 'aws';
+  /**
+   * answer as Ceph's radosgw 16 where it differs from s3rver and AWS (radosgw-answers.ts): storage classes other than
+   * STANDARD refused, empty error messages, GetBucketLocation "default", an empty CompleteMultipartUpload ETag,
+   * aws-chunked bodies with trailing checksums refused 411
+   */
+  radosgw?: boolean;
 }
 
 /** One request as the test server's request log records it (tests/support/s3/server-main.ts). */
@@ -78,7 +84,9 @@ export async function startS3Server(options: S3ServerOptions = {}): Promise<S3Se
   if (options.tlsKeyFile && options.tlsCertFile) args.push('--tls-key', options.tlsKeyFile, '--tls-cert', options.tlsCertFile);
   if (options.requestLog) args.push('--request-log', options.requestLog);
   if (options.serverSideCopy === 'bytes') args.push('--copy-bytes');
-  if (options.multipartEtag === 'aws') args.push('--aws-multipart-etag');
+  // radosgw's multipart ETag is AWS's `<md5 of the parts' md5s>-<parts>` (ceph/ceph src/rgw/rgw_op.cc RGWCompleteMultipart)
+  if (options.multipartEtag === 'aws' || options.radosgw) args.push('--aws-multipart-etag');
+  if (options.radosgw) args.push('--radosgw');
   for (const pair of [...(options.keyPairs ?? []), ...(options.credentials ? [options.credentials] : [])]) args.push('--key-pair', `${pair.accessKeyId}:${pair.secretAccessKey}`);
   const child: ChildProcess = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   const stop = stopOnExit('s3rver', async () => {
