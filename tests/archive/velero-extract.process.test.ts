@@ -3,12 +3,13 @@
 // tests/support/velero/extract-like-velero.mjs; it names the Velero files it follows.
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
-import { chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import tar from 'tar-stream';
+import { build } from 'esbuild';
 import { backupKeys } from '../../src/store/layout.ts';
 import type { ObjectStore } from '../../src/store/objects.ts';
 import type { S3ServerHandle } from '../support/s3/server.ts';
@@ -19,7 +20,30 @@ import { backupStore, startWriter } from '../support/backup-store.ts';
 const VELERO_UID = 65532;
 /** Velero's user when we may switch to it (CI runs as root); otherwise our own, which is not root either. */
 const RUN_AS = process.getuid!() === 0 ? VELERO_UID : process.getuid!();
-const extractor = new URL('../support/velero/extract-like-velero.mjs', import.meta.url).pathname;
+const extractorSource = new URL('../support/velero/extract-like-velero.mjs', import.meta.url).pathname;
+
+/**
+ * What uid 65532 runs, where it can reach it: the clone may lie where other users cannot enter (a `mktemp -d` folder,
+ * /root), so this Node binary and the extractor, bundled with its one dependency, are staged in a folder of their own
+ * that everyone may read and run.
+ */
+interface Staged { node: string; extractor: string; dir: string }
+async function stageForVelero(): Promise<Staged> {
+  const dir = mkdtempSync(join(tmpdir(), 'velero-tools-'));
+  chmodSync(dir, 0o755);
+  const node = join(dir, 'node');
+  copyFileSync(process.execPath, node);
+  chmodSync(node, 0o755);
+  const extractor = join(dir, 'extract-like-velero.mjs');
+  // tar-stream's CommonJS dependencies require Node's built-ins: the ES module bundle gives them a require to do it with
+  await build({
+    entryPoints: [extractorSource], bundle: true, platform: 'node', format: 'esm', outfile: extractor, logLevel: 'silent',
+    banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
+  });
+  chmodSync(extractor, 0o644);
+  return { node, extractor, dir };
+}
+let staged: Staged;
 
 interface Extraction {
   ok: boolean;
@@ -37,7 +61,7 @@ async function extractAsVelero(tarball: Buffer): Promise<Extraction> {
     writeFileSync(file, tarball, { mode: 0o644 });
     if (RUN_AS === VELERO_UID) chownSync(parent, VELERO_UID, VELERO_UID);
     const as = RUN_AS === VELERO_UID ? { uid: VELERO_UID, gid: VELERO_UID } : {};
-    const child = spawn(process.execPath, [extractor, file, parent], { ...as, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(staged.node, [staged.extractor, file, parent], { ...as, stdio: ['ignore', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on('data', (c: Buffer) => out.push(c));
@@ -73,6 +97,7 @@ describe('archive: extracted by Velero rules as uid 65532', () => {
   let store: ObjectStore;
   let tarball: Buffer;
   before(async () => {
+    staged = await stageForVelero();
     ({ server, store } = await startStore('velero-extract'));
     const w = await startWriter(backupStore(store), { toolVersion: '0.1.0', scope: { action: 'backup-state', namespaces: ['alice'] }, encryptionKey: 'correct horse battery staple',
     });
@@ -87,7 +112,10 @@ describe('archive: extracted by Velero rules as uid 65532', () => {
     const { id } = await w.commit();
     tarball = await store.getBytes(backupKeys(id).tarball);
   });
-  after(async () => server.stop());
+  after(async () => {
+    await server?.stop();
+    if (staged) rmSync(staged.dir, { recursive: true, force: true });
+  });
 
   it('extracts and parses every item of our tarball but the sealed Secrets, names with ":" as they are', async () => {
     const result = await extractAsVelero(tarball);
