@@ -196,7 +196,8 @@ class RestoreRun {
   private readonly slots: LimitFunction;
   /** the first error that stops the restore; every loop checks it before starting more work */
   private failure: unknown;
-  private namespacesDone = 0;
+  /** namespaces that went through a phase's last step: a set, since a volume fill splits the steps into two phases */
+  private readonly namespacesDone = new Set<string>();
   private profileNamespacesMs = 0;
   /** set by execute(): the wait for late PodDefaults before each namespace's first workload */
   private podDefaults: PodDefaultWait | undefined;
@@ -277,7 +278,7 @@ class RestoreRun {
     const { fresh, existing, timedOut } = await this.profilesAndEarlySteps(early, newPvcs);
     await this.restoreVolumes(newPvcs);
     if (late.length > 0) await this.everyNamespace(late, fresh, existing, newPvcs);
-    await this.say(`restored ${this.report.done} objects in ${this.namespacesDone} namespace(s)`);
+    await this.say(`restored ${this.report.done} objects in ${this.namespacesDone.size} namespace(s)`);
     if (timedOut) throw new RestoreStoppedError(timedOut);
     return this;
   }
@@ -364,7 +365,7 @@ class RestoreRun {
    */
   private async pipeline(steps: readonly SpooledStep[], namespaces: Channel<string>, newPvcs: Array<{ namespace: string; name: string }>): Promise<void> {
     if (steps.length === 0) {
-      for await (const _ of namespaces) this.namespacesDone++;
+      for await (const namespace of namespaces) this.namespacesDone.add(namespace);
       return;
     }
     const batchSize = this.limit * 2;
@@ -429,9 +430,9 @@ class RestoreRun {
           if (result.value === 'create' && isPvcStep(step)) newPvcs.push({ namespace: work[i]!.namespace, name: work[i]!.item.object.metadata.name ?? '' });
         }
       }
-      this.namespacesDone += active.length;
-      restoreActivity.namespacesDone += active.length;
-      this.status(`restored ${this.report.done} objects; ${this.namespacesDone} namespace(s) done`);
+      for (const namespace of active) this.namespacesDone.add(namespace);
+      restoreActivity.namespacesDone = this.namespacesDone.size;
+      this.status(`restored ${this.report.done} objects; ${this.namespacesDone.size} namespace(s) done`);
     } finally {
       restoreActivity.namespacesInPipeline -= active.length;
     }
@@ -451,7 +452,7 @@ class RestoreRun {
       if (isPvcStep(step)) newPvcs.push(...created);
       await this.say(`${this.dry ? 'planned' : 'restored'} ${this.report.done} objects; ${step.key} done in ${namespaces.size} namespace(s)`);
     }
-    this.namespacesDone += namespaces.size;
+    for (const namespace of namespaces) this.namespacesDone.add(namespace);
   }
 
   /** the archived Profiles as the restore writes them, each copied when its turn comes: thousands copied at once were a peak */

@@ -119,6 +119,34 @@ describe('restore engine against the embedded cluster and s3rver', function () {
     expect(progress.some((m) => m.includes('verified'))).to.equal(true);
   });
 
+  it('with volume data to fill, counts each namespace once though the fill splits its steps in two', async () => {
+    // a backup whose every PVC holds data (the volume step stands in for the movers), restored into a fresh cluster
+    const withVolumes = await runBackup(kubeA, backupStore(store), {
+      kind: 'backup-state', includeVolumes: true, includeControlPlane: false, toolVersion: 'test',
+      profileNamespaceSelector: 'app.kubernetes.io/part-of=kubeflow-profile', protectedCrdGroups: ['kubeflow.org'],
+      encryptionKey: 'restore-test-passphrase',
+      volumes: async (id, pvcs) => pvcs.map((p) => ({ namespace: p.namespace, pvc: p.name, key: backupKeys(id).volume(p.namespace, p.name), files: 1, bytes: 1 })),
+    });
+    const c = await startCluster({ seed: SEED });
+    const kubeC = await KubeClient.load({ kubeconfig: c.kubeconfigPath, concurrency: 8 });
+    try {
+      const progress: string[] = [];
+      let filled = 0;
+      await restore(kubeC, {
+        backupId: withVolumes.backupId, trust: { encryptionKey: 'restore-test-passphrase' }, progress: (m) => { progress.push(m); },
+        volumes: async (_id, pvcs) => { filled += pvcs.length; return { restored: pvcs.length }; },
+      });
+      expect(filled, 'the PVCs were filled between the two phases').to.be.greaterThan(0);
+      const namespaces = new Set((await collectUserState(kubeC)).filter((o) => o.kind === 'Profile').map((o) => o.metadata.name));
+      expect(namespaces.size).to.equal(PROFILES);
+      expect(progress.filter((m) => /^restored \d+ objects in \d+ namespace\(s\)$/.test(m)).at(-1)).to.match(new RegExp(`in ${PROFILES} namespace\\(s\\)$`));
+      expect(restoreActivity.namespacesDone).to.equal(PROFILES);
+    } finally {
+      kubeC.close();
+      await c.stop();
+    }
+  });
+
   it('a rerun of the same restore finds everything unchanged and writes nothing', async () => {
     const before = kubeB.requestCounts().writes;
     const outcome = await restore(kubeB, { trust: { encryptionKey: 'restore-test-passphrase' } });
