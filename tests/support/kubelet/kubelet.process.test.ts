@@ -3,7 +3,7 @@
 // modules of tests/support/kubelet (job-controller.ts, scheduler.ts, image-pull.ts, kubelet.ts) name the file each
 // behaviour follows.
 import { expect } from 'chai';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeObject } from '../../../src/kube/types.ts';
@@ -11,7 +11,7 @@ import type { InProcessApi } from '../cluster/contract.ts';
 import { startCluster, type RunningCluster } from '../cluster/index.ts';
 import { canBindMount, rewritePaths } from './container.ts';
 import { simulatedKubelet, storageClass, type SimulatedKubelet } from './index.ts';
-import { JOBS, PODS, PVCS, SECRETS, STORAGE_CLASSES } from './refs.ts';
+import { EVENTS, JOBS, PODS, PVCS, SECRETS, STORAGE_CLASSES } from './refs.ts';
 
 function job(name: string, script: string, extra: { image?: string; backoffLimit?: number; deadline?: number; spec?: Record<string, unknown>; container?: Record<string, unknown> } = {}): KubeObject {
   return {
@@ -113,6 +113,43 @@ describe('simulated kubelet', function () {
     expect(terminated(podsOf(cluster.api, 'sneaky')[0]).message).to.equal('hello\n');
     expect(kubelet.logs('team', podsOf(cluster.api, 'sneaky')[0]!.metadata.name!)).to.match(canBindMount() ? /Read-only file system/ : /^$/);
     expect(readdirSync(kubelet.volumePath('team', 'data'))).to.deep.equal(['a.txt']);
+  });
+
+  it('provisions a claim from its data source as external-provisioner does: a clone starts as a copy; a snapshot or a missing claim leaves it Pending', async function () {
+    const claim = (name: string, extra: Record<string, unknown> = {}, storageClassName = 'fast'): KubeObject => ({
+      apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name, namespace: 'team' },
+      spec: { accessModes: ['ReadWriteOnce'], storageClassName, resources: { requests: { storage: '1Gi' } }, ...extra },
+    });
+    const phase = (name: string) => (cluster.api.get(PVCS, name, 'team')?.status as { phase?: string } | undefined)?.phase ?? 'Pending';
+    const warnings = (name: string) => cluster.api.list(EVENTS, { namespace: 'team' })
+      .filter((e) => (e as { involvedObject?: { name?: string } }).involvedObject?.name === name).map((e) => `${(e as { reason?: string }).reason}: ${(e as { message?: string }).message}`);
+    const settled = async (name: string, done: () => boolean) => {
+      for (let i = 0; i < 200 && !done(); i++) await new Promise((r) => setTimeout(r, 25));
+      if (!done()) throw new Error(`claim ${name} did not settle`);
+    };
+    cluster.api.create(PVCS, claim('origin'));
+    await settled('origin', () => phase('origin') === 'Bound');
+    writeFileSync(join(kubelet.volumePath('team', 'origin'), 'weights.bin'), 'trained');
+    cluster.api.create(PVCS, claim('copy', { dataSource: { kind: 'PersistentVolumeClaim', name: 'origin' } }));
+    await settled('copy', () => phase('copy') === 'Bound');
+    expect(readFileSync(join(kubelet.volumePath('team', 'copy'), 'weights.bin'), 'utf8')).to.equal('trained');
+
+    cluster.api.create(PVCS, claim('from-snapshot', { dataSourceRef: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: 'nightly' }, dataSource: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: 'nightly' } }));
+    cluster.api.create(PVCS, claim('from-nothing', { dataSource: { kind: 'PersistentVolumeClaim', name: 'gone' } }));
+    await settled('from-snapshot', () => warnings('from-snapshot').length > 0);
+    await settled('from-nothing', () => warnings('from-nothing').length > 0);
+    expect([phase('from-snapshot'), phase('from-nothing')]).to.deep.equal(['Pending', 'Pending']);
+    expect(warnings('from-snapshot')).to.deep.equal(['ProvisioningFailed: failed to provision volume with StorageClass "fast": error getting handle for DataSource Type VolumeSnapshot by Name nightly: error getting snapshot nightly from api server: volumesnapshots.snapshot.storage.k8s.io "nightly" not found']);
+    expect(warnings('from-nothing')).to.deep.equal(['ProvisioningFailed: failed to provision volume with StorageClass "fast": error getting handle for DataSource Type PersistentVolumeClaim by Name gone: error getting PVC gone (namespace "team") from api server: persistentvolumeclaims "gone" not found']);
+
+    // a Pod that needs such a claim (WaitForFirstConsumer) is never scheduled, so never runs
+    cluster.api.create(PVCS, claim('late-snapshot', { dataSource: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: 'nightly' } }, 'wffc'));
+    cluster.api.create(JOBS, job('needs-snapshot', 'true', { spec: { volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'late-snapshot' } }] }, container: { volumeMounts: [{ name: 'd', mountPath: '/data' }] } }));
+    await settled('late-snapshot', () => podsOf(cluster.api, 'needs-snapshot').some((p) => JSON.stringify(p.status ?? {}).includes('provisioning failed')));
+    const pod = podsOf(cluster.api, 'needs-snapshot')[0]!;
+    expect((pod.status as { phase: string; conditions: { type: string; message: string }[] }).conditions.find((c) => c.type === 'PodScheduled')?.message)
+      .to.equal('running PreBind plugin "VolumeBinding": binding volumes: provisioning failed for PVC "late-snapshot"');
+    expect(phase('late-snapshot')).to.equal('Pending');
   });
 
   it('fails a Job after backoffLimit + 1 failed Pods, with the log tail as the termination message', async function () {

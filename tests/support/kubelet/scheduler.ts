@@ -50,7 +50,12 @@ export function scheduler(api: InProcessApi, nodes: string[], dataDir: string): 
       for (const volume of spec.volumes ?? []) {
         const claim = volume.persistentVolumeClaim?.claimName;
         const pvc = claim ? api.get(PVCS, claim, namespace) : undefined;
-        if (pvc && !isBound(pvc)) bindClaim(api, dataDir, pvc, node);
+        if (pvc && !isBound(pvc) && !isBound(bindClaim(api, dataDir, pvc, node))) {
+          // the volume could not be provisioned (storage.ts says why on the claim): the Pod waits, unscheduled
+          // (kubernetes pkg/scheduler/framework/plugins/volumebinding/binder.go, checkBindings)
+          setPodStatus(api, pod, { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'SchedulerError', message: `running PreBind plugin "VolumeBinding": binding volumes: provisioning failed for PVC "${claim}"` }] });
+          return undefined;
+        }
       }
       return node;
     },

@@ -1,10 +1,17 @@
 // PVC binding as a hostPath provisioner would do it: a PVC is a folder under the kubelet's data dir. Immediate claims
 // bind when they appear; WaitForFirstConsumer claims stay Pending until a Pod that mounts them is scheduled.
-import { mkdirSync } from 'node:fs';
+// A claim with a data source (spec.dataSourceRef, else spec.dataSource) is provisioned as kubernetes-csi's
+// external-provisioner does it (pkg/controller/controller.go, getPVCSource, getSnapshotSource, getCloneSource): a claim
+// source must exist in the claim's namespace and be bound, and the new volume starts as a copy of it; any other source
+// (a VolumeSnapshot, whose data this provisioner does not keep, or a populator's kind) is not provisioned, and the claim
+// stays Pending with a ProvisioningFailed warning, however long it waits. Retries are not simulated: a claim is tried
+// when it appears and when a Pod that mounts it is scheduled.
+import { cpSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { KubeObject } from '../../../src/kube/types.ts';
 import type { InProcessApi } from '../cluster/contract.ts';
 import { PVCS, PVS, STORAGE_CLASSES } from './refs.ts';
+import { warningRecorder } from './events.ts';
 
 export const SIMULATED_PROVISIONER = 'kubelet.simulated/hostpath';
 const DEFAULT_CLASS_ANNOTATION = 'storageclass.kubernetes.io/is-default-class';
@@ -51,13 +58,48 @@ export function isBound(pvc: KubeObject): boolean {
   return (pvc.status as { phase?: string } | undefined)?.phase === 'Bound';
 }
 
-/** Creates the folder and PV, then marks the claim Bound. Safe to call twice. */
+interface DataSource { apiGroup?: string; kind?: string; name?: string }
+
+/**
+ * Why the provisioner cannot make the claim's volume from its data source (external-provisioner's sentences), or the
+ * claim whose folder the new volume starts from; nothing when the claim has no source.
+ */
+function dataSourceOf(api: InProcessApi, pvc: KubeObject): { problem: string } | { clone: KubeObject } | undefined {
+  const spec = (pvc.spec ?? {}) as { dataSource?: DataSource; dataSourceRef?: DataSource };
+  const source = spec.dataSourceRef ?? spec.dataSource;
+  if (!source) return undefined;
+  const namespace = pvc.metadata.namespace ?? '';
+  const name = source.name ?? '';
+  if (!source.apiGroup && source.kind === 'PersistentVolumeClaim') {
+    const claim = api.get(PVCS, name, namespace);
+    if (!claim) {
+      return { problem: `error getting handle for DataSource Type PersistentVolumeClaim by Name ${name}: error getting PVC ${name} (namespace "${namespace}") from api server: persistentvolumeclaims "${name}" not found` };
+    }
+    if (!isBound(claim)) return { problem: `error getting handle for DataSource Type PersistentVolumeClaim by Name ${name}: the PVC ${name} is not yet bound to a PV` };
+    return { clone: claim };
+  }
+  if (source.apiGroup === 'snapshot.storage.k8s.io' && source.kind === 'VolumeSnapshot') {
+    return { problem: `error getting handle for DataSource Type VolumeSnapshot by Name ${name}: error getting snapshot ${name} from api server: volumesnapshots.snapshot.storage.k8s.io "${name}" not found` };
+  }
+  return { problem: `the data source ${source.apiGroup ? `${source.apiGroup}/` : ''}${source.kind} ${name} has no populator here: the claim waits for one` };
+}
+
+/**
+ * Creates the folder (a copy of the source claim's, for a clone) and PV, then marks the claim Bound. Safe to call
+ * twice. A claim whose data source cannot be provisioned is returned unbound, with a ProvisioningFailed warning.
+ */
 export function bindClaim(api: InProcessApi, dataDir: string, pvc: KubeObject, node: string | undefined): KubeObject {
   if (isBound(pvc)) return pvc;
   const namespace = pvc.metadata.namespace ?? '';
   const name = pvc.metadata.name ?? '';
+  const source = dataSourceOf(api, pvc);
+  if (source && 'problem' in source) {
+    warningRecorder(api)(pvc, 'ProvisioningFailed', `failed to provision volume with StorageClass "${(pvc.spec as { storageClassName?: string } | undefined)?.storageClassName ?? ''}": ${source.problem}`, SIMULATED_PROVISIONER);
+    return pvc;
+  }
   const folder = pvcFolder(dataDir, namespace, name);
   mkdirSync(folder, { recursive: true });
+  if (source) cpSync(pvcFolder(dataDir, namespace, source.clone.metadata.name ?? ''), folder, { recursive: true });
   const spec = (pvc.spec ?? {}) as { accessModes?: string[]; resources?: { requests?: { storage?: string } }; storageClassName?: string };
   const volumeName = `pvc-${pvc.metadata.uid ?? name}`;
   const capacity = { storage: spec.resources?.requests?.storage ?? '1Gi' };
