@@ -236,8 +236,8 @@ export const restoreChanges: readonly RestoreChange[] = [
   },
   {
     group: '', kind: 'PersistentVolumeClaim',
-    changes: 'spec.volumeName and the binding annotations (bind-completed, bound-by-controller, selected-node, storage-provisioner) are dropped: the target binds the claim to a volume of its own',
-    source: 'vmware-tanzu/velero pkg/restore/actions/pvc_action.go; kubernetes pkg/controller/volume/persistentvolume/pv_controller.go',
+    changes: 'spec.volumeName and the binding annotations (bind-completed, bound-by-controller, selected-node, storage-provisioner) are dropped: the target binds the claim to a volume of its own. A claim the movers fill from the backup also goes in without spec.dataSource and spec.dataSourceRef (src/restore/volume-fill.ts), and the restore warns which',
+    source: 'vmware-tanzu/velero pkg/restore/actions/pvc_action.go, pkg/restore/actions/csi/pvc_action.go; kubernetes pkg/controller/volume/persistentvolume/pv_controller.go; kubernetes-csi external-provisioner pkg/controller/controller.go',
     apply: restorePvc,
     keepOnUpdate: keepPvcBinding,
   },

@@ -36,6 +36,8 @@ export function isPvcStep(step: SpooledStep): boolean {
 export class VolumeFill {
   /** `namespace/name` of every PVC whose data the backup holds (unbound claims held none) */
   private readonly archivedData: ReadonlySet<string>;
+  /** PVCs this run created without the data source they named, since their data comes from the backup */
+  private readonly sourcesDropped: string[] = [];
 
   constructor(
     private readonly kube: Pick<RestoreKube, 'findByResource' | 'listAll'>,
@@ -56,7 +58,23 @@ export class VolumeFill {
   withMarkIfFilled(resource: ApiResource, object: KubeObject): KubeObject {
     if (resource.resource !== 'persistentvolumeclaims' || resource.group !== '' || !this.fills()) return object;
     if (!this.holdsData(object.metadata.namespace ?? '', object.metadata.name ?? '')) return object;
-    return withFillMark(object, this.preflight.backupId);
+    return withFillMark(this.withoutDataSource(object), this.preflight.backupId);
+  }
+
+  /**
+   * A claim made from a snapshot or another claim (spec.dataSource, spec.dataSourceRef) that the movers fill goes in
+   * without its source, as Velero writes a claim whose data a pod volume backup holds (vmware-tanzu/velero
+   * pkg/restore/actions/pvc_action.go, Execute; pkg/restore/actions/csi/pvc_action.go, executeWithoutPVRestore): in a
+   * fresh cluster the snapshot it names does not exist, so the provisioner would never make its volume (kubernetes-csi
+   * external-provisioner pkg/controller/controller.go, getSnapshotSource) and the mover could never mount it; where
+   * it still exists, it holds other data than the backup.
+   */
+  private withoutDataSource(object: KubeObject): KubeObject {
+    const spec = object.spec as { dataSource?: unknown; dataSourceRef?: unknown } | undefined;
+    if (!spec || (spec.dataSource === undefined && spec.dataSourceRef === undefined)) return object;
+    const { dataSource: _source, dataSourceRef: _ref, ...rest } = spec;
+    this.sourcesDropped.push(`${object.metadata.namespace}/${object.metadata.name}`);
+    return { ...object, spec: rest };
   }
 
   /** Fills the marked PVCs; `created` are the PVCs this run made, for the notes of a dry run and of a run without a mover. */
@@ -87,6 +105,9 @@ export class VolumeFill {
     if (fill.length === 0) return done('no PVC to fill: PVCs that already existed keep their data');
     const resumed = fill.length - createdWithData.filter((p) => fill.some((f) => f.namespace === p.namespace && f.name === p.name)).length;
     await this.say(`filling ${fill.length} PVC(s) with their archived data${resumed > 0 ? ` (${resumed} left unfilled by an earlier run)` : ''}`);
+    if (this.sourcesDropped.length > 0) {
+      warnings.push(`${this.sourcesDropped.length} PVC(s) made from a snapshot or another claim were created without that data source and filled from the backup instead: ${this.sourcesDropped.join(', ')}`);
+    }
     const result = await request.volumes(preflight.backupId, fill, (m) => this.say(m), preflight.manifest?.volumes ?? []);
     return done(undefined, result.restored);
   }

@@ -5,7 +5,7 @@
 // the mover; a backup made by the plain-file mover stays restorable.
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
-import { statSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { ensureCharmBuilt } from '../support/juju/charm-build.ts';
@@ -110,6 +110,38 @@ describe('volume data in restic repositories (real ./dispatch, volume-mover-engi
     // one 300 kB file changed: restic added about that much (compressed random data does not shrink)
     expect(b.bytesUploaded).to.be.greaterThan(250_000).and.lessThan(400_000);
     expect(await restoreInto(second)).to.deep.equal(expected);
+  });
+
+  it('restores a claim made from a snapshot into a fresh cluster: it goes in without its data source, binds and is filled', async () => {
+    // In the source cluster a CSI driver made the claim from a VolumeSnapshot. The simulated provisioner keeps no
+    // snapshots (tests/support/kubelet/storage.ts), so the test stands in for that driver: the claim is bound to a
+    // volume holding the snapshot's files.
+    const claim = source.cluster.api.get(PVCS, pvc, namespace)!;
+    source.cluster.api.create(PVCS, {
+      apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'from-snapshot', namespace },
+      spec: { ...(claim.spec as object), volumeName: undefined, dataSource: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: 'nightly' }, dataSourceRef: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: 'nightly' } },
+    });
+    const made = source.cluster.api.get(PVCS, 'from-snapshot', namespace)!;
+    const folder = source.kubelet.volumePath(namespace, 'from-snapshot');
+    mkdirSync(folder, { recursive: true });
+    writeFileSync(join(folder, 'checkpoint.pt'), randomBytes(50_000));
+    source.cluster.api.updateStatus(PVCS, { ...made, status: { phase: 'Bound', capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'] } });
+    const expected = hashTree(folder);
+    const id = await backup();
+
+    const target = await startKubeletCluster({ profiles: 0, seed: 31 });
+    try {
+      const restored = await action('restore-state', { 'backup-id': id }, target);
+      expect(restored.state.actionFailure, restored.stderr.slice(-2000)).to.equal(undefined);
+      const written = target.cluster.api.get(PVCS, 'from-snapshot', namespace)!;
+      expect((written.status as { phase?: string }).phase).to.equal('Bound');
+      expect(hashTree(target.kubelet.volumePath(namespace, 'from-snapshot'))).to.deep.equal(expected);
+      expect(written.spec).to.not.have.any.keys('dataSource', 'dataSourceRef');
+      expect(JSON.stringify(restored.state.actionResults)).to.include(`made from a snapshot or another claim were created without that data source and filled from the backup instead: ${namespace}/from-snapshot`);
+    } finally {
+      await target.stop();
+      source.cluster.api.delete(PVCS, 'from-snapshot', namespace);
+    }
   });
 
   it('restores a backup made by the plain-file mover with the restic engine configured', async () => {
