@@ -31,6 +31,8 @@ export const SERVICES: MoverResource = { group: '', version: 'v1', resource: 'se
 export const ENDPOINTS: MoverResource = { group: '', version: 'v1', resource: 'endpoints', kind: 'Endpoints' };
 
 export const GATEWAY_PORT = 8443;
+/** The gateway's rclone speaks HTTP/1.1 only (see buildGatewayObjects). */
+export const GATEWAY_HTTP1_ONLY = { name: 'GODEBUG', value: 'http2server=0' } as const;
 const GATEWAY_CONTAINER = 'gateway';
 const GATEWAY_DIR = '/etc/kubeflow-upgrader/gateway';
 const LABEL_GATEWAY = 'kubeflow-upgrader/gateway';
@@ -120,6 +122,11 @@ export function buildGatewayObjects(request: GatewayRequest, users: readonly Gat
         ...Object.keys(remote.secret).map((key) => ({ name: key, valueFrom: { secretKeyRef: { name, key } } })),
         ...Object.entries({ ...remote.plain, HOME: '/tmp' }).map(([key, value]) => ({ name: key, value })),
         { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+        // HTTP/1.1 only: Go's net/http serves HTTP/2 over TLS unless GODEBUG says http2server=0 (golang/go
+        // src/net/http/server.go onceSetNextProtoDefaults). A restore moves every pack through here, and one HTTP/1.1
+        // connection per request in flight costs both ends less CPU per byte than HTTP/2's frames over one connection
+        // (docs/performance.md, the repository gateway section).
+        GATEWAY_HTTP1_ONLY,
       ],
       ports: [{ name: 'restic', containerPort: GATEWAY_PORT, protocol: 'TCP' }],
       // Ready once it accepts connections: the Service sends movers only to a ready Pod (kubernetes pkg/kubelet/prober)
