@@ -6,7 +6,8 @@
 // A variant is `gateway` (as the charm runs it), `mover` (bucket credentials in the mover) or `direct` (restic run
 // directly on the mover's repository, 2 PVCs at a time, as the volumes bench's direct side). `gateway` may carry
 // changes to try, each `+gw:NAME=VALUE` (an environment variable of the gateway's container), `+mover:NAME=VALUE` (of
-// each mover's), or `+noprobe` (the gateway without its readiness probe), made to the Jobs as they are created:
+// each mover's), `+noprobe` (the gateway without its readiness probe), made to the Jobs as they are created, or
+// `+userspace` (the target cluster's kube-proxy relays in this process instead of forwarding in the kernel):
 // `gateway+gw:GODEBUG=http2server=0`.
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -104,7 +105,9 @@ try {
         results.get(variant)!.push({ wall: (performance.now() - t0) / 1000, ready: 0, firstMover: 0, moversDone: 0, gatewayCpu: 0, selfCpu: 0, connections: 0, allCpu: treeCpu() + cpuOf(s3.pid) - all0 });
         continue;
       }
+      if (changes.includes('userspace')) process.env.KFU_KUBE_PROXY_MODE = 'userspace';
       const target = await startVolumeCluster({ bindingMode: 'Immediate' });
+      delete process.env.KFU_KUBE_PROXY_MODE;
       for (const ref of refs) target.cluster.api.create(PVC_REF, pvc('alice', ref.name));
       const marks = { ready: 0, firstMover: 0, moversDone: 0 };
       const t0 = performance.now();
@@ -124,7 +127,7 @@ try {
         if (viaGateway) connections = Math.max(connections, dnatPackets());
       }, 250);
       const self0 = process.cpuUsage();
-      const kube = changes.length === 0 ? target.kube : {
+      const kube = changes.every((c) => c === 'userspace') ? target.kube : {
         ...target.kube,
         create(resource: Parameters<typeof target.kube.create>[0], object: Parameters<typeof target.kube.create>[1]) {
           if (object.kind === 'Job') {
