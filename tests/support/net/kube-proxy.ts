@@ -264,13 +264,30 @@ export function startKubeProxy(api: InProcessApi, network: ClusterNetwork, optio
     }
   }
 
+  // The kernel's rules are written whole, so a write costs in proportion to the cluster's Services; writes are paced
+  // so that at most a tenth of the time goes to them, changes meanwhile gathered into the next one (kube-proxy paces
+  // its syncs too: --iptables-min-sync-period, pkg/util/async/bounded_frequency_runner.go). A write that would change
+  // nothing is skipped.
+  let written = '';
+  let nextWrite = 0;
   const flush = () => {
+    const wait = kernel ? nextWrite - performance.now() : 0;
+    if (wait > 0 && !stopped) {
+      setTimeout(flush, wait); // still scheduled: synced() waits for it
+      return;
+    }
     scheduled = false;
     const keys = [...dirty];
     dirty.clear();
     work = work.then(async () => {
       for (const k of keys) await sync(k);
-      if (kernel && !stopped) await iptablesRestore(chainsText(kernel));
+      if (!kernel || stopped) return;
+      const text = chainsText(kernel);
+      if (text === written) return;
+      const started = performance.now();
+      await iptablesRestore(text);
+      written = text;
+      nextWrite = performance.now() + 9 * (performance.now() - started);
     }).catch((error: unknown) => console.error(`kube-proxy: ${(error as Error).message}`));
   };
   const enqueue = (k: string) => {
