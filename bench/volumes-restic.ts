@@ -211,7 +211,7 @@ export async function resticSideBySide(opts: BenchOptions): Promise<BenchRow[]> 
     };
 
     const rows: BenchRow[] = [];
-    const note = `${(total / MIB).toFixed(0)} MiB of incompressible data in ${files * PVCS} files on ${PVCS} PVCs; the movers 2 at a time (the default), direct restic 2 at a time`;
+    const note = `${(total / MIB).toFixed(0)} MiB of incompressible data in ${files * PVCS} files on ${PVCS} PVCs; the movers 2 at a time (the default), direct restic 2 at a time; the embedded kube-proxy: ${vc.kubelet.proxyMode() ?? 'none'}`;
     let phase: 'backup' | 'restore' = 'backup';
     const peaks = { backup: 0, restore: 0 };
     const unlisten = onContainerFinished((usage) => { peaks[phase] = Math.max(peaks[phase], usage.peakRssBytes); });

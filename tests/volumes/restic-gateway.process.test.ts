@@ -9,6 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { X509Certificate, createHash, randomBytes, randomInt } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { connect } from 'node:net';
+import { connect as connectTls } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -88,6 +89,17 @@ describe('volumes: the restic repository gateway with real rclone and restic', f
     for (const host of gatewayHostnames('gw', 'kubeflow')) expect(x.checkHost(host)).to.equal(host);
     expect(x.checkHost('gw.other.svc')).to.equal(undefined);
     expect(gatewayName('kf-20261207-120000-abcdef', 'backup')).to.match(/^kfu-gateway-[0-9a-f]{12}$/);
+  });
+
+  it('serves HTTP/1.1 only: a client offering HTTP/2 and HTTP/1.1 gets HTTP/1.1, one connection per request in flight', async () => {
+    const protocol = await new Promise<string | false | null>((resolve, reject) => {
+      const socket = connectTls({ host: podIp, port: GATEWAY_PORT, ca: cert, ALPNProtocols: ['h2', 'http/1.1'] }, () => {
+        resolve(socket.alpnProtocol ?? null);
+        socket.destroy();
+      });
+      socket.on('error', reject);
+    });
+    expect(protocol).to.equal('http/1.1');
   });
 
   it('a namespace reaches its own repository: init, backup, restore byte-identical, stored where the movers always stored it', async () => {

@@ -20,6 +20,8 @@ import { htpasswdOf, makeGatewayCertificate, makeGatewayUsers, type GatewayUser 
 export { SERVICES, ENDPOINTS, gatewayName, gatewayHostnames, type GatewayRequest, type GatewayObjects } from '../gateway-pod.ts';
 
 export const GATEWAY_PORT = 8443;
+/** The gateway's rclone speaks HTTP/1.1 only (see resticServing). */
+export const GATEWAY_HTTP1_ONLY = { name: 'GODEBUG', value: 'http2server=0' } as const;
 
 /** A gateway serving: what each namespace's movers are given, and how it is taken down. */
 export interface RunningGateway {
@@ -46,6 +48,11 @@ function resticServing(request: GatewayRequest, users: readonly GatewayUser[], c
   return {
     kind: 'restic', port: GATEWAY_PORT, portName: 'restic', script: gatewayScript(remoteRoot, true),
     files: { htpasswd: htpasswdOf(users), 'tls.crt': cert.certificate, 'tls.key': cert.privateKey },
+    // HTTP/1.1 only: Go's net/http serves HTTP/2 over TLS unless GODEBUG says http2server=0 (golang/go
+    // src/net/http/server.go onceSetNextProtoDefaults). A restore moves every pack through here, and one HTTP/1.1
+    // connection per request in flight costs both ends less CPU per byte than HTTP/2's frames over one connection
+    // (docs/performance.md, the repository gateway section).
+    env: { [GATEWAY_HTTP1_ONLY.name]: GATEWAY_HTTP1_ONLY.value },
   };
 }
 

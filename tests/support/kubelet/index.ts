@@ -24,7 +24,7 @@ import { JOBS, PODS, PVCS, sameRef } from './refs.ts';
 import { scheduler } from './scheduler.ts';
 import { bindClaim, bindingMode, isBound, pvcFolder } from './storage.ts';
 import { startEndpointsControllers } from '../net/endpoints-controller.ts';
-import { startKubeProxy, type KubeProxy } from '../net/kube-proxy.ts';
+import { startKubeProxy, type KubeProxy, type ProxyMode } from '../net/kube-proxy.ts';
 
 export { storageClass, SIMULATED_PROVISIONER } from './storage.ts';
 export { normalizedImage } from './image-pull.ts';
@@ -61,6 +61,8 @@ export interface SimulatedKubelet extends Controller {
   logs(namespace: string, podName: string): string | undefined;
   /** resolves once no container is running or starting */
   idle(): Promise<void>;
+  /** how the started cluster's kube-proxy forwards Service traffic (net/kube-proxy.ts); undefined before start or without a network */
+  proxyMode(): ProxyMode | undefined;
 }
 
 export function simulatedKubelet(options: SimulatedKubeletOptions): SimulatedKubelet {
@@ -70,6 +72,7 @@ export function simulatedKubelet(options: SimulatedKubeletOptions): SimulatedKub
   const node = nodeState();
   mkdirSync(options.dataDir, { recursive: true });
 
+  let proxyMode: ProxyMode | undefined;
   const killPod = (namespace: string, podName: string) => node.kills.get(key(namespace, podName))?.();
 
   function start(api: InProcessApi): () => void {
@@ -85,6 +88,7 @@ export function simulatedKubelet(options: SimulatedKubeletOptions): SimulatedKub
     const network = api.network;
     const stopEndpoints = network ? startEndpointsControllers(api) : undefined;
     const proxy: KubeProxy | undefined = network ? startKubeProxy(api, network) : undefined;
+    proxyMode = proxy?.mode;
     const workers = podWorkers(api, loop, node, { dataDir: options.dataDir, configRetryMs, readOnlyViews: options.readOnlyViews, egress: options.egress, network },
       (pod, succeeded) => jobs.podFinished(pod, succeeded));
 
@@ -145,5 +149,6 @@ export function simulatedKubelet(options: SimulatedKubeletOptions): SimulatedKub
     volumePath: (namespace, pvcName) => pvcFolder(options.dataDir, namespace, pvcName),
     logs: (namespace, podName) => node.logs.get(key(namespace, podName)),
     idle: () => loop.idle(),
+    proxyMode: () => proxyMode,
   };
 }

@@ -1,17 +1,29 @@
 // kube-proxy for the embedded cluster's loopback network: each TCP port of each Service with a cluster IP in that
-// network is served on <clusterIP>:<port>, and every connection is relayed to one ready endpoint of the port, read from
-// the Service's EndpointSlices as kube-proxy's EndpointSlice informer reads them, the endpoints taken in turn.
-// Upstream (kubernetes/kubernetes):
-// - pkg/proxy/iptables/proxier.go (syncProxyRules: a Service port with ready endpoints gets its KUBE-SVC chain, one of
-//   the endpoints per new connection; a port with none gets `-j REJECT` with the comment "has no endpoints", which the
-//   client sees as ECONNREFUSED: here nothing listens on the address then; established connections stay up when the
-//   rules change, as conntrack keeps them);
-// - pkg/proxy/endpointslicecache.go and pkg/proxy/topology.go (CategorizeEndpoints: the ready endpoints serve cluster
-//   traffic; the serving-terminating fallback is not modelled, no endpoint here is ever terminating);
-// - the removed userspace proxier's pkg/proxy/userspace/roundrobin.go for the turn order (iptables picks at random).
-// Not modelled: UDP and SCTP ports, sessionAffinity, nodePorts, externalIPs, load balancers. One difference an upstream
-// client could see: a connection to a ready endpoint whose port is closed is accepted here and then reset, where
-// through iptables the endpoint's own RST refuses it.
+// network sends every new connection to one ready endpoint of the port, read from the Service's EndpointSlices as
+// kube-proxy's EndpointSlice informer reads them. Two ways, chosen once per cluster (KubeProxy.mode says which runs):
+// - 'iptables', as root where the kernel's netfilter and the iptables command are there: the kernel forwards, as
+//   kube-proxy's iptables proxier has it (kubernetes/kubernetes pkg/proxy/iptables/proxier.go, syncProxyRules). Every
+//   locally generated connection to the Service range jumps from nat OUTPUT to this cluster's own chain, where
+//   `-d <clusterIP>/32 -p tcp --dport <port>` picks one endpoint (`-m statistic --mode random --probability 1/n`, as
+//   the KUBE-SVC chains do) and DNATs to it; a port with no ready endpoint gets `-j REJECT` (comment "has no
+//   endpoints") in this cluster's chain of the filter table, jumped to from filter OUTPUT for new connections, which
+//   the client sees as ECONNREFUSED. Each sync writes the cluster's two chains whole with one `iptables-restore
+//   --noflush`, as syncProxyRules does, so a change is atomic; established connections stay up when the rules change,
+//   as conntrack keeps them. The chains are named per cluster and per process (KFU-SVC-<octet>-<pid>,
+//   KFU-FW-<octet>-<pid>): stop() removes them and their jumps, so does this process's exit, and a cluster starting
+//   removes every such chain whose process is gone (one killed before it could clean up).
+// - 'userspace' otherwise (not root, no iptables): a relay in this process listens on <clusterIP>:<port> and copies
+//   each connection to an endpoint taken in turn (the removed userspace proxier, pkg/proxy/userspace/proxier.go and
+//   roundrobin.go); with no ready endpoint nothing listens, so the connection is refused. It copies every byte twice on
+//   this process's event loop, which the benches feel (docs/performance.md, the repository gateway section).
+// Both follow pkg/proxy/endpointslicecache.go and pkg/proxy/topology.go (CategorizeEndpoints: the ready endpoints serve
+// cluster traffic; the serving-terminating fallback is not modelled, no endpoint here is ever terminating).
+// Not modelled: UDP and SCTP ports, sessionAffinity, nodePorts, externalIPs, load balancers, masquerading (every
+// address is this machine's). One difference an upstream client could see through the userspace relay only: a
+// connection to a ready endpoint whose port is closed is accepted and then reset, where through iptables the
+// endpoint's own RST refuses it.
+import { execFile, execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { KubeObject } from '../../../src/kube/types.ts';
 import type { ClusterEvent, InProcessApi } from '../cluster/contract.ts';
@@ -29,23 +41,117 @@ interface Rule {
   targets: { ip: string; port: number }[];
   next: number;
   server?: Server;
-  /** the listen in progress, so that a quick change of endpoints does not open the address twice */
-  opening?: Promise<void>;
 }
 
+export type ProxyMode = 'iptables' | 'userspace';
+
 export interface KubeProxy {
-  /** resolves once the rules reflect every change seen so far (listeners opened and closed) */
+  /** how this cluster's Service traffic is forwarded: by the kernel (iptables DNAT) or by a relay in this process */
+  mode: ProxyMode;
+  /** resolves once the rules reflect every change seen so far (chains written, or listeners opened and closed) */
   synced(): Promise<void>;
   stop(): Promise<void>;
 }
 
-export function startKubeProxy(api: InProcessApi, network: ClusterNetwork): KubeProxy {
+export interface KubeProxyOptions {
+  /** 'userspace' forces the relay; the default takes the kernel's way where it can (env KFU_KUBE_PROXY_MODE=userspace) */
+  mode?: ProxyMode;
+}
+
+/** The prefixes of every chain this module makes: KFU-SVC-<octet>-<pid> (nat), KFU-FW-<octet>-<pid> (filter). */
+const CHAIN_PATTERN = /^-N (KFU-(?:SVC|FW)-(\d+)-(\d+))$/;
+const JUMP_COMMENT = 'kubeflow-upgrader embedded cluster services';
+
+function iptables(args: string[]): string {
+  return execFileSync('iptables', ['-w', ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+}
+
+function iptablesRestore(input: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = execFile('iptables-restore', ['-w', '--noflush'], (error, _out, err) => (error ? reject(new Error(`iptables-restore: ${err.trim() || error.message}`)) : resolve()));
+    child.stdin!.end(input);
+  });
+}
+
+/** Removes a chain of this module and every OUTPUT rule that jumps to it (synchronously: it also runs at exit). */
+function removeChain(table: 'nat' | 'filter', chain: string): void {
+  try {
+    for (const line of iptables(['-t', table, '-S', 'OUTPUT']).split('\n')) {
+      if (line.startsWith('-A OUTPUT ') && line.endsWith(` -j ${chain}`)) {
+        // the rule as -S prints it, quotes kept: iptables-restore parses it the same way
+        execFileSync('iptables-restore', ['-w', '--noflush'], { input: `*${table}\n${line.replace(/^-A /, '-D ')}\nCOMMIT\n`, stdio: ['pipe', 'ignore', 'ignore'] });
+      }
+    }
+    iptables(['-t', table, '-F', chain]);
+    iptables(['-t', table, '-X', chain]);
+  } catch {
+    // gone already
+  }
+}
+
+/**
+ * Removes the chains no live cluster owns: those of a process that is gone (killed before its stop or exit could run),
+ * and any of `octet`, which this process's cluster has just claimed (cluster-network.ts: no live cluster shares it).
+ */
+function collectGarbage(octet: string): void {
+  for (const table of ['nat', 'filter'] as const) {
+    for (const line of iptables(['-t', table, '-S']).split('\n')) {
+      const match = CHAIN_PATTERN.exec(line.trim());
+      if (match && (match[2] === octet || !existsSync(`/proc/${match[3]}`))) removeChain(table, match[1]!);
+    }
+  }
+}
+
+/** what every cluster of this process must remove at exit, when its stop() did not run */
+const atExit = new Set<() => void>();
+let exitHook = false;
+
+/** The kernel's way: this cluster's chains, made and jumped to; undefined where iptables is not there or refuses. */
+function kernelChains(network: ClusterNetwork): { nat: string; filter: string; remove(): void } | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const octet = network.serviceCidr.split('.')[1]!;
+  const chains = { nat: `KFU-SVC-${octet}-${process.pid}`, filter: `KFU-FW-${octet}-${process.pid}` };
+  try {
+    collectGarbage(octet);
+    execFileSync('iptables-restore', ['-w', '--noflush'], {
+      stdio: ['pipe', 'ignore', 'pipe'],
+      input: [
+        '*nat', `:${chains.nat} - [0:0]`, `-I OUTPUT 1 -d ${network.serviceCidr} -m comment --comment "${JUMP_COMMENT}" -j ${chains.nat}`, 'COMMIT',
+        // kube-proxy's filter jump takes new connections only (proxier.go: -m conntrack --ctstate NEW -j KUBE-SERVICES)
+        '*filter', `:${chains.filter} - [0:0]`, `-I OUTPUT 1 -d ${network.serviceCidr} -m conntrack --ctstate NEW -m comment --comment "${JUMP_COMMENT}" -j ${chains.filter}`, 'COMMIT', '',
+      ].join('\n'),
+    });
+  } catch {
+    removeChain('nat', chains.nat);
+    removeChain('filter', chains.filter);
+    return undefined;
+  }
+  const remove = () => {
+    atExit.delete(remove);
+    removeChain('nat', chains.nat);
+    removeChain('filter', chains.filter);
+  };
+  atExit.add(remove);
+  if (!exitHook) {
+    exitHook = true;
+    process.on('exit', () => { for (const fn of [...atExit]) fn(); });
+  }
+  return { ...chains, remove };
+}
+
+/** iptables' `--probability` of one of n endpoints, as proxier.go's probability(n); the i-th rule of n gets n-i */
+const probability = (n: number) => (1 / n).toFixed(10);
+
+export function startKubeProxy(api: InProcessApi, network: ClusterNetwork, options: KubeProxyOptions = {}): KubeProxy {
   const rules = new Map<string, Rule>();
   const connections = new Set<Socket>();
   const dirty = new Set<string>();
   let scheduled = false;
   let stopped = false;
   let work: Promise<void> = Promise.resolve();
+  const forced = options.mode ?? (process.env.KFU_KUBE_PROXY_MODE === 'userspace' ? 'userspace' : undefined);
+  const kernel = forced === 'userspace' ? undefined : kernelChains(network);
+  const mode: ProxyMode = kernel ? 'iptables' : 'userspace';
 
   function wanted(namespace: string, name: string): Map<string, Omit<Rule, 'next'>> {
     const out = new Map<string, Omit<Rule, 'next'>>();
@@ -68,6 +174,29 @@ export function startKubeProxy(api: InProcessApi, network: ClusterNetwork): Kube
     }
     return out;
   }
+
+  // --- the kernel's way: the cluster's two chains, written whole on each sync (proxier.go syncProxyRules)
+
+  function chainsText(chains: { nat: string; filter: string }): string {
+    const nat = ['*nat', `:${chains.nat} - [0:0]`];
+    const filter = ['*filter', `:${chains.filter} - [0:0]`];
+    for (const [key, rule] of [...rules].sort(([a], [b]) => a.localeCompare(b))) {
+      const [namespace, name, port] = key.split('/');
+      const svcPort = `${namespace}/${name}${port ? `:${port}` : ''}`;
+      const match = `-d ${rule.ip}/32 -p tcp -m tcp --dport ${rule.port}`;
+      if (rule.targets.length === 0) {
+        filter.push(`-A ${chains.filter} -m comment --comment "${svcPort} has no endpoints" ${match} -j REJECT`);
+        continue;
+      }
+      rule.targets.forEach((target, i) => {
+        const pick = i < rule.targets.length - 1 ? ` -m statistic --mode random --probability ${probability(rule.targets.length - i)}` : '';
+        nat.push(`-A ${chains.nat} -m comment --comment "${svcPort}" ${match}${pick} -j DNAT --to-destination ${target.ip}:${target.port}`);
+      });
+    }
+    return [...nat, 'COMMIT', ...filter, 'COMMIT', ''].join('\n');
+  }
+
+  // --- the userspace relay
 
   function relay(rule: Rule, client: Socket): void {
     connections.add(client);
@@ -129,17 +258,36 @@ export function startKubeProxy(api: InProcessApi, network: ClusterNetwork): Kube
         rules.set(k, rule);
       }
       rule.targets = w.targets;
+      if (kernel) continue;
       if (rule.targets.length > 0 && !rule.server) await open(rule);
       else if (rule.targets.length === 0 && rule.server) await close(rule); // "has no endpoints": REJECT
     }
   }
 
+  // The kernel's rules are written whole, so a write costs in proportion to the cluster's Services; writes are paced
+  // so that at most a tenth of the time goes to them, changes meanwhile gathered into the next one (kube-proxy paces
+  // its syncs too: --iptables-min-sync-period, pkg/util/async/bounded_frequency_runner.go). A write that would change
+  // nothing is skipped.
+  let written = '';
+  let nextWrite = 0;
   const flush = () => {
+    const wait = kernel ? nextWrite - performance.now() : 0;
+    if (wait > 0 && !stopped) {
+      setTimeout(flush, wait); // still scheduled: synced() waits for it
+      return;
+    }
     scheduled = false;
     const keys = [...dirty];
     dirty.clear();
     work = work.then(async () => {
       for (const k of keys) await sync(k);
+      if (!kernel || stopped) return;
+      const text = chainsText(kernel);
+      if (text === written) return;
+      const started = performance.now();
+      await iptablesRestore(text);
+      written = text;
+      nextWrite = performance.now() + 9 * (performance.now() - started);
     }).catch((error: unknown) => console.error(`kube-proxy: ${(error as Error).message}`));
   };
   const enqueue = (k: string) => {
@@ -163,7 +311,10 @@ export function startKubeProxy(api: InProcessApi, network: ClusterNetwork): Kube
   for (const service of api.list(SERVICES)) enqueue(`${service.metadata.namespace}/${service.metadata.name}`);
 
   return {
+    mode,
     async synced() {
+      // the cluster delivers its events after the write returns (a setImmediate, as a watch does): let those arrive
+      await new Promise((r) => setImmediate(r));
       while (scheduled || dirty.size > 0) await new Promise((r) => setImmediate(r));
       await work;
     },
@@ -171,6 +322,7 @@ export function startKubeProxy(api: InProcessApi, network: ClusterNetwork): Kube
       stopped = true;
       unsubscribe();
       await work;
+      kernel?.remove();
       for (const rule of rules.values()) await close(rule);
       rules.clear();
       for (const s of connections) s.destroy();

@@ -6,7 +6,11 @@
 import { expect } from 'chai';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { Resolver } from 'node:dns/promises';
-import { connect } from 'node:net';
+import { execFileSync, spawn } from 'node:child_process';
+import { connect, createServer, type Socket } from 'node:net';
+import { createInterface } from 'node:readline';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeObject } from '../../../src/kube/types.ts';
@@ -14,6 +18,9 @@ import type { InProcessApi } from '../cluster/contract.ts';
 import { startCluster, type RunningCluster } from '../cluster/index.ts';
 import { simulatedKubelet, type SimulatedKubelet } from '../kubelet/index.ts';
 import { inCidr } from './cluster-network.ts';
+import { startKubeProxy } from './kube-proxy.ts';
+
+const here = dirname(fileURLToPath(import.meta.url));
 
 const SERVICES = { group: '', resource: 'services' };
 const PODS = { group: '', resource: 'pods' };
@@ -66,6 +73,29 @@ async function dialUntil(host: string, port: number, want: string, ms = 10_000):
     await new Promise((r) => setImmediate(r));
   }
   throw new Error(`${host}:${port} answered ${last}, not ${want}`);
+}
+
+/** the rules of one chain, or every rule of a table, as `iptables -S` prints them */
+function iptablesRules(table: 'nat' | 'filter', chain?: string): string[] {
+  return execFileSync('iptables', ['-w', '-t', table, '-S', ...(chain ? [chain] : [])], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).split('\n').filter(Boolean);
+}
+const rulesOf = (table: 'nat' | 'filter', chain: string) => iptablesRules(table, chain).filter((line) => line.startsWith('-A '));
+
+/** writes `text` and resolves with what the echo server sends back */
+function roundTrip(socket: Socket, text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let got = '';
+    const onData = (d: Buffer) => {
+      got += d.toString();
+      if (got.length >= text.length) {
+        socket.off('data', onData);
+        resolve(got);
+      }
+    };
+    socket.on('data', onData);
+    socket.once('error', reject);
+    socket.write(text);
+  });
 }
 
 /** an HTTP GET through a raw socket: the status line and body */
@@ -332,6 +362,118 @@ describe('the embedded cluster network', function () {
     expect(log).to.match(/1 snapshots/);
     expect(readdirSync(join(folder, 'snapshots'))).to.have.length(1);
     api.delete(PODS, 'repo-0', 'team');
+  });
+
+  it('forwards in the kernel as kube-proxy\'s iptables proxier does: DNAT in the cluster\'s own nat chain, REJECT for a port without ready endpoints, established connections kept, every rule gone on stop', async function () {
+    expect(kubelet.proxyMode(), 'as root with iptables, the cluster\'s kube-proxy forwards in the kernel').to.equal('iptables');
+    // a cluster of its own with a kube-proxy the test drives, its endpoints given by hand
+    const other = await startCluster({ kubeflowCrds: false, controllers: false });
+    const network = other.api.network!;
+    const proxy = startKubeProxy(other.api, network);
+    const echo = createServer((socket) => socket.pipe(socket));
+    try {
+      expect(proxy.mode).to.equal('iptables');
+      const octet = network.serviceCidr.split('.')[1];
+      const chains = { nat: `KFU-SVC-${octet}-${process.pid}`, filter: `KFU-FW-${octet}-${process.pid}` };
+      const podIp = network.allocatePodIp();
+      await new Promise<void>((resolve) => echo.listen(9000, podIp, resolve));
+      other.api.create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team' } });
+      const ip = clusterIpOf(other.api.create(SERVICES, service('echo', 'team', { ports: [{ name: 'tcp', port: 80 }] })))!;
+      const slice = (ready: boolean): KubeObject => ({
+        apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'echo-1', namespace: 'team', labels: { 'kubernetes.io/service-name': 'echo' } },
+        addressType: 'IPv4', ports: [{ name: 'tcp', port: 9000, protocol: 'TCP' }], endpoints: [{ addresses: [podIp], conditions: { ready } }],
+      } as KubeObject);
+      await proxy.synced();
+      const echoRules = (table: 'nat' | 'filter', chain: string) => rulesOf(table, chain).filter((line) => line.includes(` -d ${ip}/32 `));
+      expect(echoRules('filter', chains.filter)).to.deep.equal([`-A ${chains.filter} -d ${ip}/32 -p tcp -m comment --comment "team/echo:tcp has no endpoints" -m tcp --dport 80 -j REJECT --reject-with icmp-port-unreachable`]);
+      expect(await dial(ip, 80), 'no ready endpoint: REJECT').to.equal('ECONNREFUSED');
+
+      other.api.create(SLICES, slice(true));
+      await proxy.synced();
+      expect(echoRules('nat', chains.nat)).to.deep.equal([`-A ${chains.nat} -d ${ip}/32 -p tcp -m comment --comment "team/echo:tcp" -m tcp --dport 80 -j DNAT --to-destination ${podIp}:9000`]);
+      expect(echoRules('filter', chains.filter)).to.deep.equal([]);
+      const held = await new Promise<Socket>((resolve, reject) => { const s = connect(80, ip, () => resolve(s)); s.on('error', reject); });
+      expect(await roundTrip(held, 'one'), 'DNAT to the ready endpoint').to.equal('one');
+
+      // the endpoint turns unready: new connections are refused, the established one goes on (conntrack keeps it)
+      const current = other.api.get(SLICES, 'echo-1', 'team')!;
+      other.api.update(SLICES, { ...slice(false), metadata: current.metadata });
+      await proxy.synced();
+      expect(await dial(ip, 80)).to.equal('ECONNREFUSED');
+      expect(await roundTrip(held, 'two')).to.equal('two');
+      held.destroy();
+
+      await proxy.stop();
+      for (const table of ['nat', 'filter'] as const) expect(iptablesRules(table).filter((line) => line.includes(`-${octet}-${process.pid}`)), table).to.deep.equal([]);
+    } finally {
+      await proxy.stop();
+      echo.close();
+      await other.stop();
+    }
+  });
+
+  it('removes the chains of a cluster whose process was killed before it could, when the next cluster starts', async function () {
+    const script = [
+      `import { startCluster } from ${JSON.stringify(join(here, '../cluster/index.ts'))};`,
+      `import { startKubeProxy } from ${JSON.stringify(join(here, 'kube-proxy.ts'))};`,
+      'const cluster = await startCluster({ kubeflowCrds: false, controllers: false });',
+      'const proxy = startKubeProxy(cluster.api, cluster.api.network);',
+      'await proxy.synced();',
+      'console.log(JSON.stringify({ mode: proxy.mode, octet: cluster.api.network.serviceCidr.split(".")[1] }));',
+      'setInterval(() => {}, 1000);',
+    ].join('\n');
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const started = await new Promise<{ mode: string; octet: string }>((resolve, reject) => {
+      createInterface({ input: child.stdout! }).once('line', (line) => resolve(JSON.parse(line)));
+      child.once('exit', (code) => reject(new Error(`the cluster process exited with ${code} before it started`)));
+    });
+    expect(started.mode).to.equal('iptables');
+    const theirs = (table: 'nat' | 'filter') => iptablesRules(table).filter((line) => line.includes(`-${started.octet}-${child.pid}`));
+    expect(theirs('nat'), 'its chain and the jump to it').to.have.length(2);
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+    expect(theirs('nat'), 'SIGKILL leaves them').to.have.length(2);
+
+    const next = await startCluster({ kubeflowCrds: false, controllers: false });
+    const proxy = startKubeProxy(next.api, next.api.network!);
+    try {
+      expect(theirs('nat')).to.deep.equal([]);
+      expect(theirs('filter')).to.deep.equal([]);
+    } finally {
+      await proxy.stop();
+      await next.stop();
+    }
+  });
+
+  it('falls back to a userspace relay when told to (or where iptables is not there): it forwards to a ready endpoint and refuses without one', async function () {
+    const other = await startCluster({ kubeflowCrds: false, controllers: false });
+    const network = other.api.network!;
+    const proxy = startKubeProxy(other.api, network, { mode: 'userspace' });
+    const echo = createServer((socket) => socket.pipe(socket));
+    try {
+      expect(proxy.mode).to.equal('userspace');
+      const octet = network.serviceCidr.split('.')[1];
+      const podIp = network.allocatePodIp();
+      await new Promise<void>((resolve) => echo.listen(9000, podIp, resolve));
+      other.api.create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team' } });
+      const ip = clusterIpOf(other.api.create(SERVICES, service('echo', 'team', { ports: [{ name: 'tcp', port: 80 }] })))!;
+      await proxy.synced();
+      expect(await dial(ip, 80)).to.equal('ECONNREFUSED');
+      other.api.create(SLICES, {
+        apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'echo-1', namespace: 'team', labels: { 'kubernetes.io/service-name': 'echo' } },
+        addressType: 'IPv4', ports: [{ name: 'tcp', port: 9000, protocol: 'TCP' }], endpoints: [{ addresses: [podIp], conditions: { ready: true } }],
+      } as KubeObject);
+      await proxy.synced();
+      const socket = await new Promise<Socket>((resolve, reject) => { const s = connect(80, ip, () => resolve(s)); s.on('error', reject); });
+      expect(await roundTrip(socket, 'relayed')).to.equal('relayed');
+      socket.destroy();
+      expect(iptablesRules('nat').filter((line) => line.includes(`-${octet}-${process.pid}`)), 'no chain of its own').to.deep.equal([]);
+    } finally {
+      await proxy.stop();
+      echo.close();
+      await other.stop();
+    }
   });
 
   it('gives two clusters running at once their own ranges and DNS, each answering for its own Services', async function () {
