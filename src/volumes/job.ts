@@ -62,6 +62,15 @@ export const MOVER_SCRIPT = [
   '  RCLONE_CONFIG_KFUSTORE_PASS=$(printf \'%s\' "$MOVER_GATEWAY_PASSWORD" | rclone obscure -)',
   '  export RCLONE_CONFIG_KFUSTORE_PASS',
   '  unset MOVER_GATEWAY_PASSWORD',
+  // The gateway's Service may still refuse for a moment after its endpoint is ready, until kube-proxy programs it
+  // (kubernetes pkg/proxy/iptables/proxier.go; --iptables-min-sync-period, 1 s by default), and rclone does not retry
+  // a refused SSH connection: the mover waits for it, once a second for at most a minute.
+  '  tries=0',
+  '  until rclone lsf --max-depth 1 kfustore: > /dev/null 2> /tmp/reach.err; do',
+  '    grep -q "connect: connection refused" /tmp/reach.err && [ "$tries" -lt 60 ] || break',
+  '    tries=$((tries + 1))',
+  '    sleep 1',
+  '  done',
   'fi',
   'log=/tmp/mover.log',
   ': > "$log"',

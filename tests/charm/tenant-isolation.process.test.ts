@@ -6,7 +6,7 @@
 // keys and the encryption key, and every restic password they found is tried, by restic itself, on every other
 // namespace's repository: none opens. Their own mover reaches only their own repository, through the gateway's URL.
 import { expect } from 'chai';
-import { KubeConfig, Watch } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, Watch } from '@kubernetes/client-node';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,6 +28,9 @@ const PROFILES = { group: 'kubeflow.org', resource: 'profiles' };
 /** Everything the owner of `namespace` sees of its Secrets, Jobs and Pods while it watches. */
 class OwnerEyes {
   readonly seen: KubeObject[] = [];
+  /** every container log the owner read, Pod by Pod, as their pods/log right gives it */
+  readonly logs: string[] = [];
+  private readonly reading: Promise<void>[] = [];
   /** a watch that ended with an error before it was closed (a 403, a dropped connection): what it missed is unknown */
   readonly broken: string[] = [];
   private closing = false;
@@ -38,24 +41,37 @@ class OwnerEyes {
     const watch = new Watch(this.config);
     // a watch without a resourceVersion starts with every object there is, then follows each change
     for (const path of [`/api/v1/namespaces/${this.namespace}/secrets`, `/apis/batch/v1/namespaces/${this.namespace}/jobs`, `/api/v1/namespaces/${this.namespace}/pods`]) {
-      this.aborts.push(await watch.watch(path, {}, (_type, object: KubeObject) => { this.seen.push(object); }, (error: unknown) => {
+      this.aborts.push(await watch.watch(path, {}, (_type, object: KubeObject) => {
+        this.seen.push(object);
+        if (object.kind === 'Pod') this.readLog(object);
+      }, (error: unknown) => {
         if (!this.closing && error) this.broken.push(`${path}: ${String((error as Error).message ?? error)}`);
       }));
     }
   }
 
-  close(): void {
-    this.closing = true;
-    for (const a of this.aborts) a.abort();
+  /** A started Pod's log, read at once (a finished mover's Pod goes with its Job), whatever it had written by then. */
+  private readLog(pod: KubeObject): void {
+    const phase = (pod.status as { phase?: string } | undefined)?.phase;
+    if (phase !== 'Running' && phase !== 'Succeeded' && phase !== 'Failed') return;
+    const api = this.config.makeApiClient(CoreV1Api);
+    this.reading.push(api.readNamespacedPodLog({ name: pod.metadata.name!, namespace: this.namespace })
+      .then((log) => { this.logs.push(String(log)); }, () => undefined));
   }
 
-  /** Every string the owner could read: Secret data decoded, and every other field as JSON. */
+  async close(): Promise<void> {
+    this.closing = true;
+    for (const a of this.aborts) a.abort();
+    await Promise.all(this.reading);
+  }
+
+  /** Every string the owner could read: Secret data decoded, every other field as JSON, and the Pods' logs. */
   text(): string {
-    return this.seen.map((o) => {
+    return [...this.logs, ...this.seen.map((o) => {
       const data = (o as { data?: Record<string, string> }).data ?? {};
       const decoded = Object.values(data).map((v) => Buffer.from(v, 'base64').toString('utf8'));
       return `${JSON.stringify(o)}\n${decoded.join('\n')}`;
-    }).join('\n');
+    })].join('\n');
   }
 
   moverSecrets(): Array<Record<string, string>> {
@@ -148,7 +164,7 @@ describe('tenant isolation: what a profile\'s owner gets from a backup and a res
     try {
       done = await running;
     } finally {
-      eyes.close();
+      await eyes.close();
     }
     expect(done.state.actionFailure ?? '', done.stderr.slice(-3000)).to.equal('');
     return eyes;
@@ -166,6 +182,8 @@ describe('tenant isolation: what a profile\'s owner gets from a backup and a res
 
   it('during a backup: no bucket key, no other namespace\'s password; the one found opens only their own repository', async () => {
     const eyes = await asOwnerSees(source, 'backup-state', { 'include-control-plane': false });
+    // the logs are read while the Pods last (a finished mover goes with its Job): here, where restic writes for a while
+    expect(eyes.logs.length, 'the owner read the logs of their mover Pods').to.be.greaterThan(0);
     judge(eyes);
     // every password the owner found, tried on every repository: only their own opens
     const found = eyes.moverSecrets().map((s) => s.RESTIC_PASSWORD!);
@@ -185,7 +203,7 @@ describe('tenant isolation: what a profile\'s owner gets from a backup and a res
     judge(eyes, 'rclone');
     const jobs = eyes.seen.filter((o) => o.kind === 'Job' && o.metadata.labels?.['app.kubernetes.io/component'] === 'volume-mover');
     expect(jobs.length, 'the owner saw their mover Job').to.be.greaterThan(0);
-    for (const job of jobs) expect(JSON.stringify(job)).to.include('"name":"RCLONE_CONFIG_KFUSTORE_TYPE","value":"sftp"');
+    expect(jobs.some((job) => JSON.stringify(job).includes('"name":"RCLONE_CONFIG_KFUSTORE_TYPE","value":"sftp"')), 'a plain-file mover reached the gateway').to.equal(true);
     await inFreshCluster(async (target) => judge(await asOwnerSees(target, 'restore-state', { 'backup-id': 'latest' }, 'rclone'), 'rclone'));
   });
 });

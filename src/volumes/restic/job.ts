@@ -65,6 +65,16 @@ export const RESTIC_SCRIPT_START = [
   // When restic starts its ~44 s of retries on a lock file that is gone (its "Load(<lock/...>) ... retrying" warning,
   // printed while it checks the other locks, before it reads or writes any data), the mover interrupts it (SIGINT:
   // restic removes the locks it registered, restic cmd/restic/cleanup.go) and runs it again, at most three times.
+  // Through the gateway (MOVER_VIA_GATEWAY), its Service may still refuse connections for a moment after its endpoint
+  // is ready: kube-proxy programs the rule a sync later (kubernetes pkg/proxy/iptables/proxier.go, a port without
+  // endpoints is REJECTed until then; --iptables-min-sync-period, 1 s by default). restic 0.14 gives up on the first
+  // refused request, so a command that failed only that way runs again, once a second for at most a minute.
+  'refused=0',
+  'gateway_refused() {',
+  '  [ -n "${MOVER_VIA_GATEWAY:-}" ] && [ "$refused" -lt 60 ] && tail -n "+$1" "$err" | grep -q "connect: connection refused" || return 1',
+  '  refused=$((refused + 1))',
+  '  sleep 1',
+  '}',
   'locking() {',
   '  tries=0',
   '  while :; do',
@@ -80,6 +90,7 @@ export const RESTIC_SCRIPT_START = [
   '      fi',
   '    done',
   '    status=$(cat /tmp/restic.status)',
+  '    if [ "$status" -ne 0 ] && gateway_refused "$from"; then continue; fi',
   '    [ -n "$vanished" ] || return "$status"',
   '    tries=$((tries + 1))',
   '  done',
@@ -242,6 +253,7 @@ export function buildResticJob(input: ResticJobInput): KubeObject {
     ...(backup ? { MOVER_TAGS: snapshotTags(input.backupId, input.namespace, input.pvc).join(',') } : {}),
     ...(backup && input.parent ? { MOVER_PARENT: input.parent } : {}),
     ...(!backup && input.snapshot ? { MOVER_SNAPSHOT: input.snapshot } : {}),
+    ...(input.gateway ? { MOVER_VIA_GATEWAY: '1' } : {}),
   }).map(([name, value]) => ({ name, value }));
   const env = [...resticRepositoryEnv(input.s3, input.namespace, input.secretName, input.gateway !== undefined), ...plainEnv];
   // through the gateway its certificate is the one the Secret carries as the store's CA: mounted, restic gets --cacert
