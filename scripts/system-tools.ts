@@ -9,7 +9,7 @@ export type ToolUser = 'demo' | 'test' | 'bench' | 'soak';
 
 const NEEDS: Record<ToolUser, string> = { demo: 'The demo needs', test: 'The tests need', bench: 'The bench needs', soak: 'The soak needs' };
 
-function executable(path: string): boolean {
+export function executable(path: string): boolean {
   try {
     accessSync(path, constants.X_OK);
     return true;

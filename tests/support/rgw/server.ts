@@ -19,13 +19,14 @@
 // in shutdown, and the folder is thrown away, so stop is SIGKILL of radosgw, then the OSD, then the monitor.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { accessSync, constants, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { stopOnExit } from '../cleanup.ts';
+import { executable } from '../../../scripts/system-tools.ts';
 
 export interface RgwHandle {
   /** http://127.0.0.1:<port>, path style */
@@ -55,14 +56,6 @@ export interface RgwOptions {
 const DAEMONS = ['/usr/bin/ceph-mon', '/usr/bin/ceph-osd', '/usr/bin/radosgw', '/usr/bin/radosgw-admin', '/usr/bin/monmaptool', '/usr/bin/ceph'];
 const START_TIMEOUT_MS = 60_000;
 
-function executable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Is `port` free on 127.0.0.1 now? */
 function portFree(port: number): Promise<boolean> {
