@@ -6,7 +6,7 @@
 const ENGINES = '^src/(backup|restore|guard|prune|volumes|controlplane)/';
 // src/service is the workload container's program: an edge like the charm and the CLI.
 const EDGES = '^src/(charm|cli|juju|service)/';
-const LOWER = '^src/(catalog|store|archive|kubeflow|kube|retry|errors|pebble|schedule|observability)/|^src/[^/]+[.]ts$';
+const LOWER = '^src/(catalog|store|archive|kubeflow|kube|retry|errors|pebble|schedule|observability|workload)/|^src/[^/]+[.]ts$';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {

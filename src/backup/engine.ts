@@ -51,6 +51,8 @@ export interface BackupRequest {
   pageSize?: number;
   /** how long the backup's run record holds without a renewal (the store's default when omitted) */
   runLeaseMs?: number;
+  /** told the new backup's id once its folder holds its run record (the service keeps it, to take its lease over after a crash) */
+  onBegun?: (backupId: string) => Promise<void> | void;
   volumes?: VolumeStep;
   controlPlane?: ControlPlaneStep;
   progress?: ProgressSink;
@@ -121,7 +123,10 @@ export async function runBackup(kube: BackupKube, store: BackupStore, request: B
   const startedAt = request.now?.() ?? new Date();
   // the run record proves to prune-backups that this backup runs, for as long as it renews it (src/archive/run-record.ts)
   const beginning = store.beginBackup(newBackupId(startedAt), { encryptionKey: request.encryptionKey, started: startedAt, ...(request.runLeaseMs ? { leaseMs: request.runLeaseMs } : {}) });
-  const starting = beginning.then((pending) => BackupWriter.start({
+  const starting = beginning.then(async (pending) => {
+    await request.onBegun?.(pending.id);
+    return pending;
+  }).then((pending) => BackupWriter.start({
     pending,
     started: startedAt,
     toolVersion: request.toolVersion,

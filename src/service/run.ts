@@ -1,0 +1,117 @@
+// One scheduled run: the lease (no backup being written by anyone, as its signed run record proves), the backup by the
+// backup engine as backup-state runs it, then the retention of backup-retention by the prune engine, with the
+// authenticated rules prune-backups applies.
+import { surveyFolders } from '../prune/folders.ts';
+import { describe } from '../errors/index.ts';
+import { KubeClient } from '../kube/client.ts';
+import { openBackupStore } from '../store/open.ts';
+import type { BackupStore } from '../store/backup-store.ts';
+import { listBackups } from '../catalog/verify.ts';
+import type { ServiceSettings } from '../workload/settings.ts';
+import { neutralWording } from '../errors/remedy.ts';
+
+export type RunResult =
+  | { result: 'succeeded'; backupId: string; objects: number; bytes: number; volumeBytes: number; volumeBytesUploaded: number; durationSeconds: number; prune: PruneResult }
+  | { result: 'failed'; sentence: string; moverFailed: boolean; durationSeconds: number }
+  | { result: 'skipped'; sentence: string };
+
+export type PruneResult = { ran: true; deleted: number } | { ran: false; sentence: string };
+
+export interface RunHooks {
+  /** told the new backup's id once its run record is in its folder */
+  onBegun(backupId: string): Promise<void> | void;
+  /** backups whose run records this service's earlier process left: their holder is gone, so they hold nothing */
+  abandoned: ReadonlySet<string>;
+  log(line: string): void;
+}
+
+/** The newest backup a restore would take as `latest` (with a key: authenticated), or undefined. */
+export async function newestBackup(store: BackupStore, encryptionKey: string | undefined): Promise<Date | undefined> {
+  const listed = await listBackups(store, { ...(encryptionKey ? { encryptionKey } : {}) });
+  const usable = listed.filter((b) => (b.phase === 'Completed' || b.phase === 'PartiallyFailed') && (!encryptionKey || b.authentication === 'authenticated'));
+  return usable[0] ? new Date(usable[0].created) : undefined;
+}
+
+export async function scheduledRun(settings: ServiceSettings, hooks: RunHooks): Promise<RunResult> {
+  if (!settings.s3) return { result: 'skipped', sentence: 'S3 is not ready: s3-integrator has given no usable credentials' };
+  const key = settings.encryptionKey;
+  const store = openBackupStore(settings.s3);
+  const now = new Date();
+  const running = (await surveyFolders(store, key, 0, now)).running.filter((r) => !hooks.abandoned.has(r.id));
+  if (running[0]) {
+    return { result: 'skipped', sentence: `backup ${running[0].id} is being written (its run record holds until ${running[0].expires.toISOString()})` };
+  }
+  const started = Date.now();
+  const kube = await KubeClient.load({ ...(settings.kubeconfig ? { kubeconfig: settings.kubeconfig } : {}) });
+  const [{ runBackup }, { volumeBackupStep }] = await Promise.all([import('../backup/engine.ts'), import('../volumes/steps.ts')]);
+  let outcome;
+  try {
+    const s3 = settings.s3;
+    outcome = await runBackup(kube, store, {
+      kind: 'backup-state',
+      description: 'scheduled (backup-schedule)',
+      includeVolumes: true,
+      includeControlPlane: false,
+      profileNamespaceSelector: settings.backup.profileNamespaceSelector,
+      includeResources: settings.backup.includeResources,
+      excludeResources: settings.backup.excludeResources,
+      protectedCrdGroups: settings.backup.protectedCrdGroups,
+      modelNamespace: settings.modelNamespace,
+      toolVersion: settings.backup.toolVersion,
+      source: { model: settings.modelNamespace },
+      ...(key ? { encryptionKey: key } : {}),
+      ...(settings.runLeaseMs ? { runLeaseMs: settings.runLeaseMs } : {}),
+      volumes: volumeBackupStep(kube, s3, {
+        image: settings.movers.image,
+        concurrency: settings.movers.concurrency,
+        startTimeoutSeconds: settings.movers.startTimeoutSeconds,
+        resources: settings.movers.resources,
+        engine: settings.movers.engine,
+        gateway: { image: settings.movers.gatewayImage, imageSetting: 'control-plane-rclone-image' },
+        jobNamespace: settings.modelNamespace,
+      }, { encryptionKey: key }),
+      wording: neutralWording,
+      onBegun: (id) => hooks.onBegun(id),
+      progress: (message) => hooks.log(message),
+    });
+  } catch (error) {
+    const { VolumeMoveError } = await import('../volumes/mover.ts');
+    return { result: 'failed', sentence: describe(error), moverFailed: error instanceof VolumeMoveError, durationSeconds: (Date.now() - started) / 1000 };
+  }
+  return {
+    result: 'succeeded',
+    backupId: outcome.backupId,
+    objects: outcome.objects,
+    bytes: outcome.bytes,
+    volumeBytes: outcome.volumes.bytes,
+    volumeBytesUploaded: outcome.volumes.uploaded,
+    durationSeconds: outcome.durationSeconds,
+    prune: await retention(settings, store, kube, hooks),
+  };
+}
+
+/** backup-retention, as prune-backups applies it (without dry-run or any deletion of unauthenticated folders). */
+async function retention(settings: ServiceSettings, store: BackupStore, kube: KubeClient, hooks: RunHooks): Promise<PruneResult> {
+  if (settings.retention === 0) return { ran: true, deleted: 0 };
+  const [{ pruneBackups }, { moverPortOf }, { resticRepositoriesOf }, { resticImageOf }] = await Promise.all([
+    import('../prune/engine.ts'), import('../prune/movers.ts'), import('../volumes/restic/prune-repositories.ts'), import('../volumes/steps.ts'),
+  ]);
+  const s3 = settings.s3!;
+  const movers = { image: settings.movers.image, concurrency: settings.movers.concurrency, startTimeoutSeconds: settings.movers.startTimeoutSeconds, resources: settings.movers.resources, engine: settings.movers.engine };
+  try {
+    const outcome = await pruneBackups(store, {
+      retention: settings.retention,
+      dryRun: false,
+      encryptionKey: settings.encryptionKey,
+      wording: neutralWording,
+      movers: moverPortOf(kube),
+      restic: resticRepositoriesOf(kube, s3, settings.encryptionKey, {
+        image: resticImageOf(movers), startTimeoutSeconds: movers.startTimeoutSeconds, resources: movers.resources, fallbackNamespace: settings.modelNamespace,
+      }),
+      progress: (message) => hooks.log(message),
+    });
+    return { ran: true, deleted: outcome.deleted.length };
+  } catch (error) {
+    return { ran: false, sentence: describe(error) };
+  }
+}
