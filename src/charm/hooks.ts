@@ -12,6 +12,7 @@ import { convergeControlPlane, type ControlPlaneConvergence } from './control-pl
 import { CONTROL_PLANE_ENDPOINTS } from '../controlplane/relations.ts';
 import { charmProblemSentence } from './s3-wording.ts';
 import { convergeResticKey, resticKeyChangePending } from './restic-key.ts';
+import { convergeWorkload, PEBBLE_READY } from './workload.ts';
 
 async function s3Fact(charm: CharmRuntime): Promise<S3Fact> {
   // One signed HeadBucket, without the AWS SDK (most of the bundle, and most of a hook's CPU to load): the probe loads while
@@ -66,6 +67,8 @@ async function converge(charm: CharmRuntime): Promise<number> {
   await convergeGuard(charm);
   // A changed encryption-key is added to the restic repositories before the unit uses it (never fails the hook).
   await convergeResticKey(charm);
+  // then the scheduled-backup service gets the settings this hook decided (never fails the hook)
+  await convergeWorkload(charm);
   return exitCode;
 }
 
@@ -75,6 +78,8 @@ async function secretChanged(charm: CharmRuntime): Promise<void> {
   const uri = config.ok ? config.config['encryption-key'] : undefined;
   const id = (text: string) => text.split(/[:/]/).pop();
   if (uri && charm.context.secret && id(charm.context.secret.id) === id(uri)) await convergeResticKey(charm);
+  // a new revision of the key or of s3-integrator's credentials secret: the service's settings follow
+  await convergeWorkload(charm);
 }
 
 /** A hook's own work, then the status, whatever the work returned. */
@@ -106,6 +111,8 @@ export function hookHandlers(charm: CharmRuntime): Record<string, Handler> {
       if (await resticKeyChangePending(charm)) await convergeResticKey(charm);
     },
     'secret-changed': () => secretChanged(charm),
+    // the workload container's Pebble (re)started: the bundle, the settings and the layer again
+    [PEBBLE_READY]: () => convergeWorkload(charm),
     [`${S3_ENDPOINT}-relation-created`]: () => converge(charm),
     [`${S3_ENDPOINT}-relation-joined`]: () => converge(charm),
     [`${S3_ENDPOINT}-relation-changed`]: () => converge(charm),

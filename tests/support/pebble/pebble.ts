@@ -72,3 +72,13 @@ export async function startPebble(env: Record<string, string> = {}): Promise<Run
   }
   return { socket, root, output: () => text, waitFor, stop };
 }
+
+/** A TCP port nobody listens on now, for a service the test starts (the kernel picks it). */
+export async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  const server = createServer();
+  await new Promise<void>((resolveListen) => server.listen(0, '127.0.0.1', resolveListen));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolveClose) => server.close(() => resolveClose()));
+  return port;
+}
