@@ -13,6 +13,8 @@ import { CONTROL_PLANE_ENDPOINTS } from '../controlplane/relations.ts';
 import { charmProblemSentence } from './s3-wording.ts';
 import { convergeResticKey, resticKeyChangePending } from './restic-key.ts';
 import { convergeWorkload, PEBBLE_READY } from './workload.ts';
+import { convergeCos } from './cos.ts';
+import { GRAFANA_DASHBOARD, METRICS_ENDPOINT } from '../observability/cos-data.ts';
 
 async function s3Fact(charm: CharmRuntime): Promise<S3Fact> {
   // One signed HeadBucket, without the AWS SDK (most of the bundle, and most of a hook's CPU to load): the probe loads while
@@ -101,9 +103,17 @@ export function hookHandlers(charm: CharmRuntime): Record<string, Handler> {
     'config-changed': () => converge(charm),
     'upgrade-charm': async () => {
       await charm.tools.applicationVersionSet(CHARM_VERSION);
-      return converge(charm);
+      const exitCode = await converge(charm);
+      // a new charm may bring new rules or a new dashboard
+      await convergeCos(charm);
+      return exitCode;
     },
-    'leader-elected': () => converge(charm),
+    'leader-elected': async () => {
+      const exitCode = await converge(charm);
+      // the new leader writes the application databags of the COS relations
+      await convergeCos(charm);
+      return exitCode;
+    },
     // The guard is re-converged every few minutes, so a policy someone deleted comes back.
     'update-status': async () => {
       await convergeGuard(charm);
@@ -112,12 +122,20 @@ export function hookHandlers(charm: CharmRuntime): Record<string, Handler> {
     },
     'secret-changed': () => secretChanged(charm),
     // the workload container's Pebble (re)started: the bundle, the settings and the layer again
-    [PEBBLE_READY]: () => convergeWorkload(charm),
+    [PEBBLE_READY]: async () => {
+      await convergeWorkload(charm);
+      // the pod may have a new address after a restart
+      await convergeCos(charm);
+    },
     [`${S3_ENDPOINT}-relation-created`]: () => converge(charm),
     [`${S3_ENDPOINT}-relation-joined`]: () => converge(charm),
     [`${S3_ENDPOINT}-relation-changed`]: () => converge(charm),
     [`${S3_ENDPOINT}-relation-broken`]: nothing,
   };
+  for (const endpoint of [METRICS_ENDPOINT, GRAFANA_DASHBOARD]) {
+    for (const event of ['created', 'joined', 'changed']) work[`${endpoint}-relation-${event}`] = () => convergeCos(charm);
+    work[`${endpoint}-relation-broken`] = nothing;
+  }
   for (const endpoint of CONTROL_PLANE_ENDPOINTS) {
     for (const event of ['created', 'joined', 'changed']) work[`${endpoint}-relation-${event}`] = () => answerControlPlane(charm);
     work[`${endpoint}-relation-broken`] = nothing;

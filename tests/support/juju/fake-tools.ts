@@ -22,6 +22,7 @@ export const HOOK_TOOLS = [
   'secret-get',
   'state-get',
   'state-set',
+  'network-get',
 ] as const;
 
 const here = dirname(fileURLToPath(import.meta.url));
