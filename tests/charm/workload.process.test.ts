@@ -14,7 +14,7 @@ import { freePort, startPebble, type RunningPebble } from '../support/pebble/peb
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
 
 const BUCKET = 'kubeflow-backups';
-const KEY_SECRET = 'secret:cta0workloadkey000001';
+const KEY_SECRET = 'secret:cta0workloadkey00001';
 const KEY = 'a passphrase nobody may read in a plan';
 
 describe('the workload container under the real Pebble, set up by the real ./dispatch', function () {
