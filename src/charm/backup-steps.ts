@@ -35,6 +35,8 @@ export function backupRequest(
     modelNamespace: model.name,
     toolVersion: CHARM_VERSION,
     source: { model: model.name },
+    // one backup at a time per location, with the scheduled service in the workload container (src/backup/lease.ts)
+    lease: {},
     ...extra,
   };
 }

@@ -1,7 +1,7 @@
 // One scheduled run: the lease (no backup being written by anyone, as its signed run record proves), the backup by the
 // backup engine as backup-state runs it, then the retention of backup-retention by the prune engine, with the
 // authenticated rules prune-backups applies.
-import { surveyFolders } from '../prune/folders.ts';
+import { LeaseHeldError } from '../backup/lease.ts';
 import { describe } from '../errors/index.ts';
 import { KubeClient } from '../kube/client.ts';
 import { openBackupStore } from '../store/open.ts';
@@ -36,11 +36,6 @@ export async function scheduledRun(settings: ServiceSettings, hooks: RunHooks): 
   if (!settings.s3) return { result: 'skipped', sentence: 'S3 is not ready: s3-integrator has given no usable credentials' };
   const key = settings.encryptionKey;
   const store = openBackupStore(settings.s3);
-  const now = new Date();
-  const running = (await surveyFolders(store, key, 0, now)).running.filter((r) => !hooks.abandoned.has(r.id));
-  if (running[0]) {
-    return { result: 'skipped', sentence: `backup ${running[0].id} is being written (its run record holds until ${running[0].expires.toISOString()})` };
-  }
   const started = Date.now();
   const kube = await KubeClient.load({ ...(settings.kubeconfig ? { kubeconfig: settings.kubeconfig } : {}) });
   const [{ runBackup }, { volumeBackupStep }] = await Promise.all([import('../backup/engine.ts'), import('../volumes/steps.ts')]);
@@ -72,9 +67,12 @@ export async function scheduledRun(settings: ServiceSettings, hooks: RunHooks): 
       }, { encryptionKey: key }),
       wording: neutralWording,
       onBegun: (id) => hooks.onBegun(id),
+      // one backup at a time with the actions: another's live run record makes this slot a skipped one
+      lease: { abandoned: hooks.abandoned },
       progress: (message) => hooks.log(message),
     });
   } catch (error) {
+    if (LeaseHeldError.isInstance(error)) return { result: 'skipped', sentence: error.message };
     const { VolumeMoveError } = await import('../volumes/mover.ts');
     return { result: 'failed', sentence: describe(error), moverFailed: error instanceof VolumeMoveError, durationSeconds: (Date.now() - started) / 1000 };
   }
