@@ -3,8 +3,7 @@
 // every minute for three slots: three backups by the backup engine, retention applied after each by the prune engine,
 // and the metrics moving. Every wait is for a sign the service gives (a line Pebble logs for it), never a sleep.
 import { expect } from 'chai';
-import { dirname } from 'node:path';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { ensureCharmBuilt } from '../support/juju/charm-build.ts';
 import { runDispatch, unitStatus, type DispatchEvent } from '../support/juju/harness.ts';
 import { s3Relation, track1Data } from '../support/juju/scenarios.ts';
@@ -13,6 +12,12 @@ import { freePort, startPebble, type RunningPebble } from '../support/pebble/peb
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
 import { startCluster, type RunningCluster } from '../support/cluster/index.ts';
 import { runEvent } from '../support/juju/run-event.ts';
+import { FaultProxy, type SeenRequest } from '../support/s3/fault-proxy.ts';
+import { PebbleClient } from '../../src/pebble/client.ts';
+import { openBackupStore } from '../../src/store/open.ts';
+import { decodeRunRecord, RUN_RECORD_FILE } from '../../src/archive/run-record.ts';
+import { readdirSync, readFileSync } from 'node:fs';
+import type { S3Settings } from '../../src/store/settings.ts';
 
 const BUCKET = 'kubeflow-backups';
 const KEY_SECRET = 'secret:cta0schedbackupkey01';
@@ -90,3 +95,105 @@ describe('scheduled backups under the real Pebble: every minute for three slots'
     expect(pebble.output()).not.to.contain(KEY);
   });
 });
+
+describe('a scheduled backup in flight: new settings replan without stopping it; a killed service restarts and takes its lease over', function () {
+  this.timeout(300_000);
+  let charmDir: string;
+  let s3: S3ServerHandle;
+  let proxy: FaultProxy;
+  let cluster: RunningCluster;
+  let pebble: RunningPebble;
+  let port: number;
+
+  before(async () => {
+    port = await freePort();
+    [charmDir, s3, cluster] = await Promise.all([ensureCharmBuilt(), startS3Server({ buckets: [BUCKET] }), startCluster({ profiles: 1, seed: 45 })]);
+    proxy = await FaultProxy.start({ target: s3.endpoint });
+    pebble = await startPebble({ PATH: `${dirname(process.execPath)}:/usr/bin:/bin`, KUBEFLOW_UPGRADER_METRICS_PORT: String(port) });
+  });
+  after(async () => {
+    await pebble?.stop();
+    await proxy?.stop();
+    await Promise.all([s3?.stop(), cluster?.stop()]);
+  });
+
+  const root = () => join(pebble.root, 'srv');
+  const state = (config: Record<string, unknown>): FakeJujuState => emptyState({
+    config: { 'encryption-key': KEY_SECRET, 'volume-mover-engine': 'rclone', ...config },
+    secrets: { [KEY_SECRET]: { revisions: [{ key: KEY }] } },
+    // the service reaches S3 through the proxy, which can hold the backup's tarball upload: the backup is then in flight
+    relations: [s3Relation(track1Data({ ...s3, endpoint: proxy.endpoint }, BUCKET))],
+  });
+  const run = async (s: FakeJujuState, event: DispatchEvent) => {
+    const outcome = await runDispatch(charmDir, s, {
+      ...event,
+      env: { KUBEFLOW_UPGRADER_PEBBLE_SOCKET: pebble.socket, KUBEFLOW_UPGRADER_WORKLOAD_ROOT: root(), KUBEFLOW_UPGRADER_METRICS_PORT: String(port), KUBECONFIG: cluster.kubeconfigPath, ...event.env },
+    });
+    expect(outcome.exitCode, outcome.stderr).to.equal(0);
+    return outcome;
+  };
+  const tarballUpload = (r: SeenRequest) => r.method !== 'GET' && r.method !== 'HEAD' && /\/kf-[^/]+\/kf-[^/]+\.tar\.gz/.test(r.url);
+  const started = () => [...pebble.output().matchAll(/backup (kf-\d{8}-\d{6}-[0-9a-f]{6}) started/g)].map((m) => m[1]!);
+  const service = async () => (await new PebbleClient(pebble.socket).services(['kubeflow-upgrader']))[0] as unknown as Record<string, string>;
+  /** the bucket as the service reaches it: the S3 settings the charm pushed into the container */
+  const bucket = () => openBackupStore((JSON.parse(readFileSync(join(root(), 'settings.json'), 'utf8')) as { s3: S3Settings }).s3);
+
+  it('a new schedule and retention while a backup runs: the replan restarts nothing and the backup completes', async () => {
+    const held = proxy.when(tarballUpload, { hold: true });
+    // a yearly schedule: the empty bucket makes its last slot a missed one, run at once; the next is months away
+    await run(state({ 'backup-schedule': '0 0 1 1 *' }), { event: 'upgrader-pebble-ready', env: { JUJU_WORKLOAD_NAME: 'upgrader' } });
+    await held;
+    await pebble.waitFor(/backup kf-\S+ started/);
+    const inFlight = started()[0]!;
+    const before = await service();
+    await run(state({ 'backup-schedule': '0 0 2 1 *', 'backup-retention': 3 }), { event: 'config-changed' });
+    await pebble.waitFor(/backup-schedule "0 0 2 1 \*": next backup at/);
+    expect((await service())['current-since']).to.equal(before['current-since']);
+    proxy.releaseHeld();
+    await pebble.waitFor(new RegExp(`scheduled backup ${inFlight} succeeded`), 60_000);
+    expect(pebble.output().match(/Service "kubeflow-upgrader" starting/g)).to.have.length(1);
+    // a changed schedule is not a slot: nothing else was started
+    expect(started()).to.deep.equal([inFlight]);
+  });
+
+  it('SIGKILL mid-backup: Pebble restarts the service, which runs the missed slot at once, taking over its dead process\'s lease', async () => {
+    const held = proxy.when(tarballUpload, { hold: true });
+    // every minute: the next slot comes within a minute
+    await run(state({ 'backup-schedule': '* * * * *' }), { event: 'config-changed' });
+    await held;
+    await pebble.waitFor(/(backup kf-\S+ started[\s\S]*){2}/, 90_000);
+    const killed = started()[1]!;
+    const pid = servicePid(join(root(), 'service.mjs'));
+    process.kill(pid, 'SIGKILL');
+    // Pebble's sign: it saw the service exit and started it again (on-failure: restart)
+    await pebble.waitFor(/(Service "kubeflow-upgrader" starting[\s\S]*){2}/, 30_000);
+    await pebble.waitFor(/the slot of \S+ was missed .*: backing up now/, 30_000);
+    await pebble.waitFor(/(backup kf-\S+ started[\s\S]*){3}/, 30_000);
+    const taken = started()[2]!;
+    await pebble.waitFor(new RegExp(`scheduled backup ${taken} succeeded`), 60_000);
+    expect(taken).to.not.equal(killed);
+    // the dead process's backup: no marker, its run record still unexpired (the lease was taken over, not waited out)
+    const store = bucket();
+    const folders = await store.listBackupFolders();
+    expect(folders.find((f) => f.id === killed)?.complete).to.equal(false);
+    const record = decodeRunRecord(await store.readFile(killed, RUN_RECORD_FILE), killed, KEY);
+    expect(record.state).to.equal('trusted');
+    expect(record.state === 'trusted' && record.record.expires.getTime()).to.be.greaterThan(Date.now());
+    expect(folders.find((f) => f.id === taken)?.complete).to.equal(true);
+    proxy.releaseHeld();
+  });
+});
+
+/** The pid of the node process running `bundle` (the service Pebble started for this test: its path is this test's own). */
+function servicePid(bundle: string): number {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      if (argv.includes(bundle)) return Number(entry);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  throw new Error(`no process runs ${bundle}`);
+}
