@@ -18,28 +18,49 @@ import { openBackupStore } from '../../src/store/open.ts';
 import { decodeRunRecord, RUN_RECORD_FILE } from '../../src/archive/run-record.ts';
 import { readdirSync, readFileSync } from 'node:fs';
 import type { S3Settings } from '../../src/store/settings.ts';
+import { startPrometheus, type RunningPrometheus } from '../support/prometheus/prometheus.ts';
+import { alertRules } from '../../src/observability/alert-rules.ts';
 
 const BUCKET = 'kubeflow-backups';
 const KEY_SECRET = 'secret:cta0schedbackupkey01';
 const KEY = 'the scheduled backups key';
+const TOPOLOGY = { model: 'kubeflow', model_uuid: '6f9a2b1c-1111-4a3b-8c3d-000000000001', application: 'kubeflow-upgrader', unit: 'kubeflow-upgrader/0', charm_name: 'kubeflow-upgrader' };
 
-describe('scheduled backups under the real Pebble: every minute for three slots', function () {
+describe('scheduled backups under the real Pebble: every minute for three slots, scraped by the real Prometheus', function () {
   this.timeout(400_000);
   let charmDir: string;
   let s3: S3ServerHandle;
   let cluster: RunningCluster;
   let pebble: RunningPebble;
+  let prometheus: RunningPrometheus;
   let port: number;
 
   before(async () => {
     port = await freePort();
     [charmDir, s3, cluster] = await Promise.all([ensureCharmBuilt(), startS3Server({ buckets: [BUCKET] }), startCluster({ profiles: 2, seed: 44 })]);
     pebble = await startPebble({ PATH: `${dirname(process.execPath)}:/usr/bin:/bin`, KUBEFLOW_UPGRADER_METRICS_PORT: String(port) });
+    // the job and labels COS gives a unit's target (prometheus_scrape.py: the topology labels and juju_unit)
+    prometheus = await startPrometheus({
+      target: `127.0.0.1:${port}`, jobName: 'kubeflow_upgrader', labels: { juju_model: 'kubeflow', juju_application: 'kubeflow-upgrader', juju_unit: 'kubeflow-upgrader/0' },
+      ruleFiles: { 'rules.json': alertRules(TOPOLOGY) },
+    });
   });
   after(async () => {
+    await prometheus?.stop();
     await pebble?.stop();
     await Promise.all([s3?.stop(), cluster?.stop()]);
   });
+
+  /** waits for Prometheus to answer `expr` with a sample satisfying `ok` (it scrapes every second) */
+  async function scraped(expr: string, ok: (value: number) => boolean): Promise<void> {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const result = await prometheus.query(expr);
+      if (result.some((r) => ok(Number(r.value[1])))) return;
+      if (Date.now() > deadline) throw new Error(`Prometheus never answered ${expr} as awaited: ${JSON.stringify(result)}`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
 
   const state = (config: Record<string, unknown>, extra: Partial<FakeJujuState> = {}): FakeJujuState => emptyState({
     config: { 'encryption-key': KEY_SECRET, 'volume-mover-engine': 'rclone', ...config },
@@ -93,6 +114,21 @@ describe('scheduled backups under the real Pebble: every minute for three slots'
     const status = await run(outcome.state, { event: 'update-status' });
     expect(unitStatus(status.state)?.message).to.match(new RegExp(`last scheduled run succeeded at \\S+ \\(${three[2]}\\)`));
     expect(pebble.output()).not.to.contain(KEY);
+
+    // Prometheus scraped the moving metrics
+    await scraped('kubeflow_upgrader_backup_attempts_total{result="succeeded"}', (v) => v === 3);
+    await scraped('kubeflow_upgrader_prune_deleted_backups_total', (v) => v === 1);
+    // the service is stopped: Prometheus sees the target down, and the "backup too old" rule, evaluated by Prometheus
+    // over what it scraped, holds once two intervals and ten minutes have passed since the last backup, not before
+    await new PebbleClient(pebble.socket).serviceAction('stop', ['kubeflow-upgrader']);
+    await scraped('up{job="kubeflow_upgrader"}', (v) => v === 0);
+    const tooOld = alertRules(TOPOLOGY).groups[0]!.rules.find((r) => r.alert === 'KubeflowUpgraderBackupTooOld')!.expr;
+    const lastSuccess = Number((await prometheus.query('last_over_time(kubeflow_upgrader_backup_last_success_timestamp_seconds[7d])'))[0]!.value[1]);
+    expect(await prometheus.query(tooOld)).to.deep.equal([]);
+    expect(await prometheus.query(tooOld, new Date((lastSuccess + 2 * 60 + 600 - 30) * 1000))).to.deep.equal([]);
+    const late = await prometheus.query(tooOld, new Date((lastSuccess + 2 * 60 + 600 + 30) * 1000));
+    expect(late).to.have.length(1);
+    expect(late[0]!.metric).to.include({ juju_unit: 'kubeflow-upgrader/0' });
   });
 });
 
