@@ -118,7 +118,7 @@ export async function scheduleNotes(charm: CharmRuntime): Promise<StatusNote[]> 
   const config = await charm.config();
   if (!config.ok || !config.config['backup-schedule']) return [];
   const status = await serviceStatus(workloadOf(charm).metricsPort);
-  if (!status) return [];
+  if (!status) return [{ level: 'active', text: `scheduled backups: the ${WORKLOAD_CONTAINER} container's service does not answer yet` }];
   const parts: string[] = [];
   if (status.running) parts.push(`scheduled backup running since ${status.running.started}`);
   else if (status.nextRun) parts.push(`next scheduled backup ${status.nextRun}`);

@@ -19,6 +19,8 @@ export const METRIC = {
   bytes: 'kubeflow_upgrader_backup_bytes',
   volumeBytes: 'kubeflow_upgrader_backup_volume_bytes',
   volumeBytesUploaded: 'kubeflow_upgrader_backup_volume_bytes_uploaded',
+  /** label `namespace`: the last backup's volume bytes of each profile namespace */
+  namespaceVolumeBytes: 'kubeflow_upgrader_backup_namespace_volume_bytes',
   /** counter: backups that failed because a volume mover Job failed */
   moverFailures: 'kubeflow_upgrader_volume_mover_failures_total',
   /** 1 when the last prune after a scheduled backup was refused or failed, 0 when it ran */

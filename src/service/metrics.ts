@@ -22,6 +22,7 @@ export function serviceMetrics() {
     bytes: gauge(METRIC.bytes, 'Archive bytes of the last scheduled backup'),
     volumeBytes: gauge(METRIC.volumeBytes, 'Volume bytes the last scheduled backup holds'),
     volumeBytesUploaded: gauge(METRIC.volumeBytesUploaded, 'Volume bytes the last scheduled backup uploaded (the rest was reused)'),
+    namespaceVolumeBytes: gauge(METRIC.namespaceVolumeBytes, 'Volume bytes of each profile namespace in the last scheduled backup', ['namespace']),
     moverFailures: counter(METRIC.moverFailures, 'Scheduled backups that failed because a volume mover Job failed'),
     pruneBlocked: gauge(METRIC.pruneBlocked, '1 when the last retention run after a scheduled backup was refused or failed'),
     pruneLast: gauge(METRIC.pruneLast, 'When retention last ran after a scheduled backup'),

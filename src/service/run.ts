@@ -11,7 +11,11 @@ import type { ServiceSettings } from '../workload/settings.ts';
 import { neutralWording } from '../errors/remedy.ts';
 
 export type RunResult =
-  | { result: 'succeeded'; backupId: string; objects: number; bytes: number; volumeBytes: number; volumeBytesUploaded: number; durationSeconds: number; prune: PruneResult }
+  | {
+    result: 'succeeded'; backupId: string; objects: number; bytes: number; volumeBytes: number; volumeBytesUploaded: number;
+    /** per profile namespace, the bytes of its volumes in this backup */
+    namespaceVolumeBytes: Record<string, number>; durationSeconds: number; prune: PruneResult;
+  }
   | { result: 'failed'; sentence: string; moverFailed: boolean; durationSeconds: number }
   | { result: 'skipped'; sentence: string };
 
@@ -83,6 +87,7 @@ export async function scheduledRun(settings: ServiceSettings, hooks: RunHooks): 
     bytes: outcome.bytes,
     volumeBytes: outcome.volumes.bytes,
     volumeBytesUploaded: outcome.volumes.uploaded,
+    namespaceVolumeBytes: outcome.manifest.volumes.reduce<Record<string, number>>((sum, v) => ({ ...sum, [v.namespace]: (sum[v.namespace] ?? 0) + v.bytes }), {}),
     durationSeconds: outcome.durationSeconds,
     prune: await retention(settings, store, kube, hooks),
   };

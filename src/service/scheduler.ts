@@ -160,6 +160,9 @@ export class Scheduler {
     metrics.bytes.set(result.bytes);
     metrics.volumeBytes.set(result.volumeBytes);
     metrics.volumeBytesUploaded.set(result.volumeBytesUploaded);
+    // namespaces gone since the last backup leave the metric
+    metrics.namespaceVolumeBytes.reset();
+    for (const [namespace, bytes] of Object.entries(result.namespaceVolumeBytes)) metrics.namespaceVolumeBytes.set({ namespace }, bytes);
     metrics.pruneLast.set(at.getTime() / 1000);
     if (result.prune.ran) {
       metrics.pruneBlocked.set(0);
