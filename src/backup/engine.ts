@@ -52,6 +52,8 @@ export interface BackupRequest {
   pageSize?: number;
   /** how long the backup's run record holds without a renewal (the store's default when omitted) */
   runLeaseMs?: number;
+  /** the new backup's id, chosen by the caller (backup-state wait=false reports it before the backup starts) */
+  backupId?: string;
   /** told the new backup's id once its folder holds its run record (the service keeps it, to take its lease over after a crash) */
   onBegun?: (backupId: string) => Promise<void> | void;
   /** one backup at a time per location (lease.ts): refused while another backup's run record is live */
@@ -133,7 +135,7 @@ export async function runBackup(kube: BackupKube, store: BackupStore, request: B
     }
   }
   // the run record proves to prune-backups that this backup runs, for as long as it renews it (src/archive/run-record.ts)
-  const beginning = store.beginBackup(newBackupId(startedAt), { encryptionKey: request.encryptionKey, started: startedAt, ...(request.runLeaseMs ? { leaseMs: request.runLeaseMs } : {}) });
+  const beginning = store.beginBackup(request.backupId ?? newBackupId(startedAt), { encryptionKey: request.encryptionKey, started: startedAt, ...(request.runLeaseMs ? { leaseMs: request.runLeaseMs } : {}) });
   const starting = beginning.then(async (pending) => {
     try {
       if (request.lease) await checkLeaseKept(store, request.encryptionKey, request.lease, { id: pending.id, started: startedAt });

@@ -4,7 +4,7 @@
 // finds another one's live record does not start, and one that started beside another (both looked before either
 // wrote) finds it once its own record is in place, and the later of the two steps back. A holder that is gone stops
 // renewing, and its lease runs out; the service also names the backup its own killed process left (`abandoned`),
-// whose lease it takes over at once.
+// whose lease it takes over at once (and whose folder it removes: src/service/run.ts).
 import { KfuError } from '../errors/index.ts';
 import { surveyFolders } from '../prune/folders.ts';
 import type { RunningBackup } from '../prune/restic.ts';

@@ -7,7 +7,7 @@ import { KubeClient } from '../kube/client.ts';
 import { openBackupStore } from '../store/open.ts';
 import type { BackupStore } from '../store/backup-store.ts';
 import { listBackups } from '../catalog/verify.ts';
-import type { ServiceSettings } from '../workload/settings.ts';
+import type { BackupHandoff, ServiceSettings } from '../workload/settings.ts';
 import { neutralWording } from '../errors/remedy.ts';
 
 export type RunResult =
@@ -24,8 +24,11 @@ export type PruneResult = { ran: true; deleted: number } | { ran: false; sentenc
 export interface RunHooks {
   /** told the new backup's id once its run record is in its folder */
   onBegun(backupId: string): Promise<void> | void;
-  /** backups whose run records this service's earlier process left: their holder is gone, so they hold nothing */
-  abandoned: ReadonlySet<string>;
+  /**
+   * backups this service's earlier, killed process left unfinished: their holder is gone, so their run records hold
+   * nothing; each is removed (and taken off the set) before the next backup begins
+   */
+  abandoned: Set<string>;
   log(line: string): void;
 }
 
@@ -36,10 +39,21 @@ export async function newestBackup(store: BackupStore, encryptionKey: string | u
   return usable[0] ? new Date(usable[0].created) : undefined;
 }
 
-export async function scheduledRun(settings: ServiceSettings, hooks: RunHooks): Promise<RunResult> {
+/** A scheduled backup, or with `handoff` the one backup-state wait=false asked for (its id, namespaces and volumes). */
+export async function scheduledRun(settings: ServiceSettings, hooks: RunHooks, handoff?: BackupHandoff): Promise<RunResult> {
   if (!settings.s3) return { result: 'skipped', sentence: 'S3 is not ready: s3-integrator has given no usable credentials' };
   const key = settings.encryptionKey;
   const store = openBackupStore(settings.s3);
+  for (const id of [...hooks.abandoned]) {
+    try {
+      // the takeover: its folder goes, run record and all, so no one else waits for its lease to run out either
+      await store.deleteBackup(id);
+      hooks.abandoned.delete(id);
+      hooks.log(`removed backup ${id}, which this service's killed process left unfinished`);
+    } catch (error) {
+      hooks.log(`backup ${id}, which this service's killed process left unfinished, could not be removed yet: ${describe(error)}`);
+    }
+  }
   const started = Date.now();
   const kube = await KubeClient.load({ ...(settings.kubeconfig ? { kubeconfig: settings.kubeconfig } : {}) });
   const [{ runBackup }, { volumeBackupStep }] = await Promise.all([import('../backup/engine.ts'), import('../volumes/steps.ts')]);
@@ -48,8 +62,9 @@ export async function scheduledRun(settings: ServiceSettings, hooks: RunHooks): 
     const s3 = settings.s3;
     outcome = await runBackup(kube, store, {
       kind: 'backup-state',
-      description: 'scheduled (backup-schedule)',
-      includeVolumes: true,
+      description: handoff ? handoff.description : 'scheduled (backup-schedule)',
+      includeVolumes: handoff ? handoff.includeVolumes : true,
+      ...(handoff ? { backupId: handoff.backupId, namespaces: handoff.namespaces } : {}),
       includeControlPlane: false,
       profileNamespaceSelector: settings.backup.profileNamespaceSelector,
       includeResources: settings.backup.includeResources,

@@ -2,10 +2,10 @@
 // down (the pod moved, the process was killed) is run once when it starts, never once per missed slot: missed means
 // that the newest backup in the bucket is older than the last slot. The settings file is read again at every wake-up,
 // so a new schedule or key takes effect without a restart, and a run in flight keeps what it started with.
-import { readFileSync, writeFileSync, rmSync, existsSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync, rmSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { nextSlot, previousSlot } from '../schedule/cron.ts';
-import { ServiceSettingsSchema, type ServiceSettings, type ServiceStatus } from '../workload/settings.ts';
+import { BackupHandoffSchema, ServiceSettingsSchema, workloadPaths, type BackupHandoff, type ServiceSettings, type ServiceStatus } from '../workload/settings.ts';
 import type { ServiceMetrics } from './metrics.ts';
 import type { RunHooks, RunResult } from './run.ts';
 
@@ -14,7 +14,7 @@ const WAKE_MS = 5_000;
 
 export interface SchedulerDeps {
   metrics: ServiceMetrics;
-  run(settings: ServiceSettings, hooks: RunHooks): Promise<RunResult>;
+  run(settings: ServiceSettings, hooks: RunHooks, handoff?: BackupHandoff): Promise<RunResult>;
   newestBackup(settings: ServiceSettings): Promise<Date | undefined>;
   log(line: string): void;
 }
@@ -29,9 +29,38 @@ export class Scheduler {
   private last?: ServiceStatus['last'];
   /** beside the settings: the id of the backup this service is writing, to take its lease over after a crash */
   private readonly runningFile: string;
+  /** where backup-state wait=false leaves the backups it hands over */
+  private readonly requestsDir: string;
+  /**
+   * the backup an earlier process of this service began and never finished (killed): its holder is gone, so its run
+   * record, live until its lease runs out, holds nothing for this process's runs
+   */
+  private readonly abandoned = new Set<string>();
 
   constructor(private readonly settingsPath: string, private readonly deps: SchedulerDeps) {
     this.runningFile = join(dirname(settingsPath), 'running-backup');
+    this.requestsDir = workloadPaths(dirname(settingsPath)).requests;
+    if (existsSync(this.runningFile)) this.abandoned.add(readFileSync(this.runningFile, 'utf8').trim());
+  }
+
+  /** The oldest backup handed over and not yet taken, or undefined; one that cannot be read is dropped, said in the log. */
+  private nextHandoff(): { file: string; handoff: BackupHandoff } | undefined {
+    let names: string[];
+    try {
+      names = readdirSync(this.requestsDir).filter((name) => name.endsWith('.json')).sort();
+    } catch {
+      return undefined;
+    }
+    for (const name of names) {
+      const file = join(this.requestsDir, name);
+      try {
+        return { file, handoff: BackupHandoffSchema.parse(JSON.parse(readFileSync(file, 'utf8'))) };
+      } catch (error) {
+        this.deps.log(`the handed-over backup ${name} cannot be read and is dropped: ${(error as Error).message.split('\n')[0]}`);
+        rmSync(file, { force: true });
+      }
+    }
+    return undefined;
   }
 
   readSettings(): ServiceSettings {
@@ -106,34 +135,35 @@ export class Scheduler {
         if (this.running) this.deps.log(`the slot of ${due.toISOString()} came while a backup runs: it is not run again`);
         else this.startRun(settings);
       }
+      // a backup backup-state wait=false handed over, when none runs
+      const handed = this.running ? undefined : this.nextHandoff();
+      if (handed) this.startRun(settings, handed);
     }
     const due = this.schedule && this.handledSlot ? nextSlot(this.schedule, this.handledSlot).getTime() - Date.now() : WAKE_MS;
     this.timer = setTimeout(() => this.wake(), Math.max(0, Math.min(WAKE_MS, due)));
   }
 
-  private startRun(settings: ServiceSettings): void {
-    this.running = this.runOnce(settings).finally(() => {
+  private startRun(settings: ServiceSettings, handed?: { file: string; handoff: BackupHandoff }): void {
+    this.running = this.runOnce(settings, handed).finally(() => {
       this.running = undefined;
       this.runStarted = undefined;
     });
   }
 
-  private async runOnce(settings: ServiceSettings): Promise<void> {
+  private async runOnce(settings: ServiceSettings, handed?: { file: string; handoff: BackupHandoff }): Promise<void> {
+    const what = handed ? 'handed-over backup' : 'scheduled backup';
     const metrics = this.deps.metrics;
     this.runStarted = new Date();
-    // a backup an earlier process of this service began and never finished: its holder is gone
-    const abandoned = new Set<string>();
-    if (existsSync(this.runningFile)) abandoned.add(readFileSync(this.runningFile, 'utf8').trim());
     let result: RunResult;
     try {
       result = await this.deps.run(settings, {
-        abandoned,
+        abandoned: this.abandoned,
         onBegun: (id) => {
           writeFileSync(this.runningFile, id, { mode: 0o600 });
           this.deps.log(`backup ${id} started`);
         },
         log: this.deps.log,
-      });
+      }, handed?.handoff);
     } catch (error) {
       result = { result: 'failed', sentence: (error as Error).message, moverFailed: false, durationSeconds: (Date.now() - this.runStarted.getTime()) / 1000 };
     }
@@ -142,16 +172,18 @@ export class Scheduler {
     metrics.attempts.inc({ result: result.result });
     if (result.result === 'skipped') {
       this.last = { at: at.toISOString(), result: 'skipped', sentence: result.sentence };
-      this.deps.log(`scheduled backup skipped: ${result.sentence}`);
+      // a handed-over backup stays asked for: it starts once the lease is free
+      this.deps.log(`${what} skipped: ${result.sentence}`);
       return;
     }
+    if (handed) rmSync(handed.file, { force: true });
     metrics.lastAttempt.set(at.getTime() / 1000);
     metrics.duration.set(result.durationSeconds);
     if (result.result === 'failed') {
       metrics.lastAttemptSucceeded.set(0);
       if (result.moverFailed) metrics.moverFailures.inc();
       this.last = { at: at.toISOString(), result: 'failed', sentence: result.sentence };
-      this.deps.log(`scheduled backup failed: ${result.sentence}`);
+      this.deps.log(`${what}${handed ? ` ${handed.handoff.backupId}` : ''} failed: ${result.sentence}`);
       return;
     }
     metrics.lastAttemptSucceeded.set(1);
@@ -172,7 +204,7 @@ export class Scheduler {
       this.deps.log(`retention after backup ${result.backupId} did not run: ${result.prune.sentence}`);
     }
     this.last = { at: at.toISOString(), result: 'succeeded', backupId: result.backupId };
-    this.deps.log(`scheduled backup ${result.backupId} succeeded (${result.objects} objects); retention ${result.prune.ran ? `deleted ${result.prune.deleted}` : 'blocked'}`);
+    this.deps.log(`${what} ${result.backupId} succeeded (${result.objects} objects); retention ${result.prune.ran ? `deleted ${result.prune.deleted}` : 'blocked'}`);
   }
 
   stop(): void {

@@ -19,7 +19,18 @@ export const workloadPaths = (root: string) => ({
   bundle: `${root}/service.mjs`,
   /** mode 0600: S3 credentials and the encryption key */
   settings: `${root}/settings.json`,
+  /** backups asked for by backup-state wait=false, one file each, named by the backup's id */
+  requests: `${root}/requests`,
 });
+
+/** A backup the action hands to the service (backup-state wait=false). */
+export const BackupHandoffSchema = z.object({
+  backupId: z.string().regex(/^kf-\d{8}-\d{6}-[0-9a-f]{6}$/),
+  namespaces: z.array(z.string()),
+  includeVolumes: z.boolean(),
+  description: z.string(),
+});
+export type BackupHandoff = z.output<typeof BackupHandoffSchema>;
 
 /** The service's layer: the same for every setting, so that new settings and a replan restart nothing. */
 export function serviceLayer(root: string): string {

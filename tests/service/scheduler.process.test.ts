@@ -15,7 +15,6 @@ import { runEvent } from '../support/juju/run-event.ts';
 import { FaultProxy, type SeenRequest } from '../support/s3/fault-proxy.ts';
 import { PebbleClient } from '../../src/pebble/client.ts';
 import { openBackupStore } from '../../src/store/open.ts';
-import { decodeRunRecord, RUN_RECORD_FILE } from '../../src/archive/run-record.ts';
 import { readdirSync, readFileSync } from 'node:fs';
 import type { S3Settings } from '../../src/store/settings.ts';
 import { startPrometheus, type RunningPrometheus } from '../support/prometheus/prometheus.ts';
@@ -168,6 +167,11 @@ describe('a scheduled backup in flight: new settings replan without stopping it;
     expect(outcome.exitCode, outcome.stderr).to.equal(0);
     return outcome;
   };
+  /** the proxy's sign that the backup is in flight, or a failure that shows what the service logged */
+  const within = <T>(promise: Promise<T>, ms: number, what: string) => Promise.race([
+    promise,
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what} did not happen within ${ms} ms; Pebble's output:\n${pebble.output().slice(-5000)}`)), ms).unref()),
+  ]);
   const tarballUpload = (r: SeenRequest) => r.method !== 'GET' && r.method !== 'HEAD' && /\/kf-[^/]+\/kf-[^/]+\.tar\.gz/.test(r.url);
   const started = () => [...pebble.output().matchAll(/backup (kf-\d{8}-\d{6}-[0-9a-f]{6}) started/g)].map((m) => m[1]!);
   const service = async () => (await new PebbleClient(pebble.socket).services(['kubeflow-upgrader']))[0] as unknown as Record<string, string>;
@@ -208,15 +212,38 @@ describe('a scheduled backup in flight: new settings replan without stopping it;
     const taken = started()[2]!;
     await pebble.waitFor(new RegExp(`scheduled backup ${taken} succeeded`), 60_000);
     expect(taken).to.not.equal(killed);
-    // the dead process's backup: no marker, its run record still unexpired (the lease was taken over, not waited out)
-    const store = bucket();
-    const folders = await store.listBackupFolders();
-    expect(folders.find((f) => f.id === killed)?.complete).to.equal(false);
-    const record = decodeRunRecord(await store.readFile(killed, RUN_RECORD_FILE), killed, KEY);
-    expect(record.state).to.equal('trusted');
-    expect(record.state === 'trusted' && record.record.expires.getTime()).to.be.greaterThan(Date.now());
+    // the lease was taken over, not waited out (15 minutes): the dead process's folder, run record and all, is gone
+    expect(pebble.output()).to.contain(`removed backup ${killed}, which this service's killed process left unfinished`);
+    const folders = await bucket().listBackupFolders();
+    expect(folders.map((f) => f.id)).not.to.include(killed);
     expect(folders.find((f) => f.id === taken)?.complete).to.equal(true);
     proxy.releaseHeld();
+  });
+
+  it('backup-state wait=false hands the backup to the service and names it at once; list-backups shows it running; an action backup meanwhile is refused by the lease', async () => {
+    // no schedule: only the handed-over backup runs
+    await run(state({}), { event: 'config-changed' });
+    await pebble.waitFor(/no backup-schedule: backups run only when asked/);
+    const held = proxy.when(tarballUpload, { hold: true });
+    const action = (params: Record<string, unknown>) => run({ ...state({}), actionParams: params }, { event: 'actions/backup-state' });
+    const handed = await action({ wait: false, description: 'before the refresh' });
+    const id = handed.state.actionResults['backup-id']!;
+    expect(id).to.match(/^kf-\d{8}-\d{6}-[0-9a-f]{6}$/);
+    expect(handed.state.actionResults).to.include({ status: 'handed to the service: list-backups shows it under running until it is committed, then among the backups' });
+    expect(handed.state.actionResults['notes.0']).to.equal('the control plane is not part of a handed-over backup; run backup-state with wait=true for it');
+    await within(held, 60_000, 'the handed-over backup\'s upload');
+    const listed = await run({ ...state({}), actionParams: {} }, { event: 'actions/list-backups' });
+    expect(listed.state.actionResults['running.0.id']).to.equal(id);
+    // one backup at a time: the action's own backup is refused in one sentence, naming the one being written
+    const refused = await runDispatch(charmDir, { ...state({}), actionParams: { 'include-volumes': false, 'include-control-plane': false } }, {
+      event: 'actions/backup-state', env: { KUBECONFIG: cluster.kubeconfigPath },
+    });
+    expect(refused.state.actionFailure).to.match(new RegExp(`^Backup ${id} is being written \\(started \\S+; its run record holds until \\S+\\), and one backup at a time is written to a bucket location, so this one was not started; start it again once that one has finished, or after \\S+ if it was stopped\\.$`));
+    proxy.releaseHeld();
+    await pebble.waitFor(new RegExp(`handed-over backup ${id} succeeded`), 60_000);
+    const after = await run({ ...state({}), actionParams: {} }, { event: 'actions/list-backups' });
+    expect(after.state.actionResults['running.0.id']).to.equal(undefined);
+    expect(Object.entries(after.state.actionResults).find(([, v]) => v === id)?.[0]).to.match(/^backups\.\d+\.id$/);
   });
 });
 
