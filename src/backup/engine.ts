@@ -135,7 +135,9 @@ export async function runBackup(kube: BackupKube, store: BackupStore, request: B
     }
   }
   // the run record proves to prune-backups that this backup runs, for as long as it renews it (src/archive/run-record.ts)
-  const beginning = store.beginBackup(request.backupId ?? newBackupId(startedAt), { encryptionKey: request.encryptionKey, started: startedAt, ...(request.runLeaseMs ? { leaseMs: request.runLeaseMs } : {}) });
+  const beginning = store.beginBackup(request.backupId ?? newBackupId(startedAt), {
+    encryptionKey: request.encryptionKey, started: startedAt, ...(request.runLeaseMs ? { leaseMs: request.runLeaseMs } : {}), ...(request.lease?.holder ? { holder: request.lease.holder } : {}),
+  });
   const starting = beginning.then(async (pending) => {
     try {
       if (request.lease) await checkLeaseKept(store, request.encryptionKey, request.lease, { id: pending.id, started: startedAt });

@@ -11,6 +11,13 @@ import type { RunningBackup } from '../prune/restic.ts';
 import type { BackupStore } from '../store/backup-store.ts';
 
 export interface LeaseRequest {
+  /** who writes this backup, kept in its run record: `<unit> action` or `<unit> service` */
+  holder?: string;
+  /**
+   * a holder known to be over: Juju runs one action of a unit at a time, so a live record of `<unit> action` found by
+   * that unit's action was left by a killed one, and holds nothing (a rerun after a crash goes on at once)
+   */
+  goneHolder?: string;
   /** backups whose holder is known to be gone (the service's own killed process): they hold nothing */
   abandoned?: ReadonlySet<string>;
 }
@@ -33,7 +40,7 @@ const earlier = (a: RunningBackup, b: { id: string; started: Date }) =>
 
 async function others(store: BackupStore, encryptionKey: string | undefined, lease: LeaseRequest, own?: string): Promise<RunningBackup[]> {
   const { running } = await surveyFolders(store, encryptionKey, 0, new Date());
-  return running.filter((r) => r.id !== own && !lease.abandoned?.has(r.id));
+  return running.filter((r) => r.id !== own && !lease.abandoned?.has(r.id) && !(lease.goneHolder !== undefined && r.holder === lease.goneHolder));
 }
 
 /** Before a backup begins: throws when another one holds the lease. */

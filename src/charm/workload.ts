@@ -44,6 +44,7 @@ async function settingsOf(charm: CharmRuntime): Promise<ServiceSettings | undefi
     ...(readiness.state === 'ready' ? { s3: readiness.settings } : {}),
     ...(key ? { encryptionKey: key } : {}),
     modelNamespace: charm.context.model.name,
+    unit: charm.context.unitName,
     backup: {
       profileNamespaceSelector: c['profile-namespace-selector'],
       includeResources: c['include-resources'],

@@ -87,7 +87,7 @@ export async function scheduledRun(settings: ServiceSettings, hooks: RunHooks, h
       wording: neutralWording,
       onBegun: (id) => hooks.onBegun(id),
       // one backup at a time with the actions: another's live run record makes this slot a skipped one
-      lease: { abandoned: hooks.abandoned },
+      lease: { holder: `${settings.unit} service`, abandoned: hooks.abandoned },
       progress: (message) => hooks.log(message),
     });
   } catch (error) {

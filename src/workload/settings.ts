@@ -76,6 +76,8 @@ export const ServiceSettingsSchema = z.object({
   encryptionKey: z.string().optional(),
   /** the model's namespace: where the restic gateway and key Jobs run */
   modelNamespace: z.string(),
+  /** the unit, `kubeflow-upgrader/0`: its backups' run records name `<unit> service` as their holder */
+  unit: z.string(),
   /** the backup request's fields from the charm's config (src/charm/backup-steps.ts) */
   backup: z.object({
     profileNamespaceSelector: z.string(),

@@ -45,6 +45,23 @@ describe('backup lease: one backup at a time per location', function () {
     }
   });
 
+  it("a live record of a holder known to be over (this unit's killed action) holds nothing; another holder's does", async () => {
+    const store = new MemoryBackupStore();
+    const killed = await store.beginBackup('kf-20261207-120000-aaaaaa', { encryptionKey: KEY, holder: 'kubeflow-upgrader/0 action' });
+    const service = new MemoryBackupStore();
+    const scheduled = await service.beginBackup('kf-20261207-120000-bbbbbb', { encryptionKey: KEY, holder: 'kubeflow-upgrader/0 service' });
+    try {
+      const lease = { holder: 'kubeflow-upgrader/0 action', goneHolder: 'kubeflow-upgrader/0 action' };
+      const rerun = await runBackup(kube, store, request({ lease }));
+      expect(rerun.backupId).to.not.equal(killed.id);
+      const error = await runBackup(kube, service, request({ lease })).then(() => undefined, (e: unknown) => e);
+      expect(error).to.be.instanceOf(LeaseHeldError);
+      expect((error as Error).message).to.match(/^Backup kf-20261207-120000-bbbbbb is being written/);
+    } finally {
+      await Promise.all([killed.abort(), scheduled.abort()]);
+    }
+  });
+
   it('a run record written without the key proves nothing when a key is set: it holds no lease', async () => {
     const store = new MemoryBackupStore();
     const forged = await startWriter(store, { toolVersion: 'test', scope: { action: 'backup-state', includeVolumes: false, includeControlPlane: false } });

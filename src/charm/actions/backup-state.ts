@@ -1,6 +1,6 @@
 // The backup-state action: all Kubeflow state of the chosen profile namespaces into a new backup in S3.
 import type { ActionContext } from '../action-context.ts';
-import { backupRequest, moverConfig } from '../backup-steps.ts';
+import { actionLease, backupRequest, moverConfig } from '../backup-steps.ts';
 import { volumeBackupStep } from '../../volumes/steps.ts';
 import { describeBackupFailure } from '../backup-failure.ts';
 import { emptyDatabasesState, readControlPlane, type ControlPlaneView } from '../control-plane.ts';
@@ -84,6 +84,7 @@ export async function run(ctx: ActionContext<'backup-state'>): Promise<void> {
         ...(params['include-volumes'] ? { volumes: volumeBackupStep(kube, s3, { ...moverConfig(ctx.config), jobNamespace: ctx.modelName }, { encryptionKey }) } : {}),
         ...(controlPlane ? { controlPlane: controlPlaneBackupStep(kube, s3, ctx.config, controlPlane, ctx.modelName, { encryptionKey }) } : {}),
         progress: (message) => ctx.progress(message),
+        lease: actionLease(ctx.charm.context.unitName),
       }),
     );
   } catch (error) {
