@@ -13,8 +13,10 @@ export async function run(ctx: ActionContext<'list-backups'>): Promise<void> {
   try {
     const store = openBackupStore(s3);
     const { surveyFolders } = await import('../../prune/folders.ts');
-    // backups being written, as their signed run records prove it (the lease: src/backup/lease.ts)
-    [backups, { running }] = await Promise.all([listBackups(store, { limit: ctx.params.limit, encryptionKey }), surveyFolders(store, encryptionKey, 0, new Date())]);
+    backups = await listBackups(store, { limit: ctx.params.limit, encryptionKey });
+    // backups being written, as their signed run records prove it (the lease: src/backup/lease.ts); after the listing,
+    // whose first request learns the bucket's region, so that only one request is ever redirected
+    ({ running } = await surveyFolders(store, encryptionKey, 0, new Date()));
   } catch (error) {
     ctx.fail(`The backups could not be listed: ${describeInline(error)}.`);
   }
