@@ -5,7 +5,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSy
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The hook tools the charm calls, named as juju/juju internal/worker/uniter/runner/jujuc registers them (network-get: network-get.go). */
+/** The hook tools the charm calls (upstream: github.com/juju/juju), named as juju/juju internal/worker/uniter/runner/jujuc registers them (network-get: network-get.go). */
 export const HOOK_TOOLS = [
   'action-get',
   'action-set',
