@@ -4,8 +4,9 @@
 // Kubernetes client (src/kube) and the format (src/archive, a leaf), and the cross-cutting modules under them all.
 // An import may only run down.
 const ENGINES = '^src/(backup|restore|guard|prune|volumes|controlplane)/';
-const EDGES = '^src/(charm|cli|juju)/';
-const LOWER = '^src/(catalog|store|archive|kubeflow|kube|retry|errors)/|^src/[^/]+[.]ts$';
+// src/service is the workload container's program: an edge like the charm and the CLI.
+const EDGES = '^src/(charm|cli|juju|service)/';
+const LOWER = '^src/(catalog|store|archive|kubeflow|kube|retry|errors|pebble|schedule|observability|workload)/|^src/[^/]+[.]ts$';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -65,6 +66,20 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/charm/' },
       to: { path: '^src/cli/' },
+    },
+    {
+      name: 'charm-imports-no-service',
+      comment: 'The charm pushes the service bundle into the workload container; the two share only lower modules.',
+      severity: 'error',
+      from: { path: '^src/(charm|juju)/' },
+      to: { path: '^src/service/' },
+    },
+    {
+      name: 'service-imports-no-charm',
+      comment: 'The service runs without Juju: no hook tool, no dispatch; it reads the settings file the charm pushed.',
+      severity: 'error',
+      from: { path: '^src/service/' },
+      to: { path: '^src/(charm|juju|cli)/' },
     },
     {
       name: 'cli-imports-no-charm',

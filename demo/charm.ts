@@ -31,9 +31,14 @@ export class DeployedCharm {
     this.state = emptyState({ relations: [s3Relation(track1Data(s3, bucket))] });
   }
 
-  /** a hook; the state it leaves is the next event's input */
-  async hook(event: string, kubeconfig: string, relation?: string): Promise<DispatchOutcome> {
-    const outcome = await runDispatch(this.charm.dir, this.fresh(), { event, env: { KUBECONFIG: kubeconfig }, ...(relation ? { relation } : {}) });
+  /** what `juju config` would set; the next hook sees it */
+  configure(config: Record<string, unknown>): void {
+    this.state = { ...this.state, config: { ...this.state.config, ...config } };
+  }
+
+  /** a hook; the state it leaves is the next event's input. `env` adds to Juju's (where the workload container is) */
+  async hook(event: string, kubeconfig: string, relation?: string, env: Record<string, string> = {}): Promise<DispatchOutcome> {
+    const outcome = await runDispatch(this.charm.dir, this.fresh(), { event, env: { KUBECONFIG: kubeconfig, ...env }, ...(relation ? { relation } : {}) });
     this.state = outcome.state;
     return outcome;
   }

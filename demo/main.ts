@@ -1,4 +1,4 @@
-// npm run demo [-- --quick] [-- --keep]: the whole story on one machine — two embedded Kubeflow clusters and an S3
+// npm run demo [-- --quick] [-- --keep] [-- --schedule]: the whole story on one machine — two embedded Kubeflow clusters and an S3
 // server; the PACKED charm's real dispatch backs up cluster A and restores into the fresh cluster B; then the two
 // clusters' user state and volume files are compared. Exits 0 only when they are the same, 2 on a wrong flag.
 // --kubeflow A[:B] makes cluster A serve the Kubeflow CRDs of CKF release A and B those of release B (a blue/green
@@ -7,13 +7,13 @@ import { parseArgs } from 'node:util';
 import { requireSystemTools } from '../scripts/system-tools.ts';
 
 function usage(message: string): never {
-  process.stderr.write(`demo: ${message}; usage: npm run demo -- [--quick] [--keep] [--profiles N] [--kubeflow A[:B]]\n`);
+  process.stderr.write(`demo: ${message}; usage: npm run demo -- [--quick] [--keep] [--schedule] [--profiles N] [--kubeflow A[:B]]\n`);
   process.exit(2);
 }
 
 function parseDemoArgs() {
   try {
-    return parseArgs({ options: { quick: { type: 'boolean' }, keep: { type: 'boolean' }, profiles: { type: 'string' }, kubeflow: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, strict: true }).values;
+    return parseArgs({ options: { quick: { type: 'boolean' }, keep: { type: 'boolean' }, schedule: { type: 'boolean' }, profiles: { type: 'string' }, kubeflow: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, strict: true }).values;
   } catch (error) {
     return usage((error as Error).message.split('\n')[0]!.replace(/\. To specify.*$/, ''));
   }
@@ -24,6 +24,7 @@ if (args.help) {
     'npm run demo -- [options]',
     '  --quick        2 profiles and small files (the test uses this)',
     '  --keep         leave clusters A and B and the S3 server running and print how to reach them; Ctrl-C stops them',
+    '  --schedule     a last step: the workload container under the real Pebble backs A up every minute; its metrics and the unit status',
     '  --profiles N   profiles on cluster A (default 4, quick 2)',
     '  --kubeflow A[:B]  cluster A serves the Kubeflow CRDs of CKF release A, B those of release B (default A): 1.8, 1.9, 1.10 or 1.11',
     '',
@@ -43,4 +44,4 @@ if (args.kubeflow !== undefined) {
 requireSystemTools('demo');
 
 const { runDemo } = await import('./story.ts');
-process.exit(await runDemo({ quick, keep: args.keep === true, profiles, ...(releases ? { releases } : {}) }));
+process.exit(await runDemo({ quick, keep: args.keep === true, schedule: args.schedule === true, profiles, ...(releases ? { releases } : {}) }));

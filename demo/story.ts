@@ -23,6 +23,8 @@ export interface DemoOptions {
   profiles: number;
   /** the CKF releases whose CRDs clusters A and B serve (absent: the permissive CRDs) */
   releases?: { a: Release; b: Release };
+  /** a last step: the workload container under the real Pebble backs A up every minute and serves its metrics */
+  schedule?: boolean;
 }
 
 export async function runDemo(args: DemoOptions): Promise<number> {
@@ -45,7 +47,7 @@ export async function runDemo(args: DemoOptions): Promise<number> {
   }
 
   const started = performance.now();
-  const steps = new Steps(8);
+  const steps = new Steps(args.schedule ? 9 : 8);
   process.stdout.write(`${bold('kubeflow-upgrader demo')} — back up Kubeflow on cluster A, restore it into a fresh cluster B, prove they match\n`);
   process.stdout.write(dim(`${quick ? 'quick mode: ' : ''}${profiles} profiles; work folder ${work}\n`));
 
@@ -120,6 +122,7 @@ export async function runDemo(args: DemoOptions): Promise<number> {
     for (const line of expectedAbsent) steps.say(`absent from B as the restore said: ${line}`);
     steps.end(`${stateA.length} objects and ${filesA.size} volume files on A compared with B${expectedAbsent.length ? `, ${expectedAbsent.length} skipped by the restore with its reason` : ''}`);
 
+    if (args.schedule) await scheduledBackups(charm, a);
     printSummary(stateA, stateB, filesA.size, filesB.size, backupBytes);
     process.stdout.write(dim(`\ntotal ${((performance.now() - started) / 1000).toFixed(1)}s\n`));
     if (differences.length > 0) {
@@ -130,6 +133,27 @@ export async function runDemo(args: DemoOptions): Promise<number> {
     if (args.keep) await keepRunning(a, b, s3);
     process.stdout.write(`\n${green(bold('A and B hold the same user state'))}\n`);
     return 0;
+  }
+
+  /** The schedule: Pebble runs the service the charm pushes, which backs A up at the next minute and serves metrics. */
+  async function scheduledBackups(charm: DeployedCharm, a: DemoCluster): Promise<void> {
+    steps.begin('juju config kubeflow-upgrader backup-schedule="* * * * *"   (the workload container under the real Pebble)');
+    const [{ startPebble, freePort }, { dirname }] = await Promise.all([import('../tests/support/pebble/pebble.ts'), import('node:path')]);
+    const port = await freePort();
+    // the official Node.js image has node on PATH; here, this machine's Node.js 24 stands in for it
+    const pebble = await startPebble({ PATH: `${dirname(process.execPath)}:/usr/bin:/bin`, KUBEFLOW_UPGRADER_METRICS_PORT: String(port) });
+    cleanups.push(() => pebble.stop());
+    const env = { KUBEFLOW_UPGRADER_PEBBLE_SOCKET: pebble.socket, KUBEFLOW_UPGRADER_WORKLOAD_ROOT: join(pebble.root, 'srv'), KUBEFLOW_UPGRADER_METRICS_PORT: String(port) };
+    charm.configure({ 'backup-schedule': '* * * * *', 'backup-retention': 2 });
+    await charm.hook('upgrader-pebble-ready', a.kubeconfigPath, undefined, env);
+    steps.say('pushed lib/service.mjs and its 0600 settings into the container, added the layer, replanned');
+    await whileRunning(steps, 'waiting for the next slot (at most a minute) …', pebble.waitFor(/scheduled backup kf-\S+ succeeded/, 150_000));
+    for (const line of pebble.output().split('\n').filter((l) => /kubeflow-upgrader\]|scheduled backup|backup-schedule/.test(l)).slice(-4)) steps.say(dim(line.trim()));
+    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    for (const line of metrics.split('\n').filter((l) => /^kubeflow_upgrader_(backup_(last_success|attempts_total|objects|duration)|schedule_next_run|prune_)/.test(l))) steps.say(line);
+    await charm.hook('update-status', a.kubeconfigPath, undefined, env);
+    const status = charm.status();
+    steps.end(`unit status: ${status?.status ?? 'unknown'} "${status?.message ?? ''}"`);
   }
 
   /** The charm's restore-state into the fresh cluster: the restore a blue/green upgrade runs. */

@@ -183,6 +183,22 @@ export async function buildCharm(options: BuildOptions = {}): Promise<string> {
     plugins: [preferEsBuilds, builtinsThroughRequire],
     banner: { js: "import{createRequire as __kfuCreateRequire}from'node:module';const require=__kfuCreateRequire(import.meta.url);" },
   });
+  // The workload container's service: one file, which the charm pushes into the container through Pebble.
+  await build({
+    entryPoints: { service: join(projectRoot, 'src', 'service', 'main.ts') },
+    outdir: join(staging, 'lib'),
+    outExtension: { '.js': '.mjs' },
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node22',
+    minify: options.minify ?? true,
+    legalComments: 'none',
+    logLevel: 'warning',
+    define: { __CHARM_VERSION__: JSON.stringify(charmVersion()) },
+    plugins: [...PRODUCT_PLUGINS],
+    banner: { js: "import{createRequire as __kfuCreateRequire}from'node:module';const require=__kfuCreateRequire(import.meta.url);" },
+  });
   chmodSync(join(staging, 'lib', 'charm.mjs'), 0o755);
   copyFileSync(join(projectRoot, 'charm', 'dispatch'), join(staging, 'dispatch'));
   chmodSync(join(staging, 'dispatch'), 0o755);

@@ -28,7 +28,7 @@ describe('packed charm', function () {
   after(() => rmSync(work, { recursive: true, force: true }));
 
   it('holds dispatch, the YAML files, manifest.yaml, the bundle and bin/node, with executable modes kept', () => {
-    expect(names).to.include.members(['dispatch', 'metadata.yaml', 'actions.yaml', 'config.yaml', 'manifest.yaml', 'lib/charm.mjs', 'bin/node']);
+    expect(names).to.include.members(['dispatch', 'metadata.yaml', 'actions.yaml', 'config.yaml', 'manifest.yaml', 'lib/charm.mjs', 'lib/service.mjs', 'bin/node']);
     for (const executable of ['dispatch', 'bin/node', 'lib/charm.mjs']) accessSync(join(unpacked, executable), constants.X_OK);
     expect(statSync(join(unpacked, 'bin/node')).isSymbolicLink()).to.equal(false);
     const manifest = parse(readFileSync(join(unpacked, 'manifest.yaml'), 'utf8')) as { bases: { name: string; channel: string }[] };

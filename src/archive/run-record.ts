@@ -28,6 +28,11 @@ export interface RunRecord {
   renewed: Date;
   /** the lease: after this the backup is taken to be gone, whatever its folder holds */
   expires: Date;
+  /**
+   * who writes it (`<unit> action`, `<unit> service`), so that a writer who knows that holder is over (Juju runs one
+   * action of a unit at a time) need not wait for its lease to run out; absent in records written before it existed
+   */
+  holder?: string;
 }
 
 /** What a record read from a folder is worth under the key set now. */
@@ -44,7 +49,9 @@ function macKey(secret: string | Buffer, salt: Buffer): Buffer {
 
 /** The bytes the HMAC covers: the fields in a fixed order, as a JSON array, so no field can be read as another. */
 function covered(record: RunRecord): string {
-  return JSON.stringify([KIND, record.id, record.started.toISOString(), record.renewed.toISOString(), record.expires.toISOString()]);
+  const fields = [KIND, record.id, record.started.toISOString(), record.renewed.toISOString(), record.expires.toISOString()];
+  // a record without a holder is covered as before it had one
+  return JSON.stringify(record.holder === undefined ? fields : [...fields, record.holder]);
 }
 
 const keyed = (key: string | Buffer | undefined): key is string | Buffer => key !== undefined && key.length > 0;
@@ -56,6 +63,7 @@ const keyed = (key: string | Buffer | undefined): key is string | Buffer => key 
 export function encodeRunRecord(record: RunRecord, encryptionKey: string | Buffer | undefined): Buffer {
   const body: Record<string, string> = {
     kind: KIND, id: record.id, started: record.started.toISOString(), renewed: record.renewed.toISOString(), expires: record.expires.toISOString(),
+    ...(record.holder !== undefined ? { holder: record.holder } : {}),
   };
   if (keyed(encryptionKey)) {
     const salt = randomBytes(SALT_BYTES);
@@ -85,10 +93,10 @@ export function decodeRunRecord(bytes: Buffer | undefined, id: string, encryptio
   const started = parseTime(parsed.started);
   const renewed = parseTime(parsed.renewed);
   const expires = parseTime(parsed.expires);
-  if (parsed.kind !== KIND || typeof parsed.id !== 'string' || !started || !renewed || !expires) {
+  if (parsed.kind !== KIND || typeof parsed.id !== 'string' || !started || !renewed || !expires || (parsed.holder !== undefined && typeof parsed.holder !== 'string')) {
     return { state: 'untrusted', reason: 'its run record is not one kubeflow-upgrader writes' };
   }
-  const record: RunRecord = { id: parsed.id, started, renewed, expires };
+  const record: RunRecord = { id: parsed.id, started, renewed, expires, ...(typeof parsed.holder === 'string' ? { holder: parsed.holder } : {}) };
   if (keyed(encryptionKey)) {
     const m = typeof parsed.hmac === 'string' ? MAC_FORMAT.exec(parsed.hmac) : null;
     if (!m) return { state: 'untrusted', reason: 'its run record carries no HMAC' };

@@ -21,6 +21,7 @@ import { parseResourceFilter } from '../kubeflow/resource-filters.ts';
 import { resolveScope } from './scope.ts';
 import { crdSnapshot, modelInventory } from './inventory.ts';
 import { ProgressTicker } from './progress.ts';
+import { checkLeaseFree, checkLeaseKept, type LeaseRequest } from './lease.ts';
 import { prefetch } from './prefetch.ts';
 
 export type BackupKind = 'backup-state' | 'snapshot-profiles';
@@ -51,6 +52,12 @@ export interface BackupRequest {
   pageSize?: number;
   /** how long the backup's run record holds without a renewal (the store's default when omitted) */
   runLeaseMs?: number;
+  /** the new backup's id, chosen by the caller (backup-state wait=false reports it before the backup starts) */
+  backupId?: string;
+  /** told the new backup's id once its folder holds its run record (the service keeps it, to take its lease over after a crash) */
+  onBegun?: (backupId: string) => Promise<void> | void;
+  /** one backup at a time per location (lease.ts): refused while another backup's run record is live */
+  lease?: LeaseRequest;
   volumes?: VolumeStep;
   controlPlane?: ControlPlaneStep;
   progress?: ProgressSink;
@@ -119,9 +126,29 @@ export async function runBackup(kube: BackupKube, store: BackupStore, request: B
     profileNamespaceSelector: request.profileNamespaceSelector,
   });
   const startedAt = request.now?.() ?? new Date();
+  if (request.lease) {
+    try {
+      await checkLeaseFree(store, request.encryptionKey, request.lease);
+    } catch (error) {
+      scoping.catch(() => undefined);
+      throw error;
+    }
+  }
   // the run record proves to prune-backups that this backup runs, for as long as it renews it (src/archive/run-record.ts)
-  const beginning = store.beginBackup(newBackupId(startedAt), { encryptionKey: request.encryptionKey, started: startedAt, ...(request.runLeaseMs ? { leaseMs: request.runLeaseMs } : {}) });
-  const starting = beginning.then((pending) => BackupWriter.start({
+  const beginning = store.beginBackup(request.backupId ?? newBackupId(startedAt), {
+    encryptionKey: request.encryptionKey, started: startedAt, ...(request.runLeaseMs ? { leaseMs: request.runLeaseMs } : {}), ...(request.lease?.holder ? { holder: request.lease.holder } : {}),
+  });
+  const starting = beginning.then(async (pending) => {
+    try {
+      if (request.lease) await checkLeaseKept(store, request.encryptionKey, request.lease, { id: pending.id, started: startedAt });
+      await request.onBegun?.(pending.id);
+    } catch (error) {
+      // its run record goes with its folder: it must not hold the lease it lost
+      await pending.abort().catch(() => undefined);
+      throw error;
+    }
+    return pending;
+  }).then((pending) => BackupWriter.start({
     pending,
     started: startedAt,
     toolVersion: request.toolVersion,

@@ -19,11 +19,20 @@ export function moverConfig(config: CharmConfig): MoverConfig {
   };
 }
 
+/**
+ * One backup at a time per location, with the scheduled service in the workload container (src/backup/lease.ts). An
+ * action's record names the unit's actions as its holder: Juju runs one action of a unit at a time, so one this unit's
+ * action finds live was left by a killed action, and a rerun goes on at once.
+ */
+export function actionLease(unit: string): NonNullable<BackupRequest['lease']> {
+  return { holder: `${unit} action`, goneHolder: `${unit} action` };
+}
+
 export function backupRequest(
   kind: BackupKind,
   config: CharmConfig,
   model: { name: string },
-  extra: Pick<BackupRequest, 'namespaces' | 'profiles' | 'includeVolumes' | 'includeControlPlane' | 'description' | 'encryptionKey' | 'volumes' | 'controlPlane' | 'progress'>,
+  extra: Pick<BackupRequest, 'namespaces' | 'profiles' | 'includeVolumes' | 'includeControlPlane' | 'description' | 'encryptionKey' | 'volumes' | 'controlPlane' | 'progress' | 'lease'>,
 ): BackupRequest {
   return {
     kind,

@@ -1,6 +1,7 @@
 // The charm's config (config.yaml), validated once per dispatch; a bad value becomes one sentence for the status.
 import { z } from 'zod';
 import { DEFAULT_MOVER_RESOURCES, parseMoverResources } from '../volumes/resources.ts';
+import { parseSchedule } from '../schedule/cron.ts';
 
 const commaList = z.string().transform((text) => text.split(',').map((part) => part.trim()).filter(Boolean));
 const positiveInt = (max: number) => z.number().int('must be a whole number').min(1, 'must be at least 1').max(max, `must be at most ${max}`);
@@ -39,6 +40,18 @@ export const ConfigSchema = z.object({
       return seconds;
     }),
   'backup-retention': z.number().int('must be a whole number').min(0, 'must be 0 (keep all) or more').max(100_000, 'must be at most 100000').default(7),
+  // the workload's service backs up at each slot; undefined: no schedule
+  'backup-schedule': z
+    .string()
+    .default('')
+    .transform((text, ctx) => {
+      const schedule = parseSchedule(text);
+      if (schedule && !schedule.ok) {
+        ctx.addIssue({ code: 'custom', message: schedule.problem });
+        return z.NEVER;
+      }
+      return schedule?.expression;
+    }),
   'restore-wait-timeout': positiveInt(86_400).default(300),
   'volume-mover-engine': z.enum(['rclone', 'restic']).default('restic'),
   'volume-mover-image': z.string().min(1).default('docker.io/rclone/rclone:1.68.2'),

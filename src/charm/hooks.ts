@@ -12,6 +12,9 @@ import { convergeControlPlane, type ControlPlaneConvergence } from './control-pl
 import { CONTROL_PLANE_ENDPOINTS } from '../controlplane/relations.ts';
 import { charmProblemSentence } from './s3-wording.ts';
 import { convergeResticKey, resticKeyChangePending } from './restic-key.ts';
+import { convergeWorkload, PEBBLE_READY } from './workload.ts';
+import { convergeCos } from './cos.ts';
+import { GRAFANA_DASHBOARD, METRICS_ENDPOINT } from '../observability/cos-data.ts';
 
 async function s3Fact(charm: CharmRuntime): Promise<S3Fact> {
   // One signed HeadBucket, without the AWS SDK (most of the bundle, and most of a hook's CPU to load): the probe loads while
@@ -66,6 +69,8 @@ async function converge(charm: CharmRuntime): Promise<number> {
   await convergeGuard(charm);
   // A changed encryption-key is added to the restic repositories before the unit uses it (never fails the hook).
   await convergeResticKey(charm);
+  // then the scheduled-backup service gets the settings this hook decided (never fails the hook)
+  await convergeWorkload(charm);
   return exitCode;
 }
 
@@ -75,6 +80,8 @@ async function secretChanged(charm: CharmRuntime): Promise<void> {
   const uri = config.ok ? config.config['encryption-key'] : undefined;
   const id = (text: string) => text.split(/[:/]/).pop();
   if (uri && charm.context.secret && id(charm.context.secret.id) === id(uri)) await convergeResticKey(charm);
+  // a new revision of the key or of s3-integrator's credentials secret: the service's settings follow
+  await convergeWorkload(charm);
 }
 
 /** A hook's own work, then the status, whatever the work returned. */
@@ -96,9 +103,17 @@ export function hookHandlers(charm: CharmRuntime): Record<string, Handler> {
     'config-changed': () => converge(charm),
     'upgrade-charm': async () => {
       await charm.tools.applicationVersionSet(CHARM_VERSION);
-      return converge(charm);
+      const exitCode = await converge(charm);
+      // a new charm may bring new rules or a new dashboard
+      await convergeCos(charm);
+      return exitCode;
     },
-    'leader-elected': () => converge(charm),
+    'leader-elected': async () => {
+      const exitCode = await converge(charm);
+      // the new leader writes the application databags of the COS relations
+      await convergeCos(charm);
+      return exitCode;
+    },
     // The guard is re-converged every few minutes, so a policy someone deleted comes back.
     'update-status': async () => {
       await convergeGuard(charm);
@@ -106,11 +121,21 @@ export function hookHandlers(charm: CharmRuntime): Record<string, Handler> {
       if (await resticKeyChangePending(charm)) await convergeResticKey(charm);
     },
     'secret-changed': () => secretChanged(charm),
+    // the workload container's Pebble (re)started: the bundle, the settings and the layer again
+    [PEBBLE_READY]: async () => {
+      await convergeWorkload(charm);
+      // the pod may have a new address after a restart
+      await convergeCos(charm);
+    },
     [`${S3_ENDPOINT}-relation-created`]: () => converge(charm),
     [`${S3_ENDPOINT}-relation-joined`]: () => converge(charm),
     [`${S3_ENDPOINT}-relation-changed`]: () => converge(charm),
     [`${S3_ENDPOINT}-relation-broken`]: nothing,
   };
+  for (const endpoint of [METRICS_ENDPOINT, GRAFANA_DASHBOARD]) {
+    for (const event of ['created', 'joined', 'changed']) work[`${endpoint}-relation-${event}`] = () => convergeCos(charm);
+    work[`${endpoint}-relation-broken`] = nothing;
+  }
   for (const endpoint of CONTROL_PLANE_ENDPOINTS) {
     for (const event of ['created', 'joined', 'changed']) work[`${endpoint}-relation-${event}`] = () => answerControlPlane(charm);
     work[`${endpoint}-relation-broken`] = nothing;

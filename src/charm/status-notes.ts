@@ -8,6 +8,7 @@ import { lastBackupNotes } from './last-backup.ts';
 import { controlPlaneNotes } from './control-plane.ts';
 import { s3BucketNotes, s3StorageClassNotes } from './s3.ts';
 import { resticKeyNotes } from './restic-key.ts';
+import { scheduleNotes } from './workload.ts';
 
 export type StatusContributor = (charm: CharmRuntime) => Promise<StatusNote[]>;
 
@@ -18,4 +19,4 @@ async function secretsInClear(charm: CharmRuntime): Promise<StatusNote[]> {
 }
 
 /** In the order they appear in the status message. */
-export const statusNotes: StatusContributor[] = [s3BucketNotes, s3StorageClassNotes, guardNotes, lastBackupNotes, secretsInClear, controlPlaneNotes, resticKeyNotes];
+export const statusNotes: StatusContributor[] = [s3BucketNotes, s3StorageClassNotes, guardNotes, lastBackupNotes, secretsInClear, controlPlaneNotes, resticKeyNotes, scheduleNotes];

@@ -26,6 +26,9 @@ const EnvSchema = z.object({
   JUJU_SECRET_LABEL: optional,
   JUJU_SECRET_REVISION: optional,
   KUBECONFIG: optional,
+  KUBEFLOW_UPGRADER_PEBBLE_SOCKET: optional,
+  KUBEFLOW_UPGRADER_WORKLOAD_ROOT: optional,
+  KUBEFLOW_UPGRADER_METRICS_PORT: optional,
 });
 
 export interface RelationInfo {
@@ -51,6 +54,11 @@ export interface DispatchContext {
   action?: { name: string; uuid?: string };
   secret?: { id: string; label?: string; revision?: number };
   kubeconfig?: string;
+  /**
+   * Where the workload container is reached when not where Juju puts it: the demo and the tests run Pebble on this
+   * machine (KUBEFLOW_UPGRADER_PEBBLE_SOCKET, KUBEFLOW_UPGRADER_WORKLOAD_ROOT, KUBEFLOW_UPGRADER_METRICS_PORT).
+   */
+  workload: { socket?: string; root?: string; metricsPort?: number };
 }
 
 export class DispatchContextError extends KfuError {
@@ -80,6 +88,7 @@ export function parseDispatchContext(env: NodeJS.ProcessEnv, cwd = process.cwd()
     charmDir: e.JUJU_CHARM_DIR ?? e.CHARM_DIR ?? cwd,
     model: { name: e.JUJU_MODEL_NAME, uuid: e.JUJU_MODEL_UUID },
     jujuVersion: e.JUJU_VERSION,
+    workload: {},
   };
   if (e.JUJU_RELATION_ID) {
     context.relation = {
@@ -100,5 +109,11 @@ export function parseDispatchContext(env: NodeJS.ProcessEnv, cwd = process.cwd()
     };
   }
   if (e.KUBECONFIG) context.kubeconfig = e.KUBECONFIG;
+  const port = Number(e.KUBEFLOW_UPGRADER_METRICS_PORT);
+  context.workload = {
+    ...(e.KUBEFLOW_UPGRADER_PEBBLE_SOCKET ? { socket: e.KUBEFLOW_UPGRADER_PEBBLE_SOCKET } : {}),
+    ...(e.KUBEFLOW_UPGRADER_WORKLOAD_ROOT ? { root: e.KUBEFLOW_UPGRADER_WORKLOAD_ROOT } : {}),
+    ...(Number.isInteger(port) && port > 0 ? { metricsPort: port } : {}),
+  };
   return context;
 }

@@ -124,6 +124,15 @@ export class HookTools {
     await this.run('relation-set', args, JSON.stringify(data));
   }
 
+  /**
+   * The address this unit is reached at over a relation: the first bind address of `network-get <endpoint> -r <id>`
+   * (canonical/operator ops/model.py, Network.bind_address: the first address of the first interface).
+   */
+  async bindAddress(endpoint: string, relationId: string): Promise<string | undefined> {
+    const network = await this.json<{ 'bind-addresses'?: Array<{ addresses?: Array<{ value?: string }> }> } | null>('network-get', [endpoint, '-r', relationId, '--format=json']);
+    return network?.['bind-addresses']?.[0]?.addresses?.[0]?.value;
+  }
+
   async configGet(): Promise<Record<string, unknown>> {
     return (await this.json<Record<string, unknown> | null>('config-get', ['--format=json'])) ?? {};
   }

@@ -45,7 +45,7 @@ export async function surveyFolders(store: BackupStore, encryptionKey: string | 
       const fresh = read.state === 'trusted' && read.record.expires > now;
       if (read.state === 'trusted' && fresh) {
         facts.runningUntil = read.record.expires;
-        survey.running.push({ id: folder.id, started: read.record.started, expires: read.record.expires });
+        survey.running.push({ id: folder.id, started: read.record.started, expires: read.record.expires, ...(read.record.holder ? { holder: read.record.holder } : {}) });
       } else if (folder.lastWrite && now.getTime() - folder.lastWrite.getTime() < graceMs) {
         const why = read.state === 'untrusted' ? read.reason
           : read.state === 'trusted' ? `its run record ran out at ${read.record.expires.toISOString()}`

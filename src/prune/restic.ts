@@ -124,6 +124,8 @@ export interface RunningBackup {
   id: string;
   started: Date;
   expires: Date;
+  /** who writes it, as its run record says (src/backup/lease.ts) */
+  holder?: string;
 }
 
 /**

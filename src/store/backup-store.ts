@@ -45,6 +45,8 @@ export interface BeginBackupOptions {
   leaseMs?: number;
   /** when the backup started (the record's `started`); the id's time when omitted */
   started?: Date;
+  /** who writes the backup, kept in its run record (src/backup/lease.ts) */
+  holder?: string;
 }
 
 /** A backup whose writer is gone stops renewing its record; after this, prune takes it to be gone. */
@@ -231,7 +233,9 @@ class RunRecordKeeper {
 
   write(): Promise<void> {
     const now = new Date();
-    const bytes = encodeRunRecord({ id: this.id, started: this.started, renewed: now, expires: new Date(now.getTime() + this.leaseMs) }, this.options.encryptionKey);
+    const bytes = encodeRunRecord({
+      id: this.id, started: this.started, renewed: now, expires: new Date(now.getTime() + this.leaseMs), ...(this.options.holder ? { holder: this.options.holder } : {}),
+    }, this.options.encryptionKey);
     return this.objects.put(this.key, bytes, 'application/json');
   }
 

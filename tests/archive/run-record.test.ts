@@ -28,6 +28,19 @@ describe('archive: the run record of a backup being written', function () {
     expect(decodeRunRecord(encodeRunRecord(record, KEY), 'kf-20261207-130000-fedcba', KEY)).to.deep.equal({ state: 'untrusted', reason: `its run record names backup ${ID}` });
   });
 
+  it('carries its holder under the HMAC: a holder changed or added by someone without the key is refused', () => {
+    const held: RunRecord = { ...record, holder: 'kubeflow-upgrader/0 action' };
+    expect(decodeRunRecord(encodeRunRecord(held, KEY), ID, KEY)).to.deep.equal({ state: 'trusted', record: held, authenticated: true });
+    const changed = JSON.parse(encodeRunRecord(held, KEY).toString()) as Record<string, string>;
+    changed.holder = 'kubeflow-upgrader/0 service';
+    expect(decodeRunRecord(Buffer.from(JSON.stringify(changed)), ID, KEY)).to.deep.equal({ state: 'untrusted', reason: "its run record's HMAC does not match under the encryption-key" });
+    const added = JSON.parse(encodeRunRecord(record, KEY).toString()) as Record<string, string>;
+    added.holder = 'kubeflow-upgrader/0 action';
+    expect(decodeRunRecord(Buffer.from(JSON.stringify(added)), ID, KEY).state).to.equal('untrusted');
+    // a record from before holders still reads as it did
+    expect(decodeRunRecord(encodeRunRecord(record, KEY), ID, KEY)).to.deep.equal({ state: 'trusted', record, authenticated: true });
+  });
+
   it('says what is wrong with bytes that are not a record', () => {
     expect(decodeRunRecord(undefined, ID, KEY)).to.deep.equal({ state: 'absent' });
     expect(decodeRunRecord(Buffer.from('garbage'), ID, KEY)).to.deep.equal({ state: 'untrusted', reason: 'its run record is not JSON' });

@@ -8,7 +8,12 @@ import { ConfigSchema, parseConfig } from '../../src/charm/config.ts';
 type Schema = { params: Record<string, { type: string; default?: unknown; enum?: string[] }>; required?: string[]; additionalProperties?: boolean };
 const actions = parse(readFileSync('actions.yaml', 'utf8')) as Record<string, Schema>;
 const config = parse(readFileSync('config.yaml', 'utf8')) as { options: Record<string, { type: string; default?: unknown; description: string }> };
-const metadata = parse(readFileSync('metadata.yaml', 'utf8')) as { requires: Record<string, { interface: string; limit: number; optional?: boolean }> };
+const metadata = parse(readFileSync('metadata.yaml', 'utf8')) as {
+  requires: Record<string, { interface: string; limit: number; optional?: boolean }>;
+  provides: Record<string, { interface: string }>;
+  containers: Record<string, { resource: string }>;
+  resources: Record<string, { type: string; 'upstream-source'?: string }>;
+};
 
 describe('charm contract: YAML files and schemas agree', () => {
   it('declares the relations of architecture.md', () => {
@@ -16,6 +21,14 @@ describe('charm contract: YAML files and schemas agree', () => {
     expect(metadata.requires['s3-credentials']!.optional).to.equal(undefined);
     expect(metadata.requires['object-storage']).to.deep.include({ interface: 'object-storage', limit: 1, optional: true });
     for (const db of ['kfp-db', 'katib-db']) expect(metadata.requires[db]).to.deep.include({ interface: 'mysql_client', limit: 1, optional: true });
+    // COS: the names and interfaces the prometheus_scrape and grafana_dashboard libraries look for
+    expect(metadata.provides['metrics-endpoint']).to.deep.include({ interface: 'prometheus_scrape' });
+    expect(metadata.provides['grafana-dashboard']).to.deep.include({ interface: 'grafana_dashboard' });
+  });
+
+  it('declares the workload container with an image resource users pull as it is', () => {
+    expect(metadata.containers.upgrader).to.deep.equal({ resource: 'upgrader-image' });
+    expect(metadata.resources['upgrader-image']).to.deep.include({ type: 'oci-image', 'upstream-source': 'docker.io/library/node:24-bookworm-slim' });
   });
 
   it('has the same actions in actions.yaml and the schemas, each closed to unknown params', () => {
@@ -58,6 +71,7 @@ describe('charm contract: YAML files and schemas agree', () => {
     expect(parseConfig({ 'api-concurrency': 0 })).to.deep.equal({ ok: false, problem: 'config option api-concurrency must be at least 1' });
     expect(parseConfig({ 'protect-crds': 'yes' })).to.deep.equal({ ok: false, problem: 'config option protect-crds must be a boolean' });
     expect(parseConfig({ 'encryption-key': 'hunter2' })).to.deep.equal({ ok: false, problem: 'config option encryption-key must be a Juju secret URI (secret:...)' });
+    expect(parseConfig({ 'backup-schedule': '0 2 * *' })).to.deep.equal({ ok: false, problem: 'config option backup-schedule must be a cron expression of five fields (minute hour day month weekday, e.g. "0 2 * * *"), not 4 fields' });
     expect(parseConfig({ 'volume-mover-resources': 'cpu=lots' })).to.deep.equal({ ok: false, problem: 'config option volume-mover-resources must be a list like cpu=1,memory=1Gi: "lots" is not a Kubernetes quantity (e.g. 500m, 1, 512Mi, 1Gi)' });
     expect(parseConfig({ 'volume-mover-resources': 'gpu=1' })).to.deep.equal({ ok: false, problem: 'config option volume-mover-resources must be a list like cpu=1,memory=1Gi: "gpu=1" is not <resource>=<quantity> with a resource of cpu, memory, ephemeral-storage' });
     expect(parseConfig({ 'volume-mover-start-timeout': 0 })).to.deep.equal({ ok: false, problem: 'config option volume-mover-start-timeout must be at least 1' });

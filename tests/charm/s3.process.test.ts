@@ -97,7 +97,13 @@ describe('charm s3-credentials relation (addressing and regions through the real
       expect(state.actionResults.count).to.equal('0');
       const seen = seenSince(mark);
       expect(seen[0]).to.include({ redirected: 301, signedRegion: 'us-west-2', style: 'host' });
-      expect(seen.slice(1).every((r) => r.signedRegion === 'eu-west-1' && !r.redirected)).to.equal(true);
+      // the SDK keeps no region between requests: each listing (the backups, then those being written) is redirected
+      // once, and its retry is signed for the bucket's region and answered
+      seen.forEach((r, i) => {
+        if (r.redirected) expect(seen[i + 1], `the retry of request ${i}`).to.include({ signedRegion: 'eu-west-1' });
+        else expect(r.signedRegion, `request ${i}`).to.equal('eu-west-1');
+      });
+      expect(seen.at(-1)).to.not.have.property('redirected');
     });
   });
 

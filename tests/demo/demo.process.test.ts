@@ -26,6 +26,18 @@ describe('npm run demo -- --quick', function () {
     expect(existsSync(work!)).to.equal(false);
   });
 
+  it('--schedule adds a ninth step: the real Pebble runs the service, which backs A up on the schedule and serves metrics', async function () {
+    this.timeout(420_000);
+    const run = await execa(process.execPath, ['--import', 'tsx', join(root, 'demo', 'main.ts'), '--quick', '--schedule'], { cwd: root, reject: false, timeout: 400_000, env: { TERM: 'dumb' } });
+    const stdout = String(run.stdout);
+    expect(run.exitCode, `${stdout}\n${String(run.stderr)}`).to.equal(0);
+    expect(stdout).to.match(/^ ?9\/9 juju config kubeflow-upgrader backup-schedule="\* \* \* \* \*"/m);
+    expect(stdout).to.match(/scheduled backup kf-\d{8}-\d{6}-[0-9a-f]{6} succeeded/);
+    expect(stdout).to.match(/^ +kubeflow_upgrader_backup_attempts_total\{result="succeeded"\} 1$/m);
+    expect(stdout).to.match(/unit status: active ".*last scheduled run succeeded at \S+ \(kf-/);
+    expect(stdout.trimEnd().split('\n').at(-1)).to.equal('A and B hold the same user state');
+  });
+
   it('a wrong flag exits 2 with one line of usage', async () => {
     const run = await execa(process.execPath, ['--import', 'tsx', join(root, 'demo', 'main.ts'), '--quik'], { cwd: root, reject: false });
     expect(run.exitCode).to.equal(2);

@@ -1,6 +1,6 @@
 // The backup-state action: all Kubeflow state of the chosen profile namespaces into a new backup in S3.
 import type { ActionContext } from '../action-context.ts';
-import { backupRequest, moverConfig } from '../backup-steps.ts';
+import { actionLease, backupRequest, moverConfig } from '../backup-steps.ts';
 import { volumeBackupStep } from '../../volumes/steps.ts';
 import { describeBackupFailure } from '../backup-failure.ts';
 import { emptyDatabasesState, readControlPlane, type ControlPlaneView } from '../control-plane.ts';
@@ -20,7 +20,42 @@ function coveredParts(view: ControlPlaneView, copied: readonly string[]): string
   return parts;
 }
 
+/**
+ * wait=false: the backup goes to the workload container's service (src/service), which runs it as it runs a scheduled
+ * one, under the same lease; the action names its id at once. The request is a file of mode 0600 pushed through Pebble.
+ */
+async function handOver(ctx: ActionContext<'backup-state'>): Promise<void> {
+  const s3 = await ctx.s3();
+  const [{ workloadOf }, { newBackupId }, { openBackupStore }, { SERVICE_NAME, workloadPaths, WORKLOAD_CONTAINER }] = await Promise.all([
+    import('../workload.ts'), import('../../store/layout.ts'), import('../../store/open.ts'), import('../../workload/settings.ts'),
+  ]);
+  const { client, root } = workloadOf(ctx.charm);
+  let running = false;
+  let why = '';
+  try {
+    running = (await client.services([SERVICE_NAME]))[0]?.current === 'active';
+    if (!running) why = 'its service is not active';
+  } catch (error) {
+    why = (error as Error).message;
+  }
+  if (!running) ctx.fail(`backup-state wait=false hands the backup to the ${WORKLOAD_CONTAINER} container's service, which cannot take it (${why}); run backup-state with wait=true, or again once the container is up.`);
+  const id = newBackupId(new Date());
+  const store = openBackupStore(s3);
+  const handoff = { backupId: id, namespaces: [...ctx.params.namespaces], includeVolumes: ctx.params['include-volumes'], description: ctx.params.description };
+  await client.push(`${workloadPaths(root).requests}/${id}.json`, `${JSON.stringify(handoff)}\n`, { makeDirs: true, permissions: '600' });
+  await ctx.setResults({
+    'backup-id': id,
+    location: store.url(store.keys(id).folder),
+    status: 'handed to the service: list-backups shows it under running until it is committed, then among the backups',
+    notes: [
+      ...(ctx.params['include-control-plane'] ? ['the control plane is not part of a handed-over backup; run backup-state with wait=true for it'] : []),
+      'it starts within seconds, or once the backup being written now (if any) has finished',
+    ],
+  });
+}
+
 export async function run(ctx: ActionContext<'backup-state'>): Promise<void> {
+  if (!ctx.params.wait) return handOver(ctx);
   // Checked first: a bucket in another region fails here, not in a Job halfway through.
   const s3 = await ctx.s3ForJobs();
   const kube = await ctx.kube();
@@ -49,6 +84,7 @@ export async function run(ctx: ActionContext<'backup-state'>): Promise<void> {
         ...(params['include-volumes'] ? { volumes: volumeBackupStep(kube, s3, { ...moverConfig(ctx.config), jobNamespace: ctx.modelName }, { encryptionKey }) } : {}),
         ...(controlPlane ? { controlPlane: controlPlaneBackupStep(kube, s3, ctx.config, controlPlane, ctx.modelName, { encryptionKey }) } : {}),
         progress: (message) => ctx.progress(message),
+        lease: actionLease(ctx.charm.context.unitName),
       }),
     );
   } catch (error) {

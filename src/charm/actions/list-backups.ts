@@ -9,12 +9,19 @@ export async function run(ctx: ActionContext<'list-backups'>): Promise<void> {
   const encryptionKey = await ctx.encryptionKey();
   const [{ listBackups }, { openBackupStore }] = await Promise.all([import('../../catalog/verify.ts'), import('../../store/open.ts')]);
   let backups;
+  let running;
   try {
-    backups = await listBackups(openBackupStore(s3), { limit: ctx.params.limit, encryptionKey });
+    const store = openBackupStore(s3);
+    const { surveyFolders } = await import('../../prune/folders.ts');
+    backups = await listBackups(store, { limit: ctx.params.limit, encryptionKey });
+    // backups being written, as their signed run records prove it (the lease: src/backup/lease.ts); after the listing,
+    // whose first request learns the bucket's region, so that only one request is ever redirected
+    ({ running } = await surveyFolders(store, encryptionKey, 0, new Date()));
   } catch (error) {
     ctx.fail(`The backups could not be listed: ${describeInline(error)}.`);
   }
   await ctx.setResults({
+    ...(running.length ? { running: running.map((r) => ({ id: r.id, started: r.started.toISOString(), 'holds-until': r.expires.toISOString() })) } : {}),
     count: backups.length,
     backups: backups.map((b) => ({
       id: b.id,

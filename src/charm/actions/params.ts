@@ -25,6 +25,7 @@ export const ActionParams = {
     'include-volumes': z.boolean().default(true),
     'include-control-plane': z.boolean().default(true),
     description: z.string().max(1024).default(''),
+    wait: z.boolean().default(true),
   }),
   'restore-state': z.strictObject({
     'backup-id': backupId,

@@ -1,6 +1,6 @@
 // The snapshot-profiles action: Profiles and their KFAM contributors only, as a backup of their own.
 import type { ActionContext } from '../action-context.ts';
-import { backupRequest } from '../backup-steps.ts';
+import { actionLease, backupRequest } from '../backup-steps.ts';
 import { describeBackupFailure } from '../backup-failure.ts';
 
 export async function run(ctx: ActionContext<'snapshot-profiles'>): Promise<void> {
@@ -17,6 +17,7 @@ export async function run(ctx: ActionContext<'snapshot-profiles'>): Promise<void
         includeVolumes: false,
         includeControlPlane: false,
         progress: (message) => ctx.progress(message),
+        lease: actionLease(ctx.charm.context.unitName),
       }),
     );
   } catch (error) {

@@ -5,6 +5,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSy
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+/** The hook tools the charm calls (upstream: github.com/juju/juju), named as juju/juju internal/worker/uniter/runner/jujuc registers them (network-get: network-get.go). */
 export const HOOK_TOOLS = [
   'action-get',
   'action-set',
@@ -22,6 +23,7 @@ export const HOOK_TOOLS = [
   'secret-get',
   'state-get',
   'state-set',
+  'network-get',
 ] as const;
 
 const here = dirname(fileURLToPath(import.meta.url));

@@ -170,6 +170,21 @@ function run(state: FakeJujuState, call: ToolCall): string {
       state.relationSets.push({ relation: rel.id, app, data });
       return '';
     }
+    case 'network-get': {
+      // juju/juju internal/worker/uniter/runner/jujuc/network-get.go: the binding's bind, egress and ingress
+      // addresses; with -r the relation must be one of the unit's. The shape ops parses (canonical/operator
+      // ops/model.py Network, test/test_model.py's network_get output). On Kubernetes every endpoint is the pod's address.
+      const { flags, positional } = parse(args, ['format', 'r']);
+      const endpoint = positional[0];
+      if (!endpoint) fail('no endpoint specified');
+      if (flags.r) relation(state, call, flags.r);
+      const address = state.podAddress ?? '10.1.64.17';
+      return out({
+        'bind-addresses': [{ 'mac-address': '', 'interface-name': 'eth0', addresses: [{ hostname: '', value: address, cidr: `${address}/32` }] }],
+        'egress-subnets': [`${address}/32`],
+        'ingress-addresses': [address],
+      });
+    }
     case 'config-get': {
       const { positional } = parse(args, ['format']);
       return positional[0] ? out(state.config[positional[0]] ?? null) : out(state.config);

@@ -44,6 +44,8 @@ export interface FakeJujuState {
   unitState: Databag;
   /** relation id → the error relation-set prints for it (the controller refusing or unreachable mid-hook) */
   relationSetFailures?: Record<string, string>;
+  /** the pod's address, as network-get gives it for every endpoint (a Kubernetes unit has one network) */
+  podAddress?: string;
   /** set when the event is an action */
   actionParams?: Record<string, unknown>;
   // What the charm did:

@@ -69,7 +69,7 @@ export class FaultProxy {
   private only: RequestMatcher | undefined;
   private watches: Watch[] = [];
   private readonly tallies: Array<{ matches: RequestMatcher; tally: InFlightTally }> = [];
-  private readonly held = new Set<ServerResponse>();
+  private readonly held = new Map<ServerResponse, IncomingMessage>();
   private readonly sockets = new Set<Socket>();
   private readonly target: URL;
   private readonly latencyMs: number;
@@ -129,6 +129,12 @@ export class FaultProxy {
     return new Promise((resolve) => this.watches.push({ matches: matcher, hold: options.hold ?? false, resolve }));
   }
 
+  /** Sends every held request on to s3rver now, as a network that stalled and recovered would: the client gets its answer late. */
+  releaseHeld(): void {
+    for (const [res, req] of this.held) this.forward(req, res, false);
+    this.held.clear();
+  }
+
   /**
    * Counts the requests matching `matcher` that are open at once (arrived, not yet answered in full), and the most
    * there ever were: how many of them a client runs in parallel, whatever the machine's speed.
@@ -162,7 +168,7 @@ export class FaultProxy {
       this.watches = this.watches.filter((w) => w !== watch);
       watch.resolve(seen);
       if (watch.hold) {
-        this.held.add(res);
+        this.held.set(res, req);
         return;
       }
     }
