@@ -8,17 +8,19 @@ import { moverS3Settings } from './settings.ts';
 import { formatBytes } from '../format-bytes.ts';
 import type { ReuseTrust } from './reuse.ts';
 import type { VolumeEntry } from '../archive/manifest.ts';
-import { DEFAULT_RESTIC_IMAGE } from './restic/job.ts';
 import { resticPassword } from './restic/password.ts';
-
-/** The rclone image config and flags default to (charm config.ts, cli backup-options.ts). */
-const DEFAULT_MOVER_IMAGE_REF = 'docker.io/rclone/rclone:1.68.2';
+import type { EngineName } from './engine.ts';
+import { engineNamed, rcloneEngine, resticEngine } from './engines.ts';
 
 // The mover and its port load when a step runs, not when an action or command that may never copy a volume starts.
 const mover = () => Promise.all([import('./mover.ts'), import('./kube-client-port.ts')]);
 
 /** How mover Jobs are run: `volume-mover-*` config of the charm, `--mover-*` flags of the CLI. */
 export interface MoverConfig {
+  /**
+   * `volume-mover-image`, `--mover-image`: the image of the configured engine's Jobs; '' for the engine's pinned image
+   * (the resolution is the engines' one rule, ./engine.ts imageOf)
+   */
   image: string;
   concurrency: number;
   /** seconds a mover's Pod may take to start running */
@@ -29,7 +31,7 @@ export interface MoverConfig {
    * 'restic' (volume-mover-engine, the charm's and the CLI's default): volume data in per-namespace restic
    * repositories; 'rclone' or unset: plain files
    */
-  engine?: 'rclone' | 'restic';
+  engine?: EngineName;
   /**
    * where the restic key Job runs (the charm's model namespace, the CLI's --job-namespace): it gives repositories
    * written before the passwords were per namespace their own (src/volumes/restic/rekey.ts), and never runs in a
@@ -69,19 +71,8 @@ async function migrateRepositories(kube: KubeClient, s3: S3Settings, config: Mov
   if (!config.jobNamespace) throw new Error('The restic repositories need their own passwords before they are used, and no namespace was given for the restic key Job that sets them.');
   await migrateToNamespacePasswords(volumeKubeFromClient(kube), {
     jobNamespace: config.jobNamespace, namespaces: existing, s3: moverS3Settings(s3), encryptionKey, runId,
-    image: resticImageOf(config), startTimeoutSeconds: config.startTimeoutSeconds,
+    image: resticEngine.imageFor(config), startTimeoutSeconds: config.startTimeoutSeconds,
   });
-}
-
-/** The image of the engine: the configured one, unless it is the rclone default and the engine is restic. */
-function moverImage(config: MoverConfig): string {
-  if (config.engine === 'restic' && config.image === DEFAULT_MOVER_IMAGE_REF) return DEFAULT_RESTIC_IMAGE;
-  return config.image;
-}
-
-/** The image of a restic Job (a restore's or prune's): volume-mover-image names the configured engine's image only. */
-export function resticImageOf(config: MoverConfig): string {
-  return config.engine === 'restic' ? moverImage(config) : DEFAULT_RESTIC_IMAGE;
 }
 
 function describe(verb: string, p: VolumeProgress): string {
@@ -106,7 +97,8 @@ export function volumeBackupStep(kube: KubeClient, s3: S3Settings, config: Mover
     const [[{ backupVolumes }, { volumeKubeFromClient }], { reusableBackups, reusedByListing, resticParents }, { openBackupStore }] =
       await Promise.all([mover(), import('./reuse.ts'), import('../store/open.ts')]);
     const store = openBackupStore(s3);
-    if (config.engine === 'restic') {
+    const engine = engineNamed(config.engine ?? 'rclone');
+    if (engine === resticEngine) {
       await migrateRepositories(kube, s3, config, trust.encryptionKey, pvcs.map((p) => p.namespace), `backup ${backupId}`);
       const parents = await resticParents(store, backupId, pvcs, trust);
       // the bucket from its root, through this process's own client (the repositories' keys include the path)
@@ -116,11 +108,11 @@ export function volumeBackupStep(kube: KubeClient, s3: S3Settings, config: Mover
         backupId,
         pvcs: pvcs.map(({ namespace, name }) => ({ namespace, name })),
         s3: moverS3Settings(s3),
-        image: moverImage(config),
+        image: engine.imageFor(config),
         concurrency: config.concurrency,
         startTimeoutSeconds: config.startTimeoutSeconds,
         resources: config.resources,
-        engine: 'restic',
+        engine: engine.name,
         restic: { password: (namespace) => resticPassword(trust.encryptionKey, namespace), parents, listBucket: (prefix) => bucket.list(prefix), gateway: gatewayOf(config) },
         onProgress: (p) => void progress(describe('backed up the data of', p)),
       }).finally(() => bucket.client.destroy());
@@ -137,7 +129,7 @@ export function volumeBackupStep(kube: KubeClient, s3: S3Settings, config: Mover
       backupId,
       pvcs: pvcs.map(({ namespace, name }) => ({ namespace, name })),
       s3: moverS3Settings(s3),
-      image: config.image,
+      image: engine.imageFor(config),
       concurrency: config.concurrency,
       startTimeoutSeconds: config.startTimeoutSeconds,
       resources: config.resources,
@@ -186,19 +178,14 @@ export function volumeRestoreStep(kube: KubeClient, s3: S3Settings, config: Move
     if (inRestic.length > 0) await migrateRepositories(kube, s3, config, trust.encryptionKey, inRestic.map((p) => p.namespace), `restore ${backupId}`);
     const results = [
       ...(asFiles.length > 0 ? await restoreVolumes(volumeKubeFromClient(kube), {
-        ...common, pvcs: asFiles, image: config.engine === 'restic' ? DEFAULT_MOVER_IMAGE_REF : config.image, gateway: gatewayOf(config),
+        ...common, pvcs: asFiles, image: rcloneEngine.imageFor(config), gateway: gatewayOf(config),
       }) : []),
       ...(inRestic.length > 0 ? await restoreVolumes(volumeKubeFromClient(kube), {
-        // volume-mover-image names the configured engine's image; the other engine runs its pinned default
-        ...common, pvcs: inRestic, image: config.engine === 'restic' ? moverImage(config) : DEFAULT_RESTIC_IMAGE, engine: 'restic',
+        // volume-mover-image names the configured engine's image; the other engine runs its pinned one (imageFor)
+        ...common, pvcs: inRestic, image: resticEngine.imageFor(config), engine: resticEngine.name,
         restic: { password: (namespace) => resticPassword(trust.encryptionKey, namespace), snapshots, sizes, gateway: gatewayOf(config) },
       }) : []),
     ];
     return { restored: results.length, bytes: results.reduce((sum, r) => sum + r.bytes, 0) };
   };
-}
-
-/** The image that runs restic for this config (a restore of restic data, verify's repository check): as moverImage, or the pinned restic image when the configured engine is rclone. */
-export function resticImageFor(config: MoverConfig): string {
-  return config.engine === 'restic' ? moverImage(config) : DEFAULT_RESTIC_IMAGE;
 }
