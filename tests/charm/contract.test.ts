@@ -48,7 +48,11 @@ describe('charm contract: YAML files and schemas agree', () => {
     const parsedEmpty = parseConfig({});
     expect(parsedYaml).to.deep.equal(parsedEmpty);
     expect(config.options['encryption-key']!.type).to.equal('secret');
-    expect(config.options['volume-mover-image']!.default).to.match(/^docker\.io\/rclone\/rclone:\d+\.\d+\.\d+$/);
+    // empty: each engine runs its own image, pinned by tag, which the description names
+    expect(config.options['volume-mover-image']!.default).to.equal('');
+    for (const image of [/docker\.io\/restic\/restic:\d+\.\d+\.\d+ \(restic\)/, /docker\.io\/rclone\/rclone:\d+\.\d+\.\d+ \(rclone\)/]) {
+      expect(config.options['volume-mover-image']!.description).to.match(image);
+    }
     // volume data goes to restic repositories unless the operator chooses plain files
     expect(config.options['volume-mover-engine']!.default).to.equal('restic');
     for (const [name, option] of Object.entries(config.options)) expect(option.description.length, name).to.be.greaterThan(20);
