@@ -3,12 +3,17 @@
 // the implementation of a name. This module holds what the charm's hooks and the CLI's option parsing need without
 // loading a mover: the engines' names, their pinned images (the one place each is written) and how the image of an
 // engine's Jobs is chosen.
+import type { VolumeEntry } from '../archive/manifest.ts';
+import type { KubeClient } from '../kube/client.ts';
 import type { KubeObject } from '../kube/types.ts';
+import type { BackupStore } from '../store/backup-store.ts';
+import type { S3Settings } from '../store/settings.ts';
 import type { GatewayRequest } from './gateway-pod.ts';
 import type { VolumeKube } from './kube-port.ts';
 import type { MoveOperation } from './labels.ts';
 import type { PvcRef, ResticMoveOptions, VolumeProgress, VolumeResult } from './move-types.ts';
 import type { ResourceList } from './resources.ts';
+import type { ReuseTrust } from './reuse.ts';
 import type { MoverS3Settings } from './settings.ts';
 
 export const ENGINE_NAMES = ['rclone', 'restic'] as const;
@@ -54,6 +59,56 @@ export function imageOf(engine: EngineName, config: ImageConfig): string {
   return pinnedElsewhere ? PINNED_IMAGES[engine] : configured;
 }
 
+/** How mover Jobs are run: `volume-mover-*` config of the charm, `--mover-*` flags of the CLI. */
+export interface MoverConfig {
+  /**
+   * `volume-mover-image`, `--mover-image`: the image of the configured engine's Jobs; '' for the engine's pinned image
+   * (imageOf)
+   */
+  image: string;
+  concurrency: number;
+  /** seconds a mover's Pod may take to start running */
+  startTimeoutSeconds: number;
+  /** requests = limits of each mover, e.g. `cpu=1,memory=1Gi`; '' sets none */
+  resources: string;
+  /**
+   * 'restic' (volume-mover-engine, the charm's and the CLI's default): volume data in per-namespace restic
+   * repositories; 'rclone' or unset: plain files
+   */
+  engine?: EngineName;
+  /**
+   * where the restic key Job runs (the charm's model namespace, the CLI's --job-namespace): it gives repositories
+   * written before the passwords were per namespace their own (src/volumes/restic/rekey.ts), and never runs in a
+   * profile namespace
+   */
+  jobNamespace?: string;
+  /**
+   * an image with rclone for the movers' gateway (the charm's control-plane-rclone-image), and the setting that names
+   * it; the gateway runs in `jobNamespace`, so that no bucket credential enters a profile namespace
+   */
+  gateway?: { image: string; imageSetting: string };
+}
+
+/** What a volume step (./steps.ts) gives its engine to prepare a run: the cluster, the location, the config, the trust. */
+export interface StepContext {
+  kube: KubeClient;
+  s3: S3Settings;
+  config: MoverConfig;
+  /** the encryption key, and which earlier backups a backup may start from */
+  trust: ReuseTrust;
+  backupId: string;
+  pvcs: ReadonlyArray<{ namespace: string; name: string }>;
+}
+
+/** The engine's part of a backup step: its options of the run, the verb of its progress lines, each PVC's manifest entry. */
+export interface BackupPreparation {
+  options: Pick<EngineRunRequest, 'copyFrom' | 'restic'>;
+  verb: string;
+  entry(result: VolumeResult): Promise<VolumeEntry>;
+  /** called once the run is over, whatever happened */
+  close(): void;
+}
+
 /** A way of storing PVC contents: what its movers run, how a run reaches the bucket, and what each mover reports. */
 export interface VolumeEngine {
   readonly name: EngineName;
@@ -68,6 +123,12 @@ export interface VolumeEngine {
   readonly gatewayNoun: string;
   /** the image of its Jobs under `config` (imageOf) */
   imageFor(config: ImageConfig): string;
+  /** whether a backup's entry of a PVC is this engine's data, so that a restore of the PVC runs this engine */
+  holds(entry: Pick<VolumeEntry, 'restic'>): boolean;
+  /** backup: what this engine needs before its movers run (earlier backups to start from, repositories to open) */
+  prepareBackup(context: StepContext & { store: BackupStore }): Promise<BackupPreparation>;
+  /** restore: this engine's options of the run filling `context.pvcs`, from the authenticated manifest's `archived` entries */
+  prepareRestore(context: StepContext, archived: readonly VolumeEntry[]): Promise<Pick<EngineRunRequest, 'restic'>>;
   /**
    * Opens one run of `operation`: checks the run's options, starts its gateway when the request has one, and returns
    * what builds each namespace's Secret and runs each PVC's mover; the run is closed whatever happens.

@@ -17,7 +17,7 @@ export interface VolumeResult {
   location: string;
   files: number;
   bytes: number;
-  /** rclone check compared every file's size and hash on both sides */
+  /** the engine checked what it moved: rclone every file's size and MD5 on both sides, restic every blob's MAC */
   checksumVerified: boolean;
   durationMs: number;
   /** the node the copy ran on when it was pinned next to a ReadWriteOnce user */

@@ -15,6 +15,34 @@ export const rcloneEngine: VolumeEngine = {
   keyed: false,
   gatewayNoun: 'plain-file gateway',
   imageFor: (config) => imageOf('rclone', config),
+  holds: (entry) => entry.restic === undefined,
+
+  async prepareBackup({ store, backupId, pvcs, trust }) {
+    const { reusableBackups, reusedByListing } = await import('./reuse.ts');
+    // a PVC an earlier complete (and, with a key, authenticated) backup holds starts from that copy
+    const copyFrom = await reusableBackups(store, backupId, pvcs, trust);
+    const keys = store.keys(backupId);
+    return {
+      options: { copyFrom },
+      verb: 'copied the data of',
+      close: () => undefined,
+      async entry(r) {
+        const key = keys.volume(r.namespace, r.pvc);
+        const reused = r.skipped ? { files: 0, bytes: 0 }
+          : r.reused ?? (r.reusedFrom ? await reusedByListing(store, key, store.keys(r.reusedFrom).volume(r.namespace, r.pvc)) : { files: 0, bytes: 0 });
+        return {
+          namespace: r.namespace, pvc: r.pvc, key, files: r.files, bytes: r.bytes,
+          ...(r.skipped ? { unbound: true as const } : {}),
+          bytesUploaded: Math.max(0, r.bytes - reused.bytes),
+          bytesReused: reused.bytes,
+          filesReused: reused.files,
+          ...(r.reusedFrom ? { reusedFrom: r.reusedFrom } : {}),
+        };
+      },
+    };
+  },
+
+  prepareRestore: async () => ({}),
 
   async open(kube, operation, request) {
     // a backup's gateway first copies, inside the bucket, the earlier backups' copies the movers sync onto

@@ -3,7 +3,9 @@
 // (./password.ts), deduplicated against everything the repository holds. A restore writes the snapshot the
 // authenticated manifest pins; restic checks the MAC of every blob it reads. Through the run's repository gateway
 // (./gateway.ts) the movers hold no bucket credential.
-import { imageOf, PINNED_IMAGES, type EngineRunRequest, type VolumeEngine } from '../engine.ts';
+import type { KubeClient } from '../../kube/client.ts';
+import type { S3Settings } from '../../store/settings.ts';
+import { imageOf, PINNED_IMAGES, type EngineRunRequest, type MoverConfig, type VolumeEngine } from '../engine.ts';
 import { nodeAffinity, statsPeriodSeconds } from '../job.ts';
 import type { ResticMoveOptions } from '../move-types.ts';
 import { finishMover, gatewayDidNotStart, runMoverJob } from '../mover-job.ts';
@@ -15,12 +17,68 @@ function resticOptions(request: Pick<EngineRunRequest, 'restic'>): ResticMoveOpt
   return request.restic;
 }
 
+/**
+ * Before the movers open `namespaces`' repositories with their namespace's password: those whose repository exists get
+ * it, in one Job in the job namespace (./rekey.ts migrateToNamespacePasswords). Without a key there is nothing to do.
+ */
+async function migrateRepositories(kube: KubeClient, s3: S3Settings, config: MoverConfig, encryptionKey: string | Buffer | undefined, namespaces: readonly string[], runId: string): Promise<void> {
+  const [{ isKeyed }, { migrateToNamespacePasswords }, { volumeKubeFromClient }, { openObjectStore }, { existingRepositories }, { moverS3Settings }] = await Promise.all([
+    import('./password.ts'), import('./rekey.ts'), import('../kube-client-port.ts'), import('../../store/open.ts'), import('./repositories.ts'), import('../settings.ts'),
+  ]);
+  if (!isKeyed(encryptionKey) || namespaces.length === 0) return;
+  const objects = openObjectStore(s3);
+  let existing: string[];
+  try {
+    existing = await existingRepositories(objects, namespaces);
+  } finally {
+    objects.client.destroy();
+  }
+  if (existing.length === 0) return;
+  if (!config.jobNamespace) throw new Error('The restic repositories need their own passwords before they are used, and no namespace was given for the restic key Job that sets them.');
+  await migrateToNamespacePasswords(volumeKubeFromClient(kube), {
+    jobNamespace: config.jobNamespace, namespaces: existing, s3: moverS3Settings(s3), encryptionKey, runId,
+    image: imageOf('restic', config), startTimeoutSeconds: config.startTimeoutSeconds,
+  });
+}
+
 export const resticEngine: VolumeEngine = {
   name: 'restic',
   defaultImage: PINNED_IMAGES.restic,
   keyed: true,
   gatewayNoun: 'repository gateway',
   imageFor: (config) => imageOf('restic', config),
+  holds: (entry) => entry.restic !== undefined,
+
+  async prepareBackup({ kube, s3, config, trust, store, backupId, pvcs }) {
+    const [{ resticParents }, { openObjectStore }, { resticPassword }] = await Promise.all([import('../reuse.ts'), import('../../store/open.ts'), import('./password.ts')]);
+    // a repository still opening with the shared password only gets its namespace's first
+    await migrateRepositories(kube, s3, config, trust.encryptionKey, pvcs.map((p) => p.namespace), `backup ${backupId}`);
+    // each PVC's snapshot in the newest trusted backup is its new snapshot's parent
+    const parents = await resticParents(store, backupId, pvcs, trust);
+    // the bucket from its root, through this process's own client (the repositories' keys include the path)
+    const bucket = openObjectStore({ ...s3, path: '' });
+    return {
+      options: { restic: { password: (namespace) => resticPassword(trust.encryptionKey, namespace), parents, listBucket: (prefix) => bucket.list(prefix) } },
+      verb: 'backed up the data of',
+      close: () => bucket.client.destroy(),
+      entry: async (r) => ({
+        // the repository's folder relative to the location prefix, as every entry's key is
+        namespace: r.namespace, pvc: r.pvc, key: r.restic ? `restic/${r.namespace}` : store.keys(backupId).volume(r.namespace, r.pvc), files: r.files, bytes: r.bytes,
+        ...(r.skipped ? { unbound: true as const } : {}),
+        ...(r.restic ? { bytesUploaded: r.restic.dataAdded ?? 0, restic: { repository: r.restic.repository, snapshot: r.restic.snapshot } } : {}),
+      }),
+    };
+  },
+
+  async prepareRestore({ kube, s3, config, trust, backupId, pvcs }, archived) {
+    const { resticPassword } = await import('./password.ts');
+    // an older backup's repository may still open with the shared password only: it gets its namespace's first
+    await migrateRepositories(kube, s3, config, trust.encryptionKey, pvcs.map((p) => p.namespace), `restore ${backupId}`);
+    const snapshots = new Map(archived.flatMap((e): Array<[string, string]> => (e.restic ? [[`${e.namespace}/${e.pvc}`, e.restic.snapshot]] : [])));
+    // what the backup's restic counted (its summary), recorded beside the pinned id: what the restore reports
+    const sizes = new Map(archived.flatMap((e): Array<[string, { files: number; bytes: number }]> => (e.restic ? [[`${e.namespace}/${e.pvc}`, { files: e.files, bytes: e.bytes }]] : [])));
+    return { restic: { password: (namespace) => resticPassword(trust.encryptionKey, namespace), snapshots, sizes } };
+  },
 
   async open(kube, operation, request) {
     const restic = resticOptions(request);
