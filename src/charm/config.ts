@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { DEFAULT_MOVER_RESOURCES, parseMoverResources } from '../volumes/resources.ts';
 import { parseSchedule } from '../schedule/cron.ts';
+import { ENGINE_NAMES, RCLONE_IMAGE } from '../volumes/engine.ts';
 
 const commaList = z.string().transform((text) => text.split(',').map((part) => part.trim()).filter(Boolean));
 const positiveInt = (max: number) => z.number().int('must be a whole number').min(1, 'must be at least 1').max(max, `must be at most ${max}`);
@@ -53,8 +54,9 @@ export const ConfigSchema = z.object({
       return schedule?.expression;
     }),
   'restore-wait-timeout': positiveInt(86_400).default(300),
-  'volume-mover-engine': z.enum(['rclone', 'restic']).default('restic'),
-  'volume-mover-image': z.string().min(1).default('docker.io/rclone/rclone:1.68.2'),
+  'volume-mover-engine': z.enum(ENGINE_NAMES).default('restic'),
+  // '' is the configured engine's pinned image (src/volumes/engine.ts imageOf)
+  'volume-mover-image': z.string().trim().default(''),
   'volume-mover-concurrency': positiveInt(64).default(2),
   'volume-mover-start-timeout': positiveInt(86_400).default(300),
   'volume-mover-resources': z.string().default(DEFAULT_MOVER_RESOURCES).superRefine((text, ctx) => {
@@ -69,7 +71,7 @@ export const ConfigSchema = z.object({
   'katib-db': z.string().regex(/^[A-Za-z0-9_]{1,64}$/, 'must be a MySQL database name').default('katib'),
   // Each database copy is one Pod of two official images sharing an emptyDir: MySQL dumps or loads, rclone moves.
   'control-plane-mysql-image': z.string().trim().min(1, 'must name an image with mysqldump and mysql').default('docker.io/library/mysql:8.4'),
-  'control-plane-rclone-image': z.string().trim().min(1, 'must name an image with rclone').default('docker.io/rclone/rclone:1.68.2'),
+  'control-plane-rclone-image': z.string().trim().min(1, 'must name an image with rclone').default(RCLONE_IMAGE),
   'control-plane-sqlite-image': z.string().trim().min(1, "must name an image with Python's sqlite3 module").default('docker.io/library/python:3.12-slim'),
   'object-storage-buckets': commaList
     .default(['mlpipeline'])

@@ -11,7 +11,7 @@ import type { ControlPlaneTargets } from '../controlplane/engine.ts';
 import type { VolumeKube } from '../volumes/kube-port.ts';
 import type { ReuseTrust } from '../volumes/reuse.ts';
 import { moverConfig } from './backup-steps.ts';
-import { resticImageFor } from '../volumes/steps.ts';
+import { resticEngine } from '../volumes/engines.ts';
 
 /**
  * What the copy Jobs of both directions are given: the backup, where they run and what they reach, their images, and
@@ -26,7 +26,7 @@ function jobSettings(backupId: string, namespace: string, targets: ControlPlaneT
     s3,
     images: {
       mysql: config['control-plane-mysql-image'], rclone: config['control-plane-rclone-image'], sqlite: config['control-plane-sqlite-image'],
-      restic: resticImageFor(moverConfig(config)),
+      restic: resticEngine.imageFor(moverConfig(config)),
     },
     ...(encryptionKey && encryptionKey.length > 0 ? { encryptionKey } : {}),
     onProgress: (message: string) => void progress(message),

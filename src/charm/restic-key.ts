@@ -20,9 +20,6 @@ import { legacyResticPassword } from '../volumes/restic/password.ts';
 import { describeInline } from '../errors/index.ts';
 import type { S3Settings } from '../store/settings.ts';
 
-/** config.yaml's volume-mover-image default (the rclone image): with it, the restic Jobs run their pinned image. */
-const RCLONE_DEFAULT_IMAGE = 'docker.io/rclone/rclone:1.68.2';
-
 /** The secret the repositories open with: its URI, or NO_KEY for the fixed unkeyed password. */
 export const KEY_IDENTITY_STATE = 'restic-key-identity';
 /** While a change is not done: {level, text} of the status note, one sentence without any secret. */
@@ -136,8 +133,9 @@ interface KeyChange {
  */
 async function addKey(charm: CharmRuntime, settings: S3Settings, repositories: string[], change: KeyChange): Promise<KeyConvergence | undefined> {
   if (repositories.length === 0) return undefined;
-  const [{ rekeyResticRepositories, repositoryKeys }, { volumeKubeFromClient }, { moverS3Settings }] = await Promise.all([
-    import('../volumes/restic/rekey.ts'), import('../volumes/kube-client-port.ts'), import('../volumes/settings.ts'),
+  const [{ rekeyResticRepositories, repositoryKeys }, { volumeKubeFromClient }, { moverS3Settings }, { resticEngine }, { moverConfig }] = await Promise.all([
+    import('../volumes/restic/rekey.ts'), import('../volumes/kube-client-port.ts'), import('../volumes/settings.ts'), import('../volumes/engines.ts'),
+    import('./backup-steps.ts'),
   ]);
   // Without the old key the Job can only move a repository from the new key's shared v1 password: one that already
   // opens with its namespace's password is fine.
@@ -151,7 +149,8 @@ async function addKey(charm: CharmRuntime, settings: S3Settings, repositories: s
     s3: moverS3Settings(settings),
     // one name per unit and change (never derived from a key): a rerun adopts the Job a killed hook left running
     runId: createHash('sha256').update(`${charm.context.unitName} ${change.recorded} ${change.target}`).digest('hex'),
-    ...(mover?.['volume-mover-engine'] === 'restic' && mover['volume-mover-image'] !== RCLONE_DEFAULT_IMAGE ? { image: mover['volume-mover-image'] } : {}),
+    // the restic engine's image under this config (volume-mover-image names it only when restic is the configured engine)
+    ...(mover ? { image: resticEngine.imageFor(moverConfig(mover)) } : {}),
     ...(mover ? { startTimeoutSeconds: mover['volume-mover-start-timeout'] } : {}),
   });
   if (outcome.added.length > 0) await charm.log('INFO', `Added the new encryption-key's password to the restic repositories of ${namespaces(outcome.added)}.`);

@@ -13,16 +13,17 @@ import {
   SQLITE_RESTORE_SCRIPT,
 } from './scripts.ts';
 import { moverS3Settings } from '../volumes/settings.ts';
-import { DEFAULT_RESTIC_IMAGE, resticRepositoryKey, resticRepositoryUrl } from '../volumes/restic/job.ts';
+import { resticRepositoryKey, resticRepositoryUrl } from '../volumes/restic/job.ts';
+import { RCLONE_IMAGE, RESTIC_IMAGE } from '../volumes/engine.ts';
 import { CONTROL_PLANE_REPOSITORY } from './restic-password.ts';
 
-/** Official images, pinned by tag: rclone (Alpine, busybox) and MySQL (Oracle Linux; mysqldump and mysql 8.4). */
-export const DEFAULT_RCLONE_IMAGE = 'docker.io/rclone/rclone:1.68.2';
+/** Official images, pinned by tag: rclone (the volume engines' pinned one, ../volumes/engine.ts) and MySQL (Oracle Linux; mysqldump and mysql 8.4). */
+export const DEFAULT_RCLONE_IMAGE = RCLONE_IMAGE;
 export const DEFAULT_MYSQL_IMAGE = 'docker.io/library/mysql:8.4';
 /** Official Python image (Debian slim): Python's sqlite3 module for SQLite's online backup, sh, gzip, coreutils. */
 export const DEFAULT_SQLITE_IMAGE = 'docker.io/library/python:3.12-slim';
 /** With `encryption-key`: the restic image the volume movers run (restic 0.14, repository format 2). */
-export { DEFAULT_RESTIC_IMAGE };
+export const DEFAULT_RESTIC_IMAGE = RESTIC_IMAGE;
 
 export interface CopyImages {
   rclone: string;

@@ -1,4 +1,4 @@
-// A running mover's progress: rclone's stats in its Pod's log, read while the Job's own watch waits for it to finish
+// A running mover's progress: rclone's stats (or restic's status lines) in its Pod's log, read while the Job's own watch waits for it to finish
 // (the start and the end are the hardened Job's watcher's, src/jobs/watch.ts).
 import type { KubeObject } from '../kube/types.ts';
 import { MOVER_CONTAINER } from './job.ts';

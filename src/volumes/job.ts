@@ -1,4 +1,5 @@
-// Builders for the per-run credentials Secret and the mover Job. Pure functions: the orchestration decides when.
+// Builders for the plain-file engine's per-run credentials Secret and rclone mover Job, and the hardened volume mover
+// Job every engine's mover is (buildVolumeMoverJob). Pure functions: the engine and the orchestration decide when.
 import type { KubeObject } from '../kube/types.ts';
 import { buildHardenedJob, buildRunSecret, VOLUME_MOVER_IDENTITY } from '../jobs/template.ts';
 import { ANNOTATION_PVC, moverLabels, type MoveOperation } from './labels.ts';

@@ -1,4 +1,5 @@
-// Reading a finished mover Job: its conditions say whether it worked, its Pod's termination message says what moved.
+// Reading a finished mover Job: its conditions say whether it worked, its Pod's termination message says what moved
+// (the plain-file engine's rclone stats here; the restic engine's summary in restic/outcome.ts).
 import type { KubeObject } from '../kube/types.ts';
 import { MOVER_CONTAINER } from './job.ts';
 

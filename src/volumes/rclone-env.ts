@@ -1,4 +1,4 @@
-// The mover's rclone remote (the store, src/jobs/rclone-remote.ts) and how rclone behaves in the mover.
+// The plain-file mover's rclone remote (the store, src/jobs/rclone-remote.ts) and how rclone behaves in that mover.
 import { storeRemote } from '../jobs/rclone-remote.ts';
 import type { MoverS3Settings } from './settings.ts';
 

@@ -38,8 +38,6 @@ export function moverS3Settings(settings: S3Settings): MoverS3Settings {
   };
 }
 
-/** An official rclone image pinned by tag, so a backup taken today is restorable by the same mover tomorrow. */
-export const DEFAULT_MOVER_IMAGE = 'rclone/rclone:1.68.2';
 export const DEFAULT_MOVER_CONCURRENCY = 2;
 export { DEFAULT_JOB_DEADLINE_SECONDS, DEFAULT_START_TIMEOUT_SECONDS, DEFAULT_JOB_TTL_SECONDS } from '../jobs/template.ts';
 /** A running mover's progress is read, and reported when it changed, this often. */

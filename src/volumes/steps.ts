@@ -1,5 +1,7 @@
-// The volume mover as the engines' volume steps, for backup and for restore: the one adapter the charm's actions and the
-// CLI commands share, so both read the S3 settings the same way (AWS without an endpoint included) and report alike.
+// The volume movers as the engines' volume steps, for backup and for restore: the one adapter the charm's actions and
+// the CLI commands share, so both read the S3 settings the same way (AWS without an endpoint included) and report
+// alike. What differs by how the data is stored is the engine's (./engine.ts): a backup asks the configured engine to
+// prepare its run and word each PVC's entry; a restore fills each PVC with the engine holding its entry's data.
 import type { RestoreVolumeStep, VolumeStep } from '../steps.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { S3Settings } from '../store/settings.ts';
@@ -8,80 +10,17 @@ import { moverS3Settings } from './settings.ts';
 import { formatBytes } from '../format-bytes.ts';
 import type { ReuseTrust } from './reuse.ts';
 import type { VolumeEntry } from '../archive/manifest.ts';
-import { DEFAULT_RESTIC_IMAGE } from './restic/job.ts';
-import { resticPassword } from './restic/password.ts';
+import type { MoverConfig } from './engine.ts';
+import { ALL_ENGINES, engineHolding, engineNamed } from './engines.ts';
 
-/** The rclone image config and flags default to (charm config.ts, cli backup-options.ts). */
-const DEFAULT_MOVER_IMAGE_REF = 'docker.io/rclone/rclone:1.68.2';
+export type { MoverConfig } from './engine.ts';
 
 // The mover and its port load when a step runs, not when an action or command that may never copy a volume starts.
 const mover = () => Promise.all([import('./mover.ts'), import('./kube-client-port.ts')]);
 
-/** How mover Jobs are run: `volume-mover-*` config of the charm, `--mover-*` flags of the CLI. */
-export interface MoverConfig {
-  image: string;
-  concurrency: number;
-  /** seconds a mover's Pod may take to start running */
-  startTimeoutSeconds: number;
-  /** requests = limits of each mover, e.g. `cpu=1,memory=1Gi`; '' sets none */
-  resources: string;
-  /**
-   * 'restic' (volume-mover-engine, the charm's and the CLI's default): volume data in per-namespace restic
-   * repositories; 'rclone' or unset: plain files
-   */
-  engine?: 'rclone' | 'restic';
-  /**
-   * where the restic key Job runs (the charm's model namespace, the CLI's --job-namespace): it gives repositories
-   * written before the passwords were per namespace their own (src/volumes/restic/rekey.ts), and never runs in a
-   * profile namespace
-   */
-  jobNamespace?: string;
-  /**
-   * an image with rclone for the movers' gateway (the charm's control-plane-rclone-image), and the setting that names
-   * it; the gateway runs in `jobNamespace`, so that no bucket credential enters a profile namespace
-   */
-  gateway?: { image: string; imageSetting: string };
-}
-
 /** The movers' gateway, where the config gives it a namespace (restic/gateway.ts, files-gateway.ts). */
 function gatewayOf(config: MoverConfig): { namespace: string; image: string; imageSetting: string } | undefined {
   return config.jobNamespace && config.gateway ? { namespace: config.jobNamespace, ...config.gateway } : undefined;
-}
-
-/**
- * Before the movers open `namespaces`' repositories with their namespace's password: those whose repository exists get
- * it, in one Job in the job namespace (src/volumes/restic/rekey.ts migrateToNamespacePasswords). Without a key there
- * is nothing to do.
- */
-async function migrateRepositories(kube: KubeClient, s3: S3Settings, config: MoverConfig, encryptionKey: string | Buffer | undefined, namespaces: readonly string[], runId: string): Promise<void> {
-  const [{ isKeyed }, { migrateToNamespacePasswords }, { volumeKubeFromClient }, { openObjectStore }, { existingRepositories }] = await Promise.all([
-    import('./restic/password.ts'), import('./restic/rekey.ts'), import('./kube-client-port.ts'), import('../store/open.ts'), import('./restic/repositories.ts'),
-  ]);
-  if (!isKeyed(encryptionKey) || namespaces.length === 0) return;
-  const objects = openObjectStore(s3);
-  let existing: string[];
-  try {
-    existing = await existingRepositories(objects, namespaces);
-  } finally {
-    objects.client.destroy();
-  }
-  if (existing.length === 0) return;
-  if (!config.jobNamespace) throw new Error('The restic repositories need their own passwords before they are used, and no namespace was given for the restic key Job that sets them.');
-  await migrateToNamespacePasswords(volumeKubeFromClient(kube), {
-    jobNamespace: config.jobNamespace, namespaces: existing, s3: moverS3Settings(s3), encryptionKey, runId,
-    image: resticImageOf(config), startTimeoutSeconds: config.startTimeoutSeconds,
-  });
-}
-
-/** The image of the engine: the configured one, unless it is the rclone default and the engine is restic. */
-function moverImage(config: MoverConfig): string {
-  if (config.engine === 'restic' && config.image === DEFAULT_MOVER_IMAGE_REF) return DEFAULT_RESTIC_IMAGE;
-  return config.image;
-}
-
-/** The image of a restic Job (a restore's or prune's): volume-mover-image names the configured engine's image only. */
-export function resticImageOf(config: MoverConfig): string {
-  return config.engine === 'restic' ? moverImage(config) : DEFAULT_RESTIC_IMAGE;
 }
 
 function describe(verb: string, p: VolumeProgress): string {
@@ -96,109 +35,75 @@ function describe(verb: string, p: VolumeProgress): string {
 }
 
 /**
- * Backup: each PVC's files into the bucket; a claim that was never bound is recorded as unbound, with no data. A PVC
- * an earlier complete backup of this location holds is copied incrementally (src/volumes/reuse.ts): its unchanged
- * files are copied inside the bucket, and the entry says how many bytes were uploaded and how many reused. With the
- * encryption key in `trust`, only backups whose HMAC verifies under it are copied from.
+ * Backup: each PVC's data into the bucket by the configured engine; a claim that was never bound is recorded as
+ * unbound, with no data. Plain files: a PVC an earlier complete backup of this location holds is copied incrementally
+ * (src/volumes/reuse.ts), its unchanged files copied inside the bucket, and the entry says how many bytes were uploaded
+ * and how many reused. restic: each PVC a snapshot in its namespace's repository, its parent the PVC's snapshot in the
+ * newest trusted backup. With the encryption key in `trust`, only backups whose HMAC verifies under it are started from.
  */
 export function volumeBackupStep(kube: KubeClient, s3: S3Settings, config: MoverConfig, trust: ReuseTrust = {}): VolumeStep {
   return async (backupId, pvcs, progress) => {
-    const [[{ backupVolumes }, { volumeKubeFromClient }], { reusableBackups, reusedByListing, resticParents }, { openBackupStore }] =
-      await Promise.all([mover(), import('./reuse.ts'), import('../store/open.ts')]);
+    const [[{ backupVolumes }, { volumeKubeFromClient }], { openBackupStore }] = await Promise.all([mover(), import('../store/open.ts')]);
     const store = openBackupStore(s3);
-    if (config.engine === 'restic') {
-      await migrateRepositories(kube, s3, config, trust.encryptionKey, pvcs.map((p) => p.namespace), `backup ${backupId}`);
-      const parents = await resticParents(store, backupId, pvcs, trust);
-      // the bucket from its root, through this process's own client (the repositories' keys include the path)
-      const { openObjectStore } = await import('../store/open.ts');
-      const bucket = openObjectStore({ ...s3, path: '' });
-      const results = await backupVolumes(volumeKubeFromClient(kube), {
+    const engine = engineNamed(config.engine ?? 'rclone');
+    const refs = pvcs.map(({ namespace, name }) => ({ namespace, name }));
+    const prepared = await engine.prepareBackup({ kube, s3, config, trust, store, backupId, pvcs: refs });
+    let results;
+    try {
+      results = await backupVolumes(volumeKubeFromClient(kube), {
         backupId,
-        pvcs: pvcs.map(({ namespace, name }) => ({ namespace, name })),
+        pvcs: refs,
         s3: moverS3Settings(s3),
-        image: moverImage(config),
+        image: engine.imageFor(config),
         concurrency: config.concurrency,
         startTimeoutSeconds: config.startTimeoutSeconds,
         resources: config.resources,
-        engine: 'restic',
-        restic: { password: (namespace) => resticPassword(trust.encryptionKey, namespace), parents, listBucket: (prefix) => bucket.list(prefix), gateway: gatewayOf(config) },
-        onProgress: (p) => void progress(describe('backed up the data of', p)),
-      }).finally(() => bucket.client.destroy());
-      return results.map((r) => ({
-        // the repository's folder relative to the location prefix, as every entry's key is
-        namespace: r.namespace, pvc: r.pvc, key: r.restic ? `restic/${r.namespace}` : store.keys(backupId).volume(r.namespace, r.pvc), files: r.files, bytes: r.bytes,
-        ...(r.skipped ? { unbound: true as const } : {}),
-        ...(r.restic ? { bytesUploaded: r.restic.dataAdded ?? 0, restic: { repository: r.restic.repository, snapshot: r.restic.snapshot } } : {}),
-      }));
+        engine: engine.name,
+        gateway: gatewayOf(config),
+        ...prepared.options,
+        onProgress: (p) => void progress(describe(prepared.verb, p)),
+      });
+    } finally {
+      prepared.close();
     }
-    const copyFrom = await reusableBackups(store, backupId, pvcs, trust);
-    const results = await backupVolumes(volumeKubeFromClient(kube), {
-      copyFrom,
-      backupId,
-      pvcs: pvcs.map(({ namespace, name }) => ({ namespace, name })),
-      s3: moverS3Settings(s3),
-      image: config.image,
-      concurrency: config.concurrency,
-      startTimeoutSeconds: config.startTimeoutSeconds,
-      resources: config.resources,
-      gateway: gatewayOf(config),
-      onProgress: (p) => void progress(describe('copied the data of', p)),
-    });
-    const keys = store.keys(backupId);
-    return Promise.all(results.map(async (r) => {
-      const key = keys.volume(r.namespace, r.pvc);
-      const reused = r.skipped ? { files: 0, bytes: 0 }
-        : r.reused ?? (r.reusedFrom ? await reusedByListing(store, key, store.keys(r.reusedFrom).volume(r.namespace, r.pvc)) : { files: 0, bytes: 0 });
-      return {
-        namespace: r.namespace, pvc: r.pvc, key, files: r.files, bytes: r.bytes,
-        ...(r.skipped ? { unbound: true as const } : {}),
-        bytesUploaded: Math.max(0, r.bytes - reused.bytes),
-        bytesReused: reused.bytes,
-        filesReused: reused.files,
-        ...(r.reusedFrom ? { reusedFrom: r.reusedFrom } : {}),
-      };
-    }));
+    return Promise.all(results.map((r) => prepared.entry(r)));
   };
 }
 
 /**
- * Restore: fills the PVCs the restore marked (src/volumes/fill-mark.ts) from the backup: a PVC whose entry in the
- * authenticated manifest pins a restic snapshot from that snapshot (its repository's password from `trust`), any other
- * from the backup's copy of its files (the plain-file mover's backups stay restorable).
+ * Restore: fills the PVCs the restore marked (src/volumes/fill-mark.ts) from the backup, each by the engine holding its
+ * entry's data in the authenticated manifest (a pinned restic snapshot, opened with its repository's password from
+ * `trust`; else the backup's copy of its files), so a backup of either kind stays restorable whatever the configured
+ * engine. volume-mover-image names the configured engine's image only: the other engine runs its pinned one.
  */
 export function volumeRestoreStep(kube: KubeClient, s3: S3Settings, config: MoverConfig, trust: ReuseTrust = {}): RestoreVolumeStep {
   return async (backupId, pvcs, progress, archived: readonly VolumeEntry[] = []) => {
     const [{ restoreVolumes }, { volumeKubeFromClient }] = await mover();
-    const snapshots = new Map(archived.flatMap((e): Array<[string, string]> => (e.restic ? [[`${e.namespace}/${e.pvc}`, e.restic.snapshot]] : [])));
-    // what the backup's restic counted (its summary), recorded beside the pinned id: what the restore reports
-    const sizes = new Map(archived.flatMap((e): Array<[string, { files: number; bytes: number }]> => (e.restic ? [[`${e.namespace}/${e.pvc}`, { files: e.files, bytes: e.bytes }]] : [])));
-    const inRestic = pvcs.filter((p) => snapshots.has(`${p.namespace}/${p.name}`));
-    const asFiles = pvcs.filter((p) => !snapshots.has(`${p.namespace}/${p.name}`));
-    const common = {
-      backupId,
-      s3: moverS3Settings(s3),
-      concurrency: config.concurrency,
-      startTimeoutSeconds: config.startTimeoutSeconds,
-      resources: config.resources,
-      onProgress: (p: VolumeProgress) => void progress(describe('filled', p)),
-    };
-    // an older backup's repository may still open with the shared password only: it gets its namespace's first
-    if (inRestic.length > 0) await migrateRepositories(kube, s3, config, trust.encryptionKey, inRestic.map((p) => p.namespace), `restore ${backupId}`);
-    const results = [
-      ...(asFiles.length > 0 ? await restoreVolumes(volumeKubeFromClient(kube), {
-        ...common, pvcs: asFiles, image: config.engine === 'restic' ? DEFAULT_MOVER_IMAGE_REF : config.image, gateway: gatewayOf(config),
-      }) : []),
-      ...(inRestic.length > 0 ? await restoreVolumes(volumeKubeFromClient(kube), {
-        // volume-mover-image names the configured engine's image; the other engine runs its pinned default
-        ...common, pvcs: inRestic, image: config.engine === 'restic' ? moverImage(config) : DEFAULT_RESTIC_IMAGE, engine: 'restic',
-        restic: { password: (namespace) => resticPassword(trust.encryptionKey, namespace), snapshots, sizes, gateway: gatewayOf(config) },
-      }) : []),
-    ];
+    const entries = new Map(archived.map((e) => [`${e.namespace}/${e.pvc}`, e]));
+    const groups = ALL_ENGINES
+      .map((engine) => ({ engine, pvcs: pvcs.filter((p) => engineHolding(entries.get(`${p.namespace}/${p.name}`)) === engine) }))
+      .filter((group) => group.pvcs.length > 0);
+    // every engine is ready (an older backup's repository gets its namespace's password first) before any PVC is filled
+    const runs = [];
+    for (const group of groups) {
+      runs.push({ ...group, options: await group.engine.prepareRestore({ kube, s3, config, trust, backupId, pvcs: group.pvcs }, archived) });
+    }
+    const results = [];
+    for (const run of runs) {
+      results.push(...await restoreVolumes(volumeKubeFromClient(kube), {
+        backupId,
+        pvcs: run.pvcs,
+        s3: moverS3Settings(s3),
+        image: run.engine.imageFor(config),
+        concurrency: config.concurrency,
+        startTimeoutSeconds: config.startTimeoutSeconds,
+        resources: config.resources,
+        engine: run.engine.name,
+        gateway: gatewayOf(config),
+        ...run.options,
+        onProgress: (p: VolumeProgress) => void progress(describe('filled', p)),
+      }));
+    }
     return { restored: results.length, bytes: results.reduce((sum, r) => sum + r.bytes, 0) };
   };
-}
-
-/** The image that runs restic for this config (a restore of restic data, verify's repository check): as moverImage, or the pinned restic image when the configured engine is rclone. */
-export function resticImageFor(config: MoverConfig): string {
-  return config.engine === 'restic' ? moverImage(config) : DEFAULT_RESTIC_IMAGE;
 }

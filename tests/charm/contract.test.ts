@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { ActionParams, parseParams, type ActionName } from '../../src/charm/actions/params.ts';
 import { ConfigSchema, parseConfig } from '../../src/charm/config.ts';
+import { PINNED_IMAGES } from '../../src/volumes/engine.ts';
 
 type Schema = { params: Record<string, { type: string; default?: unknown; enum?: string[] }>; required?: string[]; additionalProperties?: boolean };
 const actions = parse(readFileSync('actions.yaml', 'utf8')) as Record<string, Schema>;
@@ -61,10 +62,23 @@ describe('charm contract: YAML files and schemas agree', () => {
     const parsedEmpty = parseConfig({});
     expect(parsedYaml).to.deep.equal(parsedEmpty);
     expect(config.options['encryption-key']!.type).to.equal('secret');
-    expect(config.options['volume-mover-image']!.default).to.match(/^docker\.io\/rclone\/rclone:\d+\.\d+\.\d+$/);
+    // empty: each engine runs its own image, pinned by tag, which the description names
+    expect(config.options['volume-mover-image']!.default).to.equal('');
+    for (const image of [/docker\.io\/restic\/restic:\d+\.\d+\.\d+ \(restic\)/, /docker\.io\/rclone\/rclone:\d+\.\d+\.\d+ \(rclone\)/]) {
+      expect(config.options['volume-mover-image']!.description).to.match(image);
+    }
     // volume data goes to restic repositories unless the operator chooses plain files
     expect(config.options['volume-mover-engine']!.default).to.equal('restic');
     for (const [name, option] of Object.entries(config.options)) expect(option.description.length, name).to.be.greaterThan(20);
+  });
+
+  it('names the image each volume engine runs where volume-mover-image is described: config.yaml and the README agree with the engines', () => {
+    const row = readFileSync('README.md', 'utf8').split('\n').find((line) => line.startsWith('| `volume-mover-image` |'));
+    expect(row, 'the README config table has a volume-mover-image row').to.be.a('string');
+    for (const [engine, image] of Object.entries(PINNED_IMAGES)) {
+      expect(config.options['volume-mover-image']!.description).to.include(`${image} (${engine})`);
+      expect(row).to.include(`\`${image}\` (${engine})`);
+    }
   });
 
   it('names the bad option in one sentence', () => {

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { RunningCluster } from '../support/cluster/index.ts';
 import type { SimulatedKubelet } from '../support/kubelet/index.ts';
 import { hashTree, writeWorkspace } from '../volumes/helpers.ts';
-import { DEFAULT_MOVER_IMAGE } from '../../src/volumes/settings.ts';
+import { RCLONE_IMAGE as DEFAULT_MOVER_IMAGE } from '../../src/volumes/engine.ts';
 import { DEFAULT_MOVER_RESOURCES } from '../../src/volumes/resources.ts';
 import type { MoverConfig } from '../../src/volumes/steps.ts';
 

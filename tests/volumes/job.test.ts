@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { buildCredentialsSecret, buildMoverJob } from '../../src/volumes/job.ts';
 import { moverJobName } from '../../src/volumes/labels.ts';
 import { failureReason, parseMovedTree } from '../../src/volumes/outcome.ts';
-import { DEFAULT_MOVER_IMAGE, remotePath } from '../../src/volumes/settings.ts';
+import { remotePath } from '../../src/volumes/settings.ts';
 
 const s3 = {
   endpoint: 'https://minio.kubeflow:9000', bucket: 'backups', path: '/team/kf/', region: 'eu-west-1',
@@ -13,7 +13,7 @@ const s3 = {
 function job(operation: 'backup' | 'restore', nodeName?: string, copyDestPath?: string) {
   return buildMoverJob({
     name: 'kfu-backup-x', namespace: 'alice', pvc: 'workspace', backupId: 'kf-20250131-142500-a1b2c3', operation,
-    image: DEFAULT_MOVER_IMAGE, secretName: 'creds', remotePath: remotePath(s3, 'backups/kf-20250131-142500-a1b2c3/volumes/alice/workspace/'),
+    image: 'rclone/rclone:1.68.2', secretName: 'creds', remotePath: remotePath(s3, 'backups/kf-20250131-142500-a1b2c3/volumes/alice/workspace/'),
     s3, nodeName, activeDeadlineSeconds: 600, ttlSecondsAfterFinished: 3600, ...(copyDestPath ? { copyDestPath } : {}),
   });
 }

@@ -14,7 +14,7 @@ import { newBackupId } from '../../src/store/layout.ts';
 import { backupVolumes } from '../../src/volumes/mover.ts';
 import { namespacePassword } from './restic-passwords.ts';
 import { checkJobName, checkResticRepositories, parseCheckProgress, type RepositoryToCheck } from '../../src/volumes/restic/check.ts';
-import { DEFAULT_RESTIC_IMAGE } from '../../src/volumes/restic/job.ts';
+import { RESTIC_IMAGE as DEFAULT_RESTIC_IMAGE } from '../../src/volumes/engine.ts';
 import type { ReadData } from '../../src/volumes/restic/read-data.ts';
 import { JOBS, PODS, SECRETS } from '../../src/volumes/kube-port.ts';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';

@@ -10,7 +10,7 @@ import { volumeKubeFromClient } from '../../src/volumes/kube-client-port.ts';
 import { JOBS, SECRETS, type VolumeKube } from '../../src/volumes/kube-port.ts';
 import { moverSelector } from '../../src/volumes/labels.ts';
 import { backupVolumes, restoreVolumes, VolumeMoveError } from '../../src/volumes/mover.ts';
-import { DEFAULT_MOVER_IMAGE } from '../../src/volumes/settings.ts';
+import { RCLONE_IMAGE as DEFAULT_MOVER_IMAGE } from '../../src/volumes/engine.ts';
 import { startCluster } from '../support/cluster/index.ts';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
 import { FaultProxy } from '../support/s3/fault-proxy.ts';

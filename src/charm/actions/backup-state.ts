@@ -62,7 +62,9 @@ export async function run(ctx: ActionContext<'backup-state'>): Promise<void> {
   // A changed encryption-key first goes into the restic repositories, so this backup opens them with it.
   const { convergeResticKey } = await import('../restic-key.ts');
   const key = await convergeResticKey(ctx.charm);
-  if (!key.done && key.blocksBackup && ctx.params['include-volumes'] && ctx.config['volume-mover-engine'] === 'restic') {
+  // only an engine whose data is encrypted under the key cannot back up before the key is in its store
+  const { engineNamed } = await import('../../volumes/engines.ts');
+  if (!key.done && key.blocksBackup && ctx.params['include-volumes'] && engineNamed(ctx.config['volume-mover-engine']).keyed) {
     ctx.fail(key.sentence ?? 'The new encryption-key is not in the restic repositories yet, so nothing was backed up.');
   }
   const encryptionKey = await ctx.encryptionKey();

@@ -12,9 +12,9 @@ import { charmWording } from '../remedy-wording.ts';
 
 export async function run(ctx: ActionContext<'prune-backups'>): Promise<void> {
   const s3 = await ctx.s3();
-  const [{ pruneBackups }, { moverPortOf }, { openBackupStore }, { PruneRefusedError }, { resticRepositoriesOf }, { resticImageOf }] = await Promise.all([
+  const [{ pruneBackups }, { moverPortOf }, { openBackupStore }, { PruneRefusedError }, { resticRepositoriesOf }, { resticEngine }] = await Promise.all([
     import('../../prune/engine.ts'), import('../../prune/movers.ts'), import('../../store/open.ts'), import('../../prune/restic.ts'),
-    import('../../volumes/restic/prune-repositories.ts'), import('../../volumes/steps.ts'),
+    import('../../volumes/restic/prune-repositories.ts'), import('../../volumes/engines.ts'),
   ]);
   const store = openBackupStore(s3);
   const dryRun = ctx.params['dry-run'];
@@ -27,7 +27,7 @@ export async function run(ctx: ActionContext<'prune-backups'>): Promise<void> {
     movers = moverPortOf(kube);
     const config = moverConfig(ctx.config);
     restic = resticRepositoriesOf(kube, s3, encryptionKey, {
-      image: resticImageOf(config), startTimeoutSeconds: config.startTimeoutSeconds, resources: config.resources,
+      image: resticEngine.imageFor(config), startTimeoutSeconds: config.startTimeoutSeconds, resources: config.resources,
       // the control-plane copies' namespace: where a deleted profile's repository is pruned from
       fallbackNamespace: ctx.modelName,
     });

@@ -21,9 +21,9 @@ export interface KeyChange {
  * is backed up then) when a repository opens with neither key or the Job could not add it.
  */
 export async function addNewKeyToRepositories(kube: KubeClient, settings: S3Settings, mover: MoverConfig, change: KeyChange): Promise<string> {
-  const [{ openObjectStore }, { listResticRepositories }, { rekeyResticRepositories }, { volumeKubeFromClient }, { moverS3Settings }, { resticImageOf }] = await Promise.all([
+  const [{ openObjectStore }, { listResticRepositories }, { rekeyResticRepositories }, { volumeKubeFromClient }, { moverS3Settings }, { resticEngine }] = await Promise.all([
     import('../../store/open.ts'), import('../../volumes/restic/repositories.ts'), import('../../volumes/restic/rekey.ts'),
-    import('../../volumes/kube-client-port.ts'), import('../../volumes/settings.ts'), import('../../volumes/steps.ts'),
+    import('../../volumes/kube-client-port.ts'), import('../../volumes/settings.ts'), import('../../volumes/engines.ts'),
   ]);
   const objects = openObjectStore(settings);
   let repositories: string[];
@@ -40,7 +40,7 @@ export async function addNewKeyToRepositories(kube: KubeClient, settings: S3Sett
     s3: moverS3Settings(settings),
     // one Job per run (never named after a key): a second CLI run does not adopt the first one's Job
     runId: `cli-backup-${Date.now().toString(36)}-${settings.bucket}/${settings.path}`,
-    image: resticImageOf(mover),
+    image: resticEngine.imageFor(mover),
     startTimeoutSeconds: mover.startTimeoutSeconds,
   });
   if (outcome.locked.length > 0) {

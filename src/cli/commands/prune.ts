@@ -91,8 +91,8 @@ export const pruneCommand: Command = {
     const kube = await kubeClientFrom(values);
     let refused: { isInstance(value: unknown): boolean } | undefined;
     try {
-      const [{ pruneBackups }, { moverPortOf }, { resticRepositoriesOf }, { resticImageOf }, { PruneRefusedError }] = await Promise.all([
-        import('../../prune/engine.ts'), import('../../prune/movers.ts'), import('../../volumes/restic/prune-repositories.ts'), import('../../volumes/steps.ts'),
+      const [{ pruneBackups }, { moverPortOf }, { resticRepositoriesOf }, { resticEngine }, { PruneRefusedError }] = await Promise.all([
+        import('../../prune/engine.ts'), import('../../prune/movers.ts'), import('../../volumes/restic/prune-repositories.ts'), import('../../volumes/engines.ts'),
         import('../../prune/restic.ts'),
       ]);
       refused = PruneRefusedError;
@@ -105,7 +105,7 @@ export const pruneCommand: Command = {
         wording: cliWording,
         movers: moverPortOf(kube),
         restic: resticRepositoriesOf(kube, settings, encryptionKey, {
-          image: resticImageOf(mover), startTimeoutSeconds: mover.startTimeoutSeconds, resources: mover.resources, fallbackNamespace: jobNamespaceFrom(ctx),
+          image: resticEngine.imageFor(mover), startTimeoutSeconds: mover.startTimeoutSeconds, resources: mover.resources, fallbackNamespace: jobNamespaceFrom(ctx),
         }),
         progress: (m) => out.progress(m),
       });

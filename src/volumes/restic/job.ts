@@ -20,9 +20,6 @@ import type { ResourceList } from '../resources.ts';
 import type { MoverS3Settings } from '../settings.ts';
 import { buildVolumeMoverJob, TERMINATION_LOG, VOLUME_MOUNT_PATH } from '../job.ts';
 
-/** The official restic image, pinned by tag: 0.14 is the oldest that reads and writes repository format 2. */
-export const DEFAULT_RESTIC_IMAGE = 'docker.io/restic/restic:0.14.0';
-
 /** `<prefix>/restic/<namespace>`: the key prefix of a profile namespace's repository in the backup bucket. */
 export function resticRepositoryKey(s3: Pick<MoverS3Settings, 'path'>, namespace: string): string {
   return [normalizePrefix(s3.path), 'restic', namespace].filter((part) => part !== '').join('/');

@@ -7,14 +7,15 @@ import type { S3Settings } from '../../store/settings.ts';
 import { volumeKubeFromClient } from '../kube-client-port.ts';
 import { parseMoverResources } from '../resources.ts';
 import { moverS3Settings } from '../settings.ts';
-import { DEFAULT_RESTIC_IMAGE, resticRepositoryKey } from './job.ts';
+import { resticRepositoryKey } from './job.ts';
+import { RESTIC_IMAGE } from '../engine.ts';
 import { isKeyed, resticPassword } from './password.ts';
 import { migrateToNamespacePasswords } from './rekey.ts';
 import { CONTROL_PLANE_REPOSITORY, controlPlaneResticPassword } from '../../controlplane/restic-password.ts';
 import { runResticPruneJob, type ResticPruneMode, type ResticPruneResult } from './prune.ts';
 
 export interface ResticPruneConfig {
-  /** the restic image: the configured volume-mover-image with the restic engine, else the pinned default */
+  /** the restic image (the restic engine's imageFor); unset, its pinned image */
   image?: string | undefined;
   startTimeoutSeconds?: number;
   /** `volume-mover-resources` */
@@ -55,7 +56,7 @@ export function resticRepositoriesOf(kube: KubeClient, s3: S3Settings, encryptio
         if (!config.fallbackNamespace) throw new Error(`the restic repository of namespace ${namespace} may still need its own password, and no namespace was given for the restic key Job that sets it`);
         await migrateToNamespacePasswords(volumeKubeFromClient(kube), {
           jobNamespace: config.fallbackNamespace, namespaces: [namespace], s3: mover, encryptionKey, runId: `${runId} ${namespace}`,
-          image: config.image ?? DEFAULT_RESTIC_IMAGE, ...(config.startTimeoutSeconds ? { startTimeoutSeconds: config.startTimeoutSeconds } : {}),
+          image: config.image ?? RESTIC_IMAGE, ...(config.startTimeoutSeconds ? { startTimeoutSeconds: config.startTimeoutSeconds } : {}),
         });
       })();
       migrations.set(namespace, pending);
@@ -70,7 +71,7 @@ export function resticRepositoriesOf(kube: KubeClient, s3: S3Settings, encryptio
       // the control-plane repository was never under the shared v1 password: it has its own since it exists
       if (namespace !== CONTROL_PLANE_REPOSITORY) await migrated(namespace);
       return runResticPruneJob(volumeKubeFromClient(kube), {
-        runId, namespace, jobNamespace: jobNamespace(), mode, snapshots, s3: mover, password: repositoryPassword(encryptionKey, namespace), image: config.image ?? DEFAULT_RESTIC_IMAGE,
+        runId, namespace, jobNamespace: jobNamespace(), mode, snapshots, s3: mover, password: repositoryPassword(encryptionKey, namespace), image: config.image ?? RESTIC_IMAGE,
         ...(config.startTimeoutSeconds ? { startTimeoutSeconds: config.startTimeoutSeconds } : {}),
         resources,
       });

@@ -30,7 +30,8 @@ import { MOVER_CONTAINER, TERMINATION_LOG } from '../job.ts';
 import type { MoverS3Settings } from '../settings.ts';
 import { createOrReplace } from '../adopt.ts';
 import { resticJobFailureReason, runResticJobToEnd } from './run-job.ts';
-import { DEFAULT_RESTIC_IMAGE, resticRepositoryUrl } from './job.ts';
+import { resticRepositoryUrl } from './job.ts';
+import { RESTIC_IMAGE } from '../engine.ts';
 import { isKeyed, legacyResticPassword, resticPassword } from './password.ts';
 
 export const REKEY_COMPONENT = 'restic-rekey';
@@ -212,7 +213,7 @@ export function buildRekeyJob(options: RekeyOptions, secretName: string): KubeOb
     volumes: [{ name: 'tmp', emptyDir: {} }],
     containers: [{
       name: MOVER_CONTAINER,
-      image: options.image ?? DEFAULT_RESTIC_IMAGE,
+      image: options.image ?? RESTIC_IMAGE,
       command: ['sh', '-c', REKEY_SCRIPT],
       env: [...secretEnv, ...plainEnv],
       volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],

@@ -8,7 +8,8 @@ import type { S3Settings } from '../../store/settings.ts';
 import type { ProgressSink } from '../../steps.ts';
 import { parseMoverResources } from '../resources.ts';
 import { moverS3Settings } from '../settings.ts';
-import { resticImageFor, type MoverConfig } from '../steps.ts';
+import type { MoverConfig } from '../steps.ts';
+import { resticEngine } from './engine.ts';
 import { checkResticRepositories, repositoriesToCheck, type RepositoryCheck, type RepositoryToCheck } from './check.ts';
 import { resticRepositoryKey } from './job.ts';
 import type { VolumeKube } from '../kube-port.ts';
@@ -74,7 +75,7 @@ async function checkNamespaceRepositories(kube: VolumeKube, request: RepositoryC
   const existing = await existingRepositories(objects, repositories.map((r) => r.namespace)).finally(() => objects.client.destroy());
   await migrateToNamespacePasswords(kube, {
     jobNamespace: request.jobNamespace, namespaces: existing, s3: moverS3Settings(request.s3),
-    encryptionKey: request.encryptionKey, runId: `verify ${request.backupId}`, image: resticImageFor(request.config), startTimeoutSeconds: request.config.startTimeoutSeconds,
+    encryptionKey: request.encryptionKey, runId: `verify ${request.backupId}`, image: resticEngine.imageFor(request.config), startTimeoutSeconds: request.config.startTimeoutSeconds,
   });
   return checkRepositories(kube, request, repositories, (namespace) => resticPassword(request.encryptionKey, namespace), isKeyed(request.encryptionKey));
 }
@@ -82,7 +83,7 @@ async function checkNamespaceRepositories(kube: VolumeKube, request: RepositoryC
 function checkRepositories(kube: VolumeKube, request: RepositoryCheckRequest, repositories: RepositoryToCheck[], password: (namespace: string) => string, keyed: boolean): Promise<RepositoryCheck[]> {
   return checkResticRepositories(kube, {
     backupId: request.backupId, jobNamespace: request.jobNamespace, repositories,
-    s3: moverS3Settings(request.s3), password, keyed, image: resticImageFor(request.config),
+    s3: moverS3Settings(request.s3), password, keyed, image: resticEngine.imageFor(request.config),
     readData: request.readData, concurrency: request.config.concurrency, startTimeoutSeconds: request.config.startTimeoutSeconds,
     resources: parseMoverResources(request.config.resources), wording: request.wording,
     imageSetting: request.imageSetting, resourcesSetting: request.resourcesSetting,
