@@ -266,15 +266,30 @@ export function startKubeProxy(api: InProcessApi, network: ClusterNetwork, optio
 
   // The kernel's rules are written whole, so a write costs in proportion to the cluster's Services; writes are paced
   // so that at most a tenth of the time goes to them, changes meanwhile gathered into the next one (kube-proxy paces
-  // its syncs too: --iptables-min-sync-period, pkg/util/async/bounded_frequency_runner.go). A write that would change
-  // nothing is skipped.
+  // its syncs too: --iptables-min-sync-period, pkg/util/async/bounded_frequency_runner.go). As kube-proxy's runner, the
+  // pacing allows a burst of two writes (burstSyncs = 2, pkg/proxy/iptables/proxier.go NewProxier): after a quiet spell a
+  // Service's creation and its first ready endpoint are both written at once, rather than the endpoint waiting out
+  // the pause the Service's write started (a Pod started just after the endpoint turned ready would be refused). A
+  // write that would change nothing is skipped and costs no credit.
+  const BURST = 2;
   let written = '';
-  let nextWrite = 0;
+  /** ms per write credit: nine times the last write's time, so that writes take at most a tenth of the time */
+  let interval = 0;
+  let credit = BURST;
+  let creditAt = performance.now();
+  const refill = () => {
+    const now = performance.now();
+    credit = interval > 0 ? Math.min(BURST, credit + (now - creditAt) / interval) : BURST;
+    creditAt = now;
+  };
   const flush = () => {
-    const wait = kernel ? nextWrite - performance.now() : 0;
-    if (wait > 0 && !stopped) {
-      setTimeout(flush, wait); // still scheduled: synced() waits for it
-      return;
+    if (kernel && !stopped) {
+      refill();
+      if (credit < 1) {
+        setTimeout(flush, (1 - credit) * interval); // still scheduled: synced() waits for it
+        return;
+      }
+      credit -= 1;
     }
     scheduled = false;
     const keys = [...dirty];
@@ -283,11 +298,14 @@ export function startKubeProxy(api: InProcessApi, network: ClusterNetwork, optio
       for (const k of keys) await sync(k);
       if (!kernel || stopped) return;
       const text = chainsText(kernel);
-      if (text === written) return;
+      if (text === written) {
+        credit = Math.min(BURST, credit + 1);
+        return;
+      }
       const started = performance.now();
       await iptablesRestore(text);
       written = text;
-      nextWrite = performance.now() + 9 * (performance.now() - started);
+      interval = 9 * (performance.now() - started);
     }).catch((error: unknown) => console.error(`kube-proxy: ${(error as Error).message}`));
   };
   const enqueue = (k: string) => {
