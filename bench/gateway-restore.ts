@@ -2,7 +2,9 @@
 // run, with a timeline of each: when the gateway's Service had its ready endpoint, when each mover Pod ran and ended;
 // the gateway process's CPU, this process's CPU (API server, kubelet, DNS, kube-proxy if it relays), the connections
 // the kernel forwarded to the gateway (the DNAT rule's packet counter: nat sees the first packet of each connection).
-// node --import tsx bench/gateway-restore.ts [--mib 512] [--rounds 3] [--variants gateway,mover]
+// node --import tsx bench/gateway-restore.ts [--mib 512] [--rounds 3] [--variants gateway,mover] [--s3 https|http]
+// The S3 is HTTPS unless `--s3 http` (bench/support/bench-s3.ts): the movers trust its CA through the run's Secret, direct
+// restic with --cacert.
 // A variant is `gateway` (as the charm runs it), `mover` (bucket credentials in the mover) or `direct` (restic run
 // directly on the mover's repository, 2 PVCs at a time, as the volumes bench's direct side). `gateway` may carry
 // changes to try, each `+gw:NAME=VALUE` (an environment variable of the gateway's container), `+mover:NAME=VALUE` (of
@@ -17,10 +19,10 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { newBackupId } from '../src/store/layout.ts';
 import { backupVolumes, restoreVolumes } from '../src/volumes/mover.ts';
-import { startS3Server } from '../tests/support/s3/server.ts';
-import { createBoundPvc, pvc, PVC_REF, s3For, startVolumeCluster } from '../tests/volumes/helpers.ts';
+import { createBoundPvc, pvc, PVC_REF, startVolumeCluster } from '../tests/volumes/helpers.ts';
+import { s3Scheme, startBenchS3 } from './support/bench-s3.ts';
 
-const { values } = parseArgs({ options: { mib: { type: 'string', default: '512' }, rounds: { type: 'string', default: '3' }, variants: { type: 'string', default: 'gateway,mover' } } });
+const { values } = parseArgs({ options: { mib: { type: 'string', default: '512' }, rounds: { type: 'string', default: '3' }, variants: { type: 'string', default: 'gateway,mover' }, s3: { type: 'string', default: 'https' } } });
 const MIB = 1024 * 1024;
 const total = Number(values.mib) * MIB;
 const rounds = Number(values.rounds);
@@ -64,7 +66,8 @@ function dnatPackets(): number {
   } catch { return 0; }
 }
 
-const s3 = await startS3Server({ buckets: ['movers'] });
+const store = await startBenchS3({ buckets: ['movers'], scheme: s3Scheme(values.s3) });
+const s3 = store.server;
 const vc = await startVolumeCluster({ bindingMode: 'Immediate', readOnlyViews: 'bind-mount' });
 try {
   const names = Array.from({ length: PVCS }, (_, i) => `vol-${i}`);
@@ -79,13 +82,13 @@ try {
     closeSync(fd);
   }
   const refs = names.map((name) => ({ namespace: 'alice', name }));
-  const settings = (prefix: string) => ({ ...s3For(s3, 'movers'), path: prefix });
+  const settings = (prefix: string) => store.settings('movers', prefix);
   const snapshotsOf = async (prefix: string, gateway: boolean) => {
     const results = await backupVolumes(vc.kube, { backupId: newBackupId(), s3: settings(prefix), pvcs: refs, engine: 'restic', restic: { password: () => PASSWORD, ...(gateway ? { gateway: gatewayOptions } : {}) } });
     return new Map(results.map((r) => [`alice/${r.pvc}`, r.restic!.snapshot]));
   };
   const snapshots = { gateway: await snapshotsOf('gateway', true), mover: await snapshotsOf('mover', false) };
-  process.stdout.write(`${total / MIB} MiB on ${PVCS} PVCs; kube-proxy ${vc.kubelet.proxyMode()}; ${rounds} rounds; load ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
+  process.stdout.write(`S3 over ${store.scheme}; ${total / MIB} MiB on ${PVCS} PVCs; kube-proxy ${vc.kubelet.proxyMode()}; ${rounds} rounds; load ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
 
   const results = new Map<string, { wall: number; ready: number; firstMover: number; moversDone: number; gatewayCpu: number; selfCpu: number; connections: number; allCpu: number }[]>(variants.map((v) => [v, []]));
   for (let round = 0; round < rounds; round++) {
@@ -98,7 +101,7 @@ try {
         const t0 = performance.now();
         for (let i = 0; i < PVCS; i += 2) {
           await Promise.all(names.slice(i, i + 2).map((name) => new Promise<void>((resolve, reject) => {
-            const child = spawn('restic', ['-o', 's3.bucket-lookup=path', 'restore', snapshots.mover.get(`alice/${name}`)!, '--target', join(vc.dataDir, `direct-${round}`, name)], { env, stdio: 'ignore' });
+            const child = spawn('restic', [...(store.caFile ? ['--cacert', store.caFile] : []), '-o', 's3.bucket-lookup=path', 'restore', snapshots.mover.get(`alice/${name}`)!, '--target', join(vc.dataDir, `direct-${round}`, name)], { env, stdio: 'ignore' });
             child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`restic restore ${name}: ${code}`))));
           })));
         }
@@ -163,5 +166,5 @@ try {
   }
 } finally {
   await vc.stop();
-  await s3.stop();
+  await store.stop();
 }

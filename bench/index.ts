@@ -1,5 +1,6 @@
-// npm run bench [-- --profiles N] [--json] [--only <name>] [--quick]: runs every bench/*.bench.ts, prints one table
-// and writes .bench/results.json.
+// npm run bench [-- --profiles N] [--json] [--only <name>] [--quick] [--s3 https|http]: runs every bench/*.bench.ts,
+// prints one table and writes .bench/results.json. `--s3 http`: the volumes bench's S3 over plain HTTP (default HTTPS,
+// as every S3 a user runs; bench/support/bench-s3.ts).
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -12,7 +13,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
 
 function usage(message: string): never {
-  process.stderr.write(`${message}\nusage: npm run bench -- [--profiles N] [--json] [--only <name>] [--quick]\n`);
+  process.stderr.write(`${message}\nusage: npm run bench -- [--profiles N] [--json] [--only <name>] [--quick] [--s3 https|http]\n`);
   process.exit(2);
 }
 
@@ -24,6 +25,7 @@ try {
       json: { type: 'boolean', default: false },
       only: { type: 'string', multiple: true, default: [] },
       quick: { type: 'boolean', default: false },
+      s3: { type: 'string', default: 'https' },
     },
   }).values;
 } catch (error) {
@@ -32,6 +34,8 @@ try {
 requireSystemTools('bench');
 const profiles = Number(parsed.profiles);
 if (!Number.isInteger(profiles) || profiles < 1) usage(`--profiles must be a positive whole number, not "${parsed.profiles}".`);
+if (parsed.s3 !== 'https' && parsed.s3 !== 'http') usage(`--s3 must be https or http, not "${parsed.s3}".`);
+const s3Scheme: 'https' | 'http' = parsed.s3;
 
 const available = readdirSync(here).filter((file) => file.endsWith('.bench.ts')).map((file) => file.replace(/\.bench\.ts$/, '')).sort();
 const unknown = parsed.only.filter((name) => !available.includes(name));
@@ -41,7 +45,7 @@ const selected = parsed.only.length ? available.filter((name) => parsed.only.inc
 const rows: BenchRow[] = [];
 for (const name of selected) {
   const workDir = mkdtempSync(join(tmpdir(), `bench-${name}-`));
-  const options: BenchOptions = { profiles, json: parsed.json, quick: parsed.quick, workDir };
+  const options: BenchOptions = { profiles, json: parsed.json, quick: parsed.quick, workDir, s3Scheme };
   if (!parsed.json) process.stderr.write(`running ${name}...\n`);
   try {
     const module = (await import(pathToFileURL(join(here, `${name}.bench.ts`)).href)) as { default: Bench };
@@ -54,7 +58,7 @@ for (const name of selected) {
 }
 
 mkdirSync(join(root, '.bench'), { recursive: true });
-const report = { at: new Date().toISOString(), node: process.version, cpus: (await import('node:os')).cpus().length, options: { profiles, quick: parsed.quick }, rows };
+const report = { at: new Date().toISOString(), node: process.version, cpus: (await import('node:os')).cpus().length, options: { profiles, quick: parsed.quick, s3: s3Scheme }, rows };
 writeFileSync(join(root, '.bench', 'results.json'), `${JSON.stringify(report, null, 2)}\n`);
 
 if (parsed.json) {

@@ -8,6 +8,8 @@ export interface BenchOptions {
   quick: boolean;
   /** a scratch folder for this bench run, removed afterwards */
   workDir: string;
+  /** the volumes bench's S3: 'https' (default, as every S3 a user runs) or plain 'http' */
+  s3Scheme?: 'https' | 'http';
 }
 
 export interface BenchRow {

@@ -4,7 +4,9 @@
 // the first; after five backups of unchanged data, the bytes stored (the sum of the objects' sizes: a server-side
 // copy is an object of its own, stored and billed as such) over the data; after changing 1 % of the data in place
 // (same sizes), the bytes uploaded over the bytes changed, and again after rewriting 1 % of the data as whole small
-// files; a restore's throughput; the movers' peak memory (the simulated kubelet samples each container's process tree).
+// files; a restore's throughput and the CPU every process spent on it; the movers' peak memory (the simulated kubelet
+// samples each container's process tree). The S3 is HTTPS unless `--s3 http` (bench/support/bench-s3.ts): every side
+// trusts the run's CA as the product does, direct restic with --cacert.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, openSync, readdirSync, statSync, writeSync, closeSync, writeFileSync } from 'node:fs';
@@ -12,8 +14,10 @@ import { join } from 'node:path';
 import { newBackupId } from '../src/store/layout.ts';
 import { backupVolumes, restoreVolumes, type VolumeResult } from '../src/volumes/mover.ts';
 import { onContainerFinished } from '../tests/support/kubelet/container.ts';
-import { startS3Server, type S3ServerHandle } from '../tests/support/s3/server.ts';
-import { createBoundPvc, pvc, PVC_REF, s3For, startVolumeCluster, type VolumeCluster } from '../tests/volumes/helpers.ts';
+import type { S3ServerHandle } from '../tests/support/s3/server.ts';
+import { createBoundPvc, pvc, PVC_REF, startVolumeCluster, type VolumeCluster } from '../tests/volumes/helpers.ts';
+import { cpuSeconds } from './cpu.ts';
+import { startBenchS3 } from './support/bench-s3.ts';
 import type { BenchOptions, BenchRow } from './types.ts';
 
 const MIB = 1024 * 1024;
@@ -86,7 +90,7 @@ function run(command: string, args: string[], env: Record<string, string>, cwd?:
       err = (err + d.toString()).slice(-4096);
     });
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`${command} ${args[2] ?? ''} failed: ${err.trim()}`))));
+    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`${command} ${args.find((a) => /^(init|backup|restore)$/.test(a)) ?? ''} failed: ${err.trim()}`))));
   });
 }
 
@@ -96,6 +100,8 @@ interface Side {
   /** `uploaded`: what the backup added to the bucket (restic: every object it wrote; rclone: what it did not copy inside the bucket) */
   backup(round: number): Promise<{ uploaded: number }>;
   restore(): Promise<number>;
+  /** resolves once the restore's containers are gone (the CPU of a reaped child counts only then) */
+  settled?(): Promise<void>;
 }
 
 const seconds = async (work: () => Promise<unknown>) => {
@@ -108,7 +114,8 @@ export async function resticSideBySide(opts: BenchOptions): Promise<BenchRow[]> 
   lockLoadRetries = 0;
   const total = (opts.quick ? 64 : 1024) * MIB;
   const files = opts.quick ? 50 : 100; // per PVC: 500 in all for the full run
-  const s3 = await startS3Server({ buckets: ['movers'] });
+  const store = await startBenchS3({ buckets: ['movers'], scheme: opts.s3Scheme ?? 'https' });
+  const s3 = store.server;
   // the gateway runs in 'kubeflow', the model's namespace, which every embedded cluster has
   const vc: VolumeCluster = await startVolumeCluster({ bindingMode: 'Immediate', readOnlyViews: 'bind-mount' });
   // restores go into fresh claims of the same names in another cluster, as a restore after an upgrade does
@@ -125,7 +132,7 @@ export async function resticSideBySide(opts: BenchOptions): Promise<BenchRow[]> 
       folders.push(folder);
     }
     const refs = names.map((name) => ({ namespace: 'alice', name }));
-    const settings = (prefix: string) => ({ ...s3For(s3, 'movers'), path: prefix });
+    const settings = (prefix: string) => store.settings('movers', prefix);
 
     // our restic mover: parents are the previous round's snapshots, as the backup step passes them
     let parents = new Map<string, string>();
@@ -142,6 +149,7 @@ export async function resticSideBySide(opts: BenchOptions): Promise<BenchRow[]> 
         for (const ref of refs) targets.ours.cluster.api.create(PVC_REF, pvc('alice', ref.name));
         return seconds(() => restoreVolumes(targets.ours.kube, { backupId: newBackupId(), s3: settings('ours'), pvcs: refs, engine: 'restic', restic: { password: () => PASSWORD, snapshots: lastSnapshots } }));
       },
+      settled: () => targets.ours.kubelet.idle(),
     };
 
     // our restic mover through the run's repository gateway (src/volumes/restic/gateway.ts), as the charm runs it
@@ -160,13 +168,16 @@ export async function resticSideBySide(opts: BenchOptions): Promise<BenchRow[]> 
         for (const ref of refs) targets.gateway.cluster.api.create(PVC_REF, pvc('alice', ref.name));
         return seconds(() => restoreVolumes(targets.gateway.kube, { backupId: newBackupId(), s3: settings('gateway'), pvcs: refs, engine: 'restic', restic: { password: () => PASSWORD, snapshots: gatewaySnapshots, gateway: gatewayOptions } }));
       },
+      settled: () => targets.gateway.kubelet.idle(),
     };
 
     // restic run directly: the same repository layout and settings, two PVCs at a time as the movers run
-    const directEnv = {
+    const directEnv: Record<string, string> = {
       HOME: opts.workDir, AWS_ACCESS_KEY_ID: s3.accessKeyId, AWS_SECRET_ACCESS_KEY: s3.secretAccessKey, RESTIC_PASSWORD: PASSWORD,
       RESTIC_REPOSITORY: `s3:${s3.endpoint}/movers/direct/restic/alice`, RESTIC_CACHE_DIR: join(opts.workDir, 'restic-cache'),
     };
+    // the store's CA as the mover's script passes it (src/volumes/restic/job.ts: --cacert of the mounted store CA)
+    const resticTls = store.caFile ? ['--cacert', store.caFile] : [];
     const directSnapshots = new Map<string, string>();
     const inPairs = async (work: (i: number) => Promise<void>) => {
       for (let i = 0; i < PVCS; i += 2) await Promise.all([i, i + 1].filter((j) => j < PVCS).map(work));
@@ -174,10 +185,10 @@ export async function resticSideBySide(opts: BenchOptions): Promise<BenchRow[]> 
     const direct: Side = {
       name: 'restic direct', prefix: 'direct',
       async backup(round) {
-        if (round === 0) await run('restic', ['-o', 's3.bucket-lookup=path', 'init'], directEnv);
+        if (round === 0) await run('restic', [...resticTls, '-o', 's3.bucket-lookup=path', 'init'], directEnv);
         let uploaded = 0;
         await inPairs(async (i) => {
-          const out = await run('restic', ['-o', 's3.bucket-lookup=path', 'backup', '--json', '--host', `alice-${names[i]}`, '.'], directEnv, folders[i]);
+          const out = await run('restic', [...resticTls, '-o', 's3.bucket-lookup=path', 'backup', '--json', '--host', `alice-${names[i]}`, '.'], directEnv, folders[i]);
           const summary = JSON.parse(out.split('\n').filter((l) => l.includes('"message_type":"summary"')).at(-1)!) as { data_added: number; snapshot_id: string };
           uploaded += summary.data_added;
           directSnapshots.set(names[i]!, summary.snapshot_id);
@@ -186,7 +197,7 @@ export async function resticSideBySide(opts: BenchOptions): Promise<BenchRow[]> 
       },
       async restore() {
         return seconds(() => inPairs(async (i) => {
-          await run('restic', ['-o', 's3.bucket-lookup=path', 'restore', directSnapshots.get(names[i]!)!, '--target', join(opts.workDir, 'direct-restore', names[i]!)], directEnv);
+          await run('restic', [...resticTls, '-o', 's3.bucket-lookup=path', 'restore', directSnapshots.get(names[i]!)!, '--target', join(opts.workDir, 'direct-restore', names[i]!)], directEnv);
         }));
       },
     };
@@ -208,10 +219,16 @@ export async function resticSideBySide(opts: BenchOptions): Promise<BenchRow[]> 
         for (const ref of refs) targets.rclone.cluster.api.create(PVC_REF, pvc('alice', ref.name));
         return seconds(() => restoreVolumes(targets.rclone.kube, { backupId: lastRclone, s3: settings('rclone'), pvcs: refs }));
       },
+      settled: () => targets.rclone.kubelet.idle(),
     };
 
     const rows: BenchRow[] = [];
-    const note = `${(total / MIB).toFixed(0)} MiB of incompressible data in ${files * PVCS} files on ${PVCS} PVCs; the movers 2 at a time (the default), direct restic 2 at a time; the embedded kube-proxy: ${vc.kubelet.proxyMode() ?? 'none'}`;
+    const note = `S3 over ${store.scheme}; ${(total / MIB).toFixed(0)} MiB of incompressible data in ${files * PVCS} files on ${PVCS} PVCs; the movers 2 at a time (the default), direct restic 2 at a time; the embedded kube-proxy: ${vc.kubelet.proxyMode() ?? 'none'}`;
+    // CPU seconds of this process and its reaped children (the containers' processes, direct restic) and of s3rver
+    const allCpu = () => {
+      const self = cpuSeconds('self');
+      return self.own + self.children + cpuSeconds(s3.pid).own;
+    };
     let phase: 'backup' | 'restore' = 'backup';
     const peaks = { backup: 0, restore: 0 };
     const unlisten = onContainerFinished((usage) => { peaks[phase] = Math.max(peaks[phase], usage.peakRssBytes); });
@@ -237,7 +254,10 @@ export async function resticSideBySide(opts: BenchOptions): Promise<BenchRow[]> 
         const inPlace = await afterChange(5, () => folders.reduce((sum, folder) => { changeInPlace(folder, perPvc); return sum + perPvc; }, 0));
         const wholeFiles = await afterChange(6, () => folders.reduce((sum, folder) => sum + rewriteSmallFiles(folder, perPvc), 0));
         phase = 'restore';
+        const cpu0 = allCpu();
         const restoreSeconds = await side.restore();
+        await side.settled?.();
+        const restoreCpu = allCpu() - cpu0;
         const changeRow = (what: string, m: { changed: number; uploaded: number; dataAdded: number }): BenchRow => ({
           bench: 'volumes', metric: `${side.name}: 1 % changed ${what}, bytes uploaded / bytes changed`, value: Number((m.uploaded / m.changed).toFixed(2)), unit: 'ratio',
           target: '<= 1.1', verdict: m.uploaded / m.changed <= 1.1 ? 'met' : 'missed',
@@ -250,6 +270,10 @@ export async function resticSideBySide(opts: BenchOptions): Promise<BenchRow[]> 
           changeRow('in place in the large file', inPlace),
           changeRow('as whole small files rewritten', wholeFiles),
           { bench: 'volumes', metric: `${side.name}: restore throughput`, value: Number((total / MIB / restoreSeconds).toFixed(1)), unit: 'MiB/s' },
+          {
+            bench: 'volumes', metric: `${side.name}: restore CPU per GiB, all processes`, value: Number((restoreCpu / (total / 1024 / MIB)).toFixed(1)), unit: 's',
+            note: 'this process (API server, kubelet, DNS) and its reaped children (the containers, direct restic), and s3rver',
+          },
         );
         if (side !== direct) {
           rows.push(
@@ -273,6 +297,6 @@ export async function resticSideBySide(opts: BenchOptions): Promise<BenchRow[]> 
     return rows;
   } finally {
     await Promise.all([vc.stop(), targets.ours.stop(), targets.rclone.stop(), targets.gateway.stop()]);
-    await s3.stop();
+    await store.stop();
   }
 }

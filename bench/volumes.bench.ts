@@ -1,6 +1,7 @@
 // Volume copy throughput through the mover Jobs (Secret + Job + Pod + read-only view + the mover's rclone copy, run by
 // the simulated kubelet) against a direct `rclone copy` of the same tree to the same s3rver, in the same run, with the
-// same rclone flags and settings as the mover's.
+// same rclone flags and settings as the mover's. The S3 is HTTPS unless `--s3 http` (bench/support/bench-s3.ts), the
+// mover trusting its CA from the run's Secret, the direct copy from the same PEM as RCLONE_CA_CERT, as the Job's is set.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,8 +11,8 @@ import { MOVER_COPY_FLAGS } from '../src/volumes/job.ts';
 import { backupVolumes } from '../src/volumes/mover.ts';
 import { REMOTE_NAME, rcloneBehaviourEnv, rcloneRemoteEnv } from '../src/volumes/rclone-env.ts';
 import type { MoverS3Settings } from '../src/volumes/settings.ts';
-import { startS3Server } from '../tests/support/s3/server.ts';
-import { createBoundPvc, s3For, startVolumeCluster, writeWorkspace } from '../tests/volumes/helpers.ts';
+import { createBoundPvc, startVolumeCluster, writeWorkspace } from '../tests/volumes/helpers.ts';
+import { startBenchS3 } from './support/bench-s3.ts';
 import type { BenchOptions, BenchRow } from './types.ts';
 import { resticSideBySide } from './volumes-restic.ts';
 
@@ -22,13 +23,15 @@ const MIB = 1024 * 1024;
  * and behaviour env the Job gets from its Secret and spec), to `<bucket>/kubeflow/direct`. Like the Job's container
  * it runs in a session of its own (detached), so the kernel's per-session CPU grouping treats both sides alike.
  */
-function directCopy(from: string, s3: MoverS3Settings, scratch: string): Promise<number | undefined> {
+function directCopy(from: string, s3: MoverS3Settings, scratch: string, caFile: string | undefined): Promise<number | undefined> {
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     ...rcloneRemoteEnv(s3),
     ...rcloneBehaviourEnv(),
     HOME: scratch,
     RCLONE_CACHE_DIR: join(scratch, 'rclone-cache'),
+    // the store's CA as the Job gets it (src/jobs/template.ts: RCLONE_CA_CERT at the mounted store CA)
+    ...(caFile ? { RCLONE_CA_CERT: caFile } : {}),
   };
   return new Promise((resolve, reject) => {
     const child = spawn('rclone', ['copy', ...MOVER_COPY_FLAGS, from, `${REMOTE_NAME}:${s3.bucket}/kubeflow/direct`], {
@@ -76,7 +79,7 @@ async function rcloneJobThroughput(opts: BenchOptions): Promise<BenchRow[]> {
   const rounds = opts.quick ? 2 : 4;
   // A fresh bucket per measured copy: s3rver slows down as a bucket fills, which would favour whichever side ran first.
   const buckets = ['warm-up', ...Array.from({ length: rounds }, (_, i) => [`jobs-${i}`, `direct-${i}`]).flat()];
-  const s3 = await startS3Server({ buckets });
+  const store = await startBenchS3({ buckets, scheme: opts.s3Scheme ?? 'https' });
   // Read-only bind mounts (the kubelet's default where the machine allows them): a private copy of the tree would be the
   // simulator's cost, not the mover's (a real kubelet mounts read-only for free).
   const vc = await startVolumeCluster({ bindingMode: 'Immediate', readOnlyViews: 'bind-mount' });
@@ -104,7 +107,7 @@ async function rcloneJobThroughput(opts: BenchOptions): Promise<BenchRow[]> {
       flushWrites();
       lastMoverMessage = '';
       const t0 = performance.now();
-      const [result] = await backupVolumes(vc.kube, { backupId: newBackupId(), s3: s3For(s3, `jobs-${round}`), pvcs: [{ namespace: 'alice', name: 'workspace' }], concurrency: 1 });
+      const [result] = await backupVolumes(vc.kube, { backupId: newBackupId(), s3: store.settings(`jobs-${round}`), pvcs: [{ namespace: 'alice', name: 'workspace' }], concurrency: 1 });
       const ms = performance.now() - t0;
       jobsMs[round] = ms;
       jobsBest = Math.min(jobsBest, ms);
@@ -115,7 +118,7 @@ async function rcloneJobThroughput(opts: BenchOptions): Promise<BenchRow[]> {
     const direct = async (round: number) => {
       flushWrites();
       const t0 = performance.now();
-      const copy = await directCopy(folder, s3For(s3, `direct-${round}`), scratch);
+      const copy = await directCopy(folder, store.settings(`direct-${round}`), scratch, store.caFile);
       const ms = performance.now() - t0;
       directMs[round] = ms;
       directBest = Math.min(directBest, ms);
@@ -123,8 +126,8 @@ async function rcloneJobThroughput(opts: BenchOptions): Promise<BenchRow[]> {
     };
     // One untimed copy each way first: the process's first copy ran ~20% slower whichever side made it (s3rver, the API
     // server and the kubelet are JavaScript in this process and start cold), and the Jobs always made it.
-    await backupVolumes(vc.kube, { backupId: newBackupId(), s3: s3For(s3, 'warm-up'), pvcs: [{ namespace: 'alice', name: 'workspace' }], concurrency: 1 });
-    await directCopy(folder, s3For(s3, 'warm-up'), scratch);
+    await backupVolumes(vc.kube, { backupId: newBackupId(), s3: store.settings('warm-up'), pvcs: [{ namespace: 'alice', name: 'workspace' }], concurrency: 1 });
+    await directCopy(folder, store.settings('warm-up'), scratch, store.caFile);
     // Alternating rounds, each to a fresh bucket, so both sides see the same server state and machine load; the order
     // within a round alternates too.
     for (let round = 0; round < rounds; round++) {
@@ -136,7 +139,7 @@ async function rcloneJobThroughput(opts: BenchOptions): Promise<BenchRow[]> {
     const ratio = jobsRate / directRate;
     // The two copies of a round run back to back, so they share the machine's load far more than two best-of times do.
     const paired = median(jobsMs.map((ms, round) => directMs[round]! / ms));
-    const note = `${(bytes / MIB).toFixed(1)} MiB in 200+ files; best of ${rounds} after an untimed warm-up copy each, alternating order; same rclone flags both sides; the Jobs include Secret, Job/Pod lifecycle and the kubelet's read-only view`;
+    const note = `S3 over ${store.scheme}; ${(bytes / MIB).toFixed(1)} MiB in 200+ files; best of ${rounds} after an untimed warm-up copy each, alternating order; same rclone flags both sides; the Jobs include Secret, Job/Pod lifecycle and the kubelet's read-only view`;
     return [
       { bench: 'volumes', metric: 'mover Job throughput', value: Number(jobsRate.toFixed(1)), unit: 'MiB/s', note },
       { bench: 'volumes', metric: 'direct rclone copy throughput', value: Number(directRate.toFixed(1)), unit: 'MiB/s' },
@@ -153,6 +156,6 @@ async function rcloneJobThroughput(opts: BenchOptions): Promise<BenchRow[]> {
   } finally {
     rmSync(scratch, { recursive: true, force: true });
     await vc.stop();
-    await s3.stop();
+    await store.stop();
   }
 }

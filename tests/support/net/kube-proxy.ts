@@ -266,28 +266,46 @@ export function startKubeProxy(api: InProcessApi, network: ClusterNetwork, optio
 
   // The kernel's rules are written whole, so a write costs in proportion to the cluster's Services; writes are paced
   // so that at most a tenth of the time goes to them, changes meanwhile gathered into the next one (kube-proxy paces
-  // its syncs too: --iptables-min-sync-period, pkg/util/async/bounded_frequency_runner.go). A write that would change
-  // nothing is skipped.
+  // its syncs too: --iptables-min-sync-period, pkg/util/async/bounded_frequency_runner.go). As kube-proxy's runner, the
+  // pacing allows a burst of two writes (burstSyncs = 2, pkg/proxy/iptables/proxier.go NewProxier), and only a write
+  // that changes the rules counts: a Service's creation and its first ready endpoint are both written at once, rather
+  // than the endpoint waiting out the pause the Service's write began (a Pod started just after the endpoint turned
+  // ready would be refused, and the simulated kubelet starts one within milliseconds).
+  const BURST = 2;
   let written = '';
-  let nextWrite = 0;
+  /** ms per write credit: nine times the last write's time, so that writes take at most a tenth of the time */
+  let interval = 0;
+  let credit = BURST;
+  let creditAt = performance.now();
+  const refill = () => {
+    const now = performance.now();
+    credit = interval > 0 ? Math.min(BURST, credit + (now - creditAt) / interval) : BURST;
+    creditAt = now;
+  };
   const flush = () => {
-    const wait = kernel ? nextWrite - performance.now() : 0;
-    if (wait > 0 && !stopped) {
-      setTimeout(flush, wait); // still scheduled: synced() waits for it
-      return;
-    }
     scheduled = false;
     const keys = [...dirty];
     dirty.clear();
     work = work.then(async () => {
       for (const k of keys) await sync(k);
-      if (!kernel || stopped) return;
+      if (!kernel || stopped || chainsText(kernel) === written) return;
+      refill();
+      if (credit < 1) {
+        await new Promise((r) => setTimeout(r, (1 - credit) * interval));
+        if (stopped) return;
+        // what changed meanwhile goes into this write
+        const more = [...dirty];
+        dirty.clear();
+        for (const k of more) await sync(k);
+        refill();
+      }
       const text = chainsText(kernel);
       if (text === written) return;
+      credit -= 1;
       const started = performance.now();
       await iptablesRestore(text);
       written = text;
-      nextWrite = performance.now() + 9 * (performance.now() - started);
+      interval = 9 * (performance.now() - started);
     }).catch((error: unknown) => console.error(`kube-proxy: ${(error as Error).message}`));
   };
   const enqueue = (k: string) => {
@@ -315,8 +333,10 @@ export function startKubeProxy(api: InProcessApi, network: ClusterNetwork, optio
     async synced() {
       // the cluster delivers its events after the write returns (a setImmediate, as a watch does): let those arrive
       await new Promise((r) => setImmediate(r));
-      while (scheduled || dirty.size > 0) await new Promise((r) => setImmediate(r));
-      await work;
+      for (let seen: Promise<void> | undefined; scheduled || dirty.size > 0 || seen !== work;) {
+        if (scheduled || dirty.size > 0) await new Promise((r) => setImmediate(r));
+        else await (seen = work);
+      }
     },
     async stop() {
       stopped = true;
