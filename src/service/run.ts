@@ -111,8 +111,8 @@ export async function scheduledRun(settings: ServiceSettings, hooks: RunHooks, h
 /** backup-retention, as prune-backups applies it (without dry-run or any deletion of unauthenticated folders). */
 async function retention(settings: ServiceSettings, store: BackupStore, kube: KubeClient, hooks: RunHooks): Promise<PruneResult> {
   if (settings.retention === 0) return { ran: true, deleted: 0 };
-  const [{ pruneBackups }, { moverPortOf }, { resticRepositoriesOf }, { resticImageOf }] = await Promise.all([
-    import('../prune/engine.ts'), import('../prune/movers.ts'), import('../volumes/restic/prune-repositories.ts'), import('../volumes/steps.ts'),
+  const [{ pruneBackups }, { moverPortOf }, { resticRepositoriesOf }, { resticEngine }] = await Promise.all([
+    import('../prune/engine.ts'), import('../prune/movers.ts'), import('../volumes/restic/prune-repositories.ts'), import('../volumes/engines.ts'),
   ]);
   const s3 = settings.s3!;
   const movers = { image: settings.movers.image, concurrency: settings.movers.concurrency, startTimeoutSeconds: settings.movers.startTimeoutSeconds, resources: settings.movers.resources, engine: settings.movers.engine };
@@ -124,7 +124,7 @@ async function retention(settings: ServiceSettings, store: BackupStore, kube: Ku
       wording: neutralWording,
       movers: moverPortOf(kube),
       restic: resticRepositoriesOf(kube, s3, settings.encryptionKey, {
-        image: resticImageOf(movers), startTimeoutSeconds: movers.startTimeoutSeconds, resources: movers.resources, fallbackNamespace: settings.modelNamespace,
+        image: resticEngine.imageFor(movers), startTimeoutSeconds: movers.startTimeoutSeconds, resources: movers.resources, fallbackNamespace: settings.modelNamespace,
       }),
       progress: (message) => hooks.log(message),
     });
