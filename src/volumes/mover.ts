@@ -137,12 +137,18 @@ async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: 
     lastStatsAt = Date.now();
     options.onProgress?.({ done, total: options.pvcs.length, copying });
   };
-  const wanted = options.gateway ?? options.restic?.gateway;
+  // A backup copies only bound claims (an unbound one never had a volume, moveOne skips it): a run that moves nothing
+  // needs no gateway, whose Pod would otherwise be waited for in vain where nothing runs Pods for unbound claims.
+  const moving = operation === 'restore' ? options.pvcs : (await Promise.all(options.pvcs.map(async (p) => {
+    const claim = await kube.get(PVCS, p.namespace, p.name);
+    return (claim?.status as { phase?: string } | undefined)?.phase === 'Bound' ? [p] : [];
+  }))).flat();
+  const wanted = moving.length > 0 ? options.gateway ?? options.restic?.gateway : undefined;
   const run = await engine.open(kube, operation, {
     backupId: options.backupId, pvcs: options.pvcs, s3: options.s3, image: options.image, startTimeoutSeconds: startTimeout,
     progressIntervalMs: interval, onCopying, signal, copyFrom: options.copyFrom, restic: options.restic,
     gateway: wanted ? {
-      runId: options.backupId, operation, namespace: wanted.namespace, namespaces: options.pvcs.map((p) => p.namespace), s3: options.s3,
+      runId: options.backupId, operation, namespace: wanted.namespace, namespaces: moving.map((p) => p.namespace), s3: options.s3,
       image: wanted.image, activeDeadlineSeconds: options.activeDeadlineSeconds ?? DEFAULT_JOB_DEADLINE_SECONDS, startTimeoutSeconds: startTimeout,
       resources, remedies: { imageSetting: () => wanted.imageSetting, resourcesSetting: 'volume-mover-resources' }, signal: options.signal,
     } : undefined,
