@@ -1,7 +1,8 @@
 // PVC binding as a hostPath provisioner would do it: a PVC is a folder under the kubelet's data dir. Immediate claims
 // bind when they appear; WaitForFirstConsumer claims stay Pending until a Pod that mounts them is scheduled.
-// A claim with a data source (spec.dataSourceRef, else spec.dataSource) is provisioned as kubernetes-csi's
-// external-provisioner does it (pkg/controller/controller.go, getPVCSource, getSnapshotSource, getCloneSource): a claim
+// Upstream: kubernetes/kubernetes pkg/controller/volume/persistentvolume/pv_controller.go (binding), and
+// kubernetes-csi/external-provisioner pkg/controller/controller.go (getPVCSource, getSnapshotSource, getCloneSource):
+// a claim with a data source (spec.dataSourceRef, else spec.dataSource) is provisioned as external-provisioner does: a claim
 // source must exist in the claim's namespace and be bound, and the new volume starts as a copy of it; any other source
 // (a VolumeSnapshot, whose data this provisioner does not keep, or a populator's kind) is not provisioned, and the claim
 // stays Pending with a ProvisioningFailed warning, however long it waits. Retries are not simulated: a claim is tried
