@@ -68,6 +68,7 @@ function dnatPackets(): number {
 
 const store = await startBenchS3({ buckets: ['movers'], scheme: s3Scheme(values.s3) });
 const s3 = store.server;
+process.env.KFU_KUBE_PROXY_MODE = 'iptables';
 const vc = await startVolumeCluster({ bindingMode: 'Immediate', readOnlyViews: 'bind-mount' });
 try {
   const names = Array.from({ length: PVCS }, (_, i) => `vol-${i}`);
@@ -108,7 +109,7 @@ try {
         results.get(variant)!.push({ wall: (performance.now() - t0) / 1000, ready: 0, firstMover: 0, moversDone: 0, gatewayCpu: 0, selfCpu: 0, connections: 0, allCpu: treeCpu() + cpuOf(s3.pid) - all0 });
         continue;
       }
-      if (changes.includes('userspace')) process.env.KFU_KUBE_PROXY_MODE = 'userspace';
+      process.env.KFU_KUBE_PROXY_MODE = changes.includes('userspace') ? 'userspace' : 'iptables';
       const target = await startVolumeCluster({ bindingMode: 'Immediate' });
       delete process.env.KFU_KUBE_PROXY_MODE;
       for (const ref of refs) target.cluster.api.create(PVC_REF, pvc('alice', ref.name));

@@ -111,6 +111,8 @@ const seconds = async (work: () => Promise<unknown>) => {
 };
 
 export async function resticSideBySide(opts: BenchOptions): Promise<BenchRow[]> {
+  // Services forwarded in the kernel, as a cluster's kube-proxy does (tests/support/net/kube-proxy.ts), unless told otherwise
+  process.env.KFU_KUBE_PROXY_MODE ??= 'iptables';
   lockLoadRetries = 0;
   const total = (opts.quick ? 64 : 1024) * MIB;
   const files = opts.quick ? 50 : 100; // per PVC: 500 in all for the full run
