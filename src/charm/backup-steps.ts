@@ -3,6 +3,8 @@
 import { charmWording } from './remedy-wording.ts';
 import type { BackupKind, BackupRequest } from '../backup/engine.ts';
 import type { MoverConfig } from '../volumes/steps.ts';
+import type { ControlPlaneImages } from '../controlplane/steps.ts';
+import { resticEngine } from '../volumes/engines.ts';
 import type { CharmConfig } from './config.ts';
 import { CHARM_VERSION } from './version.ts';
 
@@ -16,6 +18,14 @@ export function moverConfig(config: CharmConfig): MoverConfig {
     engine: config['volume-mover-engine'],
     // the movers' gateway (restic repositories or plain files) runs rclone in the model's namespace, as the control-plane copies do
     gateway: { image: config['control-plane-rclone-image'], imageSetting: 'control-plane-rclone-image' },
+  };
+}
+
+/** The images of the control-plane copy Jobs: the config's, and the volume movers' restic for the encrypted copies. */
+export function controlPlaneImages(config: CharmConfig): ControlPlaneImages {
+  return {
+    mysql: config['control-plane-mysql-image'], rclone: config['control-plane-rclone-image'], sqlite: config['control-plane-sqlite-image'],
+    restic: resticEngine.imageFor(moverConfig(config)),
   };
 }
 

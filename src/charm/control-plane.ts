@@ -2,7 +2,7 @@
 // dispatch reads their answers into the engine's targets. Related-but-unusable answers become sentences (a status note,
 // the backup's "not covered" list), never a failed hook.
 import { HookToolError } from '../juju/hook-tools.ts';
-import type { ControlPlaneTargets } from '../controlplane/engine.ts';
+import type { ControlPlaneView } from '../controlplane/steps.ts';
 import {
   CONTROL_PLANE_ENDPOINTS,
   mysqlClientRequest,
@@ -11,7 +11,6 @@ import {
   parseMysqlClient,
   parseObjectStorage,
   type ControlPlaneEndpoint,
-  type ControlPlaneRelations,
   type Databag,
 } from '../controlplane/relations.ts';
 import { ConfigSchema, type CharmConfig } from './config.ts';
@@ -19,14 +18,7 @@ import type { CharmRuntime } from './runtime.ts';
 import type { StatusNote } from './status.ts';
 import { describe } from '../errors/index.ts';
 
-export interface ControlPlaneView {
-  /** what the backup can copy now */
-  targets: ControlPlaneTargets;
-  /** which endpoints have a relation at all */
-  related: ControlPlaneRelations;
-  /** one sentence per related endpoint that cannot be used yet, e.g. "control plane not covered: kfp-db …" */
-  unusable: string[];
-}
+export type { ControlPlaneView } from '../controlplane/steps.ts';
 
 /** The relation id of an endpoint, unless it is the one being broken in this hook. */
 async function relationIdOf(charm: CharmRuntime, endpoint: ControlPlaneEndpoint): Promise<string | undefined> {

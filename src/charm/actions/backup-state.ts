@@ -1,10 +1,10 @@
 // The backup-state action: all Kubeflow state of the chosen profile namespaces into a new backup in S3.
 import type { ActionContext } from '../action-context.ts';
-import { actionLease, backupRequest, moverConfig } from '../backup-steps.ts';
+import { actionLease, backupRequest, controlPlaneImages, moverConfig } from '../backup-steps.ts';
 import { volumeBackupStep } from '../../volumes/steps.ts';
 import { describeBackupFailure } from '../backup-failure.ts';
 import { emptyDatabasesState, readControlPlane, type ControlPlaneView } from '../control-plane.ts';
-import { controlPlaneBackupStep } from '../control-plane-steps.ts';
+import { controlPlaneBackupStep } from '../../controlplane/steps.ts';
 import { lastBackupState } from '../last-backup.ts';
 
 /**
@@ -84,7 +84,7 @@ export async function run(ctx: ActionContext<'backup-state'>): Promise<void> {
         description: params.description,
         ...(encryptionKey ? { encryptionKey } : {}),
         ...(params['include-volumes'] ? { volumes: volumeBackupStep(kube, s3, { ...moverConfig(ctx.config), jobNamespace: ctx.modelName }, { encryptionKey }) } : {}),
-        ...(controlPlane ? { controlPlane: controlPlaneBackupStep(kube, s3, ctx.config, controlPlane, ctx.modelName, { encryptionKey }) } : {}),
+        ...(controlPlane ? { controlPlane: controlPlaneBackupStep(kube, s3, controlPlaneImages(ctx.config), controlPlane, ctx.modelName, { encryptionKey }) } : {}),
         progress: (message) => ctx.progress(message),
         lease: actionLease(ctx.charm.context.unitName),
       }),

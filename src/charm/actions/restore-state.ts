@@ -7,9 +7,9 @@ import { runRestore } from '../../restore/engine.ts';
 import { RestoreInputError, RestoreRefusedError, RestoreStoppedError } from '../../restore/errors.ts';
 import { volumeRestoreStep } from '../../volumes/steps.ts';
 import { VolumeMoveError } from '../../volumes/mover.ts';
-import { moverConfig } from '../backup-steps.ts';
+import { controlPlaneImages, moverConfig } from '../backup-steps.ts';
 import { readControlPlane } from '../control-plane.ts';
-import { controlPlaneRestoreStep } from '../control-plane-steps.ts';
+import { controlPlaneRestoreStep } from '../../controlplane/steps.ts';
 import { actionTrust } from '../trust.ts';
 import { ControlPlaneError } from '../../controlplane/engine.ts';
 
@@ -24,7 +24,7 @@ export async function run(ctx: ActionContext<'restore-state'>): Promise<void> {
   const volumes = params['include-volumes'] ? volumeRestoreStep(kube, s3, { ...moverConfig(ctx.config), jobNamespace: ctx.modelName }, { encryptionKey: trust.encryptionKey }) : undefined;
   // Opt-in only: loading a dump overwrites the live KFP and Katib databases and MinIO buckets.
   const controlPlane = params['include-control-plane']
-    ? controlPlaneRestoreStep(kube, s3, ctx.config, await readControlPlane(ctx.charm, ctx.config), ctx.modelName, trust.encryptionKey)
+    ? controlPlaneRestoreStep(kube, s3, controlPlaneImages(ctx.config), await readControlPlane(ctx.charm, ctx.config), ctx.modelName, trust.encryptionKey)
     : undefined;
   let outcome;
   try {
