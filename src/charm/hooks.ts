@@ -137,8 +137,15 @@ export function hookHandlers(charm: CharmRuntime): Record<string, Handler> {
     work[`${endpoint}-relation-broken`] = nothing;
   }
   for (const endpoint of CONTROL_PLANE_ENDPOINTS) {
-    for (const event of ['created', 'joined', 'changed']) work[`${endpoint}-relation-${event}`] = () => answerControlPlane(charm);
-    work[`${endpoint}-relation-broken`] = nothing;
+    // the scheduled service copies what the relations offer: its settings follow each change, a broken relation's too
+    for (const event of ['created', 'joined', 'changed']) {
+      work[`${endpoint}-relation-${event}`] = async () => {
+        const exitCode = await answerControlPlane(charm);
+        await convergeWorkload(charm);
+        return exitCode;
+      };
+    }
+    work[`${endpoint}-relation-broken`] = () => convergeWorkload(charm);
   }
   const hooks: Record<string, Handler> = {};
   for (const [event, run] of Object.entries(work)) hooks[event] = withStatus(charm, run);

@@ -1,8 +1,9 @@
 // The workload container `upgrader` and its service (src/service): on upgrader-pebble-ready and on every config,
 // relation and secret change the charm pushes the service's bundle and its settings through Pebble's files API and
-// replans. The settings (S3 credentials, the encryption key) go into a file of mode 0600, never into the layer's
-// environment, which `pebble plan` prints; the layer is the same whatever the settings, so a replan after new settings
-// restarts nothing and a scheduled backup in flight goes on (the service reads the file again at each wake-up).
+// replans. The settings (S3 credentials, the encryption key, the control-plane databases' and MinIO's credentials) go
+// into a file of mode 0600, never into the layer's environment, which `pebble plan` prints; the layer is the same
+// whatever the settings, so a replan after new settings restarts nothing and a scheduled backup in flight goes on (the
+// service reads the file again at each wake-up).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'node:http';
@@ -14,6 +15,8 @@ import {
 import type { CharmRuntime } from './runtime.ts';
 import type { StatusNote } from './status.ts';
 import { readS3Readiness } from './s3.ts';
+import { readControlPlane } from './control-plane.ts';
+import { controlPlaneImages } from './backup-steps.ts';
 import { CHARM_VERSION } from './version.ts';
 import { describeInline } from '../errors/index.ts';
 
@@ -37,6 +40,8 @@ async function settingsOf(charm: CharmRuntime): Promise<ServiceSettings | undefi
   const key = await charm.encryptionKey();
   // one unit backs up on the schedule: the leader (the lease would keep two from writing at once, not from both running)
   const leader = await charm.isLeader();
+  // what backup-state would copy of the control plane, secrets included (this file is mode 0600), as the relations say now
+  const { targets, related, unusable } = await readControlPlane(charm, c);
   return {
     version: 1,
     ...(c['backup-schedule'] && leader ? { schedule: c['backup-schedule'] } : {}),
@@ -60,6 +65,7 @@ async function settingsOf(charm: CharmRuntime): Promise<ServiceSettings | undefi
       engine: c['volume-mover-engine'],
       gatewayImage: c['control-plane-rclone-image'],
     },
+    controlPlane: { targets, related, unusable, images: controlPlaneImages(c) },
     ...(charm.context.kubeconfig ? { kubeconfig: charm.context.kubeconfig } : {}),
   };
 }

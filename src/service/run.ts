@@ -1,5 +1,5 @@
 // One scheduled run: the lease (no backup being written by anyone, as its signed run record proves), the backup by the
-// backup engine as backup-state runs it, then the retention of backup-retention by the prune engine, with the
+// backup engine as backup-state runs it (volumes and control plane, with the same step builders), then the retention of backup-retention by the prune engine, with the
 // authenticated rules prune-backups applies.
 import { LeaseHeldError } from '../backup/lease.ts';
 import { describe } from '../errors/index.ts';
@@ -56,7 +56,11 @@ export async function scheduledRun(settings: ServiceSettings, hooks: RunHooks, h
   }
   const started = Date.now();
   const kube = await KubeClient.load({ ...(settings.kubeconfig ? { kubeconfig: settings.kubeconfig } : {}) });
-  const [{ runBackup }, { volumeBackupStep }] = await Promise.all([import('../backup/engine.ts'), import('../volumes/steps.ts')]);
+  const [{ runBackup }, { volumeBackupStep }, { controlPlaneBackupStep }] = await Promise.all([
+    import('../backup/engine.ts'), import('../volumes/steps.ts'), import('../controlplane/steps.ts'),
+  ]);
+  // the control plane as backup-state copies it by default (include-control-plane=true), from the relations the charm read
+  const controlPlane = settings.controlPlane && (handoff ? handoff.includeControlPlane : true) ? settings.controlPlane : undefined;
   let outcome;
   try {
     const s3 = settings.s3;
@@ -65,7 +69,7 @@ export async function scheduledRun(settings: ServiceSettings, hooks: RunHooks, h
       description: handoff ? handoff.description : 'scheduled (backup-schedule)',
       includeVolumes: handoff ? handoff.includeVolumes : true,
       ...(handoff ? { backupId: handoff.backupId, namespaces: handoff.namespaces } : {}),
-      includeControlPlane: false,
+      includeControlPlane: controlPlane !== undefined,
       profileNamespaceSelector: settings.backup.profileNamespaceSelector,
       includeResources: settings.backup.includeResources,
       excludeResources: settings.backup.excludeResources,
@@ -84,6 +88,7 @@ export async function scheduledRun(settings: ServiceSettings, hooks: RunHooks, h
         gateway: { image: settings.movers.gatewayImage, imageSetting: 'control-plane-rclone-image' },
         jobNamespace: settings.modelNamespace,
       }, { encryptionKey: key }),
+      ...(controlPlane ? { controlPlane: controlPlaneBackupStep(kube, s3, controlPlane.images, controlPlane, settings.modelNamespace, { encryptionKey: key }) } : {}),
       wording: neutralWording,
       onBegun: (id) => hooks.onBegun(id),
       // one backup at a time with the actions: another's live run record makes this slot a skipped one
@@ -95,6 +100,8 @@ export async function scheduledRun(settings: ServiceSettings, hooks: RunHooks, h
     const { VolumeMoveError } = await import('../volumes/mover.ts');
     return { result: 'failed', sentence: describe(error), moverFailed: error instanceof VolumeMoveError, durationSeconds: (Date.now() - started) / 1000 };
   }
+  // what backup-state lists under control-plane.not-covered, for `pebble logs`
+  for (const sentence of outcome.controlPlane.notCovered) hooks.log(`${outcome.backupId}: ${sentence}`);
   return {
     result: 'succeeded',
     backupId: outcome.backupId,

@@ -28,6 +28,8 @@ export const BackupHandoffSchema = z.object({
   backupId: z.string().regex(/^kf-\d{8}-\d{6}-[0-9a-f]{6}$/),
   namespaces: z.array(z.string()),
   includeVolumes: z.boolean(),
+  /** backup-state's include-control-plane; absent in a request from a charm before the service copied the control plane */
+  includeControlPlane: z.boolean().default(false),
   description: z.string(),
 });
 export type BackupHandoff = z.output<typeof BackupHandoffSchema>;
@@ -64,6 +66,38 @@ const S3SettingsSchema = z.object({
   track: z.union([z.literal(1), z.literal(2)]).optional(),
 });
 
+/** A related MySQL database as the charm read it from mysql-k8s (src/controlplane/relations.ts `MysqlEndpoint`). */
+const MysqlTargetSchema = z.object({
+  host: z.string(),
+  port: z.number().int(),
+  database: z.string(),
+  username: z.string(),
+  password: z.string(),
+  version: z.string().optional(),
+});
+
+/**
+ * The control plane as the charm's hooks see it (src/charm/control-plane.ts `readControlPlane`): the scheduled backup
+ * copies what backup-state copies, and says "not covered" for the same. The databases' passwords and MinIO's secret
+ * key are secret: they live here, in the mode-0600 file, and nowhere in the layer.
+ */
+const ControlPlaneSettingsSchema = z.object({
+  targets: z.object({
+    'kfp-db': MysqlTargetSchema.optional(),
+    'katib-db': MysqlTargetSchema.optional(),
+    'object-storage': z.object({
+      minio: z.object({ endpoint: z.string(), accessKey: z.string(), secretKey: z.string(), service: z.string(), namespace: z.string() }),
+      buckets: z.array(z.string()),
+    }).optional(),
+  }),
+  related: z.object({ 'kfp-db': z.boolean(), 'katib-db': z.boolean(), 'object-storage': z.boolean() }),
+  /** one sentence per related endpoint that cannot be used yet */
+  unusable: z.array(z.string()),
+  /** the copy Jobs' images (control-plane-*-image, and the restic one of the encrypted copies) */
+  images: z.object({ mysql: z.string(), rclone: z.string(), sqlite: z.string(), restic: z.string() }),
+});
+export type ControlPlaneSettings = z.output<typeof ControlPlaneSettingsSchema>;
+
 /** The settings file: what a scheduled run needs, decided by the charm from its config and relations. */
 export const ServiceSettingsSchema = z.object({
   version: z.literal(1),
@@ -94,6 +128,8 @@ export const ServiceSettingsSchema = z.object({
     engine: z.enum(['rclone', 'restic']),
     gatewayImage: z.string(),
   }),
+  /** what a scheduled backup copies of the control plane; absent (a charm before it pushed one): no control-plane step */
+  controlPlane: ControlPlaneSettingsSchema.optional(),
   /** a kubeconfig file the charm was given (tests, the demo); absent: the pod's service account */
   kubeconfig: z.string().optional(),
   /** how long a backup's run record holds without renewal (the store's default when absent) */

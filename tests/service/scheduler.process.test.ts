@@ -230,7 +230,7 @@ describe('a scheduled backup in flight: new settings replan without stopping it;
     const id = handed.state.actionResults['backup-id']!;
     expect(id).to.match(/^kf-\d{8}-\d{6}-[0-9a-f]{6}$/);
     expect(handed.state.actionResults).to.include({ status: 'handed to the service: list-backups shows it under running until it is committed, then among the backups' });
-    expect(handed.state.actionResults['notes.0']).to.equal('the control plane is not part of a handed-over backup; run backup-state with wait=true for it');
+    expect(handed.state.actionResults['notes.0']).to.equal('it starts within seconds, or once the backup being written now (if any) has finished');
     await within(held, 60_000, 'the handed-over backup\'s upload');
     const listed = await run({ ...state({}), actionParams: {} }, { event: 'actions/list-backups' });
     expect(listed.state.actionResults['running.0.id']).to.equal(id);

@@ -6,6 +6,7 @@ import { describeBackupFailure } from '../backup-failure.ts';
 import { emptyDatabasesState, readControlPlane, type ControlPlaneView } from '../control-plane.ts';
 import { controlPlaneBackupStep } from '../../controlplane/steps.ts';
 import { lastBackupState } from '../last-backup.ts';
+import type { BackupHandoff } from '../../workload/settings.ts';
 
 /**
  * What the control-plane step copied, by relation: `kfp-db (database mlpipeline)`, `object-storage (bucket …)`.
@@ -41,16 +42,16 @@ async function handOver(ctx: ActionContext<'backup-state'>): Promise<void> {
   if (!running) ctx.fail(`backup-state wait=false hands the backup to the ${WORKLOAD_CONTAINER} container's service, which cannot take it (${why}); run backup-state with wait=true, or again once the container is up.`);
   const id = newBackupId(new Date());
   const store = openBackupStore(s3);
-  const handoff = { backupId: id, namespaces: [...ctx.params.namespaces], includeVolumes: ctx.params['include-volumes'], description: ctx.params.description };
+  const handoff: BackupHandoff = {
+    backupId: id, namespaces: [...ctx.params.namespaces], includeVolumes: ctx.params['include-volumes'], includeControlPlane: ctx.params['include-control-plane'],
+    description: ctx.params.description,
+  };
   await client.push(`${workloadPaths(root).requests}/${id}.json`, `${JSON.stringify(handoff)}\n`, { makeDirs: true, permissions: '600' });
   await ctx.setResults({
     'backup-id': id,
     location: store.url(store.keys(id).folder),
     status: 'handed to the service: list-backups shows it under running until it is committed, then among the backups',
-    notes: [
-      ...(ctx.params['include-control-plane'] ? ['the control plane is not part of a handed-over backup; run backup-state with wait=true for it'] : []),
-      'it starts within seconds, or once the backup being written now (if any) has finished',
-    ],
+    notes: ['it starts within seconds, or once the backup being written now (if any) has finished'],
   });
 }
 
