@@ -10,7 +10,7 @@ import { request } from 'node:http';
 import { PebbleClient, PebbleError } from '../pebble/client.ts';
 import {
   DEFAULT_WORKLOAD_ROOT, LAYER_LABEL, METRICS_PORT, serviceLayer, socketOf, WORKLOAD_CONTAINER, workloadPaths,
-  type ServiceSettings, type ServiceStatus,
+  type LastRestore, type ServiceSettings, type ServiceStatus,
 } from '../workload/settings.ts';
 import type { CharmRuntime } from './runtime.ts';
 import type { StatusNote } from './status.ts';
@@ -97,6 +97,21 @@ export async function convergeWorkload(charm: CharmRuntime): Promise<void> {
     const sentence = error instanceof PebbleError ? error.message : describeInline(error);
     await charm.log('WARNING', `the scheduled-backup service was not set up: ${sentence}`);
     charm.facts.notes.push({ level: 'active', text: `scheduled backups not set up: ${sentence}` });
+  }
+}
+
+/**
+ * How a restore-state ended, for the service's restore metrics: a file in the container the service reads at each
+ * scrape. Best effort: a container that is not up loses the record, never the restore's result.
+ */
+export async function recordRestore(charm: CharmRuntime, record: LastRestore): Promise<void> {
+  const { client, root } = workloadOf(charm);
+  try {
+    await client.push(workloadPaths(root).lastRestore, `${JSON.stringify(record)}\n`, { makeDirs: true, permissions: '644' });
+  } catch (error) {
+    // a container not up yet is the common case (its pebble-ready comes later): said at DEBUG, as convergeWorkload does
+    const unreachable = error instanceof PebbleError && ['ENOENT', 'ECONNREFUSED'].includes(error.kind ?? '');
+    await charm.log(unreachable ? 'DEBUG' : 'WARNING', `the restore's outcome was not recorded for the metrics: ${describeInline(error)}`);
   }
 }
 

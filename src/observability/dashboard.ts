@@ -39,6 +39,8 @@ export function dashboard(): Record<string, unknown> {
       panel(8, 'Scheduled attempts by result (1h)', `increase(${METRIC.attempts}[1h])`, 'short', { x: 12, y: 13, w: 12, h: 8 }, 'timeseries'),
       panel(9, 'Volume mover failures (1d)', `increase(${METRIC.moverFailures}[1d])`, 'short', { x: 0, y: 21, w: 12, h: 8 }, 'timeseries'),
       panel(10, 'Backups deleted by retention (1d)', `increase(${METRIC.pruneDeleted}[1d])`, 'short', { x: 12, y: 21, w: 12, h: 8 }, 'timeseries'),
+      panel(11, 'Last restore succeeded', `${METRIC.restoreLastSucceeded} and ${METRIC.restoreLast} > 0`, 'bool_yes_no', { x: 0, y: 29, w: 12, h: 5 }),
+      panel(12, 'Last restore ended', `${METRIC.restoreLast} * 1000 and ${METRIC.restoreLast} > 0`, 'dateTimeFromNow', { x: 12, y: 29, w: 12, h: 5 }),
     ],
   };
 }

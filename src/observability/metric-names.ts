@@ -27,4 +27,9 @@ export const METRIC = {
   pruneBlocked: 'kubeflow_upgrader_prune_blocked',
   pruneLast: 'kubeflow_upgrader_prune_last_timestamp_seconds',
   pruneDeleted: 'kubeflow_upgrader_prune_deleted_backups_total',
+  /** when the last restore-state (not a dry run) ended (0: none since the workload container's files were made) */
+  restoreLast: 'kubeflow_upgrader_restore_last_timestamp_seconds',
+  /** 1 when that restore succeeded, 0 when it failed or there was none */
+  restoreLastSucceeded: 'kubeflow_upgrader_restore_last_succeeded',
+  restoreDuration: 'kubeflow_upgrader_restore_last_duration_seconds',
 } as const;

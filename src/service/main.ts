@@ -2,7 +2,8 @@
 // retention after them, and their metrics on :9464/metrics (and /status for the charm's unit status).
 // Usage: node service.mjs <settings.json>
 import { createServer } from 'node:http';
-import { METRICS_PORT } from '../workload/settings.ts';
+import { dirname } from 'node:path';
+import { METRICS_PORT, workloadPaths } from '../workload/settings.ts';
 import { serviceMetrics } from './metrics.ts';
 import { Scheduler } from './scheduler.ts';
 import { newestBackup, scheduledRun } from './run.ts';
@@ -14,7 +15,8 @@ if (!settingsPath) {
 }
 // Pebble keeps each line with the service's name and time (pebble logs).
 const log = (line: string) => process.stdout.write(`${line}\n`);
-const metrics = serviceMetrics();
+// the settings file lies in the workload root, beside the charm's record of its last restore
+const metrics = serviceMetrics(workloadPaths(dirname(settingsPath)).lastRestore);
 const scheduler = new Scheduler(settingsPath, {
   metrics,
   run: scheduledRun,

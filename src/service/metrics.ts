@@ -1,9 +1,25 @@
 // The service's Prometheus metrics (prom-client), named in src/observability/metric-names.ts, which the alert rules
-// and the dashboard query.
+// and the dashboard query: the scheduled backups' and retention's, and the last restore-state's the charm recorded.
+import { readFileSync } from 'node:fs';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { METRIC } from '../observability/metric-names.ts';
+import { LastRestoreSchema, type LastRestore } from '../workload/settings.ts';
 
-export function serviceMetrics() {
+/** The charm's record of the last restore-state, or undefined when there is none (or it cannot be read). */
+function readLastRestore(file: string | undefined): LastRestore | undefined {
+  if (!file) return undefined;
+  try {
+    return LastRestoreSchema.parse(JSON.parse(readFileSync(file, 'utf8')));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `lastRestoreFile`: where the charm writes how its last restore-state ended (restores run as actions, not here); it
+ * is read at each scrape, so a restore shows at the next scrape without the service being told.
+ */
+export function serviceMetrics(lastRestoreFile?: string) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'kubeflow_upgrader_service_' });
   const gauge = (name: string, help: string, labelNames: string[] = []) => new Gauge({ name, help, labelNames, registers: [registry] });
@@ -28,6 +44,15 @@ export function serviceMetrics() {
     pruneLast: gauge(METRIC.pruneLast, 'When retention last ran after a scheduled backup'),
     pruneDeleted: counter(METRIC.pruneDeleted, 'Backups deleted by retention after scheduled backups'),
   };
+  const restoreGauge = (name: string, help: string, value: (last: LastRestore | undefined) => number) => new Gauge({
+    name, help, registers: [registry],
+    collect() {
+      this.set(value(readLastRestore(lastRestoreFile)));
+    },
+  });
+  restoreGauge(METRIC.restoreLast, 'When the last restore-state (not a dry run) ended; 0 when there was none', (last) => (last ? Date.parse(last.at) / 1000 : 0));
+  restoreGauge(METRIC.restoreLastSucceeded, '1 when the last restore-state succeeded, 0 when it failed or there was none', (last) => (last?.result === 'succeeded' ? 1 : 0));
+  restoreGauge(METRIC.restoreDuration, 'Seconds the last restore-state took', (last) => last?.durationSeconds ?? 0);
   for (const result of ['succeeded', 'failed', 'skipped']) metrics.attempts.inc({ result }, 0);
   metrics.moverFailures.inc(0);
   metrics.pruneDeleted.inc(0);

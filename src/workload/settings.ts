@@ -21,7 +21,18 @@ export const workloadPaths = (root: string) => ({
   settings: `${root}/settings.json`,
   /** backups asked for by backup-state wait=false, one file each, named by the backup's id */
   requests: `${root}/requests`,
+  /** the last restore-state's outcome, which the charm pushes and the service serves as metrics (no secret in it) */
+  lastRestore: `${root}/last-restore.json`,
 });
+
+/** How the last restore-state (not a dry run) ended: the charm runs restores, the service's metrics say how they went. */
+export const LastRestoreSchema = z.object({
+  /** when it ended */
+  at: z.string().datetime(),
+  result: z.enum(['succeeded', 'failed']),
+  durationSeconds: z.number().min(0),
+});
+export type LastRestore = z.output<typeof LastRestoreSchema>;
 
 /** A backup the action hands to the service (backup-state wait=false). */
 export const BackupHandoffSchema = z.object({

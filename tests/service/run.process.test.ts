@@ -5,7 +5,8 @@
 // service creates in the embedded cluster run on the simulated kubelet with the default official images; S3 is s3rver.
 // The relation's answer reaches the service only through the settings file the charm pushes on kfp-db-relation-changed
 // (mode 0600; the password never in the layer Pebble prints). Every wait is for a sign (a line Pebble logs for the
-// service, a StatefulSet's status), never a sleep.
+// service, a StatefulSet's status, a sample the real Prometheus scraped), never a sleep. The last restore's outcome
+// and time are what that Prometheus scrapes from the service.
 import { expect } from 'chai';
 import { mkdtempSync, rmSync, statSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,6 +24,8 @@ import { startMariaDb, type MariaDbHandle } from '../support/mariadb/server.ts';
 import { mysqlK8sRelationChanged, type MysqlK8sApp } from '../support/providers/mysql-k8s.ts';
 import { getObject, listKeys, s3Client, seedKfp, snapshotKfp } from '../controlplane/fixtures.ts';
 import { PebbleClient } from '../../src/pebble/client.ts';
+import { startPrometheus, type RunningPrometheus } from '../support/prometheus/prometheus.ts';
+import { dashboard } from '../../src/observability/dashboard.ts';
 
 const BUCKET = 'kubeflow-backups';
 const KEY_SECRET = 'secret:cta0schedcontrolplane01';
@@ -49,6 +52,7 @@ describe('a scheduled backup under the real Pebble holds the control plane as ba
   let stopKubelet: () => void;
   let dataDir: string;
   let pebble: RunningPebble;
+  let prometheus: RunningPrometheus;
   let port: number;
 
   before(async () => {
@@ -63,8 +67,10 @@ describe('a scheduled backup under the real Pebble holds the control plane as ba
     // mysql-k8s's primary Service, which the relation's endpoints name; the simulated kubelet maps it to the MariaDB
     cluster.api.create(SERVICES, { apiVersion: 'v1', kind: 'Service', metadata: { name: 'kfp-db-primary', namespace: 'kubeflow' }, spec: { ports: [{ port: db.port }] } });
     pebble = await startPebble({ PATH: `${dirname(process.execPath)}:/usr/bin:/bin`, KUBEFLOW_UPGRADER_METRICS_PORT: String(port) });
+    prometheus = await startPrometheus({ target: `127.0.0.1:${port}`, jobName: 'kubeflow_upgrader' });
   });
   after(async () => {
+    await prometheus?.stop();
     await pebble?.stop();
     stopKubelet?.();
     await kubelet?.idle();
@@ -96,6 +102,19 @@ describe('a scheduled backup under the real Pebble holds the control plane as ba
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     throw new Error(`timed out waiting for ${what}`);
+  }
+  /** the last restore as the real Prometheus scraped it from the service (it scrapes every second) */
+  async function scrapedRestore(ok: (succeeded: number, at: number) => boolean): Promise<{ succeeded: number; at: number }> {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const [succeeded, at] = await Promise.all(['kubeflow_upgrader_restore_last_succeeded', 'kubeflow_upgrader_restore_last_timestamp_seconds'].map(async (name) => {
+        const sample = (await prometheus.query(name))[0];
+        return sample ? Number(sample.value[1]) : NaN;
+      }));
+      if (ok(succeeded!, at!)) return { succeeded: succeeded!, at: at! };
+      if (Date.now() > deadline) throw new Error(`Prometheus never scraped the awaited restore: succeeded ${succeeded}, at ${at}`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
   }
   const readyReplicas = (app: string) => (cluster.api.get(STATEFULSETS, app, 'kubeflow')?.status as { readyReplicas?: number } | undefined)?.readyReplicas;
 
@@ -170,6 +189,16 @@ describe('a scheduled backup under the real Pebble holds the control plane as ba
     await db.sql("SET FOREIGN_KEY_CHECKS=0; DELETE FROM run_details WHERE UUID = 'r-3'; DROP TABLE experiments; CREATE TABLE stray (x int);", 'mlpipeline');
     expect(await snapshotKfp(db, 'mlpipeline').catch((error: Error) => error.message)).not.to.equal(rowsBefore);
 
+    // no restore yet: the service says so
+    await scrapedRestore((succeeded, at) => succeeded === 0 && at === 0);
+    // a restore while KFP runs is refused before any write, and the service's metrics say it failed, and when
+    await until('the KFP StatefulSets to be ready', () => KFP_WRITERS.every((app) => readyReplicas(app) === 1));
+    const asked = Date.now() / 1000;
+    const refused = await runDispatch(charmDir, { ...state, actionParams: { 'backup-id': scheduled, 'include-control-plane': true, 'include-volumes': false } }, { event: 'actions/restore-state', env: env() });
+    expect(refused.state.actionFailure).to.match(/^Restore refused before any write: the control plane is not quiet: /);
+    const failed = await scrapedRestore((succeeded, at) => succeeded === 0 && at > 0);
+    expect(failed.at).to.be.within(asked, Date.now() / 1000);
+
     // restore-state of the scheduled backup, once KFP is stopped (juju scale-application … 0) and the dump's trigger allowed
     for (const app of KFP_WRITERS) cluster.api.mergePatch(STATEFULSETS, app, 'kubeflow', { spec: { replicas: 0 } });
     await until('the KFP StatefulSets to scale to 0', () => KFP_WRITERS.every((app) => !readyReplicas(app)));
@@ -178,5 +207,12 @@ describe('a scheduled backup under the real Pebble holds the control plane as ba
     expect(restore.state.actionResults['control-plane']).to.equal('1 part(s) restored');
     expect(await snapshotKfp(db, 'mlpipeline')).to.equal(rowsBefore);
     expect(await db.sql("SHOW TABLES LIKE 'stray'", 'mlpipeline')).to.equal('');
+    const restored = await scrapedRestore((succeeded) => succeeded === 1);
+    expect(restored.at).to.be.greaterThan(failed.at);
+    // the dashboard's restore panels ask the real Prometheus something it answers from what it scraped
+    const panels = dashboard().panels as Array<{ title: string; targets: Array<{ expr: string }> }>;
+    const restorePanels = panels.filter((p) => /restore/i.test(p.title));
+    expect(restorePanels).to.have.length(2);
+    for (const panel of restorePanels) expect(await prometheus.query(panel.targets[0]!.expr), panel.title).to.have.length(1);
   });
 });

@@ -13,7 +13,21 @@ import { controlPlaneRestoreStep } from '../../controlplane/steps.ts';
 import { actionTrust } from '../trust.ts';
 import { ControlPlaneError } from '../../controlplane/engine.ts';
 
+/** A restore (not a dry run) leaves how it ended for the workload service's metrics, whichever way it ended. */
 export async function run(ctx: ActionContext<'restore-state'>): Promise<void> {
+  if (ctx.params['dry-run']) return restore(ctx);
+  const started = Date.now();
+  let result: 'succeeded' | 'failed' = 'failed';
+  try {
+    await restore(ctx);
+    result = 'succeeded';
+  } finally {
+    const { recordRestore } = await import('../workload.ts');
+    await recordRestore(ctx.charm, { at: new Date().toISOString(), result, durationSeconds: (Date.now() - started) / 1000 });
+  }
+}
+
+async function restore(ctx: ActionContext<'restore-state'>): Promise<void> {
   const params = ctx.params;
   // Checked first: a bucket in another region fails here, not in a Job halfway through.
   const s3 = await ctx.s3ForJobs();
