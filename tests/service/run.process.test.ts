@@ -21,7 +21,7 @@ import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
 import { startCluster, type RunningCluster } from '../support/cluster/index.ts';
 import { simulatedKubelet, type SimulatedKubelet } from '../support/kubelet/index.ts';
 import { startMariaDb, type MariaDbHandle } from '../support/mariadb/server.ts';
-import { mysqlK8sRelationChanged, type MysqlK8sApp } from '../support/providers/mysql-k8s.ts';
+import { mysqlK8sRelationChanged, rotateMysqlPassword, type MysqlK8sApp } from '../support/providers/mysql-k8s.ts';
 import { getObject, listKeys, s3Client, seedKfp, snapshotKfp } from '../controlplane/fixtures.ts';
 import { PebbleClient } from '../../src/pebble/client.ts';
 import { startPrometheus, type RunningPrometheus } from '../support/prometheus/prometheus.ts';
@@ -89,7 +89,7 @@ describe('a scheduled backup under the real Pebble holds the control plane as ba
     return outcome;
   }
   /** the settings file as the charm pushed it into the container */
-  const settings = () => JSON.parse(readFileSync(join(root(), 'settings.json'), 'utf8')) as { controlPlane?: { targets: Record<string, { password?: string } | undefined> } };
+  const settings = () => JSON.parse(readFileSync(join(root(), 'settings.json'), 'utf8')) as { controlPlane?: { targets: Record<string, { password?: string } | undefined>; related: Record<string, boolean> } };
   /** a backup's manifest as stored, read with the S3 client (not the product's decoder) */
   async function controlPlaneRecord(id: string): Promise<ControlPlaneRecord> {
     const key = (await listKeys(storeClient, BUCKET)).find((k) => k.endsWith(`/${id}/kubeflow-upgrader.json`));
@@ -118,7 +118,7 @@ describe('a scheduled backup under the real Pebble holds the control plane as ba
   }
   const readyReplicas = (app: string) => (cluster.api.get(STATEFULSETS, app, 'kubeflow')?.status as { readyReplicas?: number } | undefined)?.readyReplicas;
 
-  it('the relation change reaches the service; the scheduled backup pins kfp-db in the control-plane repository; restore-state of it brings the rows back', async () => {
+  it('the relation change reaches the service; the scheduled backup pins kfp-db in the control-plane repository; restore-state of it brings the rows back and the metrics say so; a rotated password and a broken relation reach the settings', async () => {
     const kfpDb: FakeRelation = {
       id: 'kfp-db:7', endpoint: 'kfp-db', remoteApp: 'kfp-db', remoteUnits: ['kfp-db/0'], localAppData: {}, localUnitData: {}, remoteAppData: {}, remoteUnitsData: { 'kfp-db/0': {} },
     };
@@ -214,5 +214,17 @@ describe('a scheduled backup under the real Pebble holds the control plane as ba
     const restorePanels = panels.filter((p) => /restore/i.test(p.title));
     expect(restorePanels).to.have.length(2);
     for (const panel of restorePanels) expect(await prometheus.query(panel.targets[0]!.expr), panel.title).to.have.length(1);
+
+    // mysql-k8s rotates the password (a new revision of its secret): secret-changed brings it to the service's settings
+    const ROTATED = 'rotated kfp "pässword" 2';
+    const relation = state.relations.find((r) => r.id === 'kfp-db:7')!;
+    await rotateMysqlPassword(state, relation, ROTATED, (user, password) => db.sql(`ALTER USER '${user}'@'%' IDENTIFIED BY '${password.replaceAll("'", "''")}';`).then(() => undefined));
+    state = (await dispatch(state, { event: 'secret-changed', secret: { id: relation.remoteAppData['secret-user']! } })).state;
+    expect(settings().controlPlane?.targets['kfp-db']?.password).to.equal(ROTATED);
+    // the relation goes: the service is told at once, so its next backup says kfp-db is not related
+    await dispatch(state, { event: 'kfp-db-relation-broken', relation: 'kfp-db:7' });
+    expect(settings().controlPlane).to.deep.include({ related: { 'kfp-db': false, 'katib-db': false, 'object-storage': false } });
+    expect(settings().controlPlane?.targets['kfp-db']).to.equal(undefined);
+    expect(pebble.output()).not.to.contain(ROTATED);
   });
 });
