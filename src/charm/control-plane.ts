@@ -85,8 +85,15 @@ async function remoteAppData(charm: CharmRuntime, relationId: string): Promise<D
   return charm.tools.relationGet(relationId, remoteApp, { app: true });
 }
 
-/** Reads every control-plane relation. `modelNamespace` is where MinIO lives when it does not say. */
-export async function readControlPlane(charm: CharmRuntime, config: CharmConfig): Promise<ControlPlaneView> {
+/**
+ * Reads every control-plane relation, once per dispatch (the service's settings and the status both ask; the config
+ * is the dispatch's). `modelNamespace` is where MinIO lives when it does not say.
+ */
+export function readControlPlane(charm: CharmRuntime, config: CharmConfig): Promise<ControlPlaneView> {
+  return (charm.facts.controlPlane ??= readRelations(charm, config));
+}
+
+async function readRelations(charm: CharmRuntime, config: CharmConfig): Promise<ControlPlaneView> {
   const view: ControlPlaneView = { targets: {}, related: { 'kfp-db': false, 'katib-db': false, 'object-storage': false }, unusable: [] };
   const notCovered = (endpoint: ControlPlaneEndpoint, reason: string) => view.unusable.push(`control plane not covered: ${endpoint} is related but ${reason}.`);
   for (const endpoint of CONTROL_PLANE_ENDPOINTS) {

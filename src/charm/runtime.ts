@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import type { S3Readiness } from '../store/settings.ts';
 import type { GuardFact } from './guard-fact.ts';
 import type { StatusNote } from './status.ts';
+import type { ControlPlaneView } from '../controlplane/steps.ts';
 import { KfuError } from '../errors/index.ts';
 
 /**
@@ -19,6 +20,8 @@ export interface DispatchFacts {
   guard?: GuardFact;
   /** the s3-credentials relation read once: the status and its contributors all ask */
   s3?: Promise<S3Readiness>;
+  /** the control-plane relations read once: the service's settings and the status both ask */
+  controlPlane?: Promise<ControlPlaneView>;
   /** notes a handler adds to the status (e.g. a control-plane request not written) */
   notes: StatusNote[];
 }
