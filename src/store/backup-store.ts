@@ -14,6 +14,10 @@ import { MemoryObjects } from './memory-objects.ts';
 // the writer's side of a backup being written, which the store implements
 export type { BackupCommit, BackupFile, PendingBackup } from '../archive/pending-backup.ts';
 import type { BackupObjects, ObjectInfo, ObjectStore, UploadHandle } from './objects.ts';
+import { retainUntil, type Immutability } from './immutability.ts';
+import { S3ObjectLock, type ObjectLockPort, type WriteLock } from './object-lock.ts';
+import { purgeVersions, type PurgeOutcome } from './version-purge.ts';
+import { retainFolders, type RetainOutcome } from './retain.ts';
 export type { BackupObjects } from './objects.ts';
 import { StoreError } from './objects.ts';
 
@@ -88,11 +92,30 @@ export interface BackupStore {
   deleteBackup(id: string): Promise<void>;
   /** aborts (or with dryRun counts) unfinished multipart uploads under backups/ started before `startedBefore` */
   abortStaleUploads(startedBefore: Date, dryRun: boolean): Promise<number>;
+  /** backup-immutability as this location applies it; undefined: off */
+  readonly immutability: Immutability | undefined;
+  /**
+   * With immutability: retains every current object under each folder (a backup's restic repositories, `restic/<ns>/`),
+   * restic's `locks/` excepted, at least as long as backup `id` (begun here) is retained. Without: does nothing.
+   */
+  retainBackupData(id: string, folders: readonly string[]): Promise<RetainOutcome>;
+  /** the retention of backup `id` as the bucket holds it (its marker's, else its manifest's or tarball's); undefined when none */
+  retainedUntil(id: string): Promise<{ mode: string; until: Date } | undefined>;
+  /** with immutability: deletes the versions under the location that nothing retains any more (version-purge.ts) */
+  purgeExpiredVersions(now: Date): Promise<PurgeOutcome | undefined>;
 }
 
 /** A BackupStore over any object store that answers like S3 (Velero's objectBackupStore over its ObjectStore plugin). */
 export class ObjectBackupStore implements BackupStore {
-  constructor(readonly objects: BackupObjects) {}
+  /** each backup begun here, by id: the date its objects are retained until (with immutability) */
+  private readonly retention = new Map<string, WriteLock>();
+
+  readonly immutability: Immutability | undefined;
+
+  constructor(readonly objects: BackupObjects, immutability?: Immutability, private readonly lock?: ObjectLockPort) {
+    this.immutability = immutability;
+    if (immutability && !lock) throw new Error('This object store cannot hold immutable backups: it has no Object Lock.');
+  }
 
   url(key = ''): string {
     return this.objects.url(key);
@@ -193,9 +216,34 @@ export class ObjectBackupStore implements BackupStore {
       throw new Error(`Backup ${id} already exists at ${this.objects.url(existing.key)}; choose another id.`);
     }
     const record = new RunRecordKeeper(this.objects, `${keys.folder}${RUN_RECORD_FILE}`, id, options);
+    // the run record is never retained: it is renewed while the backup runs and removed once it is committed
     await record.write();
     record.renewEvery();
-    return new ObjectPendingBackup(this.objects, id, keys, record);
+    const lock = this.immutability ? { mode: this.immutability.mode, until: retainUntil(this.immutability, options.started ?? new Date()) } : undefined;
+    if (lock) this.retention.set(id, lock);
+    return new ObjectPendingBackup(this.objects, id, keys, record, lock && this.lock ? { write: lock, port: this.lock } : undefined);
+  }
+
+  async retainBackupData(id: string, folders: readonly string[]): Promise<RetainOutcome> {
+    const lock = this.retention.get(id);
+    if (!lock || !this.lock) return { extended: 0, kept: 0 };
+    return retainFolders(this.objects, this.lock, folders, lock, (key) => /(^|\/)locks\//.test(key));
+  }
+
+  async retainedUntil(id: string): Promise<{ mode: string; until: Date } | undefined> {
+    if (!this.immutability) return undefined;
+    const keys = backupKeys(id);
+    for (const key of [keys.marker, keys.manifest, keys.tarball]) {
+      const head = await this.objects.head(key);
+      if (!head) continue;
+      return head.retainUntil ? { mode: head.lockMode ?? this.immutability.mode, until: head.retainUntil } : undefined;
+    }
+    return undefined;
+  }
+
+  async purgeExpiredVersions(now: Date): Promise<PurgeOutcome | undefined> {
+    if (!this.immutability || !this.lock) return undefined;
+    return purgeVersions(this.lock, '', now, { includeCurrent: false });
   }
 
   async removeObject(key: string): Promise<void> {
@@ -205,7 +253,10 @@ export class ObjectBackupStore implements BackupStore {
   async deleteBackup(id: string): Promise<void> {
     const keys = backupKeys(id);
     await this.objects.delete(keys.marker);
-    await this.objects.deleteFolder(keys.folder);
+    // in a lock-enabled bucket a plain delete only hides: every version goes, but one still retained (prune asks
+    // retainedUntil first, so only an object retained longer than its backup, which then stays hidden)
+    if (this.immutability && this.lock) await purgeVersions(this.lock, keys.folder, new Date(), { includeCurrent: true });
+    else await this.objects.deleteFolder(keys.folder);
   }
 
   abortStaleUploads(startedBefore: Date, dryRun: boolean): Promise<number> {
@@ -267,7 +318,7 @@ class ObjectPendingBackup implements PendingBackup {
   private tarball: UploadHandle | undefined;
   private state: 'open' | 'committed' | 'aborted' = 'open';
 
-  constructor(private readonly objects: BackupObjects, readonly id: string, private readonly keys: BackupKeys, private readonly record: RunRecordKeeper) {
+  constructor(private readonly objects: BackupObjects, readonly id: string, private readonly keys: BackupKeys, private readonly record: RunRecordKeeper, private readonly lock?: { write: WriteLock; port: ObjectLockPort }) {
     this.location = objects.url(keys.folder);
     this.home = objects.url();
     const name = (key: string) => key.slice(keys.folder.length);
@@ -276,7 +327,7 @@ class ObjectPendingBackup implements PendingBackup {
 
   uploadTarball(body: Readable): UploadHandle {
     if (this.tarball) throw new Error(`Backup ${this.id} already has its tarball upload.`);
-    this.tarball = this.objects.startUpload(this.keys.tarball, body, 'application/gzip', 'data');
+    this.tarball = this.objects.startUpload(this.keys.tarball, body, 'application/gzip', 'data', undefined, this.lock?.write);
     return this.tarball;
   }
 
@@ -287,11 +338,15 @@ class ObjectPendingBackup implements PendingBackup {
       await this.tarball.done();
       // The files before the marker do not depend on each other: they go up side by side, and all have settled before
       // the marker is written or an abort deletes the folder.
-      const puts = commit.files.map((file) => this.objects.put(`${this.keys.folder}${file.name}`, file.content, file.contentType));
-      puts.push(this.objects.put(this.keys.manifest, commit.manifest, 'application/json'));
+      const lock = this.lock?.write;
+      const puts = commit.files.map((file) => this.objects.put(`${this.keys.folder}${file.name}`, file.content, file.contentType, lock));
+      puts.push(this.objects.put(this.keys.manifest, commit.manifest, 'application/json', lock));
       const failed = (await Promise.allSettled(puts)).find((r) => r.status === 'rejected');
       if (failed) throw failed.reason;
-      await this.objects.put(this.keys.marker, await commit.marker(), 'application/json');
+      // what the movers and copy Jobs wrote into the folder (volumes/, control-plane/) is retained before the marker
+      // says the backup is whole; the run record is not (it goes at once)
+      if (this.lock) await retainFolders(this.objects, this.lock.port, [this.keys.folder], this.lock.write, (key) => key.endsWith(`/${RUN_RECORD_FILE}`));
+      await this.objects.put(this.keys.marker, await commit.marker(), 'application/json', lock);
       this.state = 'committed';
       await this.record.remove();
     } catch (error) {
@@ -322,8 +377,8 @@ async function unlessNotFound<T>(read: Promise<T>): Promise<T | undefined> {
 
 /** The backup store of an S3 location. */
 export class S3BackupStore extends ObjectBackupStore {
-  constructor(override readonly objects: ObjectStore) {
-    super(objects);
+  constructor(override readonly objects: ObjectStore, immutability?: Immutability) {
+    super(objects, immutability, immutability ? new S3ObjectLock(objects.client, objects.bucket, (key) => objects.fullKey(key)) : undefined);
   }
 }
 
