@@ -17,8 +17,6 @@ export interface PurgeOutcome {
 export interface PurgeOptions {
   /** also the current versions (a backup folder prune deletes); otherwise only what no plain GET answers any more */
   includeCurrent: boolean;
-  /** keys left alone whatever their versions (restic's lock files of a running restic are its own business) */
-  skip?: (key: string) => boolean;
 }
 
 export function emptyPurge(): PurgeOutcome {
@@ -42,7 +40,6 @@ export async function purgeVersions(lock: ObjectLockPort, folder: string, now: D
     const key = group[0]!.key;
     const versions = group;
     group = [];
-    if (options.skip?.(key)) return;
     let left = 0;
     for (const version of versions.filter((v) => !v.deleteMarker)) {
       if (version.latest && !options.includeCurrent) {
