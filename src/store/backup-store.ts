@@ -18,6 +18,8 @@ import { retainUntil, type Immutability } from './immutability.ts';
 import { S3ObjectLock, type ObjectLockPort, type WriteLock } from './object-lock.ts';
 import { purgeVersions, type PurgeOutcome } from './version-purge.ts';
 import { retainFolders, type RetainOutcome } from './retain.ts';
+import { coveredReport, findCovered, uncover, type CoveredReport, type UncoverOutcome } from './version-reveal.ts';
+export type { CoveredReport } from './version-reveal.ts';
 export type { BackupObjects } from './objects.ts';
 import { StoreError } from './objects.ts';
 
@@ -103,6 +105,10 @@ export interface BackupStore {
   retainedUntil(id: string): Promise<{ mode: string; until: Date } | undefined>;
   /** with immutability: deletes the versions under the location that nothing retains any more (version-purge.ts) */
   purgeExpiredVersions(now: Date): Promise<PurgeOutcome | undefined>;
+  /** with immutability: the retained objects hidden by a delete marker or a newer version, and the backups hidden so */
+  coveredObjects(now: Date): Promise<CoveredReport | undefined>;
+  /** with immutability: makes every covered retained version current again (version-reveal.ts) */
+  uncoverRetained(now: Date): Promise<(CoveredReport & UncoverOutcome) | undefined>;
 }
 
 /** A BackupStore over any object store that answers like S3 (Velero's objectBackupStore over its ObjectStore plugin). */
@@ -248,6 +254,17 @@ export class ObjectBackupStore implements BackupStore {
 
   async removeObject(key: string): Promise<void> {
     await this.objects.delete(key);
+  }
+
+  async coveredObjects(now: Date): Promise<CoveredReport | undefined> {
+    if (!this.immutability || !this.lock) return undefined;
+    return coveredReport(await findCovered(this.lock, '', now));
+  }
+
+  async uncoverRetained(now: Date): Promise<(CoveredReport & UncoverOutcome) | undefined> {
+    if (!this.immutability || !this.lock) return undefined;
+    const covered = await findCovered(this.lock, '', now);
+    return { ...coveredReport(covered), ...(await uncover(this.lock, covered, now)) };
   }
 
   async deleteBackup(id: string): Promise<void> {

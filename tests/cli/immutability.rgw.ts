@@ -175,6 +175,9 @@ describe('kubeflow-upgrader --immutability on radosgw: no one deletes a backup b
     expect(run.stdout).to.include(`deleted ${ids[0]}: beyond retention`);
     expect(await versions(`${PREFIX}backups/${ids[0]}/`)).to.deep.equal([]);
     expect((await listKeys(client, BUCKET, `${PREFIX}restic/${claim.namespace}/snapshots/`)).length).to.be.lessThan(snapshots);
+    // what restic prune deleted is hidden, not gone: the second backup retained it, so its versions wait for that date
+    expect((await versions(`${PREFIX}restic/${claim.namespace}/`)).some((v) => v.marker)).to.equal(true);
+    expect(run.stdout).to.match(/old object version\(s\) .* are still under Object Lock retention/);
   });
 
   it("restic prune's deletes converge: once nothing retains them, prune removes the old versions they left", async () => {
@@ -185,8 +188,28 @@ describe('kubeflow-upgrader --immutability on radosgw: no one deletes a backup b
     expect(left.map((v) => `${v.key}${v.marker ? ' (delete marker)' : ''}`)).to.deep.equal([]);
   });
 
-  it('the kept backup verifies with all its data read, and restores byte-identical, volume data included', async () => {
-    const verified = await cli(['verify', ids[1]!, '--read-data', 'full', '--json']);
+  it('a key holder who deletes every object and writes over a pack hides nothing for good: list tells, recover brings the backup back', async () => {
+    await backUp();
+    const id = ids[2]!;
+    const pack = (await listKeys(client, BUCKET, `${PREFIX}restic/${claim.namespace}/data/`))[0]!;
+    await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: pack, Body: Buffer.from('garbage over a pack') }));
+    for (const key of await listKeys(client, BUCKET, PREFIX)) if (key !== pack) await client.send(new DeleteObjectCommand({ Bucket: BUCKET, Key: key }));
+    expect(await listKeys(client, BUCKET, `${PREFIX}backups/`)).to.deep.equal([]);
+    const listed = await cli(['list', '--json']);
+    expect(listed.exitCode, listed.stderr.slice(-2000)).to.equal(0);
+    const listing = JSON.parse(listed.stdout) as { count: number; covered?: { hidden: number; overwritten: number; hiddenBackups: string[] }; warning?: string };
+    expect(listing.count).to.equal(0);
+    expect(listing.covered?.hiddenBackups).to.deep.equal([id]);
+    expect(listing.covered?.overwritten).to.equal(1);
+    expect(listing.warning).to.include('kubeflow-upgrader recover');
+    const recovered = await cli(['recover', '--json']);
+    expect(recovered.exitCode, recovered.stderr.slice(-2000)).to.equal(0);
+    expect((JSON.parse(recovered.stdout) as { hiddenBackups: string[] }).hiddenBackups).to.deep.equal([id]);
+    expect(await listKeys(client, BUCKET, `${PREFIX}backups/${id}/`)).to.include(`${PREFIX}backups/${id}/velero-backup.json`);
+  });
+
+  it('the recovered backup verifies with all its data read, and restores byte-identical, volume data included', async () => {
+    const verified = await cli(['verify', ids[2]!, '--read-data', 'full', '--json']);
     expect(verified.exitCode, verified.stderr.slice(-3000)).to.equal(0);
     expect((JSON.parse(verified.stdout) as { status: string }).status).to.equal('ok');
     const run = await runCli(['restore', 'latest', ...common(), '--kubeconfig', b.cluster.kubeconfigPath, '--json'], env);

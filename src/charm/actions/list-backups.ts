@@ -10,6 +10,7 @@ export async function run(ctx: ActionContext<'list-backups'>): Promise<void> {
   const [{ listBackups }, { openBackupStore }] = await Promise.all([import('../../catalog/verify.ts'), import('../../store/open.ts')]);
   let backups;
   let running;
+  let covered;
   try {
     const store = openBackupStore(s3);
     const { surveyFolders } = await import('../../prune/folders.ts');
@@ -17,10 +18,15 @@ export async function run(ctx: ActionContext<'list-backups'>): Promise<void> {
     // backups being written, as their signed run records prove it (the lease: src/backup/lease.ts); after the listing,
     // whose first request learns the bucket's region, so that only one request is ever redirected
     ({ running } = await surveyFolders(store, encryptionKey, 0, new Date()));
+    // backup-immutability: retained versions someone hid or wrote over (src/store/version-reveal.ts)
+    covered = await store.coveredObjects(new Date());
   } catch (error) {
     ctx.fail(`The backups could not be listed: ${describeInline(error)}.`);
   }
+  const { coveredSentence } = await import('../../store/version-reveal.ts');
+  const warning = covered ? coveredSentence(covered, 'the action recover-backups') : undefined;
   await ctx.setResults({
+    ...(warning && covered ? { covered: { hidden: covered.hidden, overwritten: covered.overwritten, 'hidden-backups': covered.hiddenBackups.join(',') || 'none', warning } } : {}),
     ...(running.length ? { running: running.map((r) => ({ id: r.id, started: r.started.toISOString(), 'holds-until': r.expires.toISOString() })) } : {}),
     count: backups.length,
     backups: backups.map((b) => ({

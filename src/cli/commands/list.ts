@@ -51,7 +51,12 @@ export const listCommand: Command = {
       const lines = backups.length === 0
         ? [`no complete backup in ${store.url()}`]
         : table([['ID', 'PHASE', 'CREATED', 'SCOPE', 'OBJECTS', 'SIZE', 'SECRETS', 'AUTHENTICATION', 'VOLUMES', 'DESCRIPTION'], ...rows]);
-      ctx.out.result(lines, { location: store.url(), count: backups.length, backups });
+      // with --immutability: retained versions someone hid or wrote over are said, and how they come back
+      const covered = await store.coveredObjects(new Date());
+      const { coveredSentence } = await import('../../store/version-reveal.ts');
+      const warning = covered ? coveredSentence(covered, '`kubeflow-upgrader recover`') : undefined;
+      if (warning) lines.push(`warning: ${warning}`);
+      ctx.out.result(lines, { location: store.url(), count: backups.length, backups, ...(warning && covered ? { covered: { ...covered, until: covered.until?.toISOString() }, warning } : {}) });
       return 0;
     } catch (error) {
       ctx.out.error(`The backups could not be listed: ${await describeFailure(error, settings)}`);
