@@ -75,7 +75,7 @@ export async function bucketHasObjectLock(client: S3Client, bucket: string): Pro
 
 /** The one sentence that says how to get a bucket that can hold immutable backups. */
 export function objectLockMissing(bucket: string, setting: string): string {
-  return `bucket "${bucket}" has no Object Lock, which ${setting} needs and which a bucket only gets when it is created: create a new bucket with Object Lock enabled (aws s3api create-bucket --bucket <name> --object-lock-enabled-for-bucket) and use it, or unset ${setting}`;
+  return `bucket "${bucket}" has no Object Lock (needed by ${setting}, given only at creation): use a bucket created with --object-lock-enabled-for-bucket, or unset ${setting}`;
 }
 
 /** ObjectLockPort over one bucket and location prefix. */

@@ -12,6 +12,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  DeleteBucketCommand,
   DeleteObjectCommand,
   GetObjectCommand,
   HeadObjectCommand,
@@ -49,11 +50,10 @@ describe('kubeflow-upgrader --immutability on radosgw: no one deletes a backup b
   let claim: { namespace: string; name: string };
   let fileHash: string;
   const ids: string[] = [];
-  const common = () => ['--s3-url', `s3://${BUCKET}/team/prod`, '--path-style', '--encryption-key-file', keyFile, '--mover-engine', 'restic', '--immutability', IMMUTABILITY];
-  const cli = async (args: string[]) => {
-    const run = await runCli([...args, ...common(), '--kubeconfig', a.cluster.kubeconfigPath], env);
-    return run;
-  };
+  const location = () => ['--s3-url', `s3://${BUCKET}/team/prod`, '--path-style', '--immutability', IMMUTABILITY];
+  const common = () => [...location(), '--encryption-key-file', keyFile, '--mover-engine', 'restic'];
+  /** a command that runs Jobs in cluster A (backup, verify, prune) */
+  const cli = (args: string[]) => runCli([...args, ...common(), '--kubeconfig', a.cluster.kubeconfigPath], env);
   const versions = async (prefix: string): Promise<Version[]> => {
     const found: Version[] = [];
     let keyMarker: string | undefined;
@@ -133,6 +133,7 @@ describe('kubeflow-upgrader --immutability on radosgw: no one deletes a backup b
       const sooner = { Bucket: BUCKET, Key: key, VersionId: current.versionId, Retention: { Mode: 'COMPLIANCE' as const, RetainUntilDate: new Date(Date.now() + 2_000) } };
       expect(await refusal(client.send(new PutObjectRetentionCommand(sooner))), key).to.equal('AccessDenied 403');
     }
+    expect(await refusal(client.send(new DeleteBucketCommand({ Bucket: BUCKET })))).to.equal('BucketNotEmpty 409');
     // a writer with the key puts new bytes over the manifest: a new version, the retained one stays as it was
     const manifestKey = `${PREFIX}backups/${id}/kubeflow-upgrader.json`;
     const original = (await versions(manifestKey)).find((v) => v.latest)!;
@@ -195,14 +196,14 @@ describe('kubeflow-upgrader --immutability on radosgw: no one deletes a backup b
     await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: pack, Body: Buffer.from('garbage over a pack') }));
     for (const key of await listKeys(client, BUCKET, PREFIX)) if (key !== pack) await client.send(new DeleteObjectCommand({ Bucket: BUCKET, Key: key }));
     expect(await listKeys(client, BUCKET, `${PREFIX}backups/`)).to.deep.equal([]);
-    const listed = await cli(['list', '--json']);
+    const listed = await runCli(['list', '--json', ...location(), '--encryption-key-file', keyFile], env);
     expect(listed.exitCode, listed.stderr.slice(-2000)).to.equal(0);
     const listing = JSON.parse(listed.stdout) as { count: number; covered?: { hidden: number; overwritten: number; hiddenBackups: string[] }; warning?: string };
     expect(listing.count).to.equal(0);
     expect(listing.covered?.hiddenBackups).to.deep.equal([id]);
     expect(listing.covered?.overwritten).to.equal(1);
     expect(listing.warning).to.include('kubeflow-upgrader recover');
-    const recovered = await cli(['recover', '--json']);
+    const recovered = await runCli(['recover', '--json', ...location()], env);
     expect(recovered.exitCode, recovered.stderr.slice(-2000)).to.equal(0);
     expect((JSON.parse(recovered.stdout) as { hiddenBackups: string[] }).hiddenBackups).to.deep.equal([id]);
     expect(await listKeys(client, BUCKET, `${PREFIX}backups/${id}/`)).to.include(`${PREFIX}backups/${id}/velero-backup.json`);
