@@ -18,6 +18,7 @@ import { removeMoverLeftovers, type MoverCleanup, type MoverPort } from './mover
 import { pruneRepositories, type RepositoryPrune, type ResticRepositories, type RunningBackup } from './restic.ts';
 import { readRetention, retainedSentence, splitRetained, type RetainedBackup } from './retention.ts';
 import type { PurgeOutcome } from '../store/version-purge.ts';
+import { formatBytes } from '../format-bytes.ts';
 
 export const DEFAULT_INCOMPLETE_GRACE_MS = 60 * 60 * 1000;
 
@@ -130,7 +131,7 @@ export async function pruneBackups(store: BackupStore, request: PruneRequest): P
   // restic prune's deletes, the run records' renewals and deleted folders left old versions in the versioned bucket
   const versions = request.dryRun ? undefined : await store.purgeExpiredVersions(now);
   if (versions && versions.retained.versions > 0) {
-    notes.push(`${versions.retained.versions} old object version(s) (${versions.retained.bytes} bytes) no backup lists any more are still under Object Lock retention, until ${versions.retained.until?.toISOString()} at the latest; prune deletes each once its date has passed.`);
+    notes.push(`${versions.retained.versions} old object version(s) (${formatBytes(versions.retained.bytes)}) no backup lists any more are still under Object Lock retention, until ${versions.retained.until?.toISOString()} at the latest; prune deletes each once its date has passed.`);
   }
   const movers = request.movers
     ? await removeMoverLeftovers(request.movers, { graceMs, now, dryRun: request.dryRun })

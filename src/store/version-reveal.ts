@@ -103,5 +103,5 @@ export function coveredReport(covered: readonly CoveredObject[]): CoveredReport 
 export function coveredSentence(report: CoveredReport, remedy: string): string | undefined {
   if (report.hidden + report.overwritten === 0) return undefined;
   const backups = report.hiddenBackups.length > 0 ? ` (the backups ${report.hiddenBackups.join(', ')} are no longer listed)` : '';
-  return `${report.hidden} object(s) still under Object Lock retention are hidden by a delete marker and ${report.overwritten} written over${backups}, so someone holding the bucket key deleted or rewrote them; their retained versions, kept until ${report.until?.toISOString()} at the latest, become current again with ${remedy}.`;
+  return `${report.hidden} object(s) still under Object Lock retention are hidden by a delete marker and ${report.overwritten} written over${backups}, so someone holding the bucket key deleted or rewrote them; their retained versions, kept until ${report.until?.toISOString()} at the latest, become current again: ${remedy}.`;
 }

@@ -31,8 +31,8 @@ const BUCKET = 'kf-locked';
 const PLAIN = 'kf-plain';
 const PREFIX = 'team/prod/';
 const PVCS = { group: '', resource: 'persistentvolumeclaims' };
-/** long enough for a backup and the checks that follow it on a busy 2-core machine, short enough to wait out */
-const IMMUTABILITY = '75s';
+/** long enough for two backups and the checks between them on a busy 2-core machine (about 50 s here alone), short enough to wait out */
+const IMMUTABILITY = '120s';
 
 const sha256 = (bytes: Buffer | Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
@@ -144,6 +144,7 @@ describe('kubeflow-upgrader --immutability on radosgw: no one deletes a backup b
     const told = await cli(['verify', id, '--json']);
     expect(told.exitCode, 'verify fails on the overwritten manifest').to.not.equal(0);
     expect(told.stdout + told.stderr).to.match(/manifest|sha256|HMAC/i);
+    expect(told.stdout).to.include('0 object(s) still under Object Lock retention are hidden by a delete marker and 1 written over').and.include('run kubeflow-upgrader recover');
     // the retained version comes back by removing the one put over it (that one is not retained)
     await client.send(new DeleteObjectCommand({ Bucket: BUCKET, Key: manifestKey, VersionId: forged.VersionId }));
     const again = await cli(['verify', id, '--json']);
@@ -202,7 +203,10 @@ describe('kubeflow-upgrader --immutability on radosgw: no one deletes a backup b
     expect(listing.count).to.equal(0);
     expect(listing.covered?.hiddenBackups).to.deep.equal([id]);
     expect(listing.covered?.overwritten).to.equal(1);
-    expect(listing.warning).to.include('kubeflow-upgrader recover');
+    expect(listing.warning).to.include('run kubeflow-upgrader recover');
+    const verified = await cli(['verify', id]);
+    expect(verified.exitCode).to.equal(1);
+    expect(verified.stderr).to.include(`backup ${id} is hidden: `).and.include(`(the backups ${id} are no longer listed)`);
     const recovered = await runCli(['recover', '--json', ...location()], env);
     expect(recovered.exitCode, recovered.stderr.slice(-2000)).to.equal(0);
     expect((JSON.parse(recovered.stdout) as { hiddenBackups: string[] }).hiddenBackups).to.deep.equal([id]);

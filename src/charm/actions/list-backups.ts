@@ -2,6 +2,7 @@
 // its marker records (only Completed and PartiallyFailed ones can be restored).
 import type { ActionContext } from '../action-context.ts';
 import { describeInline } from '../../errors/index.ts';
+import { charmWording } from '../remedy-wording.ts';
 
 export async function run(ctx: ActionContext<'list-backups'>): Promise<void> {
   const s3 = await ctx.s3();
@@ -19,14 +20,12 @@ export async function run(ctx: ActionContext<'list-backups'>): Promise<void> {
     // whose first request learns the bucket's region, so that only one request is ever redirected
     ({ running } = await surveyFolders(store, encryptionKey, 0, new Date()));
     // backup-immutability: retained versions someone hid or wrote over (src/store/version-reveal.ts)
-    covered = await store.coveredObjects(new Date());
+    covered = await (await import('../../catalog/covered.ts')).coveredNote(store, charmWording);
   } catch (error) {
     ctx.fail(`The backups could not be listed: ${describeInline(error)}.`);
   }
-  const { coveredSentence } = await import('../../store/version-reveal.ts');
-  const warning = covered ? coveredSentence(covered, 'the action recover-backups') : undefined;
   await ctx.setResults({
-    ...(warning && covered ? { covered: { hidden: covered.hidden, overwritten: covered.overwritten, 'hidden-backups': covered.hiddenBackups.join(',') || 'none', warning } } : {}),
+    ...(covered ? { covered: { hidden: covered.report.hidden, overwritten: covered.report.overwritten, 'hidden-backups': covered.report.hiddenBackups.join(',') || 'none', warning: covered.sentence } } : {}),
     ...(running.length ? { running: running.map((r) => ({ id: r.id, started: r.started.toISOString(), 'holds-until': r.expires.toISOString() })) } : {}),
     count: backups.length,
     backups: backups.map((b) => ({

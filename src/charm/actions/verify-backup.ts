@@ -36,6 +36,11 @@ export async function run(ctx: ActionContext<'verify-backup'>): Promise<void> {
     }, report.controlPlane);
     const status = verdictWithRepositories(report.status, repositories);
     const problems = [...report.problems.map((p) => p.message), ...repositories.flatMap((r) => repositoryProblemSentence(r) ?? [])];
+    // a damaged backup may be one whose retained versions someone wrote over or hid (backup-immutability)
+    if (status !== 'ok') {
+      const covered = await (await import('../../catalog/covered.ts')).coveredNote(store, charmWording);
+      if (covered) problems.push(covered.sentence);
+    }
     await ctx.setResults({
       'backup-id': id,
       status,
