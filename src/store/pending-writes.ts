@@ -8,6 +8,7 @@ import { backupIdTime, type BackupKeys } from './layout.ts';
 import type { BackupObjects, UploadHandle } from './objects.ts';
 import type { ObjectLockPort, WriteLock } from './object-lock.ts';
 import { retainFolders } from './retain.ts';
+import { purgeVersions } from './version-purge.ts';
 
 /** How a backup being written keeps its run record (src/archive/run-record.ts) in its folder. */
 export interface BeginBackupOptions {
@@ -121,6 +122,9 @@ export class ObjectPendingBackup implements PendingBackup {
     this.state = 'aborted';
     await this.record.stop();
     await this.tarball?.abort();
-    await this.objects.deleteFolder(this.keys.folder);
+    // with immutability what is already retained stays, visible, until its date (a plain delete would only hide it
+    // behind a delete marker, which reads as someone else's doing); prune deletes the folder after that date
+    if (this.lock) await purgeVersions(this.lock.port, this.keys.folder, new Date(), { includeCurrent: true });
+    else await this.objects.deleteFolder(this.keys.folder);
   }
 }

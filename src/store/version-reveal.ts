@@ -75,10 +75,15 @@ export async function uncover(lock: ObjectLockPort, covered: readonly CoveredObj
 
 /** Retained objects someone hid or wrote over, as a listing tells them. */
 export interface CoveredReport {
-  /** retained objects whose current version is a delete marker */
+  /** retained objects of the backups folder whose current version is a delete marker (nothing of ours leaves one) */
   hidden: number;
-  /** retained objects whose current version is a newer one */
+  /** retained objects anywhere whose current version is a newer one (nothing of ours writes a name twice) */
   overwritten: number;
+  /**
+   * retained objects of the restic repositories hidden by a delete marker: restic's own prune leaves these for every
+   * pack and index it removes while they are still retained, so they tell nothing unless a repository is damaged
+   */
+  repositoryHidden: number;
   /** backups whose marker is hidden: whole backups a listing no longer shows */
   hiddenBackups: string[];
   /** the latest date one of them is retained until */
@@ -86,22 +91,29 @@ export interface CoveredReport {
 }
 
 export function coveredReport(covered: readonly CoveredObject[]): CoveredReport {
-  const hiddenBackups = covered.filter((c) => c.above[0]?.deleteMarker && c.key.endsWith('/velero-backup.json'))
+  const hidden = covered.filter((c) => c.above[0]?.deleteMarker);
+  const inBackups = (c: CoveredObject) => backupNameOfFolder(c.key) !== undefined;
+  const hiddenBackups = hidden.filter((c) => c.key.endsWith('/velero-backup.json'))
     .map((c) => backupNameOfFolder(c.key))
     .filter((id): id is string => id !== undefined)
     .sort();
   const until = covered.map((c) => c.retainedUntil).sort((a, b) => b.getTime() - a.getTime())[0];
   return {
-    hidden: covered.filter((c) => c.above[0]?.deleteMarker).length,
+    hidden: hidden.filter(inBackups).length,
     overwritten: covered.filter((c) => !c.above[0]?.deleteMarker).length,
+    repositoryHidden: hidden.filter((c) => !inBackups(c)).length,
     hiddenBackups,
     ...(until ? { until } : {}),
   };
 }
 
-/** The one sentence a listing adds when retained objects are covered, or undefined when none is; `remedy` is the edge's. */
-export function coveredSentence(report: CoveredReport, remedy: string): string | undefined {
-  if (report.hidden + report.overwritten === 0) return undefined;
+/**
+ * The one sentence a listing or a verify adds when retained objects are covered, or undefined when none is; `remedy` is
+ * the edge's. The restic repositories' hidden objects count only when `repositoryDamaged` (verify found it so).
+ */
+export function coveredSentence(report: CoveredReport, remedy: string, repositoryDamaged = false): string | undefined {
+  const hidden = report.hidden + (repositoryDamaged ? report.repositoryHidden : 0);
+  if (hidden + report.overwritten === 0) return undefined;
   const backups = report.hiddenBackups.length > 0 ? ` (the backups ${report.hiddenBackups.join(', ')} are no longer listed)` : '';
-  return `${report.hidden} object(s) still under Object Lock retention are hidden by a delete marker and ${report.overwritten} written over${backups}, so someone holding the bucket key deleted or rewrote them; their retained versions, kept until ${report.until?.toISOString()} at the latest, become current again: ${remedy}.`;
+  return `${hidden} object(s) still under Object Lock retention are hidden by a delete marker and ${report.overwritten} written over${backups}, so someone holding the bucket key deleted or rewrote them; their retained versions, kept until ${report.until?.toISOString()} at the latest, become current again: ${remedy}.`;
 }

@@ -82,7 +82,8 @@ export const verifyCommand: Command = {
       const status = verdictWithRepositories(report.status, repositories);
       const resticProblems = repositories.flatMap((r) => repositoryProblemSentence(r) ?? []);
       // a damaged backup may be one whose retained versions someone wrote over or hid (backup-immutability)
-      const covered = status === 'ok' ? undefined : await (await import('../../catalog/covered.ts')).coveredNote(store, cliWording);
+      const damaged = repositories.some((r) => r.status === 'damaged');
+      const covered = status === 'ok' ? undefined : await (await import('../../catalog/covered.ts')).coveredNote(store, cliWording, { repositoryDamaged: damaged });
       if (covered) resticProblems.push(covered.sentence);
       const lines = [
         `backup ${id}: ${status} (${report.objectsChecked} objects checked)`,
