@@ -4,7 +4,7 @@
 // backup-state whose marker radosgw holds under the mode asked for. The oracle is radosgw's own answer (HeadObject's
 // x-amz-object-lock-* headers, the bucket's listing). `npm run test:rgw`.
 import { expect } from 'chai';
-import { HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { runEvent, type EventOutcome } from '../support/juju/run-event.ts';
 import { unitStatus } from '../support/juju/hook-context.ts';
 import { s3Relation, track1Data } from '../support/juju/scenarios.ts';
@@ -21,6 +21,7 @@ describe('charm: backup-immutability on radosgw (the charm in process)', functio
   let rgw: RgwHandle;
   let cluster: RunningCluster;
   let client: S3Client;
+  let backupId = '';
 
   before(async () => {
     [rgw, cluster] = await Promise.all([startRgw({ buckets: [PLAIN], objectLockBuckets: [LOCKED] }), startCluster({ profiles: 1, seed: 9 })]);
@@ -76,5 +77,21 @@ describe('charm: backup-immutability on radosgw (the charm in process)', functio
     expect(head.ObjectLockMode).to.equal('GOVERNANCE');
     // the server keeps whole seconds; the backup started between `started` and now
     expect(head.ObjectLockRetainUntilDate!.getTime()).to.be.within(started + 2 * 3_600_000 - 1_000, Date.now() + 2 * 3_600_000);
+    backupId = id;
+  });
+
+  it('list-backups tells of a backup someone hid with the key, and recover-backups brings it back', async () => {
+    const config = { 'backup-immutability': '2h governance' };
+    await client.send(new DeleteObjectCommand({ Bucket: LOCKED, Key: `backups/backups/${backupId}/velero-backup.json` }));
+    const hidden = await action('list-backups', LOCKED, config);
+    expect(hidden.state.actionFailure, hidden.stderr).to.equal(undefined);
+    expect(hidden.state.actionResults).to.include({ count: '0', 'covered.hidden': '1', 'covered.hidden-backups': backupId });
+    expect(hidden.state.actionResults['covered.warning']).to.match(/^1 object\(s\) still under Object Lock retention are hidden by a delete marker and 0 written over \(the backups kf-[^)]+ are no longer listed\), .*: run recover-backups\.$/);
+    const recovered = await action('recover-backups', LOCKED, config);
+    expect(recovered.state.actionFailure, recovered.stderr).to.equal(undefined);
+    expect(recovered.state.actionResults).to.include({ recovered: '1', 'listed-again': backupId });
+    const listed = await action('list-backups', LOCKED, config);
+    expect(listed.state.actionResults).to.include({ count: '1', 'backups.0.id': backupId });
+    expect(listed.state.actionResults['covered.hidden']).to.equal(undefined);
   });
 });
