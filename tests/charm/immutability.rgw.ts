@@ -12,6 +12,7 @@ import { emptyState, type FakeJujuState } from '../support/juju/state.ts';
 import { startCluster, type RunningCluster } from '../support/cluster/index.ts';
 import { startRgw, type RgwHandle } from '../support/rgw/server.ts';
 import { listKeys } from '../controlplane/fixtures.ts';
+import { clockPastSecondOf } from '../support/backup-ids.ts';
 
 const LOCKED = 'kf-locked';
 const PLAIN = 'kf-plain';
@@ -93,5 +94,21 @@ describe('charm: backup-immutability on radosgw (the charm in process)', functio
     const listed = await action('list-backups', LOCKED, config);
     expect(listed.state.actionResults).to.include({ count: '1', 'backups.0.id': backupId });
     expect(listed.state.actionResults['covered.hidden']).to.equal(undefined);
+  });
+
+  it('prune-backups keeps a backup beyond backup-retention that the bucket still retains, with the date it can go', async () => {
+    const config = { 'backup-immutability': '2h governance', 'backup-retention': 1 };
+    await clockPastSecondOf(backupId);
+    const second = await action('backup-state', LOCKED, config, { 'include-volumes': false, 'include-control-plane': false });
+    expect(second.state.actionFailure, second.stderr).to.equal(undefined);
+    const until = (await client.send(new HeadObjectCommand({ Bucket: LOCKED, Key: `backups/backups/${backupId}/velero-backup.json` }))).ObjectLockRetainUntilDate!;
+    const pruned = await action('prune-backups', LOCKED, config);
+    expect(pruned.state.actionFailure, pruned.stderr).to.equal(undefined);
+    expect(pruned.state.actionResults).to.include({
+      deleted: 'none',
+      [`retained.${backupId}`]: `Backup ${backupId} is under Object Lock retention (GOVERNANCE) until ${until.toISOString()} and cannot be deleted before then; prune deletes it on its first run after that date.`,
+      [`reasons.${backupId}`]: `kept: under Object Lock retention (GOVERNANCE) until ${until.toISOString()}`,
+    });
+    expect(await listKeys(client, LOCKED, `backups/backups/${backupId}/`)).to.include(`backups/backups/${backupId}/velero-backup.json`);
   });
 });
