@@ -46,10 +46,14 @@ export async function immutabilityRefusal(charm: CharmRuntime, settings: S3Setti
   if (!parsed) return undefined;
   if (!parsed.ok) return `${parsed.problem.replace(/\.$/, '')}; nothing was changed.`;
   if (!parsed.immutability) return undefined;
-  const [{ createS3Client }, { bucketHasObjectLock }] = await Promise.all([import('../store/s3-client.ts'), import('../store/object-lock.ts')]);
+  const [{ createS3Client, classifyS3Error }, { bucketHasObjectLock }, { charmProblemSentence }] = await Promise.all([
+    import('../store/s3-client.ts'), import('../store/object-lock.ts'), import('./s3-wording.ts'),
+  ]);
   const client = createS3Client(settings, { maxAttempts: 2 });
   try {
     if (!(await bucketHasObjectLock(client, settings.bucket))) return `The ${objectLockMissing(settings.bucket, SETTING)}; nothing was changed.`;
+  } catch (error) {
+    return `The Object Lock of bucket "${settings.bucket}" could not be checked: ${charmProblemSentence(classifyS3Error(error, settings))}; nothing was changed.`;
   } finally {
     client.destroy();
   }

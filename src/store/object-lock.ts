@@ -11,7 +11,6 @@
 //   DeleteObject with the VersionId is refused while it is retained (COMPLIANCE: always; GOVERNANCE: without the
 //   bypass header, which this code never sends);
 // - PutObjectRetention to a later date extends; to an earlier one is refused.
-import { createHash } from 'node:crypto';
 import {
   DeleteObjectCommand,
   GetObjectLockConfigurationCommand,
@@ -20,24 +19,10 @@ import {
   PutObjectRetentionCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import type { RetentionMode } from './immutability.ts';
+import { classifyStoreError } from './objects.ts';
 
-/** The retention a write asks for. */
-export interface WriteLock {
-  mode: RetentionMode;
-  until: Date;
-}
-
-/** The parameters of a PutObject or UploadPart of `body` under `lock` (none without one). */
-export function lockedWriteParams(body: Uint8Array, lock: WriteLock | undefined): { ObjectLockMode?: RetentionMode; ObjectLockRetainUntilDate?: Date; ContentMD5?: string } {
-  if (!lock) return {};
-  return { ObjectLockMode: lock.mode, ObjectLockRetainUntilDate: lock.until, ContentMD5: contentMd5(body) };
-}
-
-/** Content-MD5: the base64 of the body's MD5 (RFC 1864), which S3 compares with what it received. */
-export function contentMd5(body: Uint8Array): string {
-  return createHash('md5').update(body).digest('base64');
-}
+export { contentMd5, lockedWriteParams, type WriteLock } from './lock-params.ts';
+import type { WriteLock } from './lock-params.ts';
 
 /** One version of an object, or a delete marker, as ListObjectVersions names it (keys relative to the location). */
 export interface ObjectVersion {
@@ -82,6 +67,15 @@ export function objectLockMissing(bucket: string, setting: string): string {
 export class S3ObjectLock implements ObjectLockPort {
   constructor(private readonly client: S3Client, private readonly bucket: string, private readonly fullKey: (key: string) => string) {}
 
+  /** one sentence naming the object, never the credentials (objects.ts classifyStoreError) */
+  private async call<T>(doing: string, key: string, work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      throw classifyStoreError(error, doing, `s3://${this.bucket}/${this.fullKey(key)}`, key);
+    }
+  }
+
   private relative(full: string): string {
     const prefix = this.fullKey('');
     return full.startsWith(prefix) ? full.slice(prefix.length) : full;
@@ -95,7 +89,7 @@ export class S3ObjectLock implements ObjectLockPort {
       const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
       // a delete marker's HEAD answers 404 (or 405 with its version id): nothing retained there
       if (status === 404 || status === 405) return undefined;
-      throw error;
+      throw classifyStoreError(error, 'read the retention of', `s3://${this.bucket}/${this.fullKey(key)}`, key);
     }
   }
 
@@ -105,7 +99,7 @@ export class S3ObjectLock implements ObjectLockPort {
     // never shorter, and never GOVERNANCE over COMPLIANCE: S3 refuses both, and asking would only be noise
     if (now.until && now.until.getTime() >= lock.until.getTime()) return 'kept';
     const mode = now.mode === 'COMPLIANCE' ? 'COMPLIANCE' : lock.mode;
-    await this.client.send(new PutObjectRetentionCommand({ Bucket: this.bucket, Key: this.fullKey(key), Retention: { Mode: mode, RetainUntilDate: lock.until } }));
+    await this.call('extend the retention of', key, () => this.client.send(new PutObjectRetentionCommand({ Bucket: this.bucket, Key: this.fullKey(key), Retention: { Mode: mode, RetainUntilDate: lock.until } })));
     return 'extended';
   }
 
@@ -113,7 +107,7 @@ export class S3ObjectLock implements ObjectLockPort {
     let keyMarker: string | undefined;
     let versionIdMarker: string | undefined;
     for (;;) {
-      const page = await this.client.send(new ListObjectVersionsCommand({ Bucket: this.bucket, Prefix: this.fullKey(folder), KeyMarker: keyMarker, VersionIdMarker: versionIdMarker }));
+      const page = await this.call('list the versions of', folder, () => this.client.send(new ListObjectVersionsCommand({ Bucket: this.bucket, Prefix: this.fullKey(folder), KeyMarker: keyMarker, VersionIdMarker: versionIdMarker })));
       const entries: ObjectVersion[] = [
         ...(page.Versions ?? []).map((v) => ({ key: v.Key, versionId: v.VersionId, latest: v.IsLatest === true, deleteMarker: false, size: v.Size ?? 0, lastModified: v.LastModified })),
         ...(page.DeleteMarkers ?? []).map((m) => ({ key: m.Key, versionId: m.VersionId, latest: m.IsLatest === true, deleteMarker: true, size: 0, lastModified: m.LastModified })),
@@ -130,6 +124,6 @@ export class S3ObjectLock implements ObjectLockPort {
   }
 
   async deleteVersion(key: string, versionId: string): Promise<void> {
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key), VersionId: versionId }));
+    await this.call(`delete version ${versionId} of`, key, () => this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key), VersionId: versionId })));
   }
 }

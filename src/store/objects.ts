@@ -17,7 +17,7 @@ import { Readable } from 'node:stream';
 import { normalizePrefix } from './layout.ts';
 import { PartBuffers, uploadStream } from './part-upload.ts';
 import { READ_AT_ONCE_CLASS } from './storage-class.ts';
-import { lockedWriteParams, type WriteLock } from './object-lock.ts';
+import { lockedWriteParams, type WriteLock } from './lock-params.ts';
 import { TIMEOUT_CODES, TLS_CODES, errorCodes, isNetworkCode } from '../errors/codes.ts';
 import { KfuError, type ErrorKind } from '../errors/index.ts';
 

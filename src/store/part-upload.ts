@@ -19,7 +19,7 @@ import {
   type StorageClass,
 } from '@aws-sdk/client-s3';
 import type { Readable } from 'node:stream';
-import { lockedWriteParams, type WriteLock } from './object-lock.ts';
+import { lockedWriteParams, type WriteLock } from './lock-params.ts';
 
 export interface PartUploadTarget {
   Bucket: string;

@@ -33,8 +33,13 @@ export async function openStore(ctx: CommandContext): Promise<{ settings: S3Sett
   if (settings.immutability) {
     // a bucket only gets Object Lock at its creation: refused before anything is written, with how to get one
     const { bucketHasObjectLock, objectLockMissing } = await import('../../store/object-lock.ts');
-    const { objects } = store;
-    if (!(await bucketHasObjectLock(objects.client, settings.bucket))) throw new UsageError(`The ${objectLockMissing(settings.bucket, '--immutability')}.`);
+    let locked: boolean;
+    try {
+      locked = await bucketHasObjectLock(store.objects.client, settings.bucket);
+    } catch (error) {
+      throw new Error(`The Object Lock of bucket "${settings.bucket}" could not be checked: ${await describeFailure(error, settings)}`);
+    }
+    if (!locked) throw new UsageError(`The ${objectLockMissing(settings.bucket, '--immutability')}.`);
   }
   return { settings, store };
 }
