@@ -296,6 +296,8 @@ export async function runBackup(kube: BackupKube, store: BackupStore, request: B
 
     const wording = request.wording ?? neutralWording;
     let volumes: BackupOutcome['volumes'] = { copied: 0, bytes: 0, uploaded: 0, reused: 0 };
+    // the restic repositories the steps pinned snapshots in (`<path>/restic/<name>`, relative to the bucket)
+    const pinned = new Set<string>();
     if (request.kind === 'snapshot-profiles') volumes.note = 'snapshot-profiles copies no volume data';
     else if (!request.includeVolumes) volumes.note = `${wording.term({ term: 'volumes-off' })}: no volume data was copied`;
     else if (pvcCount === 0) volumes.note = 'no PVCs in scope';
@@ -304,6 +306,7 @@ export async function runBackup(kube: BackupKube, store: BackupStore, request: B
       await ticker.say(`copying the data of ${pvcs.length} PVC(s)`);
       const entries = await request.volumes(writer.id, pvcs, (m) => ticker.say(m));
       writer.setVolumes(entries);
+      for (const entry of entries) if (entry.restic) pinned.add(entry.restic.repository);
       const unbound = entries.filter((e) => e.unbound).length;
       const total = (pick: (e: VolumeEntry) => number) => entries.reduce((sum, e) => sum + pick(e), 0);
       volumes = {
@@ -325,6 +328,7 @@ export async function runBackup(kube: BackupKube, store: BackupStore, request: B
       // Checked at the boundary, and its defaults filled, as the manifest will hold it.
       const outcome = ControlPlaneRecordSchema.parse(await request.controlPlane(writer.id, (m) => ticker.say(m)));
       writer.setExtra('controlPlane', outcome);
+      for (const entry of outcome.entries) if (entry.restic) pinned.add(entry.restic.repository);
       for (const sentence of outcome.notCovered) writer.warn(sentence);
       controlPlane = {
         copied: outcome.copied.length,
@@ -342,6 +346,15 @@ export async function runBackup(kube: BackupKube, store: BackupStore, request: B
     // a key, its HMAC) is what ties the volume and control-plane files to the backup.
     const dataFiles = volumes.copied > 0 || controlPlane.copied > 0 ? await indexDataFiles(store, writer.id) : undefined;
     if (dataFiles) writer.addFile(DATA_FILES_INDEX, dataFiles, 'application/gzip');
+    // backup-immutability: the restic repositories this backup pins snapshots in are retained as long as the backup,
+    // before its marker says it is whole (the movers cannot: they never hold the bucket key)
+    if (store.immutability) {
+      const folders = locationFolders(store, pinned);
+      if (folders.length > 0) {
+        const retained = await store.retainBackupData(writer.id, folders);
+        await ticker.say(`retained ${retained.extended + retained.kept} object(s) of ${folders.length} restic repository(ies) under Object Lock (${retained.extended} extended)`);
+      }
+    }
     const summary = await writer.commit();
     const skipped = Object.values(skippedBy).reduce((a, b) => a + b, 0);
     return {
@@ -371,6 +384,19 @@ export async function runBackup(kube: BackupKube, store: BackupStore, request: B
     await writer.abort().catch(() => undefined);
     throw error;
   }
+}
+
+/**
+ * The folders of the location (`restic/<name>/`) that hold the pinned repositories; a repository outside the location
+ * (none a backup writes now) is not this store's to retain.
+ */
+function locationFolders(store: BackupStore, repositories: ReadonlySet<string>): string[] {
+  const folders: string[] = [];
+  for (const repository of repositories) {
+    const name = /(?:^|\/)restic\/([^/]+)\/?$/.exec(repository)?.[1];
+    if (name && store.url(`restic/${name}`).endsWith(`/${repository.replace(/\/$/, '')}`)) folders.push(`restic/${name}/`);
+  }
+  return folders.sort();
 }
 
 /**

@@ -40,6 +40,8 @@ export const ConfigSchema = z.object({
       }
       return seconds;
     }),
+  // parsed apart (src/charm/immutability.ts): a bad value stops the backups and prunes it concerns, nothing else
+  'backup-immutability': z.string().default(''),
   'backup-retention': z.number().int('must be a whole number').min(0, 'must be 0 (keep all) or more').max(100_000, 'must be at most 100000').default(7),
   // the workload's service backs up at each slot; undefined: no schedule
   'backup-schedule': z

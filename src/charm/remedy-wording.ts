@@ -49,6 +49,8 @@ export const charmWording: Wording = {
         return 'run prune-backups remove-foreign-locks=true';
       case 'delete-unauthenticated':
         return 'run prune-backups delete-unauthenticated=true';
+      case 'recover-retained':
+        return 'run recover-backups';
     }
   },
 };

@@ -2,6 +2,7 @@
 import { HookToolError } from '../juju/hook-tools.ts';
 import { S3_ENDPOINT, credentialsFix, requirerRequest, settingsFromProvider, trackOf, type S3Readiness } from '../store/settings.ts';
 import { storageClassUse } from '../store/storage-class.ts';
+import { parseImmutability } from '../store/immutability.ts';
 import type { CharmRuntime } from './runtime.ts';
 import type { StatusNote } from './status.ts';
 
@@ -49,7 +50,11 @@ async function readS3ReadinessOnce(charm: CharmRuntime, onRelation?: () => void)
       return { state: 'invalid', problem: `cannot read s3-integrator's credentials secret; check that s3-integrator granted it to this application, or ${credentialsFix(trackOf(databag))}` };
     }
   }
-  return settingsFromProvider({ databag, ...(secret ? { secret } : {}) }, { bucket: defaults.bucket!, path: defaults.path! });
+  const readiness = settingsFromProvider({ databag, ...(secret ? { secret } : {}) }, { bucket: defaults.bucket!, path: defaults.path! });
+  // backup-immutability goes with the settings every store opened from them writes and prunes by
+  const immutability = config.ok ? parseImmutability(config.config['backup-immutability'], 'backup-immutability') : undefined;
+  if (readiness.state === 'ready' && immutability?.ok && immutability.immutability) readiness.settings.immutability = immutability.immutability;
+  return readiness;
 }
 
 /** The leader (re)writes what we ask of s3-integrator when it differs from our application databag. */

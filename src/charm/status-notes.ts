@@ -9,6 +9,7 @@ import { controlPlaneNotes } from './control-plane.ts';
 import { s3BucketNotes, s3StorageClassNotes } from './s3.ts';
 import { resticKeyNotes } from './restic-key.ts';
 import { scheduleNotes } from './workload.ts';
+import { immutabilityNotes } from './immutability.ts';
 
 export type StatusContributor = (charm: CharmRuntime) => Promise<StatusNote[]>;
 
@@ -19,4 +20,4 @@ async function secretsInClear(charm: CharmRuntime): Promise<StatusNote[]> {
 }
 
 /** In the order they appear in the status message. */
-export const statusNotes: StatusContributor[] = [s3BucketNotes, s3StorageClassNotes, guardNotes, lastBackupNotes, secretsInClear, controlPlaneNotes, resticKeyNotes, scheduleNotes];
+export const statusNotes: StatusContributor[] = [s3BucketNotes, s3StorageClassNotes, immutabilityNotes, guardNotes, lastBackupNotes, secretsInClear, controlPlaneNotes, resticKeyNotes, scheduleNotes];

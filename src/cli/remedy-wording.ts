@@ -51,6 +51,8 @@ export const cliWording: Wording = {
         return 'run kubeflow-upgrader prune --remove-foreign-locks';
       case 'delete-unauthenticated':
         return 'run kubeflow-upgrader prune --delete-unauthenticated';
+      case 'recover-retained':
+        return 'run kubeflow-upgrader recover';
     }
   },
 };

@@ -4,6 +4,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { backupCommand } from './commands/backup.ts';
 import { checkCommand } from './commands/check.ts';
 import { listCommand } from './commands/list.ts';
+import { recoverCommand } from './commands/recover.ts';
 import { pruneCommand } from './commands/prune.ts';
 import { restoreCommand } from './commands/restore.ts';
 import { snapshotProfilesCommand } from './commands/snapshot-profiles.ts';
@@ -13,7 +14,7 @@ import { Output } from './output.ts';
 import { optionsOf, UsageError, type Command, type Values } from './usage.ts';
 import { describe } from '../errors/index.ts';
 
-export const commands: readonly Command[] = [backupCommand, restoreCommand, listCommand, verifyCommand, checkCommand, snapshotProfilesCommand, pruneCommand];
+export const commands: readonly Command[] = [backupCommand, restoreCommand, listCommand, verifyCommand, checkCommand, snapshotProfilesCommand, pruneCommand, recoverCommand];
 
 export interface CliIo {
   stdout: NodeJS.WritableStream & { isTTY?: boolean };

@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { parseUriStyle, resolveAddressing, URI_STYLE_VALUES } from '../store/addressing.ts';
 import { parseCaChain } from '../store/settings.ts';
+import { parseImmutability } from '../store/immutability.ts';
 import type { S3Settings } from '../store/settings.ts';
 import type { OptionTable, Values } from './usage.ts';
 import { stringValue, UsageError } from './usage.ts';
@@ -14,6 +15,7 @@ export const s3Options: OptionTable = {
   region: { type: 'string', placeholder: '<region>', description: 'S3 region', default: 'us-east-1', env: ['AWS_REGION', 'AWS_DEFAULT_REGION'] },
   'uri-style': { type: 'string', placeholder: '<style>', description: 'path (<endpoint>/<bucket>), host or virtual (<bucket>.<endpoint>), or auto: host for AWS, path for any other endpoint', default: 'auto' },
   'path-style': { type: 'boolean', description: 'the same as --uri-style path' },
+  immutability: { type: 'string', placeholder: '<duration> [governance]', description: 'immutable backups with S3 Object Lock: e.g. 30d (COMPLIANCE) or 30d governance; every object a backup needs is retained that long, and prune keeps a retained backup and says when it can go (the bucket must have Object Lock)', default: 'off', env: ['KFU_IMMUTABILITY'] },
   'ca-file': { type: 'string', placeholder: '<path>', description: 'PEM file of CA certificates to trust for the endpoint, besides the system ones', env: ['AWS_CA_BUNDLE'] },
 };
 
@@ -72,6 +74,9 @@ export function s3SettingsFrom(values: Values, env: NodeJS.ProcessEnv): S3Settin
   if (addressing.endpoint) settings.endpoint = addressing.endpoint;
   const caFile = stringValue(values, 'ca-file') ?? fromEnv(env, s3Options['ca-file']!.env);
   if (caFile !== undefined) settings.tlsCaChain = readCaFile(caFile);
+  const immutability = parseImmutability(stringValue(values, 'immutability') ?? fromEnv(env, s3Options.immutability!.env), '--immutability');
+  if (!immutability.ok) throw new UsageError(immutability.problem);
+  if (immutability.immutability) settings.immutability = immutability.immutability;
   return settings;
 }
 

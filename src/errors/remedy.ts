@@ -48,7 +48,9 @@ export type Remedy =
   /** have the prune remove restic locks that restic would not write (they do not decrypt, or are dated ahead) */
   | { fix: 'remove-foreign-locks' }
   /** have the prune delete complete folders the encryption key does not authenticate */
-  | { fix: 'delete-unauthenticated' };
+  | { fix: 'delete-unauthenticated' }
+  /** make the retained versions someone hid or wrote over current again (backup-immutability) */
+  | { fix: 'recover-retained' };
 
 /** How an edge words terms and remedies: one short phrase each, set inside the engine's sentence. */
 export interface Wording {
@@ -104,6 +106,8 @@ export const neutralWording: Wording = {
         return 'prune with foreign locks removed';
       case 'delete-unauthenticated':
         return 'prune with unauthenticated folders deleted';
+      case 'recover-retained':
+        return 'recover the retained versions';
     }
   },
 };

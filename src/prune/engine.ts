@@ -16,6 +16,9 @@ import { surveyFolders } from './folders.ts';
 import { planPrune, type PruneReason } from './plan.ts';
 import { removeMoverLeftovers, type MoverCleanup, type MoverPort } from './movers.ts';
 import { pruneRepositories, type RepositoryPrune, type ResticRepositories, type RunningBackup } from './restic.ts';
+import { readRetention, retainedSentence, splitRetained, type RetainedBackup } from './retention.ts';
+import type { PurgeOutcome } from '../store/version-purge.ts';
+import { formatBytes } from '../format-bytes.ts';
 
 export const DEFAULT_INCOMPLETE_GRACE_MS = 60 * 60 * 1000;
 
@@ -52,6 +55,10 @@ export interface PruneOutcome {
   movers: MoverCleanup;
   /** per restic repository: the snapshots forgotten and the bytes freed */
   restic: RepositoryPrune[];
+  /** backups beyond retention that the bucket still retains (backup-immutability): kept, with the date they can go */
+  retained: RetainedBackup[];
+  /** with backup-immutability: the old versions deleted once nothing retained them, and what is still retained */
+  versions?: PurgeOutcome;
   /** what could not be done and why, one sentence each */
   notes: string[];
 }
@@ -91,7 +98,10 @@ export async function pruneBackups(store: BackupStore, request: PruneRequest): P
   const wording = request.wording ?? neutralWording;
   const keyed = request.encryptionKey !== undefined && request.encryptionKey.length > 0;
   const survey = await surveyFolders(store, request.encryptionKey, graceMs, now);
-  const plan = planPrune(survey.folders, { retention: request.retention, incompleteGraceMs: graceMs, now, deleteUnauthenticated: request.deleteUnauthenticated === true });
+  const planned = planPrune(survey.folders, { retention: request.retention, incompleteGraceMs: graceMs, now, deleteUnauthenticated: request.deleteUnauthenticated === true });
+  // what the bucket still retains is not asked to go, nor are its restic snapshots forgotten (retention.ts)
+  const { deletable, retained } = splitRetained(planned.delete, await readRetention(store, planned.delete.map((d) => d.id)), now);
+  const plan = { ...planned, delete: deletable, keep: [...planned.keep, ...retained.map((r) => ({ id: r.id, why: `under Object Lock retention (${r.mode}) until ${r.until.toISOString()}` }))] };
   const ignored = [...survey.ignored, ...(request.movers ? await moverJobsIgnored(request.movers, survey.running) : [])];
   // the restic repositories first: a backup whose snapshots could not be forgotten stays, for a rerun to finish
   const repositories = await pruneRepositories(store, {
@@ -100,7 +110,7 @@ export async function pruneBackups(store: BackupStore, request: PruneRequest): P
     dryRun: request.dryRun, removeForeignLocks: request.removeForeignLocks === true, now, wording, progress: request.progress,
   });
   const { held } = repositories;
-  const notes = [...repositories.notes];
+  const notes = [...retained.map(retainedSentence), ...repositories.notes];
   if (!keyed) {
     notes.push(`No ${wording.term({ term: 'encryption-key' })} is set, so retention trusts the bucket: whoever can write it can add folders that count as backups and make real ones beyond retention; ${wording.remedy({ fix: 'set-encryption-key' })} to count only authenticated backups.`);
   }
@@ -118,11 +128,16 @@ export async function pruneBackups(store: BackupStore, request: PruneRequest): P
     }
   }
   const abortedUploads = await abortStaleUploads(store, graceMs, now, request.dryRun, notes);
+  // restic prune's deletes, the run records' renewals and deleted folders left old versions in the versioned bucket
+  const versions = request.dryRun ? undefined : await store.purgeExpiredVersions(now);
+  if (versions && versions.retained.versions > 0) {
+    notes.push(`${versions.retained.versions} old object version(s) (${formatBytes(versions.retained.bytes)}) no backup lists any more are still under Object Lock retention, until ${versions.retained.until?.toISOString()} at the latest; prune deletes each once its date has passed.`);
+  }
   const movers = request.movers
     ? await removeMoverLeftovers(request.movers, { graceMs, now, dryRun: request.dryRun })
     : { jobs: 0, secrets: 0 };
   return {
     deleted: deleting, kept, untrusted: plan.untrusted, ignored: [...ignored, ...repositories.ignored], removedLocks: repositories.removedLocks,
-    abortedUploads, movers, restic: repositories.repositories, notes,
+    abortedUploads, movers, restic: repositories.repositories, retained, ...(versions ? { versions } : {}), notes,
   };
 }

@@ -7,13 +7,20 @@
 // One implementation serves both backends: S3 (ObjectStore) and a Map (MemoryObjects) for engine tests and benches.
 import type { Readable } from 'node:stream';
 import { decodeManifest, decodeMarker, type ManifestRead, type MarkerRead } from '../archive/reader.ts';
-import type { BackupCommit, PendingBackup } from '../archive/pending-backup.ts';
-import { encodeRunRecord, RUN_RECORD_FILE } from '../archive/run-record.ts';
+import type { PendingBackup } from '../archive/pending-backup.ts';
+import { RUN_RECORD_FILE } from '../archive/run-record.ts';
 import { backupIdTime, backupKeys, backupNameOfFolder, BACKUPS_FOLDER, isBackupId, type BackupKeys } from './layout.ts';
 import { MemoryObjects } from './memory-objects.ts';
 // the writer's side of a backup being written, which the store implements
 export type { BackupCommit, BackupFile, PendingBackup } from '../archive/pending-backup.ts';
-import type { BackupObjects, ObjectInfo, ObjectStore, UploadHandle } from './objects.ts';
+import type { BackupObjects, ObjectInfo, ObjectStore } from './objects.ts';
+import { retainUntil, type Immutability } from './immutability.ts';
+import { S3ObjectLock, type ObjectLockPort, type WriteLock } from './object-lock.ts';
+import { ObjectPendingBackup, RunRecordKeeper, type BeginBackupOptions } from './pending-writes.ts';
+import { purgeVersions, type PurgeOutcome } from './version-purge.ts';
+import { retainFolders, type RetainOutcome } from './retain.ts';
+import { coveredReport, findCovered, uncover, type CoveredReport, type UncoverOutcome } from './version-reveal.ts';
+export type { CoveredReport } from './version-reveal.ts';
 export type { BackupObjects } from './objects.ts';
 import { StoreError } from './objects.ts';
 
@@ -37,20 +44,7 @@ export interface ReadManifestOptions {
   marker?: MarkerRead;
 }
 
-/** How a backup being written keeps its run record (src/archive/run-record.ts) in its folder. */
-export interface BeginBackupOptions {
-  /** the encryption key: with one the record is signed, and prune trusts only a signed one */
-  encryptionKey?: string | Buffer | undefined;
-  /** how long the record holds without a renewal; it is renewed three times per lease while the backup runs */
-  leaseMs?: number;
-  /** when the backup started (the record's `started`); the id's time when omitted */
-  started?: Date;
-  /** who writes the backup, kept in its run record (src/backup/lease.ts) */
-  holder?: string;
-}
-
-/** A backup whose writer is gone stops renewing its record; after this, prune takes it to be gone. */
-export const DEFAULT_RUN_LEASE_MS = 15 * 60 * 1000;
+export { DEFAULT_RUN_LEASE_MS, type BeginBackupOptions } from './pending-writes.ts';
 
 export interface BackupStore {
   /** `s3://bucket/prefix/<key>` for a key relative to the location: where something lives, for sentences */
@@ -88,11 +82,34 @@ export interface BackupStore {
   deleteBackup(id: string): Promise<void>;
   /** aborts (or with dryRun counts) unfinished multipart uploads under backups/ started before `startedBefore` */
   abortStaleUploads(startedBefore: Date, dryRun: boolean): Promise<number>;
+  /** backup-immutability as this location applies it; undefined: off */
+  readonly immutability: Immutability | undefined;
+  /**
+   * With immutability: retains every current object under each folder (a backup's restic repositories, `restic/<ns>/`),
+   * restic's `locks/` excepted, at least as long as backup `id` (begun here) is retained. Without: does nothing.
+   */
+  retainBackupData(id: string, folders: readonly string[]): Promise<RetainOutcome>;
+  /** the retention of backup `id` as the bucket holds it (its marker's, else its manifest's or tarball's); undefined when none */
+  retainedUntil(id: string): Promise<{ mode: string; until: Date } | undefined>;
+  /** with immutability: deletes the versions under the location that nothing retains any more (version-purge.ts) */
+  purgeExpiredVersions(now: Date): Promise<PurgeOutcome | undefined>;
+  /** with immutability: the retained objects hidden by a delete marker or a newer version, and the backups hidden so */
+  coveredObjects(now: Date): Promise<CoveredReport | undefined>;
+  /** with immutability: makes every covered retained version current again (version-reveal.ts) */
+  uncoverRetained(now: Date): Promise<(CoveredReport & UncoverOutcome) | undefined>;
 }
 
 /** A BackupStore over any object store that answers like S3 (Velero's objectBackupStore over its ObjectStore plugin). */
 export class ObjectBackupStore implements BackupStore {
-  constructor(readonly objects: BackupObjects) {}
+  /** each backup begun here, by id: the date its objects are retained until (with immutability) */
+  private readonly retention = new Map<string, WriteLock>();
+
+  readonly immutability: Immutability | undefined;
+
+  constructor(readonly objects: BackupObjects, immutability?: Immutability, private readonly lock?: ObjectLockPort) {
+    this.immutability = immutability;
+    if (immutability && !lock) throw new Error('This object store cannot hold immutable backups: it has no Object Lock.');
+  }
 
   url(key = ''): string {
     return this.objects.url(key);
@@ -193,19 +210,58 @@ export class ObjectBackupStore implements BackupStore {
       throw new Error(`Backup ${id} already exists at ${this.objects.url(existing.key)}; choose another id.`);
     }
     const record = new RunRecordKeeper(this.objects, `${keys.folder}${RUN_RECORD_FILE}`, id, options);
+    // the run record is never retained: it is renewed while the backup runs and removed once it is committed
     await record.write();
     record.renewEvery();
-    return new ObjectPendingBackup(this.objects, id, keys, record);
+    const lock = this.immutability ? { mode: this.immutability.mode, until: retainUntil(this.immutability, options.started ?? new Date()) } : undefined;
+    if (lock) this.retention.set(id, lock);
+    return new ObjectPendingBackup(this.objects, id, keys, record, lock && this.lock ? { write: lock, port: this.lock } : undefined);
+  }
+
+  async retainBackupData(id: string, folders: readonly string[]): Promise<RetainOutcome> {
+    const lock = this.retention.get(id);
+    if (!lock || !this.lock) return { extended: 0, kept: 0 };
+    return retainFolders(this.objects, this.lock, folders, lock, (key) => /(^|\/)locks\//.test(key));
+  }
+
+  async retainedUntil(id: string): Promise<{ mode: string; until: Date } | undefined> {
+    if (!this.immutability) return undefined;
+    const keys = backupKeys(id);
+    for (const key of [keys.marker, keys.manifest, keys.tarball]) {
+      const head = await this.objects.head(key);
+      if (!head) continue;
+      return head.retainUntil ? { mode: head.lockMode ?? this.immutability.mode, until: head.retainUntil } : undefined;
+    }
+    return undefined;
+  }
+
+  async purgeExpiredVersions(now: Date): Promise<PurgeOutcome | undefined> {
+    if (!this.immutability || !this.lock) return undefined;
+    return purgeVersions(this.lock, '', now, { includeCurrent: false });
   }
 
   async removeObject(key: string): Promise<void> {
     await this.objects.delete(key);
   }
 
+  async coveredObjects(now: Date): Promise<CoveredReport | undefined> {
+    if (!this.immutability || !this.lock) return undefined;
+    return coveredReport(await findCovered(this.lock, '', now));
+  }
+
+  async uncoverRetained(now: Date): Promise<(CoveredReport & UncoverOutcome) | undefined> {
+    if (!this.immutability || !this.lock) return undefined;
+    const covered = await findCovered(this.lock, '', now);
+    return { ...coveredReport(covered), ...(await uncover(this.lock, covered, now)) };
+  }
+
   async deleteBackup(id: string): Promise<void> {
     const keys = backupKeys(id);
     await this.objects.delete(keys.marker);
-    await this.objects.deleteFolder(keys.folder);
+    // in a lock-enabled bucket a plain delete only hides: every version goes, but one still retained (prune asks
+    // retainedUntil first, so only an object retained longer than its backup, which then stays hidden)
+    if (this.immutability && this.lock) await purgeVersions(this.lock, keys.folder, new Date(), { includeCurrent: true });
+    else await this.objects.deleteFolder(keys.folder);
   }
 
   abortStaleUploads(startedBefore: Date, dryRun: boolean): Promise<number> {
@@ -213,102 +269,6 @@ export class ObjectBackupStore implements BackupStore {
   }
 }
 
-/**
- * Writes a backup's run record and renews it on a timer until stopped. A renewal that fails is tried again at the next
- * tick: the lease is three renewals long. Stopping waits for a renewal in flight, so none lands after the folder is
- * deleted or the record removed.
- */
-class RunRecordKeeper {
-  private readonly leaseMs: number;
-  private readonly started: Date;
-  private timer: NodeJS.Timeout | undefined;
-  private inFlight: Promise<void> = Promise.resolve();
-  private stopped = false;
-
-  constructor(private readonly objects: BackupObjects, private readonly key: string, private readonly id: string, private readonly options: BeginBackupOptions) {
-    this.leaseMs = options.leaseMs ?? DEFAULT_RUN_LEASE_MS;
-    if (!Number.isFinite(this.leaseMs) || this.leaseMs < 3) throw new Error(`A backup's run lease must be a positive number of milliseconds, not ${this.leaseMs}.`);
-    this.started = options.started ?? backupIdTime(id) ?? new Date();
-  }
-
-  write(): Promise<void> {
-    const now = new Date();
-    const bytes = encodeRunRecord({
-      id: this.id, started: this.started, renewed: now, expires: new Date(now.getTime() + this.leaseMs), ...(this.options.holder ? { holder: this.options.holder } : {}),
-    }, this.options.encryptionKey);
-    return this.objects.put(this.key, bytes, 'application/json');
-  }
-
-  renewEvery(): void {
-    this.timer = setInterval(() => {
-      if (this.stopped) return;
-      this.inFlight = this.inFlight.then(() => (this.stopped ? undefined : this.write())).catch(() => undefined);
-    }, Math.floor(this.leaseMs / 3));
-    this.timer.unref();
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
-    await this.inFlight;
-  }
-
-  /** after the marker: the folder is a backup now, and the record would only be a stale file in it */
-  async remove(): Promise<void> {
-    await this.stop();
-    await this.objects.delete(this.key).catch(() => undefined);
-  }
-}
-
-class ObjectPendingBackup implements PendingBackup {
-  readonly location: string;
-  readonly home: string;
-  readonly fileNames: PendingBackup['fileNames'];
-  private tarball: UploadHandle | undefined;
-  private state: 'open' | 'committed' | 'aborted' = 'open';
-
-  constructor(private readonly objects: BackupObjects, readonly id: string, private readonly keys: BackupKeys, private readonly record: RunRecordKeeper) {
-    this.location = objects.url(keys.folder);
-    this.home = objects.url();
-    const name = (key: string) => key.slice(keys.folder.length);
-    this.fileNames = { resourceList: name(keys.resourceList), logs: name(keys.logs), results: name(keys.results) };
-  }
-
-  uploadTarball(body: Readable): UploadHandle {
-    if (this.tarball) throw new Error(`Backup ${this.id} already has its tarball upload.`);
-    this.tarball = this.objects.startUpload(this.keys.tarball, body, 'application/gzip', 'data');
-    return this.tarball;
-  }
-
-  async commit(commit: BackupCommit): Promise<void> {
-    if (this.state !== 'open') throw new Error(`Backup ${this.id} is ${this.state}; it cannot be committed.`);
-    if (!this.tarball) throw new Error(`Backup ${this.id} has no tarball to commit.`);
-    try {
-      await this.tarball.done();
-      // The files before the marker do not depend on each other: they go up side by side, and all have settled before
-      // the marker is written or an abort deletes the folder.
-      const puts = commit.files.map((file) => this.objects.put(`${this.keys.folder}${file.name}`, file.content, file.contentType));
-      puts.push(this.objects.put(this.keys.manifest, commit.manifest, 'application/json'));
-      const failed = (await Promise.allSettled(puts)).find((r) => r.status === 'rejected');
-      if (failed) throw failed.reason;
-      await this.objects.put(this.keys.marker, await commit.marker(), 'application/json');
-      this.state = 'committed';
-      await this.record.remove();
-    } catch (error) {
-      // The original failure is the one worth reporting; cleanup problems would only hide it.
-      await this.abort().catch(() => undefined);
-      throw error;
-    }
-  }
-
-  async abort(): Promise<void> {
-    if (this.state !== 'open') return;
-    this.state = 'aborted';
-    await this.record.stop();
-    await this.tarball?.abort();
-    await this.objects.deleteFolder(this.keys.folder);
-  }
-}
 
 /** What a read gives, or undefined when the store answered that the object does not exist. */
 async function unlessNotFound<T>(read: Promise<T>): Promise<T | undefined> {
@@ -322,8 +282,8 @@ async function unlessNotFound<T>(read: Promise<T>): Promise<T | undefined> {
 
 /** The backup store of an S3 location. */
 export class S3BackupStore extends ObjectBackupStore {
-  constructor(override readonly objects: ObjectStore) {
-    super(objects);
+  constructor(override readonly objects: ObjectStore, immutability?: Immutability) {
+    super(objects, immutability, immutability ? new S3ObjectLock(objects.client, objects.bucket, (key) => objects.fullKey(key)) : undefined);
   }
 }
 

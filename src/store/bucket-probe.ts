@@ -179,3 +179,19 @@ export async function anyObjectUnder(settings: S3Settings, prefix: string, optio
     return undefined;
   }
 }
+
+/**
+ * Whether the bucket has Object Lock (backup-immutability): GetObjectLockConfiguration, one signed GET `?object-lock`.
+ * S3 answers the configuration, or 404 ObjectLockConfigurationNotFoundError when the bucket was created without it
+ * (AWS S3 API reference, GetObjectLockConfiguration; radosgw the same: tests/store/object-lock.rgw.ts). Undefined when
+ * the answer cannot tell (any other error).
+ */
+export async function probeObjectLock(settings: S3Settings, options: BucketProbeOptions = {}): Promise<boolean | undefined> {
+  if (precheckBucket(settings)) return undefined;
+  try {
+    const { body } = await signedRequest(settings, 'GET', { 'object-lock': '' }, options);
+    return /<ObjectLockEnabled>\s*Enabled\s*<\/ObjectLockEnabled>/.test(body);
+  } catch (error) {
+    return (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404 ? false : undefined;
+  }
+}

@@ -17,6 +17,7 @@ import { Readable } from 'node:stream';
 import { normalizePrefix } from './layout.ts';
 import { PartBuffers, uploadStream } from './part-upload.ts';
 import { READ_AT_ONCE_CLASS } from './storage-class.ts';
+import { lockedWriteParams, type WriteLock } from './lock-params.ts';
 import { TIMEOUT_CODES, TLS_CODES, errorCodes, isNetworkCode } from '../errors/codes.ts';
 import { KfuError, type ErrorKind } from '../errors/index.ts';
 
@@ -129,6 +130,9 @@ export interface ObjectInfo {
   size: number;
   lastModified: Date | undefined;
   etag: string | undefined;
+  /** the current version's Object Lock retention, when a HEAD answered one (immutability.ts) */
+  retainUntil?: Date;
+  lockMode?: string;
 }
 
 /** An upload in flight; `done()` resolves when the object exists, `abort()` cancels it and leaves nothing. */
@@ -192,12 +196,14 @@ export class ObjectStore {
    * written into buffers reused from part to part and from upload to upload (src/store/part-upload.ts). On failure the
    * multipart upload is aborted, so no half object remains.
    */
-  startUpload(key: string, body: Readable | Uint8Array | string, contentType?: string, role: UploadRole = 'read-first', queueSize = this.queueSize): UploadHandle {
+  startUpload(key: string, body: Readable | Uint8Array | string, contentType?: string, role: UploadRole = 'read-first', queueSize = this.queueSize, lock?: WriteLock): UploadHandle {
     const params = { Bucket: this.bucket, Key: this.fullKey(key), ContentType: contentType, ...this.storageClass[role] };
     const cancel = new AbortController();
     let upload: Upload | undefined;
+    // a retained write goes through uploadStream, which gives every request its Content-MD5 (object-lock.ts)
+    if (lock && !(body instanceof Readable)) body = Readable.from([Buffer.from(body)]);
     const running = body instanceof Readable
-      ? uploadStream(this.client, params, body, { buffers: this.partBuffers, queueSize, signal: cancel.signal })
+      ? uploadStream(this.client, { ...params, ...(lock ? { lock } : {}) }, body, { buffers: this.partBuffers, queueSize, signal: cancel.signal })
       // a body already in memory is cut into parts without a copy (lib-storage's subarrays)
       : (upload = new Upload({ client: this.client, params: { ...params, Body: body }, partSize: this.partSize, queueSize, leavePartsOnError: false })).done();
     const finished = running.then(
@@ -223,10 +229,11 @@ export class ObjectStore {
    * multipart with one part in flight: such a stream is the manifest, written at the backup's commit on top of what the
    * listing left, where four parts in flight made the backup's peak memory (docs/performance.md).
    */
-  async put(key: string, body: Readable | Uint8Array | string, contentType?: string): Promise<void> {
-    if (body instanceof Readable) return this.startUpload(key, body, contentType, 'read-first', 1).done();
+  async put(key: string, body: Readable | Uint8Array | string, contentType?: string, lock?: WriteLock): Promise<void> {
+    if (body instanceof Readable) return this.startUpload(key, body, contentType, 'read-first', 1, lock).done();
+    const bytes = typeof body === 'string' ? Buffer.from(body) : body;
     try {
-      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key), Body: body, ContentType: contentType, ...this.storageClass['read-first'] }));
+      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key), Body: bytes, ContentType: contentType, ...this.storageClass['read-first'], ...lockedWriteParams(bytes, lock) }));
     } catch (error) {
       throw this.fail(error, 'upload', key, 'read-first');
     }
@@ -265,7 +272,10 @@ export class ObjectStore {
   async head(key: string): Promise<ObjectInfo | undefined> {
     try {
       const answer = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key) }));
-      return { key, size: answer.ContentLength ?? 0, lastModified: answer.LastModified, etag: answer.ETag };
+      return {
+        key, size: answer.ContentLength ?? 0, lastModified: answer.LastModified, etag: answer.ETag,
+        ...(answer.ObjectLockRetainUntilDate ? { retainUntil: answer.ObjectLockRetainUntilDate } : {}), ...(answer.ObjectLockMode ? { lockMode: answer.ObjectLockMode } : {}),
+      };
     } catch (error) {
       const failure = this.fail(error, 'look up', key);
       if (failure.condition === 'not-found') return undefined;

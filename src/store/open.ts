@@ -15,5 +15,5 @@ export function openObjectStore(settings: S3Settings, options: S3ClientOptions =
 
 /** The backup store of a location: what every engine and action reads and writes backups through. */
 export function openBackupStore(settings: S3Settings, options: S3ClientOptions = {}): S3BackupStore {
-  return new S3BackupStore(openObjectStore(settings, options));
+  return new S3BackupStore(openObjectStore(settings, options), settings.immutability);
 }

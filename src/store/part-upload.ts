@@ -19,12 +19,15 @@ import {
   type StorageClass,
 } from '@aws-sdk/client-s3';
 import type { Readable } from 'node:stream';
+import { lockedWriteParams, type WriteLock } from './lock-params.ts';
 
 export interface PartUploadTarget {
   Bucket: string;
   Key: string;
   ContentType?: string;
   StorageClass?: StorageClass;
+  /** Object Lock retention for the object: asked for at its creation, every request with its Content-MD5 (object-lock.ts) */
+  lock?: WriteLock;
 }
 
 /**
@@ -79,12 +82,15 @@ export async function uploadStream(
   let partNumber = 0;
   let part: Buffer | undefined;
   let filled = 0;
+  const { lock, ...plain } = target;
+  // the object's retention goes on its creation (CreateMultipartUpload or the one PutObject)
+  const creation = { ...plain, ...(lock ? { ObjectLockMode: lock.mode, ObjectLockRetainUntilDate: lock.until } : {}) };
   try {
     // lib-storage's rule: when the client checksums every request it can, the upload declares CRC32 at its creation
     const checksummed = (await client.config.requestChecksumCalculation()) === 'WHEN_SUPPORTED';
     const create = (): Promise<string> =>
       (creating ??= client
-        .send(new CreateMultipartUploadCommand({ ...target, ...(checksummed ? { ChecksumAlgorithm: ChecksumAlgorithm.CRC32 } : {}) }))
+        .send(new CreateMultipartUploadCommand({ ...creation, ...(checksummed ? { ChecksumAlgorithm: ChecksumAlgorithm.CRC32 } : {}) }))
         .then((answer) => {
           if (!answer.UploadId) throw new Error('the object store started a multipart upload without an upload id');
           return (uploadId = answer.UploadId);
@@ -100,7 +106,7 @@ export async function uploadStream(
       const sent = (async () => {
         try {
           const UploadId = await create();
-          const answer = await client.send(new UploadPartCommand({ Bucket: target.Bucket, Key: target.Key, UploadId, PartNumber: number, Body: buffer.subarray(0, length) }));
+          const answer = await client.send(new UploadPartCommand({ Bucket: target.Bucket, Key: target.Key, UploadId, PartNumber: number, Body: buffer.subarray(0, length), ...(lock ? { ContentMD5: lockedWriteParams(buffer.subarray(0, length), lock).ContentMD5 } : {}) }));
           if (!answer.ETag) throw new Error(`the object store answered part ${number} without an ETag`);
           completed.push({
             PartNumber: number,
@@ -142,7 +148,8 @@ export async function uploadStream(
     check();
     if (partNumber === 0) {
       // the whole body fits one part: one PUT, as lib-storage does
-      await client.send(new PutObjectCommand({ ...target, Body: part === undefined ? Buffer.alloc(0) : part.subarray(0, filled) }));
+      const whole = part === undefined ? Buffer.alloc(0) : part.subarray(0, filled);
+      await client.send(new PutObjectCommand({ ...plain, Body: whole, ...lockedWriteParams(whole, lock) }));
     } else {
       if (part !== undefined && filled > 0) await sendPart(part, filled);
       else if (part !== undefined) buffers.give(part);

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { parseUriStyle, resolveAddressing, URI_STYLE_VALUES, type UriStyle } from './addressing.ts';
 import { storageClassUse } from './storage-class.ts';
+import type { Immutability } from './immutability.ts';
 
 export const S3_ENDPOINT = 's3-credentials';
 export const S3_LIB_VERSION = '1.0';
@@ -25,6 +26,8 @@ export interface S3Settings {
    * (storage-class.ts); markers, manifests and indexes are written as STANDARD. Absent: the bucket's default.
    */
   storageClass?: string;
+  /** backup-immutability (immutability.ts): every object a backup needs is written under Object Lock retention */
+  immutability?: Immutability;
   /** which track of s3-integrator gave these settings (absent for the CLI): messages name that track's fix */
   track?: S3Track;
 }

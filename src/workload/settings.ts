@@ -74,6 +74,8 @@ const S3SettingsSchema = z.object({
   uriStyle: z.enum(['path', 'host']),
   tlsCaChain: z.array(z.string()).optional(),
   storageClass: z.string().optional(),
+  /** backup-immutability as the charm parsed it (src/store/immutability.ts) */
+  immutability: z.object({ mode: z.enum(['COMPLIANCE', 'GOVERNANCE']), seconds: z.number().positive(), text: z.string() }).optional(),
   track: z.union([z.literal(1), z.literal(2)]).optional(),
 });
 

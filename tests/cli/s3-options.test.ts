@@ -60,4 +60,10 @@ describe('CLI S3 options', () => {
     expect(s3SettingsFrom({ 's3-url': 's3://bucket-a', 'ca-file': join(dir, 'ca.pem') }, CREDS).tlsCaChain).to.have.length(2);
     expect(() => s3SettingsFrom({ 's3-url': 's3://bucket-a', 'ca-file': join(dir, 'empty.pem') }, CREDS)).to.throw(UsageError, /holds no PEM certificate/);
   });
+  it('--immutability (or KFU_IMMUTABILITY) puts the policy into the settings; off without it; a bad value is one sentence', () => {
+    expect(s3SettingsFrom({ 's3-url': 's3://bucket-a', immutability: '30d governance' }, CREDS).immutability).to.deep.equal({ mode: 'GOVERNANCE', seconds: 30 * 86_400, text: '30d governance' });
+    expect(s3SettingsFrom({ 's3-url': 's3://bucket-a' }, { ...CREDS, KFU_IMMUTABILITY: '7d' }).immutability).to.deep.equal({ mode: 'COMPLIANCE', seconds: 7 * 86_400, text: '7d' });
+    expect(s3SettingsFrom({ 's3-url': 's3://bucket-a' }, CREDS).immutability).to.equal(undefined);
+    expect(() => s3SettingsFrom({ 's3-url': 's3://bucket-a', immutability: 'forever' }, CREDS)).to.throw(UsageError, /^--immutability must be a duration and an optional mode, like 30d, 12w compliance or 90d governance \(units s, m, h, d, w, y\), not "forever"\.$/);
+  });
 });

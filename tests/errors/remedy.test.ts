@@ -49,6 +49,7 @@ const remedies: Record<Remedy['fix'], Row<Remedy>> = {
   'delete-unauthenticated': {
     value: { fix: 'delete-unauthenticated' }, charm: 'run prune-backups delete-unauthenticated=true', cli: 'run kubeflow-upgrader prune --delete-unauthenticated',
   },
+  'recover-retained': { value: { fix: 'recover-retained' }, charm: 'run recover-backups', cli: 'run kubeflow-upgrader recover' },
 };
 
 // what only the charm's user can type: its action names and `option=value` settings

@@ -7,6 +7,7 @@ import { emptyDatabasesState, readControlPlane, type ControlPlaneView } from '..
 import { controlPlaneBackupStep } from '../../controlplane/steps.ts';
 import { lastBackupState } from '../last-backup.ts';
 import type { BackupHandoff } from '../../workload/settings.ts';
+import type { S3Settings } from '../../store/settings.ts';
 
 /**
  * What the control-plane step copied, by relation: `kfp-db (database mlpipeline)`, `object-storage (bucket …)`.
@@ -21,12 +22,20 @@ function coveredParts(view: ControlPlaneView, copied: readonly string[]): string
   return parts;
 }
 
+/** backup-immutability set but not usable (a bad value, a bucket without Object Lock): nothing is written. */
+export async function refuseUnlessImmutable(ctx: Pick<ActionContext<'backup-state' | 'snapshot-profiles' | 'prune-backups'>, 'charm' | 'fail'>, s3: S3Settings): Promise<void> {
+  const { immutabilityRefusal } = await import('../immutability.ts');
+  const refusal = await immutabilityRefusal(ctx.charm, s3);
+  if (refusal) ctx.fail(refusal);
+}
+
 /**
  * wait=false: the backup goes to the workload container's service (src/service), which runs it as it runs a scheduled
  * one, under the same lease; the action names its id at once. The request is a file of mode 0600 pushed through Pebble.
  */
 async function handOver(ctx: ActionContext<'backup-state'>): Promise<void> {
   const s3 = await ctx.s3();
+  await refuseUnlessImmutable(ctx, s3);
   const [{ workloadOf }, { newBackupId }, { openBackupStore }, { SERVICE_NAME, workloadPaths, WORKLOAD_CONTAINER }] = await Promise.all([
     import('../workload.ts'), import('../../store/layout.ts'), import('../../store/open.ts'), import('../../workload/settings.ts'),
   ]);
@@ -59,6 +68,7 @@ export async function run(ctx: ActionContext<'backup-state'>): Promise<void> {
   if (!ctx.params.wait) return handOver(ctx);
   // Checked first: a bucket in another region fails here, not in a Job halfway through.
   const s3 = await ctx.s3ForJobs();
+  await refuseUnlessImmutable(ctx, s3);
   const kube = await ctx.kube();
   // A changed encryption-key first goes into the restic repositories, so this backup opens them with it.
   const { convergeResticKey } = await import('../restic-key.ts');

@@ -15,4 +15,5 @@ export const actionModules: { [A in ActionName]: () => Promise<ActionModule<A>> 
   'pre-upgrade-check': () => import('./pre-upgrade-check.ts'),
   'migrate-stored-versions': () => import('./migrate-stored-versions.ts'),
   'prune-backups': () => import('./prune-backups.ts'),
+  'recover-backups': () => import('./recover-backups.ts'),
 };

@@ -2,6 +2,7 @@
 // its marker records (only Completed and PartiallyFailed ones can be restored).
 import type { ActionContext } from '../action-context.ts';
 import { describeInline } from '../../errors/index.ts';
+import { charmWording } from '../remedy-wording.ts';
 
 export async function run(ctx: ActionContext<'list-backups'>): Promise<void> {
   const s3 = await ctx.s3();
@@ -10,6 +11,7 @@ export async function run(ctx: ActionContext<'list-backups'>): Promise<void> {
   const [{ listBackups }, { openBackupStore }] = await Promise.all([import('../../catalog/verify.ts'), import('../../store/open.ts')]);
   let backups;
   let running;
+  let covered;
   try {
     const store = openBackupStore(s3);
     const { surveyFolders } = await import('../../prune/folders.ts');
@@ -17,10 +19,13 @@ export async function run(ctx: ActionContext<'list-backups'>): Promise<void> {
     // backups being written, as their signed run records prove it (the lease: src/backup/lease.ts); after the listing,
     // whose first request learns the bucket's region, so that only one request is ever redirected
     ({ running } = await surveyFolders(store, encryptionKey, 0, new Date()));
+    // backup-immutability: retained versions someone hid or wrote over (src/store/version-reveal.ts)
+    covered = await (await import('../../catalog/covered.ts')).coveredNote(store, charmWording);
   } catch (error) {
     ctx.fail(`The backups could not be listed: ${describeInline(error)}.`);
   }
   await ctx.setResults({
+    ...(covered ? { covered: { hidden: covered.report.hidden, overwritten: covered.report.overwritten, 'hidden-backups': covered.report.hiddenBackups.join(',') || 'none', warning: covered.sentence } } : {}),
     ...(running.length ? { running: running.map((r) => ({ id: r.id, started: r.started.toISOString(), 'holds-until': r.expires.toISOString() })) } : {}),
     count: backups.length,
     backups: backups.map((b) => ({

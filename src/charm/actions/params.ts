@@ -61,6 +61,7 @@ export const ActionParams = {
     'delete-unauthenticated': z.boolean().default(false),
     'remove-foreign-locks': z.boolean().default(false),
   }),
+  'recover-backups': z.strictObject({}),
 } as const;
 
 export type ActionName = keyof typeof ActionParams;

@@ -9,9 +9,12 @@ import { describeInline } from '../../errors/index.ts';
 import { ActionFailure } from '../action-context.ts';
 import { moverConfig } from '../backup-steps.ts';
 import { charmWording } from '../remedy-wording.ts';
+import { refuseUnlessImmutable } from './backup-state.ts';
+import { retainedSentence } from '../../prune/retention.ts';
 
 export async function run(ctx: ActionContext<'prune-backups'>): Promise<void> {
   const s3 = await ctx.s3();
+  await refuseUnlessImmutable(ctx, s3);
   const [{ pruneBackups }, { moverPortOf }, { openBackupStore }, { PruneRefusedError }, { resticRepositoriesOf }, { resticEngine }] = await Promise.all([
     import('../../prune/engine.ts'), import('../../prune/movers.ts'), import('../../store/open.ts'), import('../../prune/restic.ts'),
     import('../../volumes/restic/prune-repositories.ts'), import('../../volumes/engines.ts'),
@@ -69,6 +72,9 @@ export async function run(ctx: ActionContext<'prune-backups'>): Promise<void> {
     // what prune found and did not obey (folders, Jobs, locks), each with why
     ignored: outcome.ignored.map((i) => `${i.what}: ${i.why}`),
     ...(outcome.removedLocks.length > 0 ? { 'removed-locks': outcome.removedLocks } : {}),
+    // backup-immutability: backups beyond retention the bucket still retains, each with the sentence of when it can go
+    ...(outcome.retained.length > 0 ? { retained: Object.fromEntries(outcome.retained.map((r) => [r.id, retainedSentence(r)])) } : {}),
+    ...(outcome.versions ? { 'old-versions-deleted': outcome.versions.versionsDeleted + outcome.versions.markersDeleted, 'old-version-bytes-freed': outcome.versions.bytesFreed } : {}),
     'aborted-uploads': outcome.abortedUploads,
     'removed-mover-jobs': outcome.movers.jobs,
     'removed-mover-secrets': outcome.movers.secrets,

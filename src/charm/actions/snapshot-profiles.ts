@@ -2,9 +2,11 @@
 import type { ActionContext } from '../action-context.ts';
 import { actionLease, backupRequest } from '../backup-steps.ts';
 import { describeBackupFailure } from '../backup-failure.ts';
+import { refuseUnlessImmutable } from './backup-state.ts';
 
 export async function run(ctx: ActionContext<'snapshot-profiles'>): Promise<void> {
   const s3 = await ctx.s3();
+  await refuseUnlessImmutable(ctx, s3);
   const kube = await ctx.kube();
   const [{ runBackup }, { openBackupStore }] = await Promise.all([import('../../backup/engine.ts'), import('../../store/open.ts')]);
   let outcome;

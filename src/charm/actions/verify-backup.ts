@@ -36,6 +36,12 @@ export async function run(ctx: ActionContext<'verify-backup'>): Promise<void> {
     }, report.controlPlane);
     const status = verdictWithRepositories(report.status, repositories);
     const problems = [...report.problems.map((p) => p.message), ...repositories.flatMap((r) => repositoryProblemSentence(r) ?? [])];
+    // a damaged backup may be one whose retained versions someone wrote over or hid (backup-immutability)
+    if (status !== 'ok') {
+      const damaged = repositories.some((r) => r.status === 'damaged');
+      const covered = await (await import('../../catalog/covered.ts')).coveredNote(store, charmWording, { repositoryDamaged: damaged });
+      if (covered) problems.push(covered.sentence);
+    }
     await ctx.setResults({
       'backup-id': id,
       status,

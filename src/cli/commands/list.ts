@@ -6,6 +6,7 @@ import { encryptionKeyFrom, encryptionOptions } from '../encryption-options.ts';
 import type { Command, CommandContext } from '../usage.ts';
 import { positiveInteger } from '../usage.ts';
 import { describeFailure, openStore, outputOptions } from './shared.ts';
+import { cliWording } from '../remedy-wording.ts';
 
 export const listCommand: Command = {
   name: 'list',
@@ -51,7 +52,11 @@ export const listCommand: Command = {
       const lines = backups.length === 0
         ? [`no complete backup in ${store.url()}`]
         : table([['ID', 'PHASE', 'CREATED', 'SCOPE', 'OBJECTS', 'SIZE', 'SECRETS', 'AUTHENTICATION', 'VOLUMES', 'DESCRIPTION'], ...rows]);
-      ctx.out.result(lines, { location: store.url(), count: backups.length, backups });
+      // with --immutability: retained versions someone hid or wrote over are said, and how they come back
+      const { coveredNote } = await import('../../catalog/covered.ts');
+      const covered = await coveredNote(store, cliWording);
+      if (covered) lines.push(`warning: ${covered.sentence}`);
+      ctx.out.result(lines, { location: store.url(), count: backups.length, backups, ...(covered ? { covered: { ...covered.report, until: covered.report.until?.toISOString() }, warning: covered.sentence } : {}) });
       return 0;
     } catch (error) {
       ctx.out.error(`The backups could not be listed: ${await describeFailure(error, settings)}`);

@@ -29,7 +29,19 @@ export async function openStore(ctx: CommandContext): Promise<{ settings: S3Sett
   const settings = s3SettingsFrom(ctx.values, ctx.env);
   ctx.out.hide(settings.secretKey);
   const { openBackupStore } = await import('../../store/open.ts');
-  return { settings, store: openBackupStore(settings) };
+  const store = openBackupStore(settings);
+  if (settings.immutability) {
+    // a bucket only gets Object Lock at its creation: refused before anything is written, with how to get one
+    const { bucketHasObjectLock, objectLockMissing } = await import('../../store/object-lock.ts');
+    let locked: boolean;
+    try {
+      locked = await bucketHasObjectLock(store.objects.client, settings.bucket);
+    } catch (error) {
+      throw new Error(`The Object Lock of bucket "${settings.bucket}" could not be checked: ${await describeFailure(error, settings)}`);
+    }
+    if (!locked) throw new UsageError(`The ${objectLockMissing(settings.bucket, '--immutability')}.`);
+  }
+  return { settings, store };
 }
 
 /** The backup id argument: a backup name (ours or a Velero one) or `latest`. */

@@ -66,6 +66,10 @@ export const verifyCommand: Command = {
       ctx.out.progress(`verifying backup ${id}`);
       // Nothing at all under that id is a wrong id, not a corrupt backup: say so in one sentence.
       if (!(await store.holdsBackup(id))) {
+        // with --immutability, a backup someone hid is still there underneath: say so rather than that it is not
+        const { coveredNote } = await import('../../catalog/covered.ts');
+        const covered = await coveredNote(store, cliWording);
+        if (covered?.report.hiddenBackups.includes(id)) throw new Error(`backup ${id} is hidden: ${covered.sentence}`);
         throw new Error(`there is no backup ${id} in ${store.url()}; kubeflow-upgrader list shows the complete ones.`);
       }
       const { verifyBackup } = await import('../../catalog/verify.ts');
@@ -77,6 +81,10 @@ export const verifyCommand: Command = {
       }, report.controlPlane);
       const status = verdictWithRepositories(report.status, repositories);
       const resticProblems = repositories.flatMap((r) => repositoryProblemSentence(r) ?? []);
+      // a damaged backup may be one whose retained versions someone wrote over or hid (backup-immutability)
+      const damaged = repositories.some((r) => r.status === 'damaged');
+      const covered = status === 'ok' ? undefined : await (await import('../../catalog/covered.ts')).coveredNote(store, cliWording, { repositoryDamaged: damaged });
+      if (covered) resticProblems.push(covered.sentence);
       const lines = [
         `backup ${id}: ${status} (${report.objectsChecked} objects checked)`,
         `authentication: ${report.authentication.note}`,
