@@ -231,7 +231,7 @@ export class Cluster implements InProcessApi {
     // decoding converts stringData into data before any admission sees the object (secrets.ts)
     if (isSecrets(d)) mergeStringData(obj);
     for (const mutate of this.createMutators.get(refKey(ref)) ?? []) mutate(obj);
-    this.webhooks?.mutate('CREATE', d, obj, null, options.dryRun ?? false);
+    this.webhooks?.mutate('CREATE', d, obj, null, options.dryRun ?? false, (options.user ?? CONTROLLER_USER).username);
     const meta = obj.metadata;
     if (!meta.name && meta.generateName) meta.name = meta.generateName + generatedSuffix(this.random);
     const name = meta.name ?? '';
@@ -390,7 +390,7 @@ export class Cluster implements InProcessApi {
       }
     }
     if (subresource === 'main') next.apiVersion = input.apiVersion;
-    if (subresource === 'main') this.webhooks?.mutate('UPDATE', d, next, old, options.dryRun ?? false);
+    if (subresource === 'main') this.webhooks?.mutate('UPDATE', d, next, old, options.dryRun ?? false, (options.user ?? CONTROLLER_USER).username);
     this.admitCustom(d, next, old);
     next.apiVersion = old.apiVersion;
     next.kind = old.kind;
@@ -647,7 +647,7 @@ export class Cluster implements InProcessApi {
     if (this.store.count(VAPB_REF) > 0) this.admitPolicies(op, d, obj, old, options, subResource);
     // validating webhooks after the policies (kubernetes pkg/kubeapiserver/options/plugins.go orders
     // ValidatingAdmissionPolicy before ValidatingAdmissionWebhook)
-    if (obj && op !== 'DELETE' && op !== 'CONNECT' && subResource === '') this.webhooks?.validate(op, d, obj, old, options.dryRun ?? false);
+    if (obj && op !== 'DELETE' && op !== 'CONNECT' && subResource === '') this.webhooks?.validate(op, d, obj, old, options.dryRun ?? false, (options.user ?? CONTROLLER_USER).username);
   }
 
   private admitPolicies(op: Operation, d: ResourceDef, obj: KubeObject | null, old: KubeObject | null, options: WriteOptions, subResource: string): void {

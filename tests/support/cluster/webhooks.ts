@@ -82,16 +82,16 @@ export class AdmissionWebhooks {
   }
 
   /** mutating admission: each matching webhook in turn may change `object` */
-  mutate(operation: WebhookOperation, d: ResourceDef, object: KubeObject, old: KubeObject | null, dryRun: boolean): void {
-    this.dispatch(MUTATING, operation, d, object, old, dryRun);
+  mutate(operation: WebhookOperation, d: ResourceDef, object: KubeObject, old: KubeObject | null, dryRun: boolean, username: string): void {
+    this.dispatch(MUTATING, operation, d, object, old, dryRun, username);
   }
 
   /** validating admission: throws the first refusal or failed call */
-  validate(operation: WebhookOperation, d: ResourceDef, object: KubeObject, old: KubeObject | null, dryRun: boolean): void {
-    this.dispatch(VALIDATING, operation, d, structuredClone(object), old, dryRun);
+  validate(operation: WebhookOperation, d: ResourceDef, object: KubeObject, old: KubeObject | null, dryRun: boolean, username: string): void {
+    this.dispatch(VALIDATING, operation, d, structuredClone(object), old, dryRun, username);
   }
 
-  private dispatch(kind: typeof MUTATING, operation: WebhookOperation, d: ResourceDef, object: KubeObject, old: KubeObject | null, dryRun: boolean): void {
+  private dispatch(kind: typeof MUTATING, operation: WebhookOperation, d: ResourceDef, object: KubeObject, old: KubeObject | null, dryRun: boolean, username: string): void {
     // the configurations themselves are never subject to webhooks (generic/webhook.go IsExemptAdmissionConfigurationResource)
     if (d.group === MUTATING.group || !this.cluster.findResource(kind)) return;
     const configurations = this.cluster.list(kind);
@@ -104,10 +104,10 @@ export class AdmissionWebhooks {
     const namespaceLabels = d.namespaced ? this.cluster.get(NAMESPACES, request.namespace)?.metadata.labels ?? {} : {};
     for (const configuration of configurations.sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''))) {
       for (const hook of ((configuration as { webhooks?: Webhook[] }).webhooks ?? [])) {
-        if (!(hook.rules ?? []).some((rule) => ruleMatches(rule, { ...request, kind: d.kind, object, oldObject: old, user: { username: '', groups: [] }, dryRun }, d.namespaced))) continue;
+        if (!(hook.rules ?? []).some((rule) => ruleMatches(rule, { ...request, kind: d.kind, object, oldObject: old, user: { username, groups: [] }, dryRun }, d.namespaced))) continue;
         if (d.namespaced && hook.namespaceSelector && !selectorMatches(hook.namespaceSelector, namespaceLabels)) continue;
         if (hook.objectSelector && !selectorMatches(hook.objectSelector, object.metadata.labels ?? {}) && !(old && selectorMatches(hook.objectSelector, old.metadata.labels ?? {}))) continue;
-        if (!(hook.matchConditions ?? []).every((c) => compileCel(c.expression)({ object: toCel(object), oldObject: toCel(old), request: toCel({ ...request, userInfo: { username: '' } }) }) === true)) continue;
+        if (!(hook.matchConditions ?? []).every((c) => compileCel(c.expression)({ object: toCel(object), oldObject: toCel(old), request: toCel({ ...request, userInfo: { username } }) }) === true)) continue;
         if (dryRun && hook.sideEffects !== 'None' && hook.sideEffects !== 'NoneOnDryRun')
           throw new ApiError(400, 'BadRequest', `admission webhook "${hook.name}" does not support dry run`);
         const answer = this.call(hook, { operation, resource: d.resource, group: d.group, version, name: request.name, namespace: request.namespace, object, oldObject: old, dryRun, cluster: this.cluster });

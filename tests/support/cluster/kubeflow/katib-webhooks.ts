@@ -69,6 +69,17 @@ export function defaultExperiment(request: WebhookRequest): WebhookAnswer {
   return { allowed: true };
 }
 
+/**
+ * pkg/webhook/v1beta1/pod/inject_webhook.go Handle: a Pod whose owner is not a Trial's job needs no mutation
+ * (MutationRequired is false) and is let through unchanged. The metrics-collector sidecar a Trial's Pod gets is not
+ * simulated: the simulated Katib controller (katib-controller.ts) makes Trials but runs no Trial Pods. What this webhook
+ * adds to the simulation is its reach: every Pod created in a profile namespace goes through it, so none can be made
+ * while katib-controller is not Ready.
+ */
+export function mutatePod(_request: WebhookRequest): WebhookAnswer {
+  return { allowed: true };
+}
+
 /** validation_webhook.go Handle */
 export function validateExperiment(request: WebhookRequest): WebhookAnswer {
   const { object, oldObject, namespace } = request;

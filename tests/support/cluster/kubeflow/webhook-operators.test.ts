@@ -218,6 +218,38 @@ describe('simulated Kubeflow admission webhooks', () => {
       }
     });
 
+    it('makes no Pod in a profile namespace while katib-controller is not Ready (its Pod mutator matches every one)', () => {
+      const { api, webhooks, stop } = setUp('1.10', false);
+      const PODS = { group: '', resource: 'pods' };
+      const pod = (name: string, namespace: string, labels: Record<string, string> = {}): KubeObject =>
+        ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace, labels }, spec: { containers: [{ name: 'main', image: 'busybox' }] } });
+      try {
+        expect(refusal(() => api.create(PODS, pod('mover', 'alice'))).message)
+          .to.match(/^Internal error occurred: failed calling webhook "mutator\.pod\.katib\.kubeflow\.org": failed to call webhook: Post "https:\/\/katib-controller\.kubeflow\.svc:443\/mutate-pod\?timeout=10s": dial tcp [0-9.]+:443: connect: connection refused$/);
+        // a namespace without the label is not selected
+        expect(api.create(PODS, pod('elsewhere', 'bare')).metadata.name).to.equal('elsewhere');
+        // from Katib 0.18 on, the controller's own Pods are left out by the configuration's matchCondition
+        const controller = { username: 'system:serviceaccount:kubeflow:katib-controller', groups: ['system:serviceaccounts'] };
+        expect(api.create(PODS, pod('by-controller', 'alice'), { user: controller }).metadata.name).to.equal('by-controller');
+        webhooks.setReady('katib-controller', true);
+        expect(api.create(PODS, pod('mover', 'alice')).metadata.name).to.equal('mover');
+      } finally {
+        stop();
+      }
+    });
+
+    it('in Charmed Kubeflow 1.9 (Katib 0.17), a Pod labelled katib.kubeflow.org/metrics-collector-injection=disabled is not sent to it', () => {
+      const { api, stop } = setUp('1.9', false);
+      const PODS = { group: '', resource: 'pods' };
+      try {
+        const labelled = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'opted-out', namespace: 'alice', labels: { 'katib.kubeflow.org/metrics-collector-injection': 'disabled' } }, spec: { containers: [{ name: 'main', image: 'busybox' }] } };
+        expect(api.create(PODS, labelled).metadata.name).to.equal('opted-out');
+        expect(refusal(() => api.create(PODS, { ...labelled, metadata: { name: 'plain', namespace: 'alice' } })).status).to.equal(500);
+      } finally {
+        stop();
+      }
+    });
+
     it('asks a dry run too: a dry-run create fails the same way while the Pod is not Ready', () => {
       const { api, stop } = setUp('1.10', false);
       try {

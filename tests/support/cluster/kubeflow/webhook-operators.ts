@@ -8,15 +8,18 @@
 // - training-operator: canonical/training-operator src/templates/validatingwebhookconfiguration.yaml.j2 and
 //   service.yaml.j2 (Service training-operator-workload, 443 → 9443), from Charmed Kubeflow 1.9 (track 1.8) on.
 // Only the webhooks simulated in katib-webhooks.ts, kserve-webhooks.ts and training-webhooks.ts are configured: a
-// configured webhook that nothing answers would refuse everything it matches. Katib's and KServe's Pod mutators are
-// left out too (they change only Trial and predictor Pods, which no restore writes).
+// configured webhook that nothing answers would refuse everything it matches. Katib's Pod mutator is configured (every
+// Pod CREATE in a namespace labelled katib.kubeflow.org/metrics-collector-injection=enabled, i.e. every profile
+// namespace: while katib-controller is not Ready no Pod can be made there, restore movers included); KServe's Pod
+// mutator (predictor Pods only, by its objectSelector) is not.
 // In a fresh cluster the charms' Pods start after the configurations exist: with `ready: false` each Pod is there but
 // not Ready, so every call fails as kube-apiserver reports it (webhooks.ts) until the test marks the Pod Ready, the
 // condition the kubelet sets once the readiness probe passes (kubernetes/kubernetes pkg/kubelet/status/status_manager.go).
 import type { KubeObject } from '../../../../src/kube/types.ts';
 import type { Cluster } from '../cluster.ts';
 import { AdmissionWebhooks, type WebhookHandler } from '../webhooks.ts';
-import { defaultExperiment, validateExperiment } from './katib-webhooks.ts';
+import { defaultExperiment, mutatePod, validateExperiment } from './katib-webhooks.ts';
+import type { LabelSelector } from '../admission.ts';
 import { defaultInferenceService, inferenceServiceValidator } from './kserve-webhooks.ts';
 import { validatePyTorchJob } from './training-webhooks.ts';
 import type { Release } from './releases.ts';
@@ -43,7 +46,10 @@ const SERVICES = { group: '', resource: 'services' };
 const MUTATING = { group: 'admissionregistration.k8s.io', resource: 'mutatingwebhookconfigurations' };
 const VALIDATING = { group: 'admissionregistration.k8s.io', resource: 'validatingwebhookconfigurations' };
 
-interface Served { path: string; handler: WebhookHandler; webhook: string; kind: 'mutating' | 'validating'; configuration: string; group: string; version: string; resource: string; failurePolicy?: 'Fail' }
+interface Served {
+  path: string; handler: WebhookHandler; webhook: string; kind: 'mutating' | 'validating'; configuration: string; group: string; version: string; resource: string;
+  failurePolicy?: 'Fail'; operations?: string[]; namespaceSelector?: LabelSelector; objectSelector?: LabelSelector; matchConditions?: Array<{ name: string; expression: string }>;
+}
 interface OperatorSpec { service: string; targetPort: number; image: string; podIp: string; served: Served[] }
 
 function operatorSpecs(release: Release): Record<WebhookOperator, OperatorSpec | undefined> {
@@ -56,6 +62,15 @@ function operatorSpecs(release: Release): Record<WebhookOperator, OperatorSpec |
         // no failurePolicy in the template: admissionregistration/v1 defaults it to Fail
         { path: '/mutate-experiment', handler: defaultExperiment, webhook: 'defaulter.experiment.katib.kubeflow.org', kind: 'mutating', configuration: 'katib.kubeflow.org', ...experiments },
         { path: '/validate-experiment', handler: validateExperiment, webhook: 'validator.experiment.katib.kubeflow.org', kind: 'validating', configuration: 'katib.kubeflow.org', ...experiments },
+        {
+          path: '/mutate-pod', handler: mutatePod, webhook: 'mutator.pod.katib.kubeflow.org', kind: 'mutating', configuration: 'katib.kubeflow.org',
+          group: '', version: 'v1', resource: 'pods', operations: ['CREATE'],
+          namespaceSelector: { matchLabels: { 'katib.kubeflow.org/metrics-collector-injection': 'enabled' } },
+          // tracks 0.16 and 0.17 (CKF 1.8, 1.9) select by a Pod label; 0.18 on leave out the controller's own Pods by CEL
+          ...(release === '1.8' || release === '1.9'
+            ? { objectSelector: { matchExpressions: [{ key: 'katib.kubeflow.org/metrics-collector-injection', operator: 'NotIn', values: ['disabled'] }] } }
+            : { matchConditions: [{ name: 'exclude-katib-controller', expression: 'request.userInfo.username != "system:serviceaccount:kubeflow:katib-controller"' }] }),
+        },
       ],
     },
     'kserve-controller': {
@@ -102,8 +117,11 @@ export function installKubeflowWebhooks(cluster: Cluster, options: KubeflowWebho
       (configuration.webhooks as unknown[]).push({
         name: served.webhook, sideEffects: 'None', admissionReviewVersions: ['v1'],
         clientConfig: { service: { name: spec.service, namespace: NAMESPACE, path: served.path } },
-        rules: [{ apiGroups: [served.group], apiVersions: [served.version], operations: ['CREATE', 'UPDATE'], resources: [served.resource] }],
+        rules: [{ apiGroups: [served.group], apiVersions: [served.version], operations: served.operations ?? ['CREATE', 'UPDATE'], resources: [served.resource] }],
         ...(served.failurePolicy ? { failurePolicy: served.failurePolicy } : {}),
+        ...(served.namespaceSelector ? { namespaceSelector: served.namespaceSelector } : {}),
+        ...(served.objectSelector ? { objectSelector: served.objectSelector } : {}),
+        ...(served.matchConditions ? { matchConditions: served.matchConditions } : {}),
       });
       configurations.set(key, configuration);
     }
