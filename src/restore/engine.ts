@@ -225,7 +225,10 @@ class RestoreRun {
     this.slots = pLimit(this.limit);
     this.volumeFill = new VolumeFill(kube, preflight, request, dry, (message) => this.say(message));
     this.workloadSteps = new Set(preflight.steps.filter((step) => isWorkloadStep(step.group, step.resource)));
-    this.webhookWait = new WebhookWait(dry ? 0 : request.waitTimeoutMs ?? 300_000, (message) => this.say(message), request.wording);
+    // an object waiting for a webhook lends its slot: the limit grows by one while it waits
+    this.webhookWait = new WebhookWait(dry ? 0 : request.waitTimeoutMs ?? 300_000, (message) => this.say(message), request.wording, (waiting) => {
+      this.slots.concurrency += waiting ? 1 : -1;
+    });
   }
 
   waits(): RestoreOutcome['waits'] {

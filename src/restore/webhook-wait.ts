@@ -51,6 +51,11 @@ export class WebhookWait {
     private readonly timeoutMs: number,
     private readonly say: (message: string) => void | Promise<void>,
     private readonly wording: Wording = neutralWording,
+    /**
+     * told when an object starts (true) and stops (false) waiting: the engine lends the waiting object's slot to the
+     * others meanwhile, so that objects no webhook holds up go on at full pace
+     */
+    private readonly waiting: (waiting: boolean) => void = () => undefined,
   ) {}
 
   /**
@@ -115,7 +120,8 @@ export class WebhookWait {
       state.round = { promise, resolve };
       this.schedule(name, state);
     }
-    const retry = await state.round.promise;
+    this.waiting(true);
+    const retry = await state.round.promise.finally(() => this.waiting(false));
     state.waiting.delete(object);
     if (!retry) state.stranded.add(object);
     this.noteIdle();
