@@ -162,7 +162,7 @@ describe('simulated Kubeflow admission webhooks', () => {
     }
   });
 
-  describe('training operator (kubeflow/training-operator v1.8.0 pytorchjob_webhook.go)', () => {
+  describe('training operator (kubeflow/training-operator v1.8.0 and v1.9.0 pkg/webhooks)', () => {
     it('refuses a Master with two replicas, a replica type it does not know and a job without a pytorch container', () => {
       const { api, stop } = setUp('1.10', true);
       const denied = (name: string, detail: string) =>
@@ -175,6 +175,42 @@ describe('simulated Kubeflow admission webhooks', () => {
         expect(refusal(() => api.create(PYTORCHJOBS, pytorchJob('renamed', { Worker: pytorch(2, 'trainer') }))).message)
           .to.equal(denied('renamed', 'spec.pytorchReplicaSpecs[Worker].template.spec.containers: Required value: must have at least one container with name pytorch'));
         expect(api.create(PYTORCHJOBS, pytorchJob('fine', { Master: pytorch(1), Worker: pytorch(2) })).metadata.uid).to.be.a('string');
+      } finally {
+        stop();
+      }
+    });
+
+    it('refuses what the TFJob, XGBoostJob, PaddleJob and JAXJob validators refuse (v1.9.0), and v1.9.0\'s new PyTorchJob and run-policy checks', () => {
+      const { api, stop } = setUp('1.10', true);
+      const job = (kind: string, name: string, field: string, specs: Record<string, unknown>, extra: Record<string, unknown> = {}): KubeObject =>
+        ({ apiVersion: 'kubeflow.org/v1', kind, metadata: { name, namespace: 'alice' }, spec: { [field]: specs, ...extra } });
+      const replica = (container: string, replicas = 1) => ({ replicas, template: { spec: { containers: [{ name: container, image: 'busybox' }] } } });
+      const denied = (resource: string, short: string, name: string, detail: string) =>
+        `${resource}.kubeflow.org "${name}" is forbidden: admission webhook "validator.${short}.training-operator.kubeflow.org" denied the request: ${detail}`;
+      try {
+        expect(refusal(() => api.create({ group: 'kubeflow.org', resource: 'tfjobs' }, job('TFJob', 'two-chiefs', 'tfReplicaSpecs', { Chief: replica('tensorflow'), Master: replica('tensorflow') }))).message)
+          .to.equal(denied('tfjobs', 'tfjob', 'two-chiefs', 'spec.tfReplicaSpecs: Forbidden: must not have more than 1 Chief or Master role'));
+        expect(refusal(() => api.create({ group: 'kubeflow.org', resource: 'xgboostjobs' }, job('XGBoostJob', 'workers-only', 'xgbReplicaSpecs', { Worker: replica('xgboost', 2) }))).message)
+          .to.equal(denied('xgboostjobs', 'xgboostjob', 'workers-only', 'spec.xgbReplicaSpecs[Master]: Required value: must be present'));
+        expect(refusal(() => api.create({ group: 'kubeflow.org', resource: 'paddlejobs' }, job('PaddleJob', 'renamed', 'paddleReplicaSpecs', { Worker: replica('trainer') }))).message)
+          .to.equal(denied('paddlejobs', 'paddlejob', 'renamed', 'spec.paddleReplicaSpecs[Worker].template.spec.containers: Required value: must have at least one container with name "paddle"'));
+        expect(refusal(() => api.create({ group: 'kubeflow.org', resource: 'jaxjobs' }, job('JAXJob', 'master', 'jaxReplicaSpecs', { Master: replica('jax') }))).message)
+          .to.equal(denied('jaxjobs', 'jaxjob', 'master', 'spec.jaxReplicaSpecs[Master]: Unsupported value: "Master": supported values: "Worker"'));
+        expect(refusal(() => api.create(PYTORCHJOBS, pytorchJob('no-workers', { Master: pytorch(1), Worker: pytorch(0) }))).message)
+          .to.equal(denied('pytorchjobs', 'pytorchjob', 'no-workers', 'spec.pytorchReplicaSpecs[Worker].replicas: Forbidden: must be at least 1'));
+        expect(refusal(() => api.create(PYTORCHJOBS, { ...pytorchJob('kueued', { Master: pytorch(1) }), spec: { pytorchReplicaSpecs: { Master: pytorch(1) }, runPolicy: { managedBy: 'example.com/other' } } })).message)
+          .to.equal(denied('pytorchjobs', 'pytorchjob', 'kueued', 'spec.runPolicy.managedBy: Unsupported value: "example.com/other": supported values: "kueue.x-k8s.io/multikueue", "kubeflow.org/training-operator"'));
+      } finally {
+        stop();
+      }
+    });
+
+    it('in Charmed Kubeflow 1.9 (v1.8.0) admits an MXJob (its validator only warns) and a PyTorchJob Worker with no replicas', () => {
+      const { api, stop } = setUp('1.9', true);
+      try {
+        const mxjob = { apiVersion: 'kubeflow.org/v1', kind: 'MXJob', metadata: { name: 'mx', namespace: 'alice' }, spec: { jobMode: 'MXTrain', mxReplicaSpecs: { Worker: { replicas: 1, template: { spec: { containers: [{ name: 'other', image: 'x' }] } } } } } };
+        expect(api.create({ group: 'kubeflow.org', resource: 'mxjobs' }, mxjob).metadata.name).to.equal('mx');
+        expect(api.create(PYTORCHJOBS, pytorchJob('idle-workers', { Master: pytorch(1), Worker: pytorch(0) })).metadata.name).to.equal('idle-workers');
       } finally {
         stop();
       }

@@ -21,7 +21,7 @@ import { AdmissionWebhooks, type WebhookHandler } from '../webhooks.ts';
 import { defaultExperiment, mutatePod, validateExperiment } from './katib-webhooks.ts';
 import type { LabelSelector } from '../admission.ts';
 import { defaultInferenceService, inferenceServiceValidator } from './kserve-webhooks.ts';
-import { validatePyTorchJob } from './training-webhooks.ts';
+import { trainingJobKinds, trainingJobValidator } from './training-webhooks.ts';
 import type { Release } from './releases.ts';
 
 export type WebhookOperator = 'katib-controller' | 'kserve-controller' | 'training-operator';
@@ -82,9 +82,10 @@ function operatorSpecs(release: Release): Record<WebhookOperator, OperatorSpec |
     },
     'training-operator': release === '1.8' ? undefined : {
       service: 'training-operator-workload', targetPort: 9443, image: 'docker.io/kubeflow/training-operator:v1-855e096', podIp: '10.1.200.13',
-      served: [
-        { path: '/validate-kubeflow-org-v1-pytorchjob', handler: validatePyTorchJob, webhook: 'validator.pytorchjob.training-operator.kubeflow.org', kind: 'validating', configuration: 'validator.training-operator.kubeflow.org', failurePolicy: 'Fail', group: 'kubeflow.org', version: 'v1', resource: 'pytorchjobs' },
-      ],
+      served: trainingJobKinds(release).map((kind) => ({
+        path: `/validate-kubeflow-org-v1-${kind.short}`, handler: trainingJobValidator(release, kind), webhook: `validator.${kind.short}.training-operator.kubeflow.org`,
+        kind: 'validating' as const, configuration: 'validator.training-operator.kubeflow.org', failurePolicy: 'Fail' as const, group: 'kubeflow.org', version: 'v1', resource: kind.resource,
+      })),
     },
   };
 }
