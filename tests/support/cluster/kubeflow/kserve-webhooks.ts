@@ -8,8 +8,8 @@
 // - the validator (inference_service_validation.go validateInferenceService, component.go): the name, exactly one
 //   implementation per component (ExactlyOneErrorFor lists PredictorSpec's Go fields but the last), and the replicas
 //   (validateReplicas), for the predictor; a plain error is controller-runtime's Denied, code 403. The sentences changed in 0.14, so
-//   each release gets its own. Not simulated: autoscaler annotations, storage URIs, multi-node and logger checks,
-//   and the ServingRuntime, InferenceGraph and TrainedModel validators the charm also ships.
+//   each release gets its own. Not simulated: autoscaler annotations, storage URIs, multi-node and logger checks.
+// The InferenceGraph, TrainedModel and ServingRuntime validators the charm also ships are in kserve-model-webhooks.ts.
 import type { Release } from './releases.ts';
 import type { WebhookAnswer, WebhookRequest } from '../webhooks.ts';
 

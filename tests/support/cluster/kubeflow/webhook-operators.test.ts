@@ -162,6 +162,50 @@ describe('simulated Kubeflow admission webhooks', () => {
     }
   });
 
+  describe('KServe\'s InferenceGraph, TrainedModel and ServingRuntime validators (kserve/kserve 0.14)', () => {
+    const denied = (resource: string, webhook: string, name: string, detail: string) =>
+      `${resource}.serving.kserve.io "${name}" is forbidden: admission webhook "${webhook}.kserve-webhook-server.validator" denied the request: ${detail}`;
+    let api: Cluster;
+    let stop: () => void;
+    beforeEach(() => ({ api, stop } = setUp('1.10', true)));
+    afterEach(() => stop());
+
+    it('refuses an InferenceGraph without a root node, with a step that names two targets, and a splitter whose weights do not add up', () => {
+      const IGS = { group: 'serving.kserve.io', resource: 'inferencegraphs' };
+      const graph = (name: string, nodes: Record<string, unknown>): KubeObject => ({ apiVersion: 'serving.kserve.io/v1alpha1', kind: 'InferenceGraph', metadata: { name, namespace: 'alice' }, spec: { nodes } });
+      expect(refusal(() => api.create(IGS, graph('rootless', { first: { routerType: 'Sequence', steps: [{ serviceName: 'a' }] } }))).message)
+        .to.equal(denied('inferencegraphs', 'inferencegraph', 'rootless', "root node not found, InferenceGraph needs a node with name 'root' as the root node of the graph"));
+      expect(refusal(() => api.create(IGS, graph('two', { root: { routerType: 'Sequence', steps: [{ name: 's', serviceName: 'a', serviceUrl: 'http://b' }] } }))).message)
+        .to.equal(denied('inferencegraphs', 'inferencegraph', 'two', 'Step 0 ("s") in node "root" of InferenceGraph "two" specifies more than one of nodeName, serviceName, serviceUrl'));
+      expect(refusal(() => api.create(IGS, graph('split', { root: { routerType: 'Splitter', steps: [{ serviceName: 'a', weight: 60 }, { serviceName: 'b', weight: 30 }] } }))).message)
+        .to.equal(denied('inferencegraphs', 'inferencegraph', 'split', 'InferenceGraph[split] Node[root] splitter node: the sum of traffic weights for all routing targets should be 100'));
+      expect(api.create(IGS, graph('fine', { root: { routerType: 'Splitter', steps: [{ serviceName: 'a', weight: 60 }, { serviceName: 'b', weight: 40 }] } })).metadata.name).to.equal('fine');
+    });
+
+    it('refuses a TrainedModel whose storageUri has no supported prefix, and a change of its memory', () => {
+      const TMS = { group: 'serving.kserve.io', resource: 'trainedmodels' };
+      const model = (name: string, storageUri: string, memory = '1Gi'): KubeObject =>
+        ({ apiVersion: 'serving.kserve.io/v1alpha1', kind: 'TrainedModel', metadata: { name, namespace: 'alice' }, spec: { inferenceService: 'iris', model: { framework: 'sklearn', storageUri, memory } } });
+      expect(refusal(() => api.create(TMS, model('local', 'pvc://models/iris'))).message)
+        .to.equal(denied('trainedmodels', 'trainedmodel', 'local', 'the Trained Model "local" storageUri field is invalid. The storage uri must start with one of the prefixes: s3://, gs://, https://, http://. (the storage uri given is "pvc://models/iris")'));
+      const made = api.create(TMS, model('iris-v1', 's3://models/iris'));
+      expect(refusal(() => api.update(TMS, { ...made, spec: { ...(made.spec as object), model: { framework: 'sklearn', storageUri: 's3://models/iris', memory: '2Gi' } } })).message)
+        .to.equal(denied('trainedmodels', 'trainedmodel', 'iris-v1', 'the Trained Model "iris-v1" memory field is immutable. The memory was "1Gi" but it is updated to "2Gi"'));
+    });
+
+    it('refuses a second ServingRuntime giving an auto-selected model format the priority another runtime gives it', () => {
+      const SRS = { group: 'serving.kserve.io', resource: 'servingruntimes' };
+      const runtime = (name: string, priority: number): KubeObject => ({
+        apiVersion: 'serving.kserve.io/v1alpha1', kind: 'ServingRuntime', metadata: { name, namespace: 'alice' },
+        spec: { protocolVersions: ['v2'], supportedModelFormats: [{ name: 'sklearn', version: '1', autoSelect: true, priority }], containers: [{ name: 'kserve-container', image: 'x' }] },
+      });
+      api.create(SRS, runtime('first', 1));
+      expect(refusal(() => api.create(SRS, runtime('second', 1))).message)
+        .to.equal(denied('servingruntimes', 'servingruntime', 'second', 'same priority assigned for the model format sklearn in the servingruntimes first and second in namespace alice'));
+      expect(api.create(SRS, runtime('third', 2)).metadata.name).to.equal('third');
+    });
+  });
+
   describe('training operator (kubeflow/training-operator v1.8.0 and v1.9.0 pkg/webhooks)', () => {
     it('refuses a Master with two replicas, a replica type it does not know and a job without a pytorch container', () => {
       const { api, stop } = setUp('1.10', true);

@@ -21,6 +21,7 @@ import { AdmissionWebhooks, type WebhookHandler } from '../webhooks.ts';
 import { defaultExperiment, mutatePod, validateExperiment } from './katib-webhooks.ts';
 import type { LabelSelector } from '../admission.ts';
 import { defaultInferenceService, inferenceServiceValidator } from './kserve-webhooks.ts';
+import { servingRuntimeValidator, validateInferenceGraph, validateTrainedModel } from './kserve-model-webhooks.ts';
 import { trainingJobKinds, trainingJobValidator } from './training-webhooks.ts';
 import type { Release } from './releases.ts';
 
@@ -55,6 +56,7 @@ interface OperatorSpec { service: string; targetPort: number; image: string; pod
 function operatorSpecs(release: Release): Record<WebhookOperator, OperatorSpec | undefined> {
   const experiments = { group: 'kubeflow.org', version: 'v1beta1', resource: 'experiments' };
   const isvcs = { group: 'serving.kserve.io', version: 'v1beta1', resource: 'inferenceservices' };
+  const v1alpha1 = (resource: string) => ({ group: 'serving.kserve.io', version: 'v1alpha1', resource });
   return {
     'katib-controller': {
       service: 'katib-controller', targetPort: 443, image: 'docker.io/charmedkubeflow/katib-controller:v0.18.0', podIp: '10.1.200.11',
@@ -78,6 +80,13 @@ function operatorSpecs(release: Release): Record<WebhookOperator, OperatorSpec |
       served: [
         { path: '/mutate-serving-kserve-io-v1beta1-inferenceservice', handler: defaultInferenceService, webhook: 'inferenceservice.kserve-webhook-server.defaulter', kind: 'mutating', configuration: 'inferenceservice.serving.kserve.io', failurePolicy: 'Fail', ...isvcs },
         { path: '/validate-serving-kserve-io-v1beta1-inferenceservice', handler: inferenceServiceValidator(release), webhook: 'inferenceservice.kserve-webhook-server.validator', kind: 'validating', configuration: 'inferenceservice.serving.kserve.io', failurePolicy: 'Fail', ...isvcs },
+        { path: '/validate-serving-kserve-io-v1alpha1-inferencegraph', handler: validateInferenceGraph, webhook: 'inferencegraph.kserve-webhook-server.validator', kind: 'validating', configuration: 'inferencegraph.serving.kserve.io', failurePolicy: 'Fail', ...v1alpha1('inferencegraphs') },
+        { path: '/validate-serving-kserve-io-v1alpha1-trainedmodel', handler: validateTrainedModel, webhook: 'trainedmodel.kserve-webhook-server.validator', kind: 'validating', configuration: 'trainedmodel.serving.kserve.io', failurePolicy: 'Fail', ...v1alpha1('trainedmodels') },
+        // the runtimes' validators from track 0.14 (Charmed Kubeflow 1.10) on
+        ...(release === '1.8' || release === '1.9' ? [] : [
+          { path: '/validate-serving-kserve-io-v1alpha1-servingruntime', handler: servingRuntimeValidator(false), webhook: 'servingruntime.kserve-webhook-server.validator', kind: 'validating' as const, configuration: 'servingruntime.serving.kserve.io', failurePolicy: 'Fail' as const, ...v1alpha1('servingruntimes') },
+          { path: '/validate-serving-kserve-io-v1alpha1-clusterservingruntime', handler: servingRuntimeValidator(true), webhook: 'clusterservingruntime.kserve-webhook-server.validator', kind: 'validating' as const, configuration: 'clusterservingruntime.serving.kserve.io', failurePolicy: 'Fail' as const, ...v1alpha1('clusterservingruntimes') },
+        ]),
       ],
     },
     'training-operator': release === '1.8' ? undefined : {
