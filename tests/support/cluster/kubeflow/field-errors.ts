@@ -1,4 +1,4 @@
-// field.ErrorList as the Kubeflow webhooks write it and send it (k8s.io/apimachinery pkg/util/validation/field/
+// field.ErrorList as the Kubeflow webhooks write it and send it (kubernetes/apimachinery pkg/util/validation/field/
 // errors.go: Error() is "<field>: <body>", the body "Invalid value: <value>: <detail>", "Required value: <detail>",
 // "Forbidden: <detail>", "Unsupported value: <value>: supported values: ..."; ToAggregate (pkg/util/errors) gives the one
 // message alone and several as "[a, b]", duplicates dropped).
