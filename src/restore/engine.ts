@@ -547,7 +547,11 @@ class RestoreRun {
         if (item.status !== undefined) {
           const problem = await writeArchivedStatus(this.kube, resource, made, statusToWrite(wanted, item.status), FIELD_MANAGER);
           if (problem) return record('fail', `${name} was created, but its status was not restored (${problem}), so its controller may run it again — rerun the restore to finish it`);
-          if (guard) await this.kube.patch(resource, made.metadata.name!, made.metadata.namespace, guard.resume, 'merge', { fieldManager: FIELD_MANAGER });
+          if (guard) {
+            const resumed = await this.webhookWait.write(name, () => this.kube.patch(resource, made.metadata.name!, made.metadata.namespace, guard.resume, 'merge', { fieldManager: FIELD_MANAGER }))
+              .then(() => true, (error: unknown) => { if (error instanceof WebhookUnreachableError) return false; throw error; });
+            if (!resumed) return record('fail', `${name} was created suspended and is not resumed yet, because the API server could not call its admission webhook (see the warning); a rerun resumes it`);
+          }
         }
         return record('create', pin === undefined ? undefined : pinReason(name, pin));
       } catch (error) {

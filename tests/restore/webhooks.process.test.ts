@@ -136,6 +136,29 @@ describe('restore into a fresh cluster whose Kubeflow webhooks are not ready yet
     expect(await sameAsSource(kube, rerun)).to.deep.equal([]);
   });
 
+  it('a training job created suspended whose webhook stops answering before the resume is named as not resumed, and a rerun resumes it', async () => {
+    const target = await startCluster({ seed: 31, kubeflowWebhooks: { ready: true } });
+    targets.push(target);
+    const kube = await KubeClient.load({ kubeconfig: target.kubeconfigPath, concurrency: 4 });
+    clients.push(kube);
+    // the sign: the restore's create of the PyTorchJob; right after it the training operator's Pod stops being Ready
+    const unsubscribe = target.api.subscribe((event) => {
+      if (event.type === 'ADDED' && event.ref.resource === 'pytorchjobs') queueMicrotask(() => target.kubeflowWebhooks!.setReady('training-operator', false));
+    });
+    const first = await runRestore(kube, backupStore(store), { backupId, waitTimeoutMs: 3_000 });
+    unsubscribe();
+    const job = source.api.list(PYTORCHJOBS, { namespace })[0]!.metadata.name!;
+    expect(first.failures).to.deep.equal([`PyTorchJob/${namespace}/${job} was created suspended and is not resumed yet, because the API server could not call its admission webhook (see the warning); a rerun resumes it`]);
+    const suspended = (o: ReturnType<typeof target.api.get>) => (o?.spec as { runPolicy?: { suspend?: boolean } } | undefined)?.runPolicy?.suspend;
+    expect(suspended(target.api.get(PYTORCHJOBS, job, namespace))).to.equal(true);
+
+    target.kubeflowWebhooks!.setReady('training-operator', true);
+    const rerun = await runRestore(kube, backupStore(store), { backupId, waitTimeoutMs: 3_000 });
+    expect(rerun.failures).to.deep.equal([]);
+    expect(suspended(target.api.get(PYTORCHJOBS, job, namespace))).to.equal(suspended(source.api.get(PYTORCHJOBS, job, namespace)));
+    expect(await sameAsSource(kube, rerun)).to.deep.equal([]);
+  });
+
   it('a dry run does not wait: it names the webhooks it could not ask, once each', async () => {
     const { kube } = await freshTarget();
     const started = Date.now();
