@@ -6,9 +6,10 @@
 // Velero treats such a create like any failed item (vmware-tanzu/velero pkg/restore/restore.go restoreItem: one
 // error per object, the restore PartiallyFailed), but waits, bounded by its resource timeout, for what a fresh
 // cluster is still setting up (crdAvailable polls a CRD until it is established). A webhook that cannot be called
-// is of the second kind, so the restore waits for it, within the restore's wait timeout: the objects of one webhook
-// wait together, retried in rounds that grow from one to ten seconds, and the progress line says which webhook and
-// how many objects. When the wait ends, the objects still waiting, and any that meet the same webhook later, fail
+// is of the second kind, so the restore waits for it: the objects of one webhook wait together, retried in rounds that
+// grow from one to ten seconds, and the progress line says which webhook and how many objects. The restore's wait
+// timeout bounds the time during which anything waits for a webhook, over the whole run: the kinds each webhook admits
+// come in different steps, so waits for several webhooks would otherwise add up. When the wait ends, the objects still waiting, and any that meet the same webhook later, fail
 // with one short sentence each, and one warning per webhook names them all and says that a rerun converges (it
 // creates what is missing and leaves what was restored). A dry run does not wait: it reports at once.
 import { unreachableWebhook } from '../kube/errors.ts';
@@ -102,7 +103,7 @@ export class WebhookWait {
       state = { since: undefined, why, waiting: new Set(), stranded: new Set(), gaveUp: false, round: undefined, timer: undefined, nextDelayMs: FIRST_ROUND_MS };
       this.webhooks.set(name, state);
     }
-    if (state.gaveUp || this.timeoutMs <= 0) {
+    if (state.gaveUp || this.spentMs() >= this.timeoutMs) {
       state.gaveUp = true;
       state.stranded.add(object);
       return false;
@@ -110,7 +111,7 @@ export class WebhookWait {
     if (state.since === undefined) {
       state.since = Date.now();
       state.nextDelayMs = FIRST_ROUND_MS;
-      void this.say(`admission webhook "${name}" cannot be called yet (${why}): waiting up to ${Math.round(this.timeoutMs / 1000)} s for it, its objects retried meanwhile`);
+      void this.say(`admission webhook "${name}" cannot be called yet (${why}): waiting for it (${Math.round((this.timeoutMs - this.spentMs()) / 1000)} s left of the ${Math.round(this.timeoutMs / 1000)} s the restore waits for webhooks), its objects retried meanwhile`);
     }
     state.waiting.add(object);
     this.waitingSince ??= Date.now();
@@ -129,16 +130,16 @@ export class WebhookWait {
   }
 
   private schedule(name: string, state: WebhookState): void {
-    const left = state.since! + this.timeoutMs - Date.now();
+    const left = this.timeoutMs - this.spentMs();
     const delay = Math.max(0, Math.min(state.nextDelayMs, left));
     state.nextDelayMs = Math.min(state.nextDelayMs * 2, LONGEST_ROUND_MS);
     state.timer = setTimeout(() => {
       state.timer = undefined;
       const round = state.round!;
       state.round = undefined;
-      const over = Date.now() >= state.since! + this.timeoutMs;
+      const over = this.spentMs() >= this.timeoutMs;
       if (over) state.gaveUp = true;
-      else void this.say(`waiting for admission webhook "${name}": ${state.waiting.size} object(s) wait on it, ${Math.round((Date.now() - state.since!) / 1000)} s of at most ${Math.round(this.timeoutMs / 1000)} s`);
+      else void this.say(`waiting for admission webhook "${name}": ${state.waiting.size} object(s) wait on it, ${Math.round((Date.now() - state.since!) / 1000)} s so far (${Math.round(this.spentMs() / 1000)} s of at most ${Math.round(this.timeoutMs / 1000)} s for all webhooks)`);
       round.resolve(!over);
     }, delay);
     state.timer.unref?.();
@@ -148,6 +149,11 @@ export class WebhookWait {
   private passed(name: string): void {
     const state = this.webhooks.get(name);
     if (state && state.waiting.size === 0 && !state.gaveUp) state.since = undefined;
+  }
+
+  /** wall time during which something waited for a webhook, the current wait included */
+  private spentMs(): number {
+    return this.waitedMs + (this.waitingSince === undefined ? 0 : Date.now() - this.waitingSince);
   }
 
   private noteIdle(): void {
