@@ -4,10 +4,15 @@
 // message alone and several as "[a, b]", duplicates dropped).
 export interface FieldError { field: string; text: string }
 
-/** how field.Invalid prints a value: strings quoted as Go's %q does, numbers as they are */
+/**
+ * how field.Error's ErrorBody prints a value: numbers and booleans with %v, strings with %q, anything else with %#v
+ * (a []string as `[]string{"a", "b"}`). A struct's %#v (Go's type names and field layout) is not reproduced: it is
+ * printed as JSON, and tests match the sentence around it.
+ */
 function printed(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value);
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return `[]string{${value.map((v) => JSON.stringify(v)).join(', ')}}`;
   return JSON.stringify(value);
 }
 
