@@ -7,8 +7,9 @@
 //   (Service kserve-webhook-server-service, 443 → 9443);
 // - training-operator: canonical/training-operator src/templates/validatingwebhookconfiguration.yaml.j2 and
 //   service.yaml.j2 (Service training-operator-workload, 443 → 9443), from Charmed Kubeflow 1.9 (track 1.8) on.
-// Only the webhooks simulated in katib-webhooks.ts, kserve-webhooks.ts and training-webhooks.ts are configured: a
-// configured webhook that nothing answers would refuse everything it matches. Katib's Pod mutator is configured (every
+// Only the webhooks simulated in katib-webhooks.ts, kserve-webhooks.ts, kserve-model-webhooks.ts and
+// training-webhooks.ts are configured: a configured webhook that nothing answers would refuse everything it matches.
+// Each configuration is written as one object per template document, with only the webhooks simulated in it. Katib's Pod mutator is configured (every
 // Pod CREATE in a namespace labelled katib.kubeflow.org/metrics-collector-injection=enabled, i.e. every profile
 // namespace: while katib-controller is not Ready no Pod can be made there, restore movers included); KServe's Pod
 // mutator (predictor Pods only, by its objectSelector) is not.
