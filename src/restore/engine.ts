@@ -228,7 +228,7 @@ class RestoreRun {
     // an object waiting for a webhook lends its slot: the limit grows by one while it waits
     this.webhookWait = new WebhookWait(dry ? 0 : request.waitTimeoutMs ?? 300_000, (message) => this.say(message), request.wording, (waiting) => {
       this.slots.concurrency += waiting ? 1 : -1;
-    });
+    }, dry);
   }
 
   waits(): RestoreOutcome['waits'] {

@@ -16,10 +16,12 @@ import { unreachableWebhook } from '../kube/errors.ts';
 import { listOf } from './errors.ts';
 import { neutralWording, type Wording } from '../errors/remedy.ts';
 
-/** the write of `object` failed because `webhook` could not be called, and the wait for it is over */
+/** the write of `object` failed because `webhook` could not be called, and the wait for it is over (or, dry: not begun) */
 export class WebhookUnreachableError extends Error {
-  constructor(readonly webhook: string, readonly object: string) {
-    super(`${object}: not restored, because the API server could not call admission webhook "${webhook}" (see the warning)`);
+  constructor(readonly webhook: string, readonly object: string, dry = false) {
+    super(dry
+      ? `${object}: not checked, because the API server could not call admission webhook "${webhook}" (see the warning)`
+      : `${object}: not restored, because the API server could not call admission webhook "${webhook}" (see the warning)`);
     this.name = 'WebhookUnreachableError';
   }
 }
@@ -49,6 +51,7 @@ export class WebhookWait {
   private waitingSince: number | undefined;
 
   constructor(
+    /** 0 for a dry run, which does not wait */
     private readonly timeoutMs: number,
     private readonly say: (message: string) => void | Promise<void>,
     private readonly wording: Wording = neutralWording,
@@ -57,6 +60,7 @@ export class WebhookWait {
      * others meanwhile, so that objects no webhook holds up go on at full pace
      */
     private readonly waiting: (waiting: boolean) => void = () => undefined,
+    private readonly dry = false,
   ) {}
 
   /**
@@ -73,7 +77,7 @@ export class WebhookWait {
         const webhook = unreachableWebhook(error);
         if (webhook === undefined) throw error;
         waitedFor = webhook.name;
-        if (!(await this.nextRound(webhook.name, webhook.why, object))) throw new WebhookUnreachableError(webhook.name, object);
+        if (!(await this.nextRound(webhook.name, webhook.why, object))) throw new WebhookUnreachableError(webhook.name, object, this.dry);
         continue;
       }
       if (waitedFor !== undefined) this.passed(waitedFor);
@@ -89,9 +93,13 @@ export class WebhookWait {
       state.round?.resolve(false);
       if (state.stranded.size === 0) continue;
       const objects = [...state.stranded].sort();
-      const waited = this.timeoutMs > 0 ? ` within ${this.wording.term({ term: 'wait-timeout', seconds: Math.round(this.timeoutMs / 1000) })}` : ' (a dry run does not wait)';
+      if (this.dry) {
+        warnings.push(`admission webhook "${name}" could not be called (a dry run does not wait): ${state.why}. ${objects.length} object(s) it must admit were not checked: ${listOf(objects, 10)}. Its operator is likely still starting; ${this.wording.term({ term: 'restore' })} waits for it, for at most the wait timeout.`);
+        continue;
+      }
+      const waited = ` within ${this.wording.term({ term: 'wait-timeout', seconds: Math.round(this.timeoutMs / 1000) })}`;
       const rerun = `run ${this.wording.term({ term: 'restore' })} again: it creates these and leaves what was restored as it is`;
-      warnings.push(`admission webhook "${name}" could not be called${waited}: ${state.why}. ${objects.length} object(s) it must admit were not restored: ${listOf(objects, 10)}. Its operator is likely still starting; once its Pod is Ready, ${rerun}${this.timeoutMs > 0 ? ` (or ${this.wording.remedy({ fix: 'raise-wait-timeout' })})` : ''}.`);
+      warnings.push(`admission webhook "${name}" could not be called${waited}: ${state.why}. ${objects.length} object(s) it must admit were not restored: ${listOf(objects, 10)}. Its operator is likely still starting; once its Pod is Ready, ${rerun} (or ${this.wording.remedy({ fix: 'raise-wait-timeout' })}).`);
     }
     return warnings;
   }

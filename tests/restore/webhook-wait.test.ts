@@ -50,12 +50,12 @@ describe('waiting for admission webhooks', () => {
   });
 
   it('without a wait (a dry run) fails each write at once and names them all in one warning per webhook', async () => {
-    const wait = new WebhookWait(0, () => undefined);
+    const wait = new WebhookWait(0, () => undefined, undefined, undefined, true);
     const outcomes = await Promise.allSettled(['Experiment/alice/a', 'Experiment/bob/b'].map((name) => wait.write(name, () => Promise.reject(refused('v.katib')))));
     expect(outcomes.map((o) => (o as PromiseRejectedResult).reason)).to.satisfy((errors: unknown[]) => errors.every((e) => e instanceof WebhookUnreachableError));
-    expect((outcomes[0] as PromiseRejectedResult).reason.message).to.equal('Experiment/alice/a: not restored, because the API server could not call admission webhook "v.katib" (see the warning)');
+    expect((outcomes[0] as PromiseRejectedResult).reason.message).to.equal('Experiment/alice/a: not checked, because the API server could not call admission webhook "v.katib" (see the warning)');
     expect(wait.finish()).to.deep.equal([
-      'admission webhook "v.katib" could not be called (a dry run does not wait): Post "https://katib-controller.kubeflow.svc:443/validate-experiment?timeout=10s": dial tcp 10.152.183.7:443: connect: connection refused. 2 object(s) it must admit were not restored: Experiment/alice/a, Experiment/bob/b. Its operator is likely still starting; once its Pod is Ready, run a restore again: it creates these and leaves what was restored as it is.',
+      'admission webhook "v.katib" could not be called (a dry run does not wait): Post "https://katib-controller.kubeflow.svc:443/validate-experiment?timeout=10s": dial tcp 10.152.183.7:443: connect: connection refused. 2 object(s) it must admit were not checked: Experiment/alice/a, Experiment/bob/b. Its operator is likely still starting; a restore waits for it, for at most the wait timeout.',
     ]);
   });
 

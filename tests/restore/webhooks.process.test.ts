@@ -166,6 +166,9 @@ describe('restore into a fresh cluster whose Kubeflow webhooks are not ready yet
     expect(Date.now() - started).to.be.lessThan(30_000);
     const webhookWarnings = plan.warnings.filter((w) => w.startsWith('admission webhook "'));
     expect(webhookWarnings).to.have.length(3);
-    expect(webhookWarnings.every((w) => w.includes('(a dry run does not wait)'))).to.equal(true);
+    expect(webhookWarnings.every((w) => w.includes('(a dry run does not wait)') && w.includes('it must admit were not checked'))).to.equal(true);
+    const unchecked = plan.failures.filter((f) => f.includes('admission webhook'));
+    expect(unchecked).to.have.length(3);
+    expect(unchecked.every((f) => /: not checked, because the API server could not call admission webhook "[^"]+" \(see the warning\)$/.test(f))).to.equal(true);
   });
 });
