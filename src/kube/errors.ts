@@ -93,7 +93,12 @@ export function kubeApiErrorFrom(status: number, body: string, retryAfterMs: num
  */
 export function unreachableWebhook(error: unknown): { name: string; why: string } | undefined {
   if (!(error instanceof KubeApiError) || error.status !== 500) return undefined;
-  const match = /failed calling (?:admission )?webhook "([^"]+)"(?::\s*(?:failed to call webhook:\s*)?(.*))?/s.exec(error.serverMessage);
+  return webhookCallFailure(error.serverMessage);
+}
+
+/** the same, read from the server's sentence wherever it was passed on (a Job's FailedCreate event: "Error creating: …") */
+export function webhookCallFailure(message: string): { name: string; why: string } | undefined {
+  const match = /failed calling (?:admission )?webhook "([^"]+)"(?::\s*(?:failed to call webhook:\s*)?(.*))?/s.exec(message);
   if (!match) return undefined;
   return { name: match[1]!, why: (match[2] ?? 'no further details').replace(/\.$/, '') };
 }
