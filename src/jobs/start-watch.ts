@@ -5,6 +5,7 @@
 // Event on the Job ("Error creating: <why>", kubernetes pkg/controller/controller_utils.go), which is where a
 // ResourceQuota refusal ends up.
 import type { KubeObject } from '../kube/types.ts';
+import { webhookCallFailure } from '../kube/errors.ts';
 import { EVENTS, PODS, type VolumeKube } from './kube-port.ts';
 
 /**
@@ -148,5 +149,9 @@ export function describeRefusal(message: string, resourcesSetting?: string): str
   }
   const exceeded = /exceeded quota: ([^,]+), (requested: .+)$/.exec(why);
   if (exceeded) return `ResourceQuota ${exceeded[1]} refuses its Pod (${exceeded[2]}); ${resourcesSetting ? `lower ${resourcesSetting} or raise the quota` : 'raise the quota'}`;
+  // a Pod admission webhook the API server cannot call (failurePolicy Fail): in a fresh cluster Katib's Pod mutator
+  // matches every Pod of a profile namespace until katib-controller is Ready (src/kube/errors.ts unreachableWebhook)
+  const webhook = webhookCallFailure(why);
+  if (webhook) return `admission webhook "${webhook.name}" cannot be called, so no Pod can be made in this namespace (${webhook.why}); its operator is likely still starting: once its Pod is Ready, run this again`;
   return `the Job cannot create its Pod: ${why}`;
 }

@@ -83,8 +83,31 @@ export function kubeApiErrorFrom(status: number, body: string, retryAfterMs: num
   return new KubeApiError(status, reason, message, parsed?.details, subject, wait, parsed?.metadata?.continue || undefined);
 }
 
+/**
+ * The admission webhook a write failed on because the API server could not call it, and the server's reason: under
+ * failurePolicy Fail the dispatcher answers `apierrors.NewInternalError(err)`, a 500 "Internal error occurred: failed
+ * calling webhook "<name>": failed to call webhook: <why>" (kubernetes staging/src/k8s.io/apiserver/pkg/admission/
+ * plugin/webhook/validating/dispatcher.go and mutating/dispatcher.go; util/webhook/error.go ErrCallingWebhook; before
+ * Kubernetes 1.14 "failed calling admission webhook"). A webhook that answered and refused is "denied the request" and
+ * is not this.
+ */
+export function unreachableWebhook(error: unknown): { name: string; why: string } | undefined {
+  if (!(error instanceof KubeApiError) || error.status !== 500) return undefined;
+  return webhookCallFailure(error.serverMessage);
+}
+
+/** the same, read from the server's sentence wherever it was passed on (a Job's FailedCreate event: "Error creating: …") */
+export function webhookCallFailure(message: string): { name: string; why: string } | undefined {
+  const match = /failed calling (?:admission )?webhook "([^"]+)"(?::\s*(?:failed to call webhook:\s*)?(.*))?/s.exec(message);
+  if (!match) return undefined;
+  return { name: match[1]!, why: (match[2] ?? 'no further details').replace(/\.$/, '') };
+}
+
 /** How the retry policy should treat a failure of a Kubernetes request. */
 export function classifyKubeError(error: unknown): Classification {
+  // The server did not act, but the operator behind the webhook may take minutes to start: the caller that knows what
+  // it writes waits for the webhook (src/restore/webhook-wait.ts) instead of each request spending its retries alone.
+  if (unreachableWebhook(error)) return { kind: 'server-error', retryable: false, notActedOn: true };
   if (error instanceof KubeApiError) return classifyStatus(error.status, error.reason, error.retryAfterMs);
   return classifyNetworkError(error) ?? { kind: 'unknown', retryable: false, notActedOn: false };
 }

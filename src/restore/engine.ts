@@ -20,6 +20,7 @@ import { recordedPodDefaults } from '../kubeflow/late-pod-defaults.ts';
 import { isBeforeVolumeFill, isWorkloadStep } from '../kubeflow/restore-order.ts';
 import { isControllerServiceAccount } from '../kubeflow/service-accounts.ts';
 import { PodDefaultWait } from './pod-default-wait.ts';
+import { WebhookUnreachableError, WebhookWait } from './webhook-wait.ts';
 import { isPvc, parseStorageClassMap, withMappedStorageClass } from '../kubeflow/storage-classes.ts';
 import { reviewStorageClasses } from './storage-classes.ts';
 import type { Manifest } from '../archive/manifest.ts';
@@ -77,8 +78,9 @@ export interface RestoreOutcome {
   skippedObjects: string[];
   objectsChecked: number;
   /** wall time the run spent waiting on controllers: for the profile controller's namespaces after the Profiles
-   * were written, and for late PodDefaults summed over the namespaces that waited (how many in `podDefaultWaits`) */
-  waits: { profileNamespacesMs: number; podDefaultsMs: number; podDefaultWaits: number };
+   * were written, for late PodDefaults summed over the namespaces that waited (how many in `podDefaultWaits`), and
+   * while objects waited for an admission webhook the API server could not call yet (webhook-wait.ts) */
+  waits: { profileNamespacesMs: number; podDefaultsMs: number; podDefaultWaits: number; webhooksMs: number };
   volumes: { restored: number; note?: string };
   controlPlane: { restored: number; note?: string };
   durationSeconds: number;
@@ -205,6 +207,8 @@ class RestoreRun {
   private readonly volumeFill: VolumeFill;
   /** the steps that make Pods (restore-order.ts), judged once: every namespace asks at every step */
   private readonly workloadSteps: ReadonlySet<SpooledStep>;
+  /** writes refused because an admission webhook cannot be called yet wait for it here (a dry run does not wait) */
+  private readonly webhookWait: WebhookWait;
 
   constructor(
     private readonly kube: RestoreKube,
@@ -221,10 +225,17 @@ class RestoreRun {
     this.slots = pLimit(this.limit);
     this.volumeFill = new VolumeFill(kube, preflight, request, dry, (message) => this.say(message));
     this.workloadSteps = new Set(preflight.steps.filter((step) => isWorkloadStep(step.group, step.resource)));
+    // an object waiting for a webhook lends its slot: the limit grows by one while it waits
+    this.webhookWait = new WebhookWait(dry ? 0 : request.waitTimeoutMs ?? 300_000, (message) => this.say(message), request.wording, (waiting) => {
+      this.slots.concurrency += waiting ? 1 : -1;
+    }, dry);
   }
 
   waits(): RestoreOutcome['waits'] {
-    return { profileNamespacesMs: Math.round(this.profileNamespacesMs), podDefaultsMs: Math.round(this.podDefaults?.waitedMs ?? 0), podDefaultWaits: this.podDefaults?.waits ?? 0 };
+    return {
+      profileNamespacesMs: Math.round(this.profileNamespacesMs), podDefaultsMs: Math.round(this.podDefaults?.waitedMs ?? 0), podDefaultWaits: this.podDefaults?.waits ?? 0,
+      webhooksMs: Math.round(this.webhookWait.waitedMs),
+    };
   }
 
   async execute(): Promise<this> {
@@ -243,6 +254,7 @@ class RestoreRun {
     } finally {
       const late = this.podDefaults?.finish();
       if (late) this.warnings.push(late);
+      this.warnings.push(...this.webhookWait.finish());
     }
   }
 
@@ -529,16 +541,21 @@ class RestoreRun {
         let toCreate = guard?.create ?? wanted;
         if (pin !== undefined) toCreate = { ...toCreate, spec: { ...(toCreate.spec as object), maxTrialCount: pin } };
         const sent = this.volumeFill.withMarkIfFilled(resource, toCreate);
-        const made = await this.kube.create(resource, sent, { safeToRetry: true, fieldManager: FIELD_MANAGER });
+        const made = await this.webhookWait.write(name, () => this.kube.create(resource, sent, { safeToRetry: true, fieldManager: FIELD_MANAGER }));
         this.dropped.push(...dropSentences(archived, droppedFields(sent, made), false));
         this.remember(item.uid, made);
         if (item.status !== undefined) {
           const problem = await writeArchivedStatus(this.kube, resource, made, statusToWrite(wanted, item.status), FIELD_MANAGER);
           if (problem) return record('fail', `${name} was created, but its status was not restored (${problem}), so its controller may run it again — rerun the restore to finish it`);
-          if (guard) await this.kube.patch(resource, made.metadata.name!, made.metadata.namespace, guard.resume, 'merge', { fieldManager: FIELD_MANAGER });
+          if (guard) {
+            const resumed = await this.webhookWait.write(name, () => this.kube.patch(resource, made.metadata.name!, made.metadata.namespace, guard.resume, 'merge', { fieldManager: FIELD_MANAGER }))
+              .then(() => true, (error: unknown) => { if (error instanceof WebhookUnreachableError) return false; throw error; });
+            if (!resumed) return record('fail', `${name} was created suspended and is not resumed yet, because the API server could not call its admission webhook (see the warning); a rerun resumes it`);
+          }
         }
         return record('create', pin === undefined ? undefined : pinReason(name, pin));
       } catch (error) {
+        if (error instanceof WebhookUnreachableError) return record('fail', error.message);
         if (!isAlreadyExists(error)) return record('fail', `${name}: ${describe(error)}`);
         // Made meanwhile (by a controller, or by a previous attempt whose answer was lost): judge it like any existing object.
         existing = await this.kube.tryGet(resource, archived.metadata.name!, archived.metadata.namespace);
@@ -563,11 +580,12 @@ class RestoreRun {
     const standIn = resource.namespaced && namespace && this.targetNamespaces && !this.targetNamespaces.has(namespace) ? standInNamespace(this.targetNamespaces) : undefined;
     if (standIn) sent = { ...sent, metadata: { ...sent.metadata, namespace: standIn } };
     try {
-      const answer = await this.kube.create(resource, sent, { dryRun: true, fieldManager: FIELD_MANAGER });
+      const answer = await this.webhookWait.write(name, () => this.kube.create(resource, sent, { dryRun: true, fieldManager: FIELD_MANAGER }));
       const fields = droppedFields(sent, answer);
       this.dropped.push(...dropSentences(item.object, fields, true));
       return record('create', fields.length ? `${name}: accepted; the target's schema would drop ${listOf(fields, 5)}` : undefined);
     } catch (error) {
+      if (error instanceof WebhookUnreachableError) return record('fail', error.message);
       // a same-named object in the stand-in namespace says nothing about this one
       if (standIn && isAlreadyExists(error)) return record('create');
       return record('fail', `${name}: refused by the target: ${describe(error)}`);
@@ -604,7 +622,7 @@ class RestoreRun {
       try {
         // What the server would keep (its dryRun=All answer) is what the live object is compared with: a field the
         // target's schema prunes is no difference, so a rerun after pruning writes nothing.
-        const answer = await this.kube.replace(resource, replacement, { dryRun: true, fieldManager: FIELD_MANAGER });
+        const answer = await this.webhookWait.write(name, () => this.kube.replace(resource, replacement, { dryRun: true, fieldManager: FIELD_MANAGER }));
         const fields = droppedFields(replacement, answer);
         const drops = dropSentences(archived, fields, this.dry);
         if (unmetFields(restorable(answer), existing).length === 0) {
@@ -616,11 +634,12 @@ class RestoreRun {
           this.dropped.push(...drops);
           return record('update', `${what} (conflict-policy=update overwrites it)`);
         }
-        const updated = await this.kube.replace(resource, replacement, { fieldManager: FIELD_MANAGER });
+        const updated = await this.webhookWait.write(name, () => this.kube.replace(resource, replacement, { fieldManager: FIELD_MANAGER }));
         this.dropped.push(...dropSentences(archived, droppedFields(replacement, updated), false));
         this.remember(item.uid, updated);
         return record('update', `${what} (conflict-policy=update)`);
       } catch (error) {
+        if (error instanceof WebhookUnreachableError) return record('fail', error.message);
         if (!isConflict(error) || attempt >= 3) return record('fail', `${name}: ${describe(error)}`);
         const fresh = await this.kube.tryGet(resource, archived.metadata.name!, archived.metadata.namespace);
         if (!fresh) return record('fail', `${name}: it was deleted while being updated`);

@@ -62,7 +62,7 @@ describe('restore engine against the embedded cluster and s3rver', function () {
   };
 
   before(async () => {
-    [a, b, s3] = await Promise.all([startCluster({ profiles: PROFILES, seed: SEED }), startCluster({ seed: SEED }), startS3Server({ buckets: [BUCKET] })]);
+    [a, b, s3] = await Promise.all([startCluster({ profiles: PROFILES, seed: SEED, kubeflowWebhooks: { ready: true } }), startCluster({ seed: SEED }), startS3Server({ buckets: [BUCKET] })]);
     kubeA = await KubeClient.load({ kubeconfig: a.kubeconfigPath, concurrency: 8 });
     kubeB = await KubeClient.load({ kubeconfig: b.kubeconfigPath, concurrency: 8 });
     const client = new S3Client({
@@ -538,9 +538,17 @@ describe('restore engine against the embedded cluster and s3rver', function () {
         { type: 'Succeeded', status: 'True', reason: kind === 'Experiment' ? 'ExperimentGoalReached' : `${kind}Succeeded` },
       ],
     });
+    // what Katib's validator admits (kubeflow/katib validator.go): an objective, a parameter with its type, a trial
+    // template whose parameters the Job uses; both clusters run Katib's and the training operator's webhooks
+    const trialTemplate = {
+      primaryContainerName: 'training', trialParameters: [{ name: 'learningRate', reference: 'lr' }],
+      trialSpec: { apiVersion: 'batch/v1', kind: 'Job', spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'training', image: 'docker.io/kubeflowkatib/mxnet-mnist:v0.18.0', command: ['python3', 'mnist.py', '--lr=${trialParameters.learningRate}'] }] } } } },
+    };
+    const parameters = [{ name: 'lr', parameterType: 'double', feasibleSpace: { min: '0.01', max: '0.1' } }];
+    const objective = { type: 'maximize', goal: 0.9, objectiveMetricName: 'accuracy' };
     const experiment = (name: string): KubeObject => ({
       apiVersion: 'kubeflow.org/v1beta1', kind: 'Experiment', metadata: { name, namespace },
-      spec: { parallelTrialCount: 2, maxTrialCount: 4, algorithm: { algorithmName: 'random' }, parameters: [{ name: 'lr', feasibleSpace: { min: '0.01', max: '0.1' } }] },
+      spec: { parallelTrialCount: 2, maxTrialCount: 4, objective, algorithm: { algorithmName: 'random' }, parameters, trialTemplate },
     });
     const job = (name: string): KubeObject => ({
       apiVersion: 'kubeflow.org/v1', kind: 'PyTorchJob', metadata: { name, namespace },
@@ -548,7 +556,7 @@ describe('restore engine against the embedded cluster and s3rver', function () {
       spec: { pytorchReplicaSpecs: { Master: { replicas: 1, template: { spec: { containers: [{ name: 'pytorch', image: 'docker.io/kubeflowkatib/pytorch-mnist:v1beta1-45c5727', resources: { requests: { cpu: '1', memory: '2Gi' } } }] } } } } },
     });
     const mxjobsRef = { group: 'kubeflow.org', resource: 'mxjobs' };
-    const openEnded = { parallelTrialCount: 2, objective: { type: 'maximize', goal: 0.9, objectiveMetricName: 'accuracy' }, algorithm: { algorithmName: 'random' }, parameters: [{ name: 'lr', feasibleSpace: { min: '0.01', max: '0.1' } }] };
+    const openEnded = { parallelTrialCount: 2, objective, algorithm: { algorithmName: 'random' }, parameters, trialTemplate };
     const mxjob = (name: string): KubeObject => ({
       apiVersion: 'kubeflow.org/v1', kind: 'MXJob', metadata: { name, namespace },
       spec: { jobMode: 'MXTrain', mxReplicaSpecs: { Worker: { replicas: 1, template: { spec: { containers: [{ name: 'mxnet', image: 'docker.io/kubeflow/mxnet-gpu:latest', resources: { requests: { cpu: '1', memory: '1Gi' } } }] } } } } },
@@ -595,7 +603,7 @@ describe('restore engine against the embedded cluster and s3rver', function () {
         kind: 'backup-state', includeVolumes: false, includeControlPlane: false, toolVersion: 'test', namespaces: [namespace],
         profileNamespaceSelector: 'app.kubernetes.io/part-of=kubeflow-profile', protectedCrdGroups: ['kubeflow.org'], encryptionKey: 'restore-test-passphrase',
       });
-      fresh = await startCluster({ seed: SEED });
+      fresh = await startCluster({ seed: SEED, kubeflowWebhooks: { ready: true } });
       kubeF = await KubeClient.load({ kubeconfig: fresh.kubeconfigPath, concurrency: 8 });
       outcome = await runRestore(kubeF, backupStore(store), { backupId: backup.backupId, waitTimeoutMs: 20_000, trust: { encryptionKey: 'restore-test-passphrase' } });
     });

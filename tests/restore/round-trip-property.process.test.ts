@@ -172,8 +172,14 @@ function profileObjects(p: ProfileCase): KubeObject[] {
     out.push({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'editor-token', namespace, annotations: { 'kubernetes.io/service-account.name': 'default-editor' } }, type: 'kubernetes.io/service-account-token' });
   }
   for (const { name, kind } of p.training) {
-    const field = { PyTorchJob: 'pytorchReplicaSpecs', TFJob: 'tfReplicaSpecs', MXJob: 'mxReplicaSpecs', XGBoostJob: 'xgbReplicaSpecs' }[kind];
-    out.push({ apiVersion: 'kubeflow.org/v1', kind, metadata: { name, namespace }, spec: { [field]: { Worker: { replicas: 1, template: { spec: { containers: [{ name: 'worker', image: 'docker.io/kubeflow/trainer:v1' }] } } } } } });
+    // what the training operator's validators admit (kubeflow/training-operator pkg/webhooks): a container named after
+    // the kind's default, and an XGBoostJob with its one Master
+    const { field, container } = {
+      PyTorchJob: { field: 'pytorchReplicaSpecs', container: 'pytorch' }, TFJob: { field: 'tfReplicaSpecs', container: 'tensorflow' },
+      MXJob: { field: 'mxReplicaSpecs', container: 'mxnet' }, XGBoostJob: { field: 'xgbReplicaSpecs', container: 'xgboost' },
+    }[kind];
+    const replicas = (count: number) => ({ replicas: count, template: { spec: { containers: [{ name: container, image: 'docker.io/kubeflow/trainer:v1' }] } } });
+    out.push({ apiVersion: 'kubeflow.org/v1', kind, metadata: { name, namespace }, spec: { [field]: { ...(kind === 'XGBoostJob' ? { Master: replicas(1) } : {}), Worker: replicas(1) } } });
   }
   if (p.experiment) out.push(experimentObject(namespace, p.experiment.bounded));
   return out;
@@ -188,6 +194,11 @@ function experimentObject(namespace: string, bounded: boolean): KubeObject {
       objective: { type: 'maximize', goal: 0.9, objectiveMetricName: 'accuracy' }, algorithm: { algorithmName: 'random' },
       parallelTrialCount: 2, ...(bounded ? { maxTrialCount: 4 } : {}),
       parameters: [{ name: 'lr', parameterType: 'double', feasibleSpace: { min: '0.01', max: '0.1' } }],
+      // Katib's validator requires a trial template whose parameters the trial uses (kubeflow/katib validator.go)
+      trialTemplate: {
+        primaryContainerName: 'training', trialParameters: [{ name: 'learningRate', reference: 'lr' }],
+        trialSpec: { apiVersion: 'batch/v1', kind: 'Job', spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'training', image: 'docker.io/kubeflowkatib/mxnet-mnist:v0.18.0', command: ['python3', 'mnist.py', '--lr=${trialParameters.learningRate}'] }] } } } },
+      },
     },
   };
 }
@@ -309,7 +320,8 @@ describe('round trip property: every backup restores into an empty cluster', fun
 
   it(`${RUNS} generated clusters: backup, then restore into an empty cluster — no refusal, no failure, no lost object`, async () => {
     await fc.assert(fc.asyncProperty(clusterCase, async (c) => {
-      const [source, target] = await Promise.all([startCluster(), startCluster()]);
+      // both run Katib's, KServe's and the training operator's admission webhooks, as a Charmed Kubeflow cluster does
+      const [source, target] = await Promise.all([startCluster({ kubeflowWebhooks: { ready: true } }), startCluster({ kubeflowWebhooks: { ready: true } })]);
       const [kubeSource, kubeTarget] = await Promise.all([
         KubeClient.load({ kubeconfig: source.kubeconfigPath, concurrency: 4 }),
         KubeClient.load({ kubeconfig: target.kubeconfigPath, concurrency: 4 }),

@@ -15,10 +15,12 @@ import { startCluster } from '../support/cluster/index.ts';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
 import { FaultProxy } from '../support/s3/fault-proxy.ts';
 import { createBoundPvc, pvc, PVC_REF, s3For, startVolumeCluster, volumeFailure, type VolumeCluster } from './helpers.ts';
+import { installKubeflowWebhooks } from '../support/cluster/kubeflow/webhook-operators.ts';
 
 
 const POD = { group: '', resource: 'pods' };
 const QUOTA = { group: '', resource: 'resourcequotas' };
+const NAMESPACE = { group: '', resource: 'namespaces' };
 
 describe('volumes: movers that do not start', function () {
   let s3: S3ServerHandle;
@@ -105,6 +107,37 @@ describe('volumes: movers that do not start', function () {
       expect(copied).to.deep.include({ checksumVerified: true });
     } finally {
       await airGapped.stop();
+    }
+  });
+
+  it('in a fresh cluster whose katib-controller is not Ready, names Katib\'s Pod webhook; once it is, the Job controller\'s next try starts the mover', async function () {
+    // Katib's Pod mutator matches every Pod of a namespace labelled for metrics collection, i.e. every profile namespace
+    // (canonical/katib-operators webhooks.yaml.j2); its operator's Pod is not Ready yet
+    const webhooks = installKubeflowWebhooks(vc.cluster.cluster, { ready: false });
+    const label = (value: string | null) => vc.cluster.api.mergePatch(NAMESPACE, 'alice', undefined, { metadata: { labels: { 'katib.kubeflow.org/metrics-collector-injection': value } } });
+    label('enabled');
+    try {
+      const backupId = newBackupId();
+      const error = await volumeFailure(backupVolumes(vc.kube, { backupId, s3: s3For(s3, 'kf-backups'), startTimeoutSeconds: 2, pvcs: [{ namespace: 'alice', name: 'free' }] }));
+      expect(error.message, error.message).to.match(/did not start within 2 seconds: admission webhook "mutator\.pod\.katib\.kubeflow\.org" cannot be called, so no Pod can be made in this namespace \(Post "https:\/\/katib-controller\.kubeflow\.svc:443\/mutate-pod\?timeout=10s": dial tcp [0-9.]+:443: connect: connection refused\); its operator is likely still starting: once its Pod is Ready, run this again\)\.$/);
+      expect(await leftovers(backupId)).to.deep.equal([]);
+      // the sign: the Job controller's FailedCreate event for the next mover; then katib-controller becomes Ready
+      const unsubscribe = vc.cluster.api.subscribe((event) => {
+        if (event.type === 'ADDED' && event.ref.resource === 'events' && (event.object as { reason?: string }).reason === 'FailedCreate') webhooks.setReady('katib-controller', true);
+      });
+      try {
+        const [copied] = await backupVolumes(vc.kube, { backupId: newBackupId(), s3: s3For(s3, 'kf-backups'), pvcs: [{ namespace: 'alice', name: 'free' }] });
+        expect(copied).to.deep.include({ checksumVerified: true });
+      } finally {
+        unsubscribe();
+      }
+    } finally {
+      label(null);
+      webhooks.stop();
+      for (const resource of ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations']) {
+        for (const c of vc.cluster.api.list({ group: 'admissionregistration.k8s.io', resource })) vc.cluster.api.delete({ group: 'admissionregistration.k8s.io', resource }, c.metadata.name!);
+      }
+      await vc.kubelet.idle();
     }
   });
 

@@ -22,7 +22,7 @@ export interface AdmissionRequest {
   dryRun: boolean;
 }
 
-interface ResourceRule {
+export interface ResourceRule {
   apiGroups?: string[];
   apiVersions?: string[];
   operations?: string[];
@@ -38,14 +38,14 @@ interface MatchResources {
   namespaceSelector?: LabelSelector;
 }
 
-interface LabelSelector {
+export interface LabelSelector {
   matchLabels?: Record<string, string>;
   matchExpressions?: { key: string; operator: string; values?: string[] }[];
 }
 
 const has = (list: string[] | undefined, value: string) => !list || list.length === 0 || list.includes('*') || list.includes(value);
 
-function ruleMatches(rule: ResourceRule, req: AdmissionRequest, namespaced: boolean): boolean {
+export function ruleMatches(rule: ResourceRule, req: AdmissionRequest, namespaced: boolean): boolean {
   if (!rule.operations?.includes('*') && !rule.operations?.includes(req.operation)) return false;
   if (!(rule.apiGroups ?? []).some((g) => g === '*' || g === req.group)) return false;
   if (!(rule.apiVersions ?? ['*']).some((v) => v === '*' || v === req.version)) return false;

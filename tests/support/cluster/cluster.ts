@@ -5,6 +5,7 @@ import type { KubeObject } from '../../../src/kube/types.ts';
 import { apiVersionOf } from '../../../src/kube/types.ts';
 import type { DeleteOptions, InProcessApi, ListOptions, PodLogSource, ResourceRef } from './contract.ts';
 import { admit, type Operation } from './admission.ts';
+import type { AdmissionWebhooks } from './webhooks.ts';
 import { quotaRefusal } from './quota.ts';
 import { applyLimitRangeDefaults, limitRangeRefusal, defaultRequestsFromLimits } from './limit-ranges.ts';
 import { admitCustomObject, crdToDef, CRD_CLEANUP_FINALIZER, settledStatus, validateCrd, validateStoredVersions } from './crd.ts';
@@ -73,6 +74,8 @@ export class Cluster implements InProcessApi {
   private readonly createMutators = new Map<string, Array<(object: KubeObject) => void>>();
   /** checks of a write by its user that the storage makes before admission (rbac/authorizer.ts, the RBAC escalation checks) */
   private readonly writeChecks: WriteCheck[] = [];
+  /** the admission webhooks the stored Mutating/ValidatingWebhookConfigurations name (webhooks.ts), once installed */
+  webhooks?: AdmissionWebhooks;
 
   constructor(options: { random?: () => number; store?: ObjectStore; serviceNetwork?: ServiceNetwork; allocationSeed?: number } = {}) {
     this.random = options.random ?? Math.random;
@@ -228,6 +231,7 @@ export class Cluster implements InProcessApi {
     // decoding converts stringData into data before any admission sees the object (secrets.ts)
     if (isSecrets(d)) mergeStringData(obj);
     for (const mutate of this.createMutators.get(refKey(ref)) ?? []) mutate(obj);
+    this.webhooks?.mutate('CREATE', d, obj, null, options.dryRun ?? false, (options.user ?? CONTROLLER_USER).username);
     const meta = obj.metadata;
     if (!meta.name && meta.generateName) meta.name = meta.generateName + generatedSuffix(this.random);
     const name = meta.name ?? '';
@@ -386,6 +390,7 @@ export class Cluster implements InProcessApi {
       }
     }
     if (subresource === 'main') next.apiVersion = input.apiVersion;
+    if (subresource === 'main') this.webhooks?.mutate('UPDATE', d, next, old, options.dryRun ?? false, (options.user ?? CONTROLLER_USER).username);
     this.admitCustom(d, next, old);
     next.apiVersion = old.apiVersion;
     next.kind = old.kind;
@@ -639,11 +644,17 @@ export class Cluster implements InProcessApi {
 
   private admit(op: Operation, d: ResourceDef, obj: KubeObject | null, old: KubeObject | null, options: WriteOptions, subResource = ''): void {
     if (obj && subResource === '') for (const check of this.writeChecks) check(d, obj, old, options.user);
+    if (this.store.count(VAPB_REF) > 0) this.admitPolicies(op, d, obj, old, options, subResource);
+    // validating webhooks after the policies (kubernetes pkg/kubeapiserver/options/plugins.go orders
+    // ValidatingAdmissionPolicy before ValidatingAdmissionWebhook)
+    if (obj && op !== 'DELETE' && op !== 'CONNECT' && subResource === '') this.webhooks?.validate(op, d, obj, old, options.dryRun ?? false, (options.user ?? CONTROLLER_USER).username);
+  }
+
+  private admitPolicies(op: Operation, d: ResourceDef, obj: KubeObject | null, old: KubeObject | null, options: WriteOptions, subResource: string): void {
     const source = {
       policies: () => this.store.scan(VAP_REF).map((s) => s.obj),
       bindings: () => this.store.scan(VAPB_REF).map((s) => s.obj),
     };
-    if (this.store.count(VAPB_REF) === 0) return;
     const subject = (obj ?? old)!;
     const namespace = d.namespaced ? (subject.metadata.namespace ?? '') : '';
     admit(

@@ -54,6 +54,11 @@ export interface ClusterOptions {
   serviceNetwork?: ServiceNetwork;
   /** how the simulated controllers behave where a real deployment's settings differ */
   kubeflow?: import('./kubeflow/controllers.ts').KubeflowControllerOptions;
+  /**
+   * run Katib's, KServe's and the training operator's admission webhooks as their charms ship them
+   * (kubeflow/webhook-operators.ts); `ready: false` is a fresh cluster whose operators are not Ready yet
+   */
+  kubeflowWebhooks?: import('./kubeflow/webhook-operators.ts').KubeflowWebhookOptions;
 }
 
 export interface RunningCluster {
@@ -71,6 +76,8 @@ export interface RunningCluster {
   kubeconfigFor(user: UserSpec, namespace?: string): string;
   /** the RBAC authorizer the server asks (rbac/authorizer.ts) */
   rbac: RbacAuthorizer;
+  /** the Kubeflow operators' webhooks, when `kubeflowWebhooks` asked for them */
+  kubeflowWebhooks?: import('./kubeflow/webhook-operators.ts').KubeflowWebhooks;
   api: InProcessApi;
   cluster: Cluster;
   faults: Faults;
@@ -122,6 +129,12 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Runnin
     const { installPodDefaultWebhook } = await import('./kubeflow/poddefault-webhook.ts');
     stops.push(installPodDefaultWebhook(cluster));
   }
+  let kubeflowWebhooks: import('./kubeflow/webhook-operators.ts').KubeflowWebhooks | undefined;
+  if (options.kubeflowWebhooks) {
+    const { installKubeflowWebhooks } = await import('./kubeflow/webhook-operators.ts');
+    kubeflowWebhooks = installKubeflowWebhooks(cluster, { release: options.kubeflowRelease, ...options.kubeflowWebhooks });
+    stops.push(kubeflowWebhooks.stop);
+  }
 
   const stopControllers = stopOnExit('the embedded cluster\'s controllers', () => { for (const s of stops) s(); });
   const authenticator = new TokenAuthenticator(cluster.store);
@@ -155,6 +168,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Runnin
     issueToken: (user) => authenticator.issue(user),
     kubeconfigFor: (user, namespace = 'default') => kubeconfigYaml(serverUrl, certs.caCert, authenticator.issue(user), 'embedded', user.username, namespace),
     rbac: rbac.authorizer,
+    ...(kubeflowWebhooks ? { kubeflowWebhooks } : {}),
     api: cluster,
     cluster,
     faults,

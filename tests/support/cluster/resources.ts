@@ -144,6 +144,9 @@ export function builtinResources(): ResourceDef[] {
     builtin(ADMISSION, 'v1', 'ValidatingAdmissionPolicyBinding', 'validatingadmissionpolicybindings', {
       namespaced: false,
     }),
+    // the configurations of admission webhooks (webhooks.ts calls the simulated servers they name)
+    builtin(ADMISSION, 'v1', 'MutatingWebhookConfiguration', 'mutatingwebhookconfigurations', { namespaced: false }),
+    builtin(ADMISSION, 'v1', 'ValidatingWebhookConfiguration', 'validatingwebhookconfigurations', { namespaced: false }),
   ];
 }
 
