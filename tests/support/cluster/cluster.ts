@@ -652,7 +652,7 @@ export class Cluster implements InProcessApi {
     if (decision.refusal !== undefined) throw forbidden(d, obj.metadata.name ?? '', decision.refusal);
     if (options.dryRun) return;
     const quotaDef = this.def(QUOTA_REF);
-    for (const quota of decision.charged) this.write(quotaDef, objectKey(namespace, quota.metadata.name ?? ''), quota, 'MODIFIED');
+    for (const quota of decision.charged) this.write(quotaDef, objectKey(namespace, quota.metadata.name ?? ''), clone(quota), 'MODIFIED');
   }
 
   private admit(op: Operation, d: ResourceDef, obj: KubeObject | null, old: KubeObject | null, options: WriteOptions, subResource = ''): void {
