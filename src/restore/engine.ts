@@ -39,6 +39,7 @@ import { Channel } from './channel.ts';
 import { preflightDone, restoreActivity, startRestoreActivity } from './activity.ts';
 import { mergeIntoControllerServiceAccount, writeArchivedStatus } from './controller-objects.ts';
 import { describe } from '../errors/index.ts';
+import { AdmissionForecast } from './admission-forecast.ts';
 import { neutralWording, type Wording } from '../errors/remedy.ts';
 
 // what a restore is asked to do, typed below the engine so that the preflight takes the same request
@@ -63,6 +64,8 @@ export interface RestoreOutcome {
   mappings: string[];
   /** one sentence per field the target's schema dropped (or, on dry-run, would drop) */
   dropped: string[];
+  /** dry run: one sentence per namespace whose quota and LimitRange checks were predicted rather than asked */
+  predicted: string[];
   warnings: string[];
   /** what the HMAC check found, as a sentence fragment for results */
   authentication: string;
@@ -146,6 +149,7 @@ export async function runRestore(kube: RestoreKube, store: BackupStore, request:
         unserved: preflight.unserved.map(describeUnserved),
         mappings: preflight.mappings,
         dropped: run.dropped,
+        predicted: run.forecast?.notes() ?? [],
         authentication: preflight.authentication.note,
         warnings: [
           ...preflight.warnings,
@@ -185,6 +189,10 @@ class RestoreRun {
   readonly dropped: string[] = [];
   /** dry run: the namespaces the target has; a request for an object elsewhere is asked in a stand-in namespace */
   private targetNamespaces: ReadonlySet<string> | undefined;
+  /** dry run: the quota and LimitRange admission the target cannot be asked about, predicted (admission-forecast.ts) */
+  forecast: AdmissionForecast | undefined;
+  /** namespaces whose objects are written one after another in restore order, since a quota counts them (quotaBound) */
+  private readonly boundByQuota = new Map<string, boolean>();
   volumes: RestoreOutcome['volumes'] = { restored: 0 };
   controlPlane: RestoreOutcome['controlPlane'] = { restored: 0 };
   /** archived uid → uid in the target, for relinking ownerReferences (only for uids some object names as owner) */
@@ -232,6 +240,7 @@ class RestoreRun {
     if (this.dry && this.request.dryRun) {
       const namespaces = await this.kube.findByResource('', 'namespaces');
       if (namespaces) this.targetNamespaces = new Set((await this.kube.listAll(namespaces)).items.map((n) => n.metadata.name ?? ''));
+      this.forecast = await AdmissionForecast.open(this.kube, preflight.profiles, preflight.namespaces, this.targetNamespaces ?? new Set());
     }
     if (!this.dry) {
       const expected = recordedPodDefaults(preflight.manifest?.extras);
@@ -424,7 +433,16 @@ class RestoreRun {
         }
         const work: Array<{ namespace: string; item: SpooledItem }> = [];
         for (const namespace of active) for (const item of this.preflight.spool.readNamespace(spoolKey(step), namespace)) work.push({ namespace, item });
-        const results = await Promise.allSettled(work.map(({ item }) => this.slots(() => this.applyOne(step.key, step.target, item, NO_LIVE_OBJECTS))));
+        // a namespace a quota counts in takes its objects one after another, in restore order, so that what the quota
+        // refuses is what the dry run predicted; the others in parallel
+        const chains = new Map<string, Promise<unknown>>();
+        const results = await Promise.allSettled(work.map(({ namespace, item }) => {
+          const apply = () => this.slots(() => this.applyOne(step.key, step.target, item, NO_LIVE_OBJECTS));
+          if (!this.quotaBound(namespace)) return apply();
+          const next = (chains.get(namespace) ?? Promise.resolve()).then(apply, apply);
+          chains.set(namespace, next);
+          return next;
+        }));
         for (const [i, result] of results.entries()) {
           if (result.status === 'rejected') throw result.reason;
           if (result.value === 'create' && isPvcStep(step)) newPvcs.push({ namespace: work[i]!.namespace, name: work[i]!.item.object.metadata.name ?? '' });
@@ -436,6 +454,19 @@ class RestoreRun {
     } finally {
       restoreActivity.namespacesInPipeline -= active.length;
     }
+  }
+
+  /** whether a quota will count in `namespace`: its archived Profile asks for one, or the backup holds one there */
+  private quotaBound(namespace: string): boolean {
+    let bound = this.boundByQuota.get(namespace);
+    if (bound === undefined) {
+      const profile = this.preflight.profiles.find((p) => p.metadata.name === namespace);
+      const hard = (profile?.spec as { resourceQuotaSpec?: { hard?: object } } | undefined)?.resourceQuotaSpec?.hard;
+      const quotaStep = this.preflight.steps.find((s) => s.group === '' && s.resource === 'resourcequotas');
+      bound = Object.keys(hard ?? {}).length > 0 || (quotaStep !== undefined && this.preflight.spool.holds(spoolKey(quotaStep), namespace));
+      this.boundByQuota.set(namespace, bound);
+    }
+    return bound;
   }
 
   /** Step by step over `namespaces`, each step compared against one cluster-wide LIST (one kind in memory at a time). */
@@ -558,18 +589,27 @@ class RestoreRun {
     resource: ApiResource, item: SpooledItem, wanted: KubeObject, record: (verdict: Verdict, reason?: string) => Verdict, name: string,
   ): Promise<Verdict> {
     const guard = item.status !== undefined ? suspendedForStatus(wanted) : undefined;
-    let sent = guard?.create ?? wanted;
+    const asIs = guard?.create ?? wanted;
+    let sent = asIs;
     const namespace = sent.metadata.namespace;
     const standIn = resource.namespaced && namespace && this.targetNamespaces && !this.targetNamespaces.has(namespace) ? standInNamespace(this.targetNamespaces) : undefined;
     if (standIn) sent = { ...sent, metadata: { ...sent.metadata, namespace: standIn } };
+    // taken before the first await, so in restore order: the forecast charges what it admits as the server would
+    const predicted = this.forecast?.admit(resource, asIs);
+    const accepted = (reason?: string): Verdict => {
+      if (predicted?.refusal !== undefined) return record('fail', `${name}: would be refused by the target (predicted, not asked): 403 Forbidden: ${predicted.refusal}`);
+      this.forecast?.adopt(resource, asIs);
+      return record('create', reason);
+    };
     try {
       const answer = await this.kube.create(resource, sent, { dryRun: true, fieldManager: FIELD_MANAGER });
       const fields = droppedFields(sent, answer);
       this.dropped.push(...dropSentences(item.object, fields, true));
-      return record('create', fields.length ? `${name}: accepted; the target's schema would drop ${listOf(fields, 5)}` : undefined);
+      return accepted(fields.length ? `${name}: accepted; the target's schema would drop ${listOf(fields, 5)}` : undefined);
     } catch (error) {
       // a same-named object in the stand-in namespace says nothing about this one
-      if (standIn && isAlreadyExists(error)) return record('create');
+      if (standIn && isAlreadyExists(error)) return accepted();
+      if (predicted?.refusal === undefined) predicted?.undo();
       return record('fail', `${name}: refused by the target: ${describe(error)}`);
     }
   }
