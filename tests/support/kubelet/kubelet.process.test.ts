@@ -270,6 +270,12 @@ describe('simulated kubelet', function () {
     const QUOTAS = { group: '', resource: 'resourcequotas' };
     const EVENTS = { group: '', resource: 'events' };
     cluster.api.create(QUOTAS, { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'cpu-limits', namespace: 'team' }, spec: { hard: { 'limits.cpu': '2' } } });
+    // a quota counts only once the quota controller has written its status (admission reads status.hard)
+    await new Promise<void>((resolve) => {
+      const synced = () => ((cluster.api.get(QUOTAS, 'cpu-limits', 'team')?.status as { used?: object } | undefined)?.used !== undefined);
+      const stop = cluster.api.subscribe(() => { if (synced()) { stop(); resolve(); } });
+      if (synced()) { stop(); resolve(); }
+    });
     const created = cluster.api.create(JOBS, job('refused', 'echo admitted > /dev/termination-log'));
     type Event = KubeObject & { reason?: string; message?: string; type?: string; source?: { component?: string } };
     let events: Event[] = [];
