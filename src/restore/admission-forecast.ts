@@ -123,10 +123,13 @@ export class AdmissionForecast {
     return forecast;
   }
 
-  /** the decision for creating `object`, taken in restore order; undefined where nothing is predicted */
+  /**
+   * The decision for creating `object`, taken in restore order (undefined for a cluster-scoped one). Its usage is
+   * recorded even where no quota counts yet: a quota the restore writes later in that namespace starts from it.
+   */
   admit(resource: ApiResource, object: KubeObject): ReturnType<NamespaceForecast['admit']> | undefined {
-    const forecast = this.namespaces.get(object.metadata.namespace ?? '');
-    return forecast?.enforces ? forecast.admit(resource, object) : undefined;
+    if (!resource.namespaced || !object.metadata.namespace) return undefined;
+    return this.namespace(object.metadata.namespace).admit(resource, object);
   }
 
   /** an archived ResourceQuota or LimitRange the dry run would create: it counts for what comes after it */
