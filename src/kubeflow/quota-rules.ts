@@ -68,6 +68,23 @@ export function quotaUsage(group: string, resource: string, object: KubeObject):
   return usage;
 }
 
+/** MatchingResources: whether a quota's resource name counts objects of `group`/`resource` */
+export function quotaCounts(group: string, resource: string, name: string): boolean {
+  if (IGNORED.has(`${group}/${resource}`)) return false;
+  if (group === '' && resource === 'persistentvolumeclaims') {
+    return ['persistentvolumeclaims', 'count/persistentvolumeclaims', 'requests.storage'].includes(name) ||
+      (name.includes(STORAGE_CLASS) && (name.endsWith('/persistentvolumeclaims') || name.endsWith('/requests.storage')));
+  }
+  if (group === '' && resource === 'services') return ['count/services', 'services', 'services.nodeports', 'services.loadbalancers'].includes(name);
+  return name === objectCountName(group, resource) || (group === '' && LEGACY_NAMES.has(resource) && name === resource);
+}
+
+/** the resource names the quotas of a namespace will count: its Profile's resourceQuotaSpec and the backup's quotas */
+export function quotaResourceNames(profile: KubeObject | undefined, archivedQuotas: readonly KubeObject[]): string[] {
+  const hardOf = (spec: unknown) => Object.keys((spec as { hard?: object } | undefined)?.hard ?? {});
+  return [...hardOf((profile?.spec as { resourceQuotaSpec?: unknown } | undefined)?.resourceQuotaSpec), ...archivedQuotas.flatMap((q) => hardOf(q.spec))];
+}
+
 /** a quota's hard list as the server reads it, or undefined when a value is no quantity (the server refuses that quota) */
 export function parseHard(hard: Record<string, unknown> | undefined): Map<string, Quantity> | undefined {
   const out = new Map<string, Quantity>();

@@ -40,6 +40,7 @@ import { preflightDone, restoreActivity, startRestoreActivity } from './activity
 import { mergeIntoControllerServiceAccount, writeArchivedStatus } from './controller-objects.ts';
 import { describe } from '../errors/index.ts';
 import { AdmissionForecast } from './admission-forecast.ts';
+import { quotaCounts, quotaResourceNames } from '../kubeflow/quota-rules.ts';
 import { neutralWording, type Wording } from '../errors/remedy.ts';
 
 // what a restore is asked to do, typed below the engine so that the preflight takes the same request
@@ -191,8 +192,8 @@ class RestoreRun {
   private targetNamespaces: ReadonlySet<string> | undefined;
   /** dry run: the quota and LimitRange admission the target cannot be asked about, predicted (admission-forecast.ts) */
   forecast: AdmissionForecast | undefined;
-  /** namespaces whose objects are written one after another in restore order, since a quota counts them (quotaBound) */
-  private readonly boundByQuota = new Map<string, boolean>();
+  /** per namespace, the resource names its quotas will count (quotaBound): the Profile's and the backup's quotas */
+  private readonly quotaNames = new Map<string, readonly string[]>();
   volumes: RestoreOutcome['volumes'] = { restored: 0 };
   controlPlane: RestoreOutcome['controlPlane'] = { restored: 0 };
   /** archived uid → uid in the target, for relinking ownerReferences (only for uids some object names as owner) */
@@ -438,7 +439,7 @@ class RestoreRun {
         const chains = new Map<string, Promise<unknown>>();
         const results = await Promise.allSettled(work.map(({ namespace, item }) => {
           const apply = () => this.slots(() => this.applyOne(step.key, step.target, item, NO_LIVE_OBJECTS));
-          if (!this.quotaBound(namespace)) return apply();
+          if (!this.quotaBound(namespace, step)) return apply();
           const next = (chains.get(namespace) ?? Promise.resolve()).then(apply, apply);
           chains.set(namespace, next);
           return next;
@@ -456,17 +457,19 @@ class RestoreRun {
     }
   }
 
-  /** whether a quota will count in `namespace`: its archived Profile asks for one, or the backup holds one there */
-  private quotaBound(namespace: string): boolean {
-    let bound = this.boundByQuota.get(namespace);
-    if (bound === undefined) {
-      const profile = this.preflight.profiles.find((p) => p.metadata.name === namespace);
-      const hard = (profile?.spec as { resourceQuotaSpec?: { hard?: object } } | undefined)?.resourceQuotaSpec?.hard;
+  /**
+   * whether a quota will count this step's objects in `namespace`: its archived Profile's resourceQuotaSpec or a
+   * ResourceQuota of the backup names a resource they use (quota-rules.ts quotaCounts)
+   */
+  private quotaBound(namespace: string, step: SpooledStep): boolean {
+    let names = this.quotaNames.get(namespace);
+    if (names === undefined) {
       const quotaStep = this.preflight.steps.find((s) => s.group === '' && s.resource === 'resourcequotas');
-      bound = Object.keys(hard ?? {}).length > 0 || (quotaStep !== undefined && this.preflight.spool.holds(spoolKey(quotaStep), namespace));
-      this.boundByQuota.set(namespace, bound);
+      const archived = quotaStep ? this.preflight.spool.readNamespace(spoolKey(quotaStep), namespace).map((item) => item.object) : [];
+      names = quotaResourceNames(this.preflight.profiles.find((p) => p.metadata.name === namespace), archived);
+      this.quotaNames.set(namespace, names);
     }
-    return bound;
+    return names.some((name) => quotaCounts(step.group, step.resource, name));
   }
 
   /** Step by step over `namespaces`, each step compared against one cluster-wide LIST (one kind in memory at a time). */

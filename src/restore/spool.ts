@@ -104,11 +104,6 @@ export class Spool {
     await once(this.stream, 'finish');
   }
 
-  /** whether a namespace has any item of a step */
-  holds(step: string, namespace: string): boolean {
-    return this.index.get(step)?.has(namespace) === true;
-  }
-
   /** one namespace's items of one step, in archive order (synchronous: positioned reads of the page cache, see above) */
   readNamespace(step: string, namespace: string): SpooledItem[] {
     const ranges = this.index.get(step)?.get(namespace);
