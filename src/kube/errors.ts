@@ -83,8 +83,19 @@ export function kubeApiErrorFrom(status: number, body: string, retryAfterMs: num
   return new KubeApiError(status, reason, message, parsed?.details, subject, wait, parsed?.metadata?.continue || undefined);
 }
 
+/**
+ * A quota whose status its controller has not written yet for a resource it tracks (a quota just changed) refuses
+ * every write it counts with 403 `status unknown for quota: …` (kubernetes/kubernetes staging/src/k8s.io/apiserver/
+ * pkg/admission/plugin/resourcequota/controller.go, CheckRequest's hasUsageStats), before anything is stored: the
+ * quota controller's next sync ends it, so it is a wait, not a refusal.
+ */
+function isQuotaStatusPending(error: KubeApiError): boolean {
+  return error.status === 403 && error.serverMessage.includes(' is forbidden: status unknown for quota: ');
+}
+
 /** How the retry policy should treat a failure of a Kubernetes request. */
 export function classifyKubeError(error: unknown): Classification {
+  if (error instanceof KubeApiError && isQuotaStatusPending(error)) return { ...classifyStatus(error.status, error.reason), kind: 'unavailable', retryable: true, notActedOn: true };
   if (error instanceof KubeApiError) return classifyStatus(error.status, error.reason, error.retryAfterMs);
   return classifyNetworkError(error) ?? { kind: 'unknown', retryable: false, notActedOn: false };
 }
