@@ -10,7 +10,7 @@
 // The periodic full resync (5 minutes by default) is left out: everything that changes usage here wakes a sync.
 import type { KubeObject } from '../../../src/kube/types.ts';
 import type { Cluster } from './cluster.ts';
-import type { ResourceRef } from './contract.ts';
+import type { InProcessApi, ResourceRef } from './contract.ts';
 import { isApiError } from './errors.ts';
 import { add, canonical, formatQuantity, quantityOf, type Quantity } from './quantity.ts';
 import { quotaEvaluator } from './quota-evaluators.ts';
@@ -138,4 +138,20 @@ export function startQuotaController(cluster: Cluster): () => void {
     stopped = true;
     unsubscribe();
   };
+}
+
+/**
+ * Resolves once the quota controller has written the quota's status: from then on admission enforces it (it matches a
+ * quota by status.hard), so a test that means the quota to refuse waits for this, never for time.
+ */
+export function quotaSynced(api: Pick<InProcessApi, 'get' | 'subscribe'>, namespace: string, name: string): Promise<void> {
+  const synced = () => ((api.get(QUOTAS, name, namespace)?.status as QuotaStatus | undefined)?.used !== undefined);
+  return new Promise((resolve) => {
+    if (synced()) return resolve();
+    const stop = api.subscribe(() => {
+      if (!synced()) return;
+      stop();
+      resolve();
+    });
+  });
 }
