@@ -1,9 +1,9 @@
 // What a ResourceQuota counts of each object, as kube-apiserver's quota registry measures it: one evaluator per
 // group-resource, shared by the admission plugin (quota.ts) and the quota controller (quota-controller.ts), as
 // upstream shares them (kubernetes/kubernetes pkg/quota/v1/install/registry.go).
-// - Pods (pkg/quota/v1/evaluator/core/pods.go): `count/pods` for every Pod; `pods`, cpu and memory requests and
-//   limits only for a Pod that has not finished (QuotaV1Pod); a quota on a compute resource requires every container
-//   to set it (podConstraints).
+// - Pods (pkg/quota/v1/evaluator/core/pods.go): `count/pods` for every Pod; `pods`, cpu, memory and ephemeral-storage
+//   requests and limits and extended resources' requests (`requests.nvidia.com/gpu`) only for a Pod that has not
+//   finished (QuotaV1Pod); a quota on cpu or memory requires every container to set it (podConstraints).
 // - PersistentVolumeClaims (persistent_volume_claims.go): `persistentvolumeclaims`, `count/persistentvolumeclaims`,
 //   `requests.storage` (rounded up to a whole byte, or status.allocatedResources when larger), and the same per
 //   storage class as `<class>.storageclass.storage.k8s.io/persistentvolumeclaims` and `…/requests.storage`.
@@ -87,8 +87,22 @@ function podTotal(pod: KubeObject, which: 'requests' | 'limits', resource: strin
   return sum;
 }
 
+/**
+ * IsExtendedResourceName (pkg/apis/core/v1/helper/helpers.go): a resource outside the kubernetes.io domain, such as
+ * `nvidia.com/gpu`; quota counts its requests as `requests.<name>` (podComputeUsageHelper), which Kubeflow profiles'
+ * resourceQuotaSpec often names.
+ */
+function isExtended(resource: string): boolean {
+  return resource.includes('/') && !resource.startsWith('requests.') && !resource.split('/')[0]!.endsWith('kubernetes.io');
+}
+
+function extendedRequests(pod: KubeObject): Set<string> {
+  const { main, init } = containersOf(pod);
+  return new Set([...main, ...init].flatMap((c) => Object.keys(c.resources?.requests ?? {})).filter(isExtended));
+}
+
 const pods: QuotaEvaluator = {
-  matches: (name) => POD_NAMES.has(name),
+  matches: (name) => POD_NAMES.has(name) || (name.startsWith('requests.') && isExtended(name.slice('requests.'.length))),
   handles: (operation) => operation === 'CREATE',
   usage(pod) {
     const usage: Usage = new Map([['count/pods', ONE]]);
@@ -100,6 +114,7 @@ const pods: QuotaEvaluator = {
       if (requests.nano !== 0n) usage.set(`requests.${r}`, requests).set(r, requests);
       if (limits.nano !== 0n) usage.set(`limits.${r}`, limits);
     }
+    for (const r of extendedRequests(pod)) usage.set(`requests.${r}`, podTotal(pod, 'requests', r));
     return usage;
   },
   constraints(required, pod) {

@@ -117,6 +117,18 @@ describe('embedded API server: ResourceQuota on every resource, and LimitRange o
     );
   });
 
+  it('counts a Pod\'s extended resources under requests.<name>, as a profile\'s GPU quota names them', async () => {
+    await quota({ 'requests.nvidia.com/gpu': '1' });
+    const pod = (name: string): KubeObject => ({
+      apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'a' },
+      spec: { containers: [{ name: 'c', image: 'busybox', resources: { requests: { 'nvidia.com/gpu': '1' }, limits: { 'nvidia.com/gpu': '1' } } }] },
+    });
+    cluster.create({ group: '', resource: 'pods' }, pod('first'));
+    expect(refusal(() => cluster.create({ group: '', resource: 'pods' }, pod('second'))).message).to.equal(
+      'pods "second" is forbidden: exceeded quota: q, requested: requests.nvidia.com/gpu=1, used: requests.nvidia.com/gpu=1, limited: requests.nvidia.com/gpu=1',
+    );
+  });
+
   it('never evicts: a quota below what the namespace holds shows it in status.used and refuses only what adds to it', async () => {
     cluster.create(CONFIGMAPS, configMap('one'));
     cluster.create(CONFIGMAPS, configMap('two'));
