@@ -79,10 +79,27 @@ export function quotaCounts(group: string, resource: string, name: string): bool
   return name === objectCountName(group, resource) || (group === '' && LEGACY_NAMES.has(resource) && name === resource);
 }
 
-/** the resource names the quotas of a namespace will count: its Profile's resourceQuotaSpec and the backup's quotas */
-export function quotaResourceNames(profile: KubeObject | undefined, archivedQuotas: readonly KubeObject[]): string[] {
-  const hardOf = (spec: unknown) => Object.keys((spec as { hard?: object } | undefined)?.hard ?? {});
-  return [...hardOf((profile?.spec as { resourceQuotaSpec?: unknown } | undefined)?.resourceQuotaSpec), ...archivedQuotas.flatMap((q) => hardOf(q.spec))];
+/** the hard lists of the quotas a namespace will have: its Profile's resourceQuotaSpec and the backup's quotas */
+export function namespaceQuotaLimits(profile: KubeObject | undefined, archivedQuotas: readonly KubeObject[]): Array<Record<string, unknown>> {
+  const hardOf = (spec: unknown) => (spec as { hard?: Record<string, unknown> } | undefined)?.hard ?? {};
+  return [hardOf((profile?.spec as { resourceQuotaSpec?: unknown } | undefined)?.resourceQuotaSpec), ...archivedQuotas.map((q) => hardOf(q.spec))]
+    .filter((hard) => Object.keys(hard).length > 0);
+}
+
+/**
+ * Whether the objects of one kind a restore writes in a namespace, all together, pass a hard limit of its quotas:
+ * only then does the order they reach the server decide which are refused.
+ */
+export function mayExceedQuota(limits: ReadonlyArray<Record<string, unknown>>, group: string, resource: string, objects: readonly KubeObject[]): boolean {
+  const counted = limits.filter((hard) => Object.keys(hard).some((name) => quotaCounts(group, resource, name)));
+  if (counted.length === 0) return false;
+  const total: Usage = new Map();
+  for (const object of objects) for (const [name, q] of quotaUsage(group, resource, object)) total.set(name, addQuantities(total.get(name) ?? zeroQuantity, q));
+  return counted.some((hard) => {
+    const parsed = parseHard(hard);
+    // a hard list the server would not read is no reason to write one object at a time
+    return parsed !== undefined && [...parsed].some(([name, limit]) => total.has(name) && compareQuantities(total.get(name)!, limit) > 0);
+  });
 }
 
 /** a quota's hard list as the server reads it, or undefined when a value is no quantity (the server refuses that quota) */

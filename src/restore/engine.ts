@@ -40,7 +40,7 @@ import { preflightDone, restoreActivity, startRestoreActivity } from './activity
 import { mergeIntoControllerServiceAccount, writeArchivedStatus } from './controller-objects.ts';
 import { describe } from '../errors/index.ts';
 import { AdmissionForecast } from './admission-forecast.ts';
-import { quotaCounts, quotaResourceNames } from '../kubeflow/quota-rules.ts';
+import { mayExceedQuota, namespaceQuotaLimits } from '../kubeflow/quota-rules.ts';
 import { neutralWording, type Wording } from '../errors/remedy.ts';
 
 // what a restore is asked to do, typed below the engine so that the preflight takes the same request
@@ -192,8 +192,8 @@ class RestoreRun {
   private targetNamespaces: ReadonlySet<string> | undefined;
   /** dry run: the quota and LimitRange admission the target cannot be asked about, predicted (admission-forecast.ts) */
   forecast: AdmissionForecast | undefined;
-  /** per namespace, the resource names its quotas will count (quotaBound): the Profile's and the backup's quotas */
-  private readonly quotaNames = new Map<string, readonly string[]>();
+  /** per namespace, the hard lists of the quotas it will have (quotaBound): its Profile's and the backup's */
+  private readonly quotaLimits = new Map<string, ReadonlyArray<Record<string, unknown>>>();
   volumes: RestoreOutcome['volumes'] = { restored: 0 };
   controlPlane: RestoreOutcome['controlPlane'] = { restored: 0 };
   /** archived uid → uid in the target, for relinking ownerReferences (only for uids some object names as owner) */
@@ -433,13 +433,18 @@ class RestoreRun {
           active = ready;
         }
         const work: Array<{ namespace: string; item: SpooledItem }> = [];
-        for (const namespace of active) for (const item of this.preflight.spool.readNamespace(spoolKey(step), namespace)) work.push({ namespace, item });
-        // a namespace a quota counts in takes its objects one after another, in restore order, so that what the quota
-        // refuses is what the dry run predicted; the others in parallel
+        const inOrder = new Set<string>();
+        for (const namespace of active) {
+          const items = this.preflight.spool.readNamespace(spoolKey(step), namespace);
+          for (const item of items) work.push({ namespace, item });
+          if (this.quotaBound(namespace, step, items)) inOrder.add(namespace);
+        }
+        // a namespace whose quota these objects overflow takes them one after another, in restore order, so that
+        // what the quota refuses is what the dry run predicted; the others in parallel
         const chains = new Map<string, Promise<unknown>>();
         const results = await Promise.allSettled(work.map(({ namespace, item }) => {
           const apply = () => this.slots(() => this.applyOne(step.key, step.target, item, NO_LIVE_OBJECTS));
-          if (!this.quotaBound(namespace, step)) return apply();
+          if (!inOrder.has(namespace)) return apply();
           const next = (chains.get(namespace) ?? Promise.resolve()).then(apply, apply);
           chains.set(namespace, next);
           return next;
@@ -458,18 +463,19 @@ class RestoreRun {
   }
 
   /**
-   * whether a quota will count this step's objects in `namespace`: its archived Profile's resourceQuotaSpec or a
-   * ResourceQuota of the backup names a resource they use (quota-rules.ts quotaCounts)
+   * whether this step's objects in `namespace` must reach the server in restore order: the quotas the namespace will
+   * have (its archived Profile's resourceQuotaSpec, the backup's ResourceQuotas) count them, and all of them together
+   * pass a hard limit, so that which are refused depends on their order (quota-rules.ts mayExceedQuota)
    */
-  private quotaBound(namespace: string, step: SpooledStep): boolean {
-    let names = this.quotaNames.get(namespace);
-    if (names === undefined) {
+  private quotaBound(namespace: string, step: SpooledStep, items: readonly SpooledItem[]): boolean {
+    let limits = this.quotaLimits.get(namespace);
+    if (limits === undefined) {
       const quotaStep = this.preflight.steps.find((s) => s.group === '' && s.resource === 'resourcequotas');
       const archived = quotaStep ? this.preflight.spool.readNamespace(spoolKey(quotaStep), namespace).map((item) => item.object) : [];
-      names = quotaResourceNames(this.preflight.profiles.find((p) => p.metadata.name === namespace), archived);
-      this.quotaNames.set(namespace, names);
+      limits = namespaceQuotaLimits(this.preflight.profiles.find((p) => p.metadata.name === namespace), archived);
+      this.quotaLimits.set(namespace, limits);
     }
-    return names.some((name) => quotaCounts(step.group, step.resource, name));
+    return limits.length > 0 && mayExceedQuota(limits, step.group, step.resource, items.map((item) => item.object));
   }
 
   /** Step by step over `namespaces`, each step compared against one cluster-wide LIST (one kind in memory at a time). */

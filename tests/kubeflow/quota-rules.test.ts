@@ -2,7 +2,7 @@
 // kube-apiserver's evaluators use (kubernetes/kubernetes pkg/quota/v1/evaluator/core/persistent_volume_claims.go,
 // services.go, registry.go; staging/src/k8s.io/apiserver/pkg/quota/v1/generic/evaluator.go), written out here.
 import { expect } from 'chai';
-import { quotaCounts, quotaResourceNames, quotaUsage } from '../../src/kubeflow/quota-rules.ts';
+import { mayExceedQuota, namespaceQuotaLimits, quotaCounts, quotaUsage } from '../../src/kubeflow/quota-rules.ts';
 import { formatQuantity } from '../../src/kube/quantity.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
 
@@ -45,8 +45,21 @@ describe('kubeflow: what a quota counts of a restored object', () => {
     });
   });
 
-  it('names the resources a namespace\'s quotas count: its Profile\'s and the backup\'s', () => {
+  it('takes a namespace\'s quotas from its Profile and the backup', () => {
     const profile = { ...object('Profile', { resourceQuotaSpec: { hard: { cpu: '4', 'requests.storage': '5Gi' } } }), metadata: { name: 'a' } };
-    expect(quotaResourceNames(profile, [object('ResourceQuota', { hard: { 'services.nodeports': '0' } })])).to.deep.equal(['cpu', 'requests.storage', 'services.nodeports']);
+    expect(namespaceQuotaLimits(profile, [object('ResourceQuota', { hard: { 'services.nodeports': '0' } })])).to.deep.equal([{ cpu: '4', 'requests.storage': '5Gi' }, { 'services.nodeports': '0' }]);
   });
+
+  const claims = (...sizes: string[]) => sizes.map((size) => object('PersistentVolumeClaim', { resources: { requests: { storage: size } } }));
+  const overflow: Array<{ case: string; limits: Array<Record<string, unknown>>; objects: KubeObject[]; order: boolean }> = [
+    { case: 'claims that pass requests.storage together', limits: [{ 'requests.storage': '5Gi' }], objects: claims('2Gi', '2Gi', '2Gi'), order: true },
+    { case: 'claims that fit requests.storage together', limits: [{ 'requests.storage': '6Gi' }], objects: claims('2Gi', '2Gi', '2Gi'), order: false },
+    { case: 'more claims than persistentvolumeclaims allows', limits: [{ cpu: '4' }, { persistentvolumeclaims: '2' }], objects: claims('1Gi', '1Gi', '1Gi'), order: true },
+    { case: 'a quota on cpu alone', limits: [{ cpu: '4', memory: '8Gi' }], objects: claims('100Gi'), order: false },
+  ];
+  for (const row of overflow) {
+    it(`${row.case}: ${row.order ? 'written in order' : 'written in parallel'}`, () => {
+      expect(mayExceedQuota(row.limits, '', 'persistentvolumeclaims', row.objects)).to.equal(row.order);
+    });
+  }
 });
