@@ -103,11 +103,22 @@ export function webhookCallFailure(message: string): { name: string; why: string
   return { name: match[1]!, why: (match[2] ?? 'no further details').replace(/\.$/, '') };
 }
 
+/**
+ * A quota whose status its controller has not written yet for a resource it tracks (a quota just changed) refuses
+ * every write it counts with 403 `status unknown for quota: …` (kubernetes/kubernetes staging/src/k8s.io/apiserver/
+ * pkg/admission/plugin/resourcequota/controller.go, CheckRequest's hasUsageStats), before anything is stored: the
+ * quota controller's next sync ends it, so it is a wait, not a refusal.
+ */
+function isQuotaStatusPending(error: KubeApiError): boolean {
+  return error.status === 403 && error.serverMessage.includes(' is forbidden: status unknown for quota: ');
+}
+
 /** How the retry policy should treat a failure of a Kubernetes request. */
 export function classifyKubeError(error: unknown): Classification {
   // The server did not act, but the operator behind the webhook may take minutes to start: the caller that knows what
   // it writes waits for the webhook (src/restore/webhook-wait.ts) instead of each request spending its retries alone.
   if (unreachableWebhook(error)) return { kind: 'server-error', retryable: false, notActedOn: true };
+  if (error instanceof KubeApiError && isQuotaStatusPending(error)) return { ...classifyStatus(error.status, error.reason), kind: 'unavailable', retryable: true, notActedOn: true };
   if (error instanceof KubeApiError) return classifyStatus(error.status, error.reason, error.retryAfterMs);
   return classifyNetworkError(error) ?? { kind: 'unknown', retryable: false, notActedOn: false };
 }

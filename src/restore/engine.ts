@@ -40,6 +40,8 @@ import { Channel } from './channel.ts';
 import { preflightDone, restoreActivity, startRestoreActivity } from './activity.ts';
 import { mergeIntoControllerServiceAccount, writeArchivedStatus } from './controller-objects.ts';
 import { describe } from '../errors/index.ts';
+import { AdmissionForecast } from './admission-forecast.ts';
+import { mayExceedQuota, namespaceQuotaLimits } from '../kubeflow/quota-rules.ts';
 import { neutralWording, type Wording } from '../errors/remedy.ts';
 
 // what a restore is asked to do, typed below the engine so that the preflight takes the same request
@@ -64,6 +66,8 @@ export interface RestoreOutcome {
   mappings: string[];
   /** one sentence per field the target's schema dropped (or, on dry-run, would drop) */
   dropped: string[];
+  /** dry run: one sentence per namespace whose quota and LimitRange checks were predicted rather than asked */
+  predicted: string[];
   warnings: string[];
   /** what the HMAC check found, as a sentence fragment for results */
   authentication: string;
@@ -148,6 +152,7 @@ export async function runRestore(kube: RestoreKube, store: BackupStore, request:
         unserved: preflight.unserved.map(describeUnserved),
         mappings: preflight.mappings,
         dropped: run.dropped,
+        predicted: run.forecast?.notes() ?? [],
         authentication: preflight.authentication.note,
         warnings: [
           ...preflight.warnings,
@@ -187,6 +192,10 @@ class RestoreRun {
   readonly dropped: string[] = [];
   /** dry run: the namespaces the target has; a request for an object elsewhere is asked in a stand-in namespace */
   private targetNamespaces: ReadonlySet<string> | undefined;
+  /** dry run: the quota and LimitRange admission the target cannot be asked about, predicted (admission-forecast.ts) */
+  forecast: AdmissionForecast | undefined;
+  /** per namespace, the hard lists of the quotas it will have (quotaBound): its Profile's and the backup's */
+  private readonly quotaLimits = new Map<string, ReadonlyArray<Record<string, unknown>>>();
   volumes: RestoreOutcome['volumes'] = { restored: 0 };
   controlPlane: RestoreOutcome['controlPlane'] = { restored: 0 };
   /** archived uid → uid in the target, for relinking ownerReferences (only for uids some object names as owner) */
@@ -243,6 +252,7 @@ class RestoreRun {
     if (this.dry && this.request.dryRun) {
       const namespaces = await this.kube.findByResource('', 'namespaces');
       if (namespaces) this.targetNamespaces = new Set((await this.kube.listAll(namespaces)).items.map((n) => n.metadata.name ?? ''));
+      this.forecast = await AdmissionForecast.open(this.kube, preflight.profiles, preflight.namespaces, this.targetNamespaces ?? new Set());
     }
     if (!this.dry) {
       const expected = recordedPodDefaults(preflight.manifest?.extras);
@@ -435,8 +445,22 @@ class RestoreRun {
           active = ready;
         }
         const work: Array<{ namespace: string; item: SpooledItem }> = [];
-        for (const namespace of active) for (const item of this.preflight.spool.readNamespace(spoolKey(step), namespace)) work.push({ namespace, item });
-        const results = await Promise.allSettled(work.map(({ item }) => this.slots(() => this.applyOne(step.key, step.target, item, NO_LIVE_OBJECTS))));
+        const inOrder = new Set<string>();
+        for (const namespace of active) {
+          const items = this.preflight.spool.readNamespace(spoolKey(step), namespace);
+          for (const item of items) work.push({ namespace, item });
+          if (this.quotaBound(namespace, step, items)) inOrder.add(namespace);
+        }
+        // a namespace whose quota these objects overflow takes them one after another, in restore order, so that
+        // what the quota refuses is what the dry run predicted; the others in parallel
+        const chains = new Map<string, Promise<unknown>>();
+        const results = await Promise.allSettled(work.map(({ namespace, item }) => {
+          const apply = () => this.slots(() => this.applyOne(step.key, step.target, item, NO_LIVE_OBJECTS));
+          if (!inOrder.has(namespace)) return apply();
+          const next = (chains.get(namespace) ?? Promise.resolve()).then(apply, apply);
+          chains.set(namespace, next);
+          return next;
+        }));
         for (const [i, result] of results.entries()) {
           if (result.status === 'rejected') throw result.reason;
           if (result.value === 'create' && isPvcStep(step)) newPvcs.push({ namespace: work[i]!.namespace, name: work[i]!.item.object.metadata.name ?? '' });
@@ -448,6 +472,22 @@ class RestoreRun {
     } finally {
       restoreActivity.namespacesInPipeline -= active.length;
     }
+  }
+
+  /**
+   * whether this step's objects in `namespace` must reach the server in restore order: the quotas the namespace will
+   * have (its archived Profile's resourceQuotaSpec, the backup's ResourceQuotas) count them, and all of them together
+   * pass a hard limit, so that which are refused depends on their order (quota-rules.ts mayExceedQuota)
+   */
+  private quotaBound(namespace: string, step: SpooledStep, items: readonly SpooledItem[]): boolean {
+    let limits = this.quotaLimits.get(namespace);
+    if (limits === undefined) {
+      const quotaStep = this.preflight.steps.find((s) => s.group === '' && s.resource === 'resourcequotas');
+      const archived = quotaStep ? this.preflight.spool.readNamespace(spoolKey(quotaStep), namespace).map((item) => item.object) : [];
+      limits = namespaceQuotaLimits(this.preflight.profiles.find((p) => p.metadata.name === namespace), archived);
+      this.quotaLimits.set(namespace, limits);
+    }
+    return limits.length > 0 && mayExceedQuota(limits, step.group, step.resource, items.map((item) => item.object));
   }
 
   /** Step by step over `namespaces`, each step compared against one cluster-wide LIST (one kind in memory at a time). */
@@ -575,19 +615,28 @@ class RestoreRun {
     resource: ApiResource, item: SpooledItem, wanted: KubeObject, record: (verdict: Verdict, reason?: string) => Verdict, name: string,
   ): Promise<Verdict> {
     const guard = item.status !== undefined ? suspendedForStatus(wanted) : undefined;
-    let sent = guard?.create ?? wanted;
+    const asIs = guard?.create ?? wanted;
+    let sent = asIs;
     const namespace = sent.metadata.namespace;
     const standIn = resource.namespaced && namespace && this.targetNamespaces && !this.targetNamespaces.has(namespace) ? standInNamespace(this.targetNamespaces) : undefined;
     if (standIn) sent = { ...sent, metadata: { ...sent.metadata, namespace: standIn } };
+    // taken before the first await, so in restore order: the forecast charges what it admits as the server would
+    const predicted = this.forecast?.admit(resource, asIs);
+    const accepted = (reason?: string): Verdict => {
+      if (predicted?.refusal !== undefined) return record('fail', `${name}: would be refused by the target (predicted, not asked): 403 Forbidden: ${predicted.refusal}`);
+      this.forecast?.adopt(resource, asIs);
+      return record('create', reason);
+    };
     try {
       const answer = await this.webhookWait.write(name, () => this.kube.create(resource, sent, { dryRun: true, fieldManager: FIELD_MANAGER }));
       const fields = droppedFields(sent, answer);
       this.dropped.push(...dropSentences(item.object, fields, true));
-      return record('create', fields.length ? `${name}: accepted; the target's schema would drop ${listOf(fields, 5)}` : undefined);
+      return accepted(fields.length ? `${name}: accepted; the target's schema would drop ${listOf(fields, 5)}` : undefined);
     } catch (error) {
       if (error instanceof WebhookUnreachableError) return record('fail', error.message);
       // a same-named object in the stand-in namespace says nothing about this one
-      if (standIn && isAlreadyExists(error)) return record('create');
+      if (standIn && isAlreadyExists(error)) return accepted();
+      if (predicted?.refusal === undefined) predicted?.undo();
       return record('fail', `${name}: refused by the target: ${describe(error)}`);
     }
   }

@@ -8,6 +8,7 @@ import { runDispatch, type DispatchOutcome } from '../support/juju/harness.ts';
 import { s3Relation, track1Data } from '../support/juju/scenarios.ts';
 import { emptyState } from '../support/juju/state.ts';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
+import { quotaSynced } from '../support/cluster/quota-controller.ts';
 import { hashTree, startKubeletCluster, writeWorkspace, type KubeletCluster } from '../volumes/helpers.ts';
 import { LABEL_FILL } from '../../src/volumes/fill-mark.ts';
 import { rmSync } from 'node:fs';
@@ -67,6 +68,7 @@ describe('volume movers that cannot start fail fast with the reason (real ./disp
 
   it('a quota on limits.cpu refuses movers that set no limits, naming the quota; volume-mover-resources that fit pass', async () => {
     side.cluster.api.create(QUOTAS, { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'team-compute', namespace }, spec: { hard: { 'limits.cpu': '100', 'limits.memory': '400Gi' } } });
+    await quotaSynced(side.cluster.api, namespace, 'team-compute');
     try {
       const refused = await backup({ 'volume-mover-resources': '', 'volume-mover-start-timeout': 4 });
       expect(refused.exitCode).to.not.equal(0);

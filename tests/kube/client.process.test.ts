@@ -164,6 +164,19 @@ describe('KubeClient against a scripted API server', () => {
     expect(client.requestCounts().create).to.equal(3);
   });
 
+  it('waits out a quota whose status its controller has not written yet: a create refused so is sent again', async () => {
+    let calls = 0;
+    // the answer kube-apiserver gives then (resourcequota/controller.go: "status unknown for quota: %s, resources: %s")
+    const pending = status(403, 'Forbidden', 'persistentvolumeclaims "data" is forbidden: status unknown for quota: team, resources: persistentvolumeclaims');
+    const { client } = await serve((req, res) => {
+      calls++;
+      if (calls === 1) return json(res, 403, pending);
+      json(res, 201, JSON.parse(req.body));
+    });
+    expect((await client.create(notebooks, notebook(8))).metadata.name).to.equal('nb-008');
+    expect(calls).to.equal(2);
+  });
+
   it('surfaces 409 Conflict as a KubeApiError with the Status details', async () => {
     const { client } = await serve((_req, res) =>
       json(res, 409, status(409, 'Conflict', 'Operation cannot be fulfilled on notebooks.kubeflow.org "nb-001": the object has been modified', { details: { name: 'nb-001', group: 'kubeflow.org', kind: 'notebooks' } })),

@@ -12,6 +12,7 @@ import { moverSelector } from '../../src/volumes/labels.ts';
 import { backupVolumes, restoreVolumes, VolumeMoveError } from '../../src/volumes/mover.ts';
 import { RCLONE_IMAGE as DEFAULT_MOVER_IMAGE } from '../../src/volumes/engine.ts';
 import { startCluster } from '../support/cluster/index.ts';
+import { quotaSynced } from '../support/cluster/quota-controller.ts';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
 import { FaultProxy } from '../support/s3/fault-proxy.ts';
 import { createBoundPvc, pvc, PVC_REF, s3For, startVolumeCluster, volumeFailure, type VolumeCluster } from './helpers.ts';
@@ -68,6 +69,7 @@ describe('volumes: movers that do not start', function () {
 
   it('names the quota and what the Pod asks beyond it, from the Job\'s FailedCreate event', async function () {
     vc.cluster.api.create(QUOTA, { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'small', namespace: 'alice' }, spec: { hard: { 'limits.cpu': '500m', 'limits.memory': '1Gi' } } });
+    await quotaSynced(vc.cluster.api, 'alice', 'small');
     try {
       const backupId = newBackupId();
       const error = await volumeFailure(backupVolumes(vc.kube, { backupId, s3: s3For(s3, 'kf-backups'), startTimeoutSeconds: 2, pvcs: [{ namespace: 'alice', name: 'quota' }] }));

@@ -88,6 +88,7 @@ async function restore(ctx: ActionContext<'restore-state'>): Promise<void> {
     ...(outcome.mappings.length ? { mapped: outcome.mappings } : {}),
     ...(outcome.dropped.length ? { dropped: capped(outcome.dropped) } : {}),
     ...(outcome.dryRun && outcome.failures.length ? { refusals: outcome.failures } : {}),
+    ...(outcome.predicted.length ? { predicted: capped(outcome.predicted) } : {}),
     ...(outcome.refused.length ? { refused: outcome.refused.length > 50 ? [...outcome.refused.slice(0, 50), `and ${outcome.refused.length - 50} more`] : outcome.refused } : {}),
     ...(outcome.volumes.note ? { volumes: outcome.volumes.note } : { volumes: `${outcome.volumes.restored} PVC(s) filled` }),
     'control-plane': outcome.controlPlane.note ?? (params['include-control-plane'] ? `${outcome.controlPlane.restored} part(s) restored` : 'not restored (include-control-plane=false)'),

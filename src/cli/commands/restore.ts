@@ -34,6 +34,7 @@ export function restoreLines(outcome: RestoreOutcome): string[] {
     ...outcome.storageClasses.map((c) => `storage class ${outcome.dryRun ? 'would change' : 'changed'}: ${c}`),
     ...(outcome.dryRun ? planLines(outcome) : []),
     ...outcome.failures.map((f) => `failed: ${f}`),
+    ...outcome.predicted.map((p) => `predicted, not asked: ${p}`),
     ...outcome.refused.map((r) => `refused (not written): ${r}`),
     // the plan of a dry run gives the reasons already; the items skip-refused left out are listed as refused above
     ...(outcome.dryRun ? [] : outcome.skippedObjects.filter((s) => !s.includes(': refused: ')).map((s) => `skipped (not written): ${s}`)),

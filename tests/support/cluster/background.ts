@@ -8,13 +8,15 @@
 // - the namespace controller (pkg/controller/namespace/deletion/namespaced_resources_deleter.go): Terminating, then
 //   gone with its contents once the `kubernetes` finalizer is removed;
 // - the apiextensions finalizer (staging/src/k8s.io/apiextensions-apiserver/pkg/controller/finalizer/crd_finalizer.go):
-//   deleting a CRD deletes its objects, then the CRD.
+//   deleting a CRD deletes its objects, then the CRD;
+// - the resource quota controller (quota-controller.ts, after pkg/controller/resourcequota): every quota's status.
 import type { KubeObject } from '../../../src/kube/types.ts';
 import { crdToDef, CRD_CLEANUP_FINALIZER } from './crd.ts';
 import { CRD_REF, NS_REF, type Cluster } from './cluster.ts';
 import type { ResourceRef } from './contract.ts';
 import { isApiError } from './errors.ts';
 import type { LoggedEvent } from './store.ts';
+import { startQuotaController } from './quota-controller.ts';
 
 export function startBackgroundControllers(cluster: Cluster): () => void {
   const namespaces = new Set<string>();
@@ -146,9 +148,11 @@ export function startBackgroundControllers(cluster: Cluster): () => void {
   }
 
   const unsubscribe = cluster.store.subscribeRaw(onEvent);
+  const stopQuotas = startQuotaController(cluster);
   return () => {
     stopped = true;
     unsubscribe();
+    stopQuotas();
   };
 }
 

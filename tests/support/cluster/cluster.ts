@@ -6,8 +6,8 @@ import { apiVersionOf } from '../../../src/kube/types.ts';
 import type { DeleteOptions, InProcessApi, ListOptions, PodLogSource, ResourceRef } from './contract.ts';
 import { admit, type Operation } from './admission.ts';
 import type { AdmissionWebhooks } from './webhooks.ts';
-import { quotaRefusal } from './quota.ts';
-import { applyLimitRangeDefaults, limitRangeRefusal, defaultRequestsFromLimits } from './limit-ranges.ts';
+import { checkQuota } from './quota.ts';
+import { applyLimitRangeDefaults, limitRangeRefusal, defaultRequestsFromLimits, pvcLimitRangeRefusal } from './limit-ranges.ts';
 import { admitCustomObject, crdToDef, CRD_CLEANUP_FINALIZER, settledStatus, validateCrd, validateStoredVersions } from './crd.ts';
 import { alreadyExists, ApiError, badRequest, conflict, forbidden, invalid, invalidValue, notFound, required, type FieldError } from './errors.ts';
 import { recordUpdate, serverSideApply } from './managed-fields.ts';
@@ -289,8 +289,10 @@ export class Cluster implements InProcessApi {
       const why = limitRangeRefusal(obj, limitRanges);
       if (why) throw forbidden(d, name, why);
     }
+    if (isClaims(d)) this.admitClaimLimits(d, obj);
     this.admit('CREATE', d, obj, null, options);
-    if (d.group === '' && d.resource === 'pods') this.admitQuota(d, obj);
+    // the ResourceQuota plugin is the last validating plugin (kubernetes pkg/kubeapiserver/options/plugins.go)
+    if (d.namespaced) this.admitQuota('CREATE', d, obj, null, '', options);
     if (options.fieldManager && !options.dryRun && !Array.isArray(meta.managedFields)) recordUpdate(undefined, obj, options.fieldManager, meta.creationTimestamp);
     if (options.dryRun) return obj;
     const stored = this.write(d, key, obj, 'ADDED');
@@ -444,7 +446,9 @@ export class Cluster implements InProcessApi {
       if (immutableErrors.length) throw invalid(d.kind, d.group, name, immutableErrors);
     }
 
+    if (isClaims(d) && subresource === 'main') this.admitClaimLimits(d, next);
     this.admit('UPDATE', d, next, old, options, subresource === 'status' ? 'status' : '');
+    if (d.namespaced && !sameContent(old, next)) this.admitQuota('UPDATE', d, next, old, subresource === 'status' ? 'status' : '', options);
     if (sameContent(old, next)) return old;
     if (options.dryRun) return next;
     if (this.readyToVanish(d, next)) {
@@ -631,15 +635,29 @@ export class Cluster implements InProcessApi {
   }
 
   /**
-   * ResourceQuota admission of a new Pod (quota.ts): a 403 naming the quota, as the API server answers
-   * (kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/admission/plugin/resourcequota/controller.go).
+   * LimitRanger's validation of a claim's storage requests (limit-ranges.ts, pvcLimitRangeRefusal; kubernetes/kubernetes
+   * plugin/pkg/admission/limitranger/admission.go, PersistentVolumeClaimValidateLimitFunc): a 403 with its sentence.
    */
-  private admitQuota(d: ResourceDef, pod: KubeObject): void {
-    const namespace = pod.metadata.namespace ?? '';
+  private admitClaimLimits(d: ResourceDef, claim: KubeObject): void {
+    const why = pvcLimitRangeRefusal(claim, this.store.scan(LIMIT_RANGE_REF, claim.metadata.namespace).map((s) => s.obj));
+    if (why) throw forbidden(d, claim.metadata.name ?? '', why);
+  }
+
+  /**
+   * ResourceQuota admission (quota.ts): a 403 naming the quota, as the API server answers
+   * (kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/admission/plugin/resourcequota/controller.go); a write
+   * that is admitted and not a dry run charges the quotas it counts against, in their status.used, before it is stored.
+   */
+  private admitQuota(operation: 'CREATE' | 'UPDATE', d: ResourceDef, obj: KubeObject, old: KubeObject | null, subresource: string, options: WriteOptions): void {
+    const namespace = obj.metadata.namespace ?? '';
+    if (this.store.count(QUOTA_REF) === 0) return;
     const quotas = this.store.scan(QUOTA_REF, namespace).map((s) => s.obj);
     if (quotas.length === 0) return;
-    const why = quotaRefusal(pod, quotas, this.store.scan(d, namespace).map((s) => s.obj));
-    if (why) throw forbidden(d, pod.metadata.name ?? '', why);
+    const decision = checkQuota(quotas, { operation, group: d.group, resource: d.resource, subresource, object: obj, old });
+    if (decision.refusal !== undefined) throw forbidden(d, obj.metadata.name ?? '', decision.refusal);
+    if (options.dryRun) return;
+    const quotaDef = this.def(QUOTA_REF);
+    for (const quota of decision.charged) this.write(quotaDef, objectKey(namespace, quota.metadata.name ?? ''), clone(quota), 'MODIFIED');
   }
 
   private admit(op: Operation, d: ResourceDef, obj: KubeObject | null, old: KubeObject | null, options: WriteOptions, subResource = ''): void {
@@ -685,6 +703,10 @@ function forbiddenField(field: string, detail: string): FieldError {
 
 function isJobs(d: ResourceDef): boolean {
   return d.group === 'batch' && d.resource === 'jobs';
+}
+
+function isClaims(d: ResourceDef): boolean {
+  return d.group === '' && d.resource === 'persistentvolumeclaims';
 }
 
 function isSecrets(d: ResourceDef): boolean {

@@ -7,7 +7,7 @@
 // The real PVC message ends with a diff of the two specs (cmp.Diff), left out here.
 import type { KubeObject } from '../../../src/kube/types.ts';
 import type { FieldError } from './errors.ts';
-import { quantity } from './quota.ts';
+import { quantity } from './quantity.ts';
 
 function canonical(value: unknown): string {
   return JSON.stringify(value ?? null, (_key, v: unknown) =>

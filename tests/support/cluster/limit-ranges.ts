@@ -9,7 +9,7 @@
 //    from `min`; the same is applied here when it is read, which gives the same values.
 // Only then does the ResourceQuota plugin (quota.ts) require and count requests and limits.
 import type { KubeObject } from '../../../src/kube/types.ts';
-import { quantity } from './quota.ts';
+import { canonical, compare, quantity, quantityOf } from './quantity.ts';
 
 interface Resources { requests?: Record<string, string>; limits?: Record<string, string> }
 interface Container { resources?: Resources }
@@ -136,4 +136,36 @@ export function limitRangeRefusal(pod: KubeObject, limitRanges: readonly KubeObj
   const unique = [...new Set(problems)];
   if (unique.length === 0) return undefined;
   return unique.length === 1 ? unique[0] : `[${unique.join(', ')}]`;
+}
+
+// 4. LimitRanger's validation of a PersistentVolumeClaim, on create and on update (admission.go,
+//    PersistentVolumeClaimValidateLimitFunc; SupportsAttributes takes PVCs on both): each PersistentVolumeClaim item
+//    binds spec.resources.requests, `min` with minConstraint (limits are not user input for a claim) and `max` with
+//    maxRequestConstraint, compared at milli precision. runLimitFunc refuses on the first LimitRange with a broken
+//    rule, its errors joined as utilerrors.NewAggregate joins them; quantities print in canonical form.
+function pvcItemProblems(item: LimitRangeItem, requests: Record<string, string>): string[] {
+  const out: string[] = [];
+  const sorted = (m: Record<string, string> | undefined) => Object.entries(m ?? {}).sort(([a], [b]) => (a < b ? -1 : 1));
+  for (const [resource, enforced] of sorted(item.min)) {
+    const request = requests[resource];
+    if (request === undefined) out.push(`minimum ${resource} usage per PersistentVolumeClaim is ${canonical(enforced)}.  No request is specified`);
+    else if (compare(quantityOf(request), quantityOf(enforced)) < 0) out.push(`minimum ${resource} usage per PersistentVolumeClaim is ${canonical(enforced)}, but request is ${canonical(request)}`);
+  }
+  for (const [resource, enforced] of sorted(item.max)) {
+    const request = requests[resource];
+    if (request === undefined) out.push(`maximum ${resource} usage per PersistentVolumeClaim is ${canonical(enforced)}.  No request is specified`);
+    else if (compare(quantityOf(request), quantityOf(enforced)) > 0) out.push(`maximum ${resource} usage per PersistentVolumeClaim is ${canonical(enforced)}, but request is ${canonical(request)}`);
+  }
+  return out;
+}
+
+/** why LimitRanger refuses the claim, or undefined */
+export function pvcLimitRangeRefusal(pvc: KubeObject, limitRanges: readonly KubeObject[]): string | undefined {
+  const requests = ((pvc.spec as { resources?: { requests?: Record<string, string> } } | undefined)?.resources?.requests) ?? {};
+  for (const range of limitRanges) {
+    const items = ((range.spec as { limits?: LimitRangeItem[] } | undefined)?.limits ?? []).filter((i) => i.type === 'PersistentVolumeClaim');
+    const problems = items.flatMap((item) => pvcItemProblems(item, requests));
+    if (problems.length > 0) return problems.length === 1 ? problems[0] : `[${problems.join(', ')}]`;
+  }
+  return undefined;
 }

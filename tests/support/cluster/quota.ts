@@ -1,102 +1,117 @@
-// ResourceQuota admission for Pod creation, as the API server's ResourceQuota plugin does it
-// (kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/admission/plugin/resourcequota/controller.go, CheckRequest)
-// with the Pod evaluator (kubernetes/kubernetes pkg/quota/v1/evaluator/core/pods.go):
-// - a quota that tracks cpu/memory (requests.* or limits.*) refuses a Pod any of whose containers does not set that
-//   value: `failed quota: <quota>: must specify limits.cpu for: <containers>; …`;
-// - otherwise the Pod's usage is added to what non-terminal Pods of the namespace use, and a quota whose hard limit
-//   would be passed refuses it: `exceeded quota: <quota>, requested: …, used: …, limited: …`.
-// Usage is counted live from the stored Pods here, where the real server reads the quota controller's status.used.
-// The Pod it sees has already been defaulted and passed through LimitRanger (limit-ranges.ts), as on a real server.
+// The ResourceQuota admission plugin, as kube-apiserver runs it on every create and update of a namespaced resource
+// (kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/admission/plugin/resourcequota/controller.go: Evaluate,
+// checkRequest, CheckRequest, prettyPrint), over the evaluators of quota-evaluators.ts. It reads each quota's
+// status, which the quota controller (quota-controller.ts) fills, never a live count:
+// - a quota applies when its status.hard names a resource the object's evaluator counts (generic.Matches; a quota
+//   with scopes applies to Pods only, and only to those its scopes match);
+// - `failed quota: <quota>: must specify …` when the evaluator's constraints fail (Pods without requests/limits);
+// - `status unknown for quota: <quota>, resources: …` while the controller has not yet written status.used for a
+//   resource the quota tracks (a quota just created);
+// - `exceeded quota: <quota>, requested: …, used: …, limited: …` when the object's usage (on update, only what it
+//   adds) would take status.used past status.hard; only the resources exceeded are named, sorted, each quantity
+//   printed in its canonical form (quantity.ts);
+// - otherwise the plugin itself writes the quota's new status.used before the object is stored, except on a dry run
+//   (checkQuotas: "Don't update quota for admissionAttributes that correspond to dry-run requests").
+// A quota never evicts: usage already past a hard limit refuses only what would add to it.
 import type { KubeObject } from '../../../src/kube/types.ts';
+import { add, compare, formatQuantity, parseQuantity, quantityOf, type Quantity } from './quantity.ts';
+import { quotaEvaluator, type Usage } from './quota-evaluators.ts';
 
-const COMPUTE = ['cpu', 'memory', 'requests.cpu', 'requests.memory', 'limits.cpu', 'limits.memory'] as const;
-type Compute = (typeof COMPUTE)[number];
-const COUNTED = [...COMPUTE, 'pods'] as const;
-type Counted = (typeof COUNTED)[number];
-
-const SUFFIX: Record<string, number> = {
-  '': 1, m: 1e-3, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60,
-};
-
-/** A Kubernetes quantity (`500m`, `1`, `512Mi`, `1e3`) as a number in its base unit. */
-export function quantity(text: string | number | undefined): number {
-  if (text === undefined) return 0;
-  if (typeof text === 'number') return text;
-  const match = /^([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$/.exec(text.trim());
-  if (!match) throw new Error(`quantities must match the regular expression of a Kubernetes quantity, got "${text}"`);
-  return Number(match[1]) * SUFFIX[match[2] ?? '']!;
+export interface QuotaAttributes {
+  operation: 'CREATE' | 'UPDATE';
+  group: string;
+  resource: string;
+  subresource: string;
+  object: KubeObject;
+  old: KubeObject | null;
 }
 
-/** As the API server prints quantities in its refusals: cpu in whole cores or millicores, memory in binary units. */
-function print(resource: Counted, value: number): string {
-  if (resource === 'pods') return String(value);
-  if (resource.endsWith('cpu')) return Number.isInteger(value) ? String(value) : `${Math.round(value * 1000)}m`;
-  for (const unit of ['Ei', 'Pi', 'Ti', 'Gi', 'Mi', 'Ki'] as const) if (value >= SUFFIX[unit]! && value % SUFFIX[unit]! === 0) return `${value / SUFFIX[unit]!}${unit}`;
-  return String(value);
+export type QuotaDecision =
+  | { refusal: string }
+  | { refusal?: undefined; /** quotas whose status.used the request changes, as they are to be stored */ charged: KubeObject[] };
+
+interface QuotaSpec { hard?: Record<string, string>; scopes?: string[]; scopeSelector?: { matchExpressions?: Array<{ scopeName?: string; operator?: string }> } }
+interface QuotaStatus { hard?: Record<string, string>; used?: Record<string, string> }
+
+function list(map: Map<string, Quantity>, keys: readonly string[]): string {
+  return [...keys].sort().map((k) => `${k}=${formatQuantity(map.get(k) ?? quantityOf(0))}`).join(',');
 }
 
-interface Container { name?: string; resources?: { requests?: Record<string, string>; limits?: Record<string, string> } }
-
-function containers(pod: KubeObject): Container[] {
-  const spec = (pod.spec ?? {}) as { containers?: Container[]; initContainers?: Container[] };
-  return [...(spec.containers ?? []), ...(spec.initContainers ?? [])];
-}
-
-/** Which compute values one container sets, under the names a quota uses. */
-function containerSets(c: Container): Set<Compute> {
-  const set = new Set<Compute>();
-  if (c.resources?.requests?.cpu !== undefined) set.add('cpu').add('requests.cpu');
-  if (c.resources?.requests?.memory !== undefined) set.add('memory').add('requests.memory');
-  if (c.resources?.limits?.cpu !== undefined) set.add('limits.cpu');
-  if (c.resources?.limits?.memory !== undefined) set.add('limits.memory');
-  return set;
-}
-
-function usage(pod: KubeObject): Record<Counted, number> {
-  const out = { pods: 1 } as Record<Counted, number>;
-  for (const key of COMPUTE) out[key] = 0;
-  // main containers add up; an init container runs alone, so only the largest counts (the effective request)
-  const spec = (pod.spec ?? {}) as { containers?: Container[]; initContainers?: Container[] };
-  const sum = (list: Container[], pick: (c: Container) => string | undefined) => list.reduce((n, c) => n + quantity(pick(c)), 0);
-  const max = (list: Container[], pick: (c: Container) => string | undefined) => list.reduce((n, c) => Math.max(n, quantity(pick(c))), 0);
-  const pickers: Record<Compute, (c: Container) => string | undefined> = {
-    cpu: (c) => c.resources?.requests?.cpu, 'requests.cpu': (c) => c.resources?.requests?.cpu,
-    memory: (c) => c.resources?.requests?.memory, 'requests.memory': (c) => c.resources?.requests?.memory,
-    'limits.cpu': (c) => c.resources?.limits?.cpu, 'limits.memory': (c) => c.resources?.limits?.memory,
-  };
-  for (const key of COMPUTE) out[key] = Math.max(sum(spec.containers ?? [], pickers[key]), max(spec.initContainers ?? [], pickers[key]));
+function parsedList(record: Record<string, string> | undefined): Map<string, Quantity> {
+  const out = new Map<string, Quantity>();
+  for (const [k, v] of Object.entries(record ?? {})) out.set(k, parseQuantity(v) ?? quantityOf(0));
   return out;
 }
 
-function terminal(pod: KubeObject): boolean {
-  const phase = (pod.status as { phase?: string } | undefined)?.phase;
-  return phase === 'Succeeded' || phase === 'Failed';
+/** podMatchesScopeFunc for the scopes a quota names with `scopes` (BestEffort, NotBestEffort, Terminating, NotTerminating) */
+function podInScope(scope: string, pod: KubeObject): boolean | undefined {
+  const spec = (pod.spec ?? {}) as { activeDeadlineSeconds?: number; containers?: Array<{ resources?: { requests?: object; limits?: object } }>; initContainers?: Array<{ resources?: { requests?: object; limits?: object } }> };
+  const bestEffort = [...(spec.containers ?? []), ...(spec.initContainers ?? [])].every((c) => Object.keys(c.resources?.requests ?? {}).length === 0 && Object.keys(c.resources?.limits ?? {}).length === 0);
+  switch (scope) {
+    case 'BestEffort': return bestEffort;
+    case 'NotBestEffort': return !bestEffort;
+    case 'Terminating': return spec.activeDeadlineSeconds !== undefined && spec.activeDeadlineSeconds >= 0;
+    case 'NotTerminating': return spec.activeDeadlineSeconds === undefined || spec.activeDeadlineSeconds < 0;
+    default: return undefined;
+  }
 }
 
-/** The refusal for creating `pod` next to `pods` under `quotas`, or undefined when every quota admits it. */
-export function quotaRefusal(pod: KubeObject, quotas: readonly KubeObject[], pods: readonly KubeObject[]): string | undefined {
-  const wanted = usage(pod);
-  for (const q of quotas) {
-    const hard = ((q.spec as { hard?: Record<string, string> } | undefined)?.hard ?? {}) as Record<string, string>;
-    const tracked = COUNTED.filter((r) => hard[r] !== undefined);
-    if (tracked.length === 0) continue;
-    const required = tracked.filter((r): r is Compute => r !== 'pods');
-    const missing = new Map<Compute, string[]>();
-    for (const c of containers(pod)) {
-      const sets = containerSets(c);
-      for (const r of required) if (!sets.has(r)) missing.set(r, [...(missing.get(r) ?? []), c.name ?? '']);
-    }
-    if (missing.size > 0) {
-      const parts = [...missing.keys()].sort().map((r) => `${r} for: ${[...new Set(missing.get(r))].sort().join(',')}`);
-      return `failed quota: ${q.metadata.name}: must specify ${parts.join('; ')}`;
-    }
-    const used = {} as Record<Counted, number>;
-    for (const r of tracked) used[r] = pods.filter((p) => !terminal(p) && !p.metadata.deletionTimestamp).reduce((n, p) => n + usage(p)[r], 0);
-    const exceeded = tracked.filter((r) => wanted[r] > 0 && used[r] + wanted[r] > quantity(hard[r]) + 1e-9).sort();
-    if (exceeded.length > 0) {
-      const list = (value: (r: Counted) => string) => exceeded.map((r) => `${r}=${value(r)}`).join(',');
-      return `exceeded quota: ${q.metadata.name}, requested: ${list((r) => print(r, wanted[r]))}, used: ${list((r) => print(r, used[r]))}, limited: ${list((r) => hard[r]!)}`;
+/** generic.Matches' scope half: no scope matches everything; Services, claims and counts match no scope at all */
+export function scopesMatch(quota: KubeObject, group: string, resource: string, object: KubeObject): boolean {
+  const spec = (quota.spec ?? {}) as QuotaSpec;
+  const scopes = [...(spec.scopes ?? []), ...(spec.scopeSelector?.matchExpressions ?? []).map((e) => (e.operator === 'Exists' ? e.scopeName ?? '' : `${e.scopeName}:${e.operator}`))];
+  if (scopes.length === 0) return true;
+  if (!(group === '' && resource === 'pods')) return false;
+  // a scope this simulation does not know (PriorityClass selectors, CrossNamespacePodAffinity) is taken as not matching
+  return scopes.every((s) => podInScope(s, object) === true);
+}
+
+/** the quota plugin's answer to one write: a refusal, or the quotas to store with their new status.used */
+export function checkQuota(quotas: readonly KubeObject[], attributes: QuotaAttributes): QuotaDecision {
+  const evaluator = quotaEvaluator(attributes.group, attributes.resource);
+  if (!evaluator || !evaluator.handles(attributes.operation, attributes.subresource)) return { charged: [] };
+  const interesting: Array<{ quota: KubeObject; hard: Map<string, Quantity>; used: Map<string, Quantity> }> = [];
+  for (const quota of [...quotas].sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''))) {
+    const status = (quota.status ?? {}) as QuotaStatus;
+    const tracked = Object.keys(status.hard ?? {}).filter((r) => evaluator.matches(r));
+    if (tracked.length === 0 || !scopesMatch(quota, attributes.group, attributes.resource, attributes.object)) continue;
+    const why = evaluator.constraints(tracked, attributes.object);
+    if (why) return { refusal: `failed quota: ${quota.metadata.name}: ${why}` };
+    const unknown = tracked.filter((r) => status.used?.[r] === undefined);
+    if (unknown.length > 0) return { refusal: `status unknown for quota: ${quota.metadata.name}, resources: ${tracked.sort().join(',')}` };
+    interesting.push({ quota, hard: parsedList(status.hard), used: parsedList(status.used) });
+  }
+  if (interesting.length === 0) return { charged: [] };
+  const usage = evaluator.usage(attributes.object);
+  const negative = [...usage].filter(([, q]) => q.nano < 0n).map(([k]) => k);
+  if (negative.length > 0) return { refusal: `quota usage is negative for resource(s): ${negative.sort().join(',')}` };
+  // on update, charge only what the object adds (SubtractWithNonNegativeResult), when the old object was stored
+  const delta: Usage = new Map(usage);
+  if (attributes.operation === 'UPDATE' && attributes.old?.metadata.resourceVersion) {
+    const before = evaluator.usage(attributes.old);
+    for (const [k, q] of delta) {
+      const nano = q.nano - (before.get(k)?.nano ?? 0n);
+      delta.set(k, { ...q, nano: nano > 0n ? nano : 0n });
     }
   }
-  return undefined;
+  for (const [k, q] of delta) if (q.nano === 0n) delta.delete(k);
+  if (delta.size === 0) return { charged: [] };
+  const charged: KubeObject[] = [];
+  for (const { quota, hard, used } of interesting) {
+    const requested = new Map([...delta].filter(([k]) => hard.has(k)));
+    if (requested.size === 0) continue;
+    const next = new Map(used);
+    for (const [k, q] of requested) next.set(k, add(next.get(k) ?? quantityOf(0), q));
+    if (attributes.subresource !== 'status') {
+      const exceeded = [...requested.keys()].filter((k) => compare(next.get(k)!, hard.get(k)!) > 0);
+      if (exceeded.length > 0) {
+        return { refusal: `exceeded quota: ${quota.metadata.name}, requested: ${list(requested, exceeded)}, used: ${list(used, exceeded)}, limited: ${list(hard, exceeded)}` };
+      }
+    }
+    const status = (quota.status ?? {}) as QuotaStatus;
+    const usedText: Record<string, string> = { ...status.used };
+    for (const k of requested.keys()) usedText[k] = formatQuantity(next.get(k)!);
+    charged.push({ ...quota, status: { ...status, used: usedText } });
+  }
+  return { charged };
 }

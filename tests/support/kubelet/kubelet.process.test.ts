@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { KubeObject } from '../../../src/kube/types.ts';
 import type { InProcessApi } from '../cluster/contract.ts';
 import { startCluster, type RunningCluster } from '../cluster/index.ts';
+import { quotaSynced } from '../cluster/quota-controller.ts';
 import { canBindMount, rewritePaths } from './container.ts';
 import { simulatedKubelet, storageClass, type SimulatedKubelet } from './index.ts';
 import { EVENTS, JOBS, PODS, PVCS, SECRETS, STORAGE_CLASSES } from './refs.ts';
@@ -270,6 +271,8 @@ describe('simulated kubelet', function () {
     const QUOTAS = { group: '', resource: 'resourcequotas' };
     const EVENTS = { group: '', resource: 'events' };
     cluster.api.create(QUOTAS, { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'cpu-limits', namespace: 'team' }, spec: { hard: { 'limits.cpu': '2' } } });
+    // a quota counts only once the quota controller has written its status (admission reads status.hard)
+    await quotaSynced(cluster.api, 'team', 'cpu-limits');
     const created = cluster.api.create(JOBS, job('refused', 'echo admitted > /dev/termination-log'));
     type Event = KubeObject & { reason?: string; message?: string; type?: string; source?: { component?: string } };
     let events: Event[] = [];

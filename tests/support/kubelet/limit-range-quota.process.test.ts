@@ -47,7 +47,8 @@ describe('simulated kubelet: a Job under a profile\'s quota and limit range', fu
         apiVersion: 'kubeflow.org/v1', kind: 'Profile', metadata: { name },
         spec: { owner: { kind: 'User', name: `${name}@example.com` }, resourceQuotaSpec: { hard: { cpu: '4', memory: '8Gi' } } },
       });
-      await until(`the quota of ${name}`, () => cluster.api.get(QUOTAS, 'kf-resource-quota', name));
+      // the quota counts once the quota controller has written its status (admission reads status.hard)
+      await until(`the quota of ${name}`, () => (cluster.api.get(QUOTAS, 'kf-resource-quota', name)?.status as { used?: object } | undefined)?.used);
     }
     cluster.api.create(LIMIT_RANGES, {
       apiVersion: 'v1', kind: 'LimitRange', metadata: { name: 'defaults', namespace: 'limited' },
