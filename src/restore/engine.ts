@@ -192,6 +192,8 @@ class RestoreRun {
   readonly dropped: string[] = [];
   /** dry run: the namespaces the target has; a request for an object elsewhere is asked in a stand-in namespace */
   private targetNamespaces: ReadonlySet<string> | undefined;
+  /** dry run: where such a request is asked (standInNamespace) */
+  private standIn: { name: string; profile: boolean } | undefined;
   /** dry run: the quota and LimitRange admission the target cannot be asked about, predicted (admission-forecast.ts) */
   forecast: AdmissionForecast | undefined;
   /** per namespace, the hard lists of the quotas it will have (quotaBound): its Profile's and the backup's */
@@ -251,7 +253,9 @@ class RestoreRun {
     const { preflight } = this;
     if (this.dry && this.request.dryRun) {
       const namespaces = await this.kube.findByResource('', 'namespaces');
-      if (namespaces) this.targetNamespaces = new Set((await this.kube.listAll(namespaces)).items.map((n) => n.metadata.name ?? ''));
+      const listed = namespaces ? (await this.kube.listAll(namespaces)).items : [];
+      if (namespaces) this.targetNamespaces = new Set(listed.map((n) => n.metadata.name ?? ''));
+      this.standIn = standInNamespace(listed);
       this.forecast = await AdmissionForecast.open(this.kube, preflight.profiles, preflight.namespaces, this.targetNamespaces ?? new Set());
     }
     if (!this.dry) {
@@ -618,7 +622,7 @@ class RestoreRun {
     const asIs = guard?.create ?? wanted;
     let sent = asIs;
     const namespace = sent.metadata.namespace;
-    const standIn = resource.namespaced && namespace && this.targetNamespaces && !this.targetNamespaces.has(namespace) ? standInNamespace(this.targetNamespaces) : undefined;
+    const standIn = resource.namespaced && namespace && this.targetNamespaces && !this.targetNamespaces.has(namespace) ? this.standIn?.name : undefined;
     if (standIn) sent = { ...sent, metadata: { ...sent.metadata, namespace: standIn } };
     // taken before the first await, so in restore order: the forecast charges what it admits as the server would
     const predicted = this.forecast?.admit(resource, asIs);
@@ -636,6 +640,12 @@ class RestoreRun {
       if (error instanceof WebhookUnreachableError) return record('fail', error.message);
       // a same-named object in the stand-in namespace says nothing about this one
       if (standIn && isAlreadyExists(error)) return accepted();
+      // An admission webhook may judge the namespace as well as the object (Katib's Experiment validator refuses a
+      // namespace without its metrics-collector label, kubeflow/katib pkg/webhook/v1beta1/experiment/
+      // validation_webhook.go): its answer about a stand-in that is no profile namespace says nothing about the
+      // profile namespace the Profile's controller will make, so it is reported as not asked, its sentence quoted.
+      const denial = standIn && !this.standIn?.profile ? webhookDenial(error) : undefined;
+      if (denial) return accepted(`${name}: not asked of admission webhook "${denial}": the target has no namespace ${namespace} yet and no profile namespace to ask in; asked in ${standIn}, it said: ${describe(error)}`);
       if (predicted?.refusal === undefined) predicted?.undo();
       return record('fail', `${name}: refused by the target: ${describe(error)}`);
     }
@@ -766,9 +776,24 @@ class RestoreRun {
   }
 }
 
-/** where a dry run asks about objects of a namespace the target does not have yet: `default`, which every cluster has */
-function standInNamespace(existing: ReadonlySet<string>): string | undefined {
-  return existing.has('default') ? 'default' : [...existing].sort()[0];
+/**
+ * Where a dry run asks about objects of a namespace the target does not have yet: a profile namespace of the target if
+ * it has one (its Profile's controller owns it: kubeflow/kubeflow components/profile-controller/controllers/
+ * profile_controller.go SetControllerReference), whose labels the admission webhooks select and check as they will the
+ * restored profile's; else `default`, which every cluster has.
+ */
+function standInNamespace(namespaces: readonly KubeObject[]): { name: string; profile: boolean } | undefined {
+  const live = namespaces.filter((n) => !n.metadata.deletionTimestamp && n.metadata.name);
+  const profile = live.find((n) => n.metadata.ownerReferences?.some((o) => o.kind === 'Profile' && o.controller === true));
+  if (profile) return { name: profile.metadata.name!, profile: true };
+  const names = live.map((n) => n.metadata.name!).sort();
+  const name = names.includes('default') ? 'default' : names[0];
+  return name ? { name, profile: false } : undefined;
+}
+
+/** the webhook that answered and refused (kube-apiserver: `admission webhook "<name>" denied the request: …`) */
+function webhookDenial(error: unknown): string | undefined {
+  return /admission webhook "([^"]+)" denied the request/.exec(describe(error))?.[1];
 }
 
 function unservedWarnings(preflight: Preflight, request: RestoreRequest): string[] {

@@ -45,8 +45,8 @@ export async function startScenario(source: CrdSource, from: Release, to: Releas
   let b: RunningCluster | undefined;
   try {
     [a, b, s3] = await Promise.all([
-      startCluster({ ...clusterOptions(source, from), profiles, seed: 7 }),
-      startCluster({ ...clusterOptions(source, to), seed: 7 }),
+      startCluster({ ...clusterOptions(source, from), profiles, seed: 7, kubeflowWebhooks: { ready: true } }),
+      startCluster({ ...clusterOptions(source, to), seed: 7, kubeflowWebhooks: { ready: true } }),
       startS3Server({ buckets: [BUCKET] }),
     ]);
     const namespace = (a.cluster.list({ group: 'kubeflow.org', resource: 'profiles' })[0]?.metadata.name)!;
