@@ -83,11 +83,17 @@ export const resticEngine: VolumeEngine = {
   async open(kube, operation, request) {
     const restic = resticOptions(request);
     // the gateway's certificates and the bucket client load when a run opens, not with the engine's name and image
-    const [{ startGateway }, { bucketLister, resolveSnapshotId }] = await Promise.all([import('./gateway.ts'), import('./snapshot-id.ts')]);
+    // a backup's gateway passes the bytes through (rclone serve restic --append-only); a restore's redirects each read to
+    // the bucket (./restore-gateway.ts)
+    const [{ startGateway }, { startRestoreGateway }, { bucketLister, resolveSnapshotId }] = await Promise.all([
+      import('./gateway.ts'), import('./restore-gateway.ts'), import('./snapshot-id.ts'),
+    ]);
+    const start = operation === 'restore' ? startRestoreGateway : startGateway;
+    const noun = operation === 'restore' ? 'restore gateway' : this.gatewayNoun;
     const gateway = request.gateway
-      ? await startGateway(kube, request.gateway).catch(gatewayDidNotStart(operation, this.gatewayNoun, request.gateway.namespace))
+      ? await start(kube, request.gateway).catch(gatewayDidNotStart(operation, noun, request.gateway.namespace))
       : undefined;
-    const access = (namespace: string) => (gateway ? { repository: gateway.repository(namespace), certificate: gateway.certificate } : undefined);
+    const access = (namespace: string) => (gateway ? { repository: gateway.repository(namespace), certificate: gateway.certificate, systemRoots: gateway.systemRoots } : undefined);
     // one S3 client per backup run, unless the caller lists with its own: it turns each snapshot's short id into its full one
     const lister = operation === 'backup' && !restic.listBucket ? bucketLister(request.s3) : undefined;
     const listBucket = restic.listBucket ?? lister?.list;

@@ -29,6 +29,8 @@ export interface RunningGateway {
   repository(namespace: string): string;
   /** the PEM the movers pass to restic's --cacert */
   certificate: string;
+  /** the movers also trust their image's system roots (they follow redirects to a bucket behind a public CA) */
+  systemRoots?: boolean;
   /** every password of the run, for masking */
   secrets: string[];
   stop(): Promise<void>;

@@ -35,6 +35,9 @@ export function snapshotTags(backupId: string, namespace: string, pvc: string): 
   return [`kfu-backup=${backupId}`, `kfu-namespace=${namespace}`, `kfu-pvc=${pvc}`];
 }
 
+/** The restic image's system roots: Alpine's ca-certificates (restic/restic docker/Dockerfile installs it). */
+export const SYSTEM_ROOTS = '/etc/ssl/certs/ca-certificates.crt';
+
 const log = '"$log"';
 /**
  * Every restic Job's start (the movers', and prune's: src/volumes/restic/prune.ts): the log and error files, and
@@ -58,6 +61,8 @@ export const RESTIC_SCRIPT_START = [
   'set -- -o "s3.bucket-lookup=$MOVER_BUCKET_LOOKUP"',
   'if [ -n "${MOVER_STORAGE_CLASS:-}" ]; then set -- "$@" -o "s3.storage-class=$MOVER_STORAGE_CLASS"; fi',
   `if [ -f "${STORE_CA_DIR}/${STORE_CA_KEY}" ]; then set -- "$@" --cacert "${STORE_CA_DIR}/${STORE_CA_KEY}"; fi`,
+  // restic's --cacert replaces the system roots (restic internal/backend/http_transport.go) and may be given again
+  `if [ -n "\${MOVER_SYSTEM_ROOTS:-}" ] && [ -f ${SYSTEM_ROOTS} ]; then set -- "$@" --cacert ${SYSTEM_ROOTS}; fi`,
   // `locking restic ARGS`: runs a command that loads the other lock files (unlock, backup, restore), output to the log.
   // When restic starts its ~44 s of retries on a lock file that is gone (its "Load(<lock/...>) ... retrying" warning,
   // printed while it checks the other locks, before it reads or writes any data), the mover interrupts it (SIGINT:
@@ -168,7 +173,10 @@ export const RESTIC_RESTORE_SCRIPT = [
 export interface GatewayAccess {
   repository: string;
   certificate: string;
+  /** restic also trusts the image's system roots (the restore gateway redirects to a bucket behind a public CA) */
+  systemRoots?: boolean | undefined;
 }
+
 
 export interface ResticSecretInput {
   name: string;
@@ -251,6 +259,7 @@ export function buildResticJob(input: ResticJobInput): KubeObject {
     ...(backup && input.parent ? { MOVER_PARENT: input.parent } : {}),
     ...(!backup && input.snapshot ? { MOVER_SNAPSHOT: input.snapshot } : {}),
     ...(input.gateway ? { MOVER_VIA_GATEWAY: '1' } : {}),
+    ...(input.gateway?.systemRoots ? { MOVER_SYSTEM_ROOTS: '1' } : {}),
   }).map(([name, value]) => ({ name, value }));
   const env = [...resticRepositoryEnv(input.s3, input.namespace, input.secretName, input.gateway !== undefined), ...plainEnv];
   // through the gateway its certificate is the one the Secret carries as the store's CA: mounted, restic gets --cacert
