@@ -1,5 +1,5 @@
-// The volumes bench's restore, through the repository gateway and without it, alternated round after round in one
-// run, with a timeline of each: when the gateway's Service had its ready endpoint, when each mover Pod ran and ended;
+// The volumes bench's restore, through the restore gateway (src/volumes/restic/restore-gateway.ts: it redirects each
+// read to S3) and without it, alternated round after round in one run, with a timeline of each: when the gateway's Service had its ready endpoint, when each mover Pod ran and ended;
 // the gateway process's CPU, this process's CPU (API server, kubelet, DNS, kube-proxy if it relays), the connections
 // the kernel forwarded to the gateway (the DNAT rule's packet counter: nat sees the first packet of each connection).
 // node --import tsx bench/gateway-restore.ts [--mib 512] [--rounds 3] [--variants gateway,mover] [--s3 https|http]
@@ -49,7 +49,7 @@ function pidsOf(words: string[]): number[] {
     if (!/^\d+$/.test(name)) continue;
     try {
       const argv = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
-      if (words.every((w) => argv.includes(w))) out.push(Number(name));
+      if (words.every((w) => argv.some((a) => a === w || a.endsWith(`/${w}`)))) out.push(Number(name));
     } catch { /* gone */ }
   }
   return out;
@@ -127,7 +127,8 @@ try {
       let gatewayCpu = 0;
       let connections = 0;
       const sampler = setInterval(() => {
-        for (const pid of pidsOf(['serve', 'restic'])) gatewayCpu = Math.max(gatewayCpu, cpuOf(pid));
+        // the restore gateway (node and its bundle), or the rclone one a backup runs
+        for (const pid of [...pidsOf(['restic-gateway.mjs']), ...pidsOf(['serve', 'restic'])]) gatewayCpu = Math.max(gatewayCpu, cpuOf(pid));
         if (viaGateway) connections = Math.max(connections, dnatPackets());
       }, 250);
       const self0 = process.cpuUsage();
