@@ -162,11 +162,17 @@ export interface ServingGateway {
   stop(): Promise<void>;
 }
 
+/** A gateway whose objects are made: `ready` settles once its Service has a ready endpoint, or with why it has none. */
+export interface LaunchedGateway extends ServingGateway {
+  ready: Promise<void>;
+}
+
 /**
- * Starts a gateway and resolves once its Service has a ready endpoint; throws one sentence (the Pod's reason) when it
- * does not start within the start timeout, having removed what it made. `noun` names it in that sentence.
+ * Makes a gateway's objects (a dead run's gateway of the same name goes first) and returns without waiting for it to
+ * serve: `ready` resolves once its Service has a ready endpoint, and rejects with one sentence (the Pod's reason) when
+ * it does not start within the start timeout. Whoever launches it stops it, whatever `ready` says.
  */
-export async function runGatewayPod(kube: VolumeKube, request: GatewayRequest, serving: GatewayServing, objects: GatewayObjects, noun: string): Promise<ServingGateway> {
+export async function launchGatewayPod(kube: VolumeKube, request: GatewayRequest, serving: GatewayServing, objects: GatewayObjects, noun: string): Promise<LaunchedGateway> {
   const name = gatewayName(request.runId, request.operation, serving.kind);
   const stop = async () => {
     await kube.delete(SERVICES, request.namespace, name).catch(() => undefined);
@@ -183,15 +189,29 @@ export async function runGatewayPod(kube: VolumeKube, request: GatewayRequest, s
     if (objects.configMap) await kube.create(CONFIGMAPS, objects.configMap);
     await kube.create(SERVICES, objects.service);
     await kube.create(JOBS, objects.job);
-    const ready = kube.waitFor(ENDPOINTS, request.namespace, name, hasReadyAddress, {
-      timeoutMs: serving.readyTimeoutMs ?? request.startTimeoutSeconds * 1000 + 60_000, ...signal,
-    });
-    ready.catch(() => undefined);
-    await waitUntilStarted(kube, request.namespace, name, request.startTimeoutSeconds, ready, request.remedies, noun);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  const endpoint = kube.waitFor(ENDPOINTS, request.namespace, name, hasReadyAddress, {
+    timeoutMs: serving.readyTimeoutMs ?? request.startTimeoutSeconds * 1000 + 60_000, ...signal,
+  });
+  endpoint.catch(() => undefined);
+  const ready = waitUntilStarted(kube, request.namespace, name, request.startTimeoutSeconds, endpoint, request.remedies, noun).then(() => endpoint).then(() => undefined);
+  return { host: gatewayHostnames(name, request.namespace)[0]!, stop, ready };
+}
+
+/**
+ * Starts a gateway and resolves once its Service has a ready endpoint; throws one sentence (the Pod's reason) when it
+ * does not start within the start timeout, having removed what it made. `noun` names it in that sentence.
+ */
+export async function runGatewayPod(kube: VolumeKube, request: GatewayRequest, serving: GatewayServing, objects: GatewayObjects, noun: string): Promise<ServingGateway> {
+  const { host, stop, ready } = await launchGatewayPod(kube, request, serving, objects, noun);
+  try {
     await ready;
   } catch (error) {
     await stop();
     throw error;
   }
-  return { host: gatewayHostnames(name, request.namespace)[0]!, stop };
+  return { host, stop };
 }

@@ -90,10 +90,17 @@ export const resticEngine: VolumeEngine = {
     ]);
     const start = operation === 'restore' ? startRestoreGateway : startGateway;
     const noun = operation === 'restore' ? 'restore gateway' : this.gatewayNoun;
-    const gateway = request.gateway
-      ? await start(kube, request.gateway).catch(gatewayDidNotStart(operation, noun, request.gateway.namespace))
-      : undefined;
-    const access = (namespace: string) => (gateway ? { repository: gateway.repository(namespace), certificate: gateway.certificate, systemRoots: gateway.systemRoots } : undefined);
+    const didNotStart = request.gateway ? gatewayDidNotStart(operation, noun, request.gateway.namespace) : undefined;
+    const gateway = request.gateway ? await start(kube, request.gateway).catch(didNotStart) : undefined;
+    // The restore gateway is not waited for: its Pod and the movers' start together, the movers retrying its refused
+    // connections for as long as it may take to start (ACCESS waitSeconds). Should it fail, the movers are stopped and
+    // the run says why in the gateway's words.
+    const gatewayFailed = new AbortController();
+    gateway?.ready?.catch((error: unknown) => gatewayFailed.abort(error));
+    const moverSignal = request.signal ? AbortSignal.any([request.signal, gatewayFailed.signal]) : gatewayFailed.signal;
+    const access = (namespace: string) => (gateway
+      ? { repository: gateway.repository(namespace), certificate: gateway.certificate, systemRoots: gateway.systemRoots, waitSeconds: gateway.waitSeconds }
+      : undefined);
     // one S3 client per backup run, unless the caller lists with its own: it turns each snapshot's short id into its full one
     const lister = operation === 'backup' && !restic.listBucket ? bucketLister(request.s3) : undefined;
     const listBucket = restic.listBucket ?? lister?.list;
@@ -123,9 +130,12 @@ export const resticEngine: VolumeEngine = {
           progressFps: 1 / statsPeriodSeconds(request.progressIntervalMs),
           gateway: access(pvcRef.namespace),
         });
-        const { jobName, message } = await runMoverJob(kube, task, job, request, {
+        const { jobName, message } = await runMoverJob(kube, task, job, { ...request, signal: moverSignal }, {
           parseProgress: parseResticProgress,
           failureReason: (text) => resticFailureReason(text, [request.s3.secretKey, restic.password(pvcRef.namespace), ...(gateway?.secrets ?? [])]),
+        }).catch((error: unknown) => {
+          if (gatewayFailed.signal.aborted && didNotStart) didNotStart(gatewayFailed.signal.reason);
+          throw error;
         });
         const location = `s3://${request.s3.bucket}/${repository}`;
         if (operation === 'backup') {

@@ -33,6 +33,10 @@ export interface RunningGateway {
   systemRoots?: boolean;
   /** every password of the run, for masking */
   secrets: string[];
+  /** when the gateway is not waited for before the movers start: settles once it serves, or with why it does not */
+  ready?: Promise<void>;
+  /** how long a mover retries the gateway's refused connections (default 60 s: it served before the movers started) */
+  waitSeconds?: number;
   stop(): Promise<void>;
 }
 

@@ -73,7 +73,7 @@ export const RESTIC_SCRIPT_START = [
   // refused request, so a command that failed only that way runs again, once a second for at most a minute.
   'refused=0',
   'gateway_refused() {',
-  '  [ -n "${MOVER_VIA_GATEWAY:-}" ] && [ "$refused" -lt 60 ] && tail -n "+$1" "$err" | grep -q "connect: connection refused" || return 1',
+  '  [ -n "${MOVER_VIA_GATEWAY:-}" ] && [ "$refused" -lt "${MOVER_GATEWAY_WAIT_SECONDS:-60}" ] && tail -n "+$1" "$err" | grep -q "connect: connection refused" || return 1',
   '  refused=$((refused + 1))',
   '  sleep 1',
   '}',
@@ -175,6 +175,8 @@ export interface GatewayAccess {
   certificate: string;
   /** restic also trusts the image's system roots (the restore gateway redirects to a bucket behind a public CA) */
   systemRoots?: boolean | undefined;
+  /** how long the mover retries the gateway's refused connections, in seconds (default 60) */
+  waitSeconds?: number | undefined;
 }
 
 
@@ -260,6 +262,7 @@ export function buildResticJob(input: ResticJobInput): KubeObject {
     ...(!backup && input.snapshot ? { MOVER_SNAPSHOT: input.snapshot } : {}),
     ...(input.gateway ? { MOVER_VIA_GATEWAY: '1' } : {}),
     ...(input.gateway?.systemRoots ? { MOVER_SYSTEM_ROOTS: '1' } : {}),
+    ...(input.gateway?.waitSeconds ? { MOVER_GATEWAY_WAIT_SECONDS: String(input.gateway.waitSeconds) } : {}),
   }).map(([name, value]) => ({ name, value }));
   const env = [...resticRepositoryEnv(input.s3, input.namespace, input.secretName, input.gateway !== undefined), ...plainEnv];
   // through the gateway its certificate is the one the Secret carries as the store's CA: mounted, restic gets --cacert

@@ -11,7 +11,7 @@
 // certificates are in the one file they pass to restic's --cacert, and where the bucket has no private CA the image's
 // system roots are added (restic's --cacert replaces the system roots: restic/restic internal/backend/http_transport.go).
 import { NODE_GATEWAY_IMAGE } from '../engine.ts';
-import { buildGatewayPod, gatewayHostnames, gatewayName, GATEWAY_CODE_DIR, GATEWAY_DIR, runGatewayPod, type GatewayObjects, type GatewayRequest, type GatewayServing } from '../gateway-pod.ts';
+import { buildGatewayPod, gatewayHostnames, gatewayName, GATEWAY_CODE_DIR, GATEWAY_DIR, launchGatewayPod, type GatewayObjects, type GatewayRequest, type GatewayServing } from '../gateway-pod.ts';
 import { STORE_CA_DIR, STORE_CA_KEY } from '../../jobs/template.ts';
 import type { VolumeKube } from '../kube-port.ts';
 import { GATEWAY_PORT, type RunningGateway } from './gateway.ts';
@@ -56,8 +56,11 @@ export function moverTrust(gatewayCertificate: string, s3: GatewayRequest['s3'])
 }
 
 /**
- * Starts the run's restore gateway and resolves once its Service has a ready endpoint; throws one sentence (the Pod's
- * reason) when it does not start within the start timeout, having removed what it made.
+ * Makes the run's restore gateway and returns without waiting for it to serve: the movers' Pods start meanwhile (a
+ * Pod's start here and the gateway's are about a second each, docs/performance.md), and each mover retries the
+ * gateway's refused connections (./job.ts gateway_refused: kube-proxy REJECTs a Service without a ready endpoint,
+ * kubernetes pkg/proxy/iptables/proxier.go) for as long as the gateway may take to start. `ready` says when it serves,
+ * or rejects with the Pod's reason.
  */
 export async function startRestoreGateway(kube: VolumeKube, request: GatewayRequest): Promise<RunningGateway> {
   const name = gatewayName(request.runId, request.operation, 'restic-restore');
@@ -70,7 +73,8 @@ export async function startRestoreGateway(kube: VolumeKube, request: GatewayRequ
   const serving = restoreServing(request, users, cert, bundle);
   // the image is pinned, not a setting: a Pod that cannot pull it names the image itself
   const pinned = { ...request, remedies: { ...request.remedies, imageSetting: () => `the nodes' registry mirror of ${NODE_GATEWAY_IMAGE}` } };
-  const { stop } = await runGatewayPod(kube, pinned, serving, buildGatewayPod(request, serving), 'restore gateway Job');
+  const { stop, ready } = await launchGatewayPod(kube, pinned, serving, buildGatewayPod(request, serving), 'restore gateway Job');
+  ready.catch(() => undefined);
   const passwords = new Map(users.map((u) => [u.namespace, u.password]));
   return {
     repository(namespace) {
@@ -81,6 +85,9 @@ export async function startRestoreGateway(kube: VolumeKube, request: GatewayRequ
     certificate: moverTrust(cert.certificate, request.s3),
     systemRoots: !request.s3.tlsCaChain && request.s3.endpoint.startsWith('https:'),
     secrets: [...passwords.values()],
+    ready,
+    // its Pod's start, then its readiness, as launchGatewayPod waits for them
+    waitSeconds: request.startTimeoutSeconds + 60,
     stop,
   };
 }
