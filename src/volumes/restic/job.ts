@@ -61,8 +61,9 @@ export const RESTIC_SCRIPT_START = [
   'set -- -o "s3.bucket-lookup=$MOVER_BUCKET_LOOKUP"',
   'if [ -n "${MOVER_STORAGE_CLASS:-}" ]; then set -- "$@" -o "s3.storage-class=$MOVER_STORAGE_CLASS"; fi',
   `if [ -f "${STORE_CA_DIR}/${STORE_CA_KEY}" ]; then set -- "$@" --cacert "${STORE_CA_DIR}/${STORE_CA_KEY}"; fi`,
-  // restic's --cacert replaces the system roots (restic internal/backend/http_transport.go) and may be given again
-  `if [ -n "\${MOVER_SYSTEM_ROOTS:-}" ] && [ -f ${SYSTEM_ROOTS} ]; then set -- "$@" --cacert ${SYSTEM_ROOTS}; fi`,
+  // restic's --cacert replaces the system roots (restic internal/backend/http_transport.go) and may be given again: the
+  // system's roots file as Go finds it, SSL_CERT_FILE first (golang/go src/crypto/x509/root_unix.go)
+  `if [ -n "\${MOVER_SYSTEM_ROOTS:-}" ]; then roots="\${SSL_CERT_FILE:-${SYSTEM_ROOTS}}"; [ ! -f "$roots" ] || set -- "$@" --cacert "$roots"; fi`,
   // `locking restic ARGS`: runs a command that loads the other lock files (unlock, backup, restore), output to the log.
   // When restic starts its ~44 s of retries on a lock file that is gone (its "Load(<lock/...>) ... retrying" warning,
   // printed while it checks the other locks, before it reads or writes any data), the mover interrupts it (SIGINT:

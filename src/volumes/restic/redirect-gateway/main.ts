@@ -26,6 +26,8 @@ const { server } = createRestoreGateway({
     accessKeyId: required('AWS_ACCESS_KEY_ID'),
     secretAccessKey: required('AWS_SECRET_ACCESS_KEY'),
     caPem: caFile && existsSync(caFile) ? readFileSync(caFile, 'utf8') : undefined,
+    systemRootsPem: process.env.SSL_CERT_FILE && existsSync(process.env.SSL_CERT_FILE) ? readFileSync(process.env.SSL_CERT_FILE, 'utf8') : undefined,
+    proxyEnv: process.env,
   },
   root: process.env.GATEWAY_ROOT ?? '',
   htpasswd: readFileSync(join(dir, 'htpasswd'), 'utf8'),

@@ -21,6 +21,10 @@ export interface GatewayBucket {
   secretAccessKey: string;
   /** PEM of the endpoint's private CA, added to the public roots */
   caPem?: string | undefined;
+  /** more trusted roots: the file SSL_CERT_FILE names, which Go programs (rclone, restic) read as the system's roots */
+  systemRootsPem?: string | undefined;
+  /** HTTPS_PROXY, HTTP_PROXY and NO_PROXY, honoured as Go programs honour them (Node's Agent option proxyEnv) */
+  proxyEnv?: NodeJS.ProcessEnv | undefined;
 }
 
 /** SHA-256 and HMAC-SHA-256 as the signer's Checksum interface, from node:crypto. */
@@ -84,9 +88,13 @@ export class BucketAccess {
     }
     this.base = url;
     const tls = url.protocol === 'https:';
+    const extra = [settings.systemRootsPem, settings.caPem].filter((pem): pem is string => pem !== undefined && pem !== '');
+    // the node image's egress as rclone's was: the cluster's proxy if the Pod has one (nodejs/node doc/api/http.md,
+    // "Built-in Proxy Support", the Agent option proxyEnv since Node 24.5)
+    const proxy = settings.proxyEnv ? { proxyEnv: settings.proxyEnv } : {};
     this.agent = tls
-      ? new HttpsAgent({ keepAlive: true, ...(settings.caPem ? { ca: [...rootCertificates, settings.caPem] } : {}) })
-      : new HttpAgent({ keepAlive: true });
+      ? new HttpsAgent({ keepAlive: true, ...proxy, ...(extra.length > 0 ? { ca: [...rootCertificates, ...extra] } : {}) })
+      : new HttpAgent({ keepAlive: true, ...proxy });
   }
 
   /** The request of one object (or of the bucket, key ''), as the signer takes it. */
