@@ -8,7 +8,7 @@ import type { S3Settings } from '../../store/settings.ts';
 import { imageOf, PINNED_IMAGES, type EngineRunRequest, type MoverConfig, type VolumeEngine } from '../engine.ts';
 import { nodeAffinity, statsPeriodSeconds } from '../job.ts';
 import type { ResticMoveOptions } from '../move-types.ts';
-import { finishMover, gatewayDidNotStart, runMoverJob } from '../mover-job.ts';
+import { finishMover, gatewayDidNotStart, gatewayFailure, runMoverJob } from '../mover-job.ts';
 import { buildResticJob, buildResticSecret, resticRepositoryKey } from './job.ts';
 import { parseResticBackup, parseResticProgress, parseResticRestore, resticFailureReason } from './outcome.ts';
 
@@ -90,8 +90,7 @@ export const resticEngine: VolumeEngine = {
     ]);
     const start = operation === 'restore' ? startRestoreGateway : startGateway;
     const noun = operation === 'restore' ? 'restore gateway' : this.gatewayNoun;
-    const didNotStart = request.gateway ? gatewayDidNotStart(operation, noun, request.gateway.namespace) : undefined;
-    const gateway = request.gateway ? await start(kube, request.gateway).catch(didNotStart) : undefined;
+    const gateway = request.gateway ? await start(kube, request.gateway).catch(gatewayDidNotStart(operation, noun, request.gateway.namespace)) : undefined;
     // The restore gateway is not waited for: its Pod and the movers' start together, the movers retrying its refused
     // connections for as long as it may take to start (ACCESS waitSeconds). Should it fail, the movers are stopped and
     // the run says why in the gateway's words.
@@ -134,7 +133,7 @@ export const resticEngine: VolumeEngine = {
           parseProgress: parseResticProgress,
           failureReason: (text) => resticFailureReason(text, [request.s3.secretKey, restic.password(pvcRef.namespace), ...(gateway?.secrets ?? [])]),
         }).catch((error: unknown) => {
-          if (gatewayFailed.signal.aborted && didNotStart) didNotStart(gatewayFailed.signal.reason);
+          if (gatewayFailed.signal.aborted && request.gateway) throw new Error(gatewayFailure(noun, request.gateway.namespace, gatewayFailed.signal.reason));
           throw error;
         });
         const location = `s3://${request.s3.bucket}/${repository}`;
