@@ -77,16 +77,19 @@ export async function startGateway(kube: VolumeKube, request: GatewayRequest): P
   const cert = await makeGatewayCertificate(hosts, Math.ceil(request.activeDeadlineSeconds / 3600) + 1);
   const serving = resticServing(request, users, cert);
   const { stop } = await runGatewayPod(kube, request, serving, buildGatewayPod(request, serving), 'repository gateway Job');
+  return { ...gatewayUsersAccess(request.runId, users, hosts[0]!, 'repository gateway'), certificate: cert.certificate, stop };
+}
+
+/** Each namespace's repository URL at `host` with its user and run password, and every password for masking. */
+export function gatewayUsersAccess(runId: string, users: readonly GatewayUser[], host: string, noun: string): Pick<RunningGateway, 'repository' | 'secrets'> {
   const passwords = new Map(users.map((u) => [u.namespace, u.password]));
   return {
     repository(namespace) {
       const password = passwords.get(namespace);
-      if (!password) throw new Error(`The repository gateway of run ${request.runId} has no user for namespace ${namespace}.`);
-      return `rest:https://${namespace}:${password}@${hosts[0]}:${GATEWAY_PORT}/${namespace}/`;
+      if (!password) throw new Error(`The ${noun} of run ${runId} has no user for namespace ${namespace}.`);
+      return `rest:https://${namespace}:${password}@${host}:${GATEWAY_PORT}/${namespace}/`;
     },
-    certificate: cert.certificate,
     secrets: [...passwords.values()],
-    stop,
   };
 }
 

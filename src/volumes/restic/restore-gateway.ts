@@ -14,7 +14,7 @@ import { NODE_GATEWAY_IMAGE } from '../engine.ts';
 import { buildGatewayPod, gatewayHostnames, gatewayName, GATEWAY_CODE_DIR, GATEWAY_DIR, launchGatewayPod, type GatewayObjects, type GatewayRequest, type GatewayServing } from '../gateway-pod.ts';
 import { STORE_CA_DIR, STORE_CA_KEY } from '../../jobs/template.ts';
 import type { VolumeKube } from '../kube-port.ts';
-import { GATEWAY_PORT, type RunningGateway } from './gateway.ts';
+import { GATEWAY_PORT, gatewayUsersAccess, type RunningGateway } from './gateway.ts';
 import { htpasswdOf, makeGatewayCertificate, makeGatewayUsers, type GatewayCertificate, type GatewayUser } from './gateway-credentials.ts';
 import { resticRepositoryKey } from './job.ts';
 import { RESTORE_GATEWAY_FILE, restoreGatewayBundle } from './restore-gateway-bundle.ts';
@@ -75,16 +75,10 @@ export async function startRestoreGateway(kube: VolumeKube, request: GatewayRequ
   const pinned = { ...request, remedies: { ...request.remedies, imageSetting: () => `the nodes' registry mirror of ${NODE_GATEWAY_IMAGE}` } };
   const { stop, ready } = await launchGatewayPod(kube, pinned, serving, buildGatewayPod(request, serving), 'restore gateway Job');
   ready.catch(() => undefined);
-  const passwords = new Map(users.map((u) => [u.namespace, u.password]));
   return {
-    repository(namespace) {
-      const password = passwords.get(namespace);
-      if (!password) throw new Error(`The restore gateway of run ${request.runId} has no user for namespace ${namespace}.`);
-      return `rest:https://${namespace}:${password}@${hosts[0]}:${GATEWAY_PORT}/${namespace}/`;
-    },
+    ...gatewayUsersAccess(request.runId, users, hosts[0]!, 'restore gateway'),
     certificate: moverTrust(cert.certificate, request.s3),
     systemRoots: !request.s3.tlsCaChain && request.s3.endpoint.startsWith('https:'),
-    secrets: [...passwords.values()],
     ready,
     // its Pod's start, then its readiness, as launchGatewayPod waits for them
     waitSeconds: request.startTimeoutSeconds + 60,
