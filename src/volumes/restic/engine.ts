@@ -92,7 +92,7 @@ export const resticEngine: VolumeEngine = {
     const noun = operation === 'restore' ? 'restore gateway' : this.gatewayNoun;
     const gateway = request.gateway ? await start(kube, request.gateway).catch(gatewayDidNotStart(operation, noun, request.gateway.namespace)) : undefined;
     // The restore gateway is not waited for: its Pod and the movers' start together, the movers retrying its refused
-    // connections for as long as it may take to start (ACCESS waitSeconds). Should it fail, the movers are stopped and
+    // connections for as long as it may take to start (RunningGateway.waitSeconds). Should it fail, the movers are stopped and
     // the run says why in the gateway's words.
     const gatewayFailed = new AbortController();
     gateway?.ready?.catch((error: unknown) => gatewayFailed.abort(error));
