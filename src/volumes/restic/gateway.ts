@@ -1,10 +1,11 @@
-// The repository gateway: how a restic mover in a profile namespace reaches its namespace's repository without ever
-// holding a bucket credential. For the length of one run, a hardened Job in the model's namespace (where no profile user
+// The repository gateway: how a restic backup mover in a profile namespace reaches its namespace's repository without
+// ever holding a bucket credential (a restore's movers reach theirs through ./restore-gateway.ts, which redirects each
+// read to the bucket instead of passing the bytes through). For the length of one run, a hardened Job in the model's namespace (where no profile user
 // can read anything) runs `rclone serve restic` over the bucket's `<path>/restic/` folder (rclone/rclone
 // cmd/serve/restic), behind a ClusterIP Service:
 // - `--private-repos`: user `<ns>` reaches `/<ns>/` only; anything else answers 403 (measured with Debian's rclone 1.60,
 //   ../shared/reference/restic-gateway.md);
-// - `--append-only` for backups and restores: nothing stored can be deleted or overwritten through it, restic's own
+// - `--append-only`: nothing stored can be deleted or overwritten through it, restic's own
 //   lock files aside (rclone serve restic allows those deletes); prune and the key Job reach the bucket from the model's
 //   namespace instead;
 // - HTTPS with a certificate made for the run (gateway-credentials.ts), which the movers trust with --cacert, and one
