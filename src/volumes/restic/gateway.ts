@@ -1,8 +1,8 @@
 // The repository gateway: how a restic backup mover in a profile namespace reaches its namespace's repository without
 // ever holding a bucket credential (a restore's movers reach theirs through ./restore-gateway.ts, which redirects each
-// read to the bucket instead of passing the bytes through). For the length of one run, a hardened Job in the model's namespace (where no profile user
-// can read anything) runs `rclone serve restic` over the bucket's `<path>/restic/` folder (rclone/rclone
-// cmd/serve/restic), behind a ClusterIP Service:
+// read to the bucket instead of passing the bytes through). For the length of one run, a hardened Job in the model's
+// namespace (where no profile user can read anything) runs `rclone serve restic` over the bucket's `<path>/restic/`
+// folder (rclone/rclone cmd/serve/restic), behind a ClusterIP Service:
 // - `--private-repos`: user `<ns>` reaches `/<ns>/` only; anything else answers 403 (measured with Debian's rclone 1.60,
 //   ../shared/reference/restic-gateway.md);
 // - `--append-only`: nothing stored can be deleted or overwritten through it, restic's own
