@@ -13,6 +13,8 @@
 //   gw-srvh1      the gateway serving HTTP/1.1 only (GODEBUG=http2server=0 in rclone's environment)
 //   gw-nohead     the gateway's S3 remote with no_head_object (rclone reads an object with one GET, no HEAD first)
 //   gw-both       gw-srvh1 and gw-nohead together
+//   redirect      the restore gateway (src/volumes/restic/restore-gateway.ts, its bundle under this Node): HTTPS to
+//                 restic, each file's GET answered with a 307 to a presigned s3rver URL that restic reads itself
 // Each round restores two snapshots at once (the movers run 2 at a time) into fresh folders; per side it prints the
 // wall time, and the CPU seconds of restic (both), of the gateway, of s3rver and of this process (the relay).
 // node --import tsx bench/gateway-paths.ts [--mib 256] [--rounds 3] [--sides direct,gw,gw-relay,gw-dnat]
@@ -24,6 +26,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { htpasswdOf, makeGatewayCertificate } from '../src/volumes/restic/gateway-credentials.ts';
+import { restoreGatewayBundle } from '../src/volumes/restic/restore-gateway-bundle.ts';
 import { startS3Server } from '../tests/support/s3/server.ts';
 
 const { values } = parseArgs({ options: { mib: { type: 'string', default: '256' }, rounds: { type: 'string', default: '3' }, sides: { type: 'string', default: 'direct,gw,gw-relay,gw-dnat,gw-http,gw-c10,gw-buf0' } } });
@@ -129,6 +132,30 @@ try {
   const envs: Record<string, Record<string, string>> = { 'gw-srvh1': h1, 'gw-nohead': noHead, 'gw-both': { ...h1, ...noHead } };
   for (const side of sides.filter((s) => envs[s])) await startGateway(side, nextPort++, true, [], envs[side]);
 
+  if (sides.includes('redirect')) {
+    // the restore gateway as its Job runs it (src/volumes/restic/restore-gateway.ts restoreServing)
+    writeFileSync(join(work, 'restic-gateway.mjs'), await restoreGatewayBundle());
+    const port = nextPort++;
+    const child = spawn(process.execPath, [join(work, 'restic-gateway.mjs')], {
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin', GATEWAY_DIR: work, GATEWAY_PORT: String(port), POD_IP: GW_IP, GATEWAY_ROOT: 'restic',
+        GATEWAY_S3_ENDPOINT: s3.endpoint, GATEWAY_S3_BUCKET: 'movers', GATEWAY_S3_PATH_STYLE: 'true',
+        AWS_ACCESS_KEY_ID: s3.accessKeyId, AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    children.push(child);
+    for (;;) {
+      const ok = await new Promise<boolean>((resolve) => {
+        const c = connect(port, GW_IP, () => { c.destroy(); resolve(true); });
+        c.on('error', () => resolve(false));
+      });
+      if (ok) break;
+      if (child.exitCode !== null) throw new Error('the restore gateway exited');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    gateways.set('redirect', { port, tls: true, pid: child.pid! });
+  }
   if (sides.includes('gw-relay')) {
     // the relay of tests/support/net/kube-proxy.ts before its kernel path: accept, connect, pipe both ways
     relay = createServer((client) => {

@@ -1,8 +1,9 @@
-// The volumes bench's restore, through the repository gateway and without it, alternated round after round in one
-// run, with a timeline of each: when the gateway's Service had its ready endpoint, when each mover Pod ran and ended;
-// the gateway process's CPU, this process's CPU (API server, kubelet, DNS, kube-proxy if it relays), the connections
-// the kernel forwarded to the gateway (the DNAT rule's packet counter: nat sees the first packet of each connection).
-// node --import tsx bench/gateway-restore.ts [--mib 512] [--rounds 3] [--variants gateway,mover] [--s3 https|http]
+// The volumes bench's restore, through the restore gateway (src/volumes/restic/restore-gateway.ts: it redirects each
+// read to S3) and without it, alternated round after round in one run, with a timeline of each: when the gateway's
+// Service had its ready endpoint, when each mover Pod ran and ended; the gateway process's CPU, this process's CPU
+// (API server, kubelet, DNS, kube-proxy if it relays), and with --connections the connections the kernel forwarded to
+// the gateway (the DNAT rule's packet counter: nat sees the first packet of each connection).
+// node --import tsx bench/gateway-restore.ts [--mib 512] [--rounds 3] [--variants gateway,mover] [--s3 https|http] [--connections]
 // The S3 is HTTPS unless `--s3 http` (bench/support/bench-s3.ts): the movers trust its CA through the run's Secret, direct
 // restic with --cacert.
 // A variant is `gateway` (as the charm runs it), `mover` (bucket credentials in the mover) or `direct` (restic run
@@ -22,7 +23,7 @@ import { backupVolumes, restoreVolumes } from '../src/volumes/mover.ts';
 import { createBoundPvc, pvc, PVC_REF, startVolumeCluster } from '../tests/volumes/helpers.ts';
 import { s3Scheme, startBenchS3 } from './support/bench-s3.ts';
 
-const { values } = parseArgs({ options: { mib: { type: 'string', default: '512' }, rounds: { type: 'string', default: '3' }, variants: { type: 'string', default: 'gateway,mover' }, s3: { type: 'string', default: 'https' } } });
+const { values } = parseArgs({ options: { mib: { type: 'string', default: '512' }, rounds: { type: 'string', default: '3' }, variants: { type: 'string', default: 'gateway,mover' }, s3: { type: 'string', default: 'https' }, connections: { type: 'boolean', default: false } } });
 const MIB = 1024 * 1024;
 const total = Number(values.mib) * MIB;
 const rounds = Number(values.rounds);
@@ -49,7 +50,7 @@ function pidsOf(words: string[]): number[] {
     if (!/^\d+$/.test(name)) continue;
     try {
       const argv = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
-      if (words.every((w) => argv.includes(w))) out.push(Number(name));
+      if (words.every((w) => argv.some((a) => a === w || a.endsWith(`/${w}`)))) out.push(Number(name));
     } catch { /* gone */ }
   }
   return out;
@@ -127,8 +128,11 @@ try {
       let gatewayCpu = 0;
       let connections = 0;
       const sampler = setInterval(() => {
-        for (const pid of pidsOf(['serve', 'restic'])) gatewayCpu = Math.max(gatewayCpu, cpuOf(pid));
-        if (viaGateway) connections = Math.max(connections, dnatPackets());
+        // the restore gateway (node and its bundle), or the rclone one a backup runs
+        for (const pid of [...pidsOf(['restic-gateway.mjs']), ...pidsOf(['serve', 'restic'])]) gatewayCpu = Math.max(gatewayCpu, cpuOf(pid));
+        // `iptables -L` of the whole nat table four times a second costs CPU (and the xtables lock) on the gateway side
+        // only, so it is counted only when asked for (--connections); it was always on before 2026-12-07 22:45
+        if (viaGateway && values.connections) connections = Math.max(connections, dnatPackets());
       }, 250);
       const self0 = process.cpuUsage();
       const kube = changes.every((c) => c === 'userspace') ? target.kube : {

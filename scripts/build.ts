@@ -5,6 +5,7 @@ import { builtinModules, createRequire } from 'node:module';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync, type Stats } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { RESTORE_GATEWAY_FILE, restoreGatewayBuildOptions } from '../src/volumes/restic/restore-gateway-bundle.ts';
 
 export const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const defaultCharmDir = join(projectRoot, 'build', 'charm');
@@ -199,6 +200,9 @@ export async function buildCharm(options: BuildOptions = {}): Promise<string> {
     plugins: [...PRODUCT_PLUGINS],
     banner: { js: "import{createRequire as __kfuCreateRequire}from'node:module';const require=__kfuCreateRequire(import.meta.url);" },
   });
+  // The restore gateway's code, which the charm hands to the gateway's Pod in a ConfigMap
+  // (src/volumes/restic/restore-gateway-bundle.ts reads it beside its own chunk)
+  await build({ ...restoreGatewayBuildOptions(), outfile: join(staging, 'lib', RESTORE_GATEWAY_FILE), minify: options.minify ?? true });
   chmodSync(join(staging, 'lib', 'charm.mjs'), 0o755);
   copyFileSync(join(projectRoot, 'charm', 'dispatch'), join(staging, 'dispatch'));
   chmodSync(join(staging, 'dispatch'), 0o755);

@@ -29,6 +29,12 @@ export const PINNED_IMAGES: Readonly<Record<EngineName, string>> = {
   restic: 'docker.io/restic/restic:0.14.0',
 };
 export const RCLONE_IMAGE = PINNED_IMAGES.rclone;
+/**
+ * The restore gateway's image (src/volumes/restic/restore-gateway.ts): the official node image, Alpine with Node.js,
+ * npm, yarn and busybox (docker-library/node `24/alpine3.22/Dockerfile`), which runs the gateway's bundle from a
+ * ConfigMap. Node 24, as the charm's own code.
+ */
+export const NODE_GATEWAY_IMAGE = 'docker.io/library/node:24.9.0-alpine3.22';
 export const RESTIC_IMAGE = PINNED_IMAGES.restic;
 
 /** The name of an engine as a setting gives it (`volume-mover-engine`, `--mover-engine`), or one sentence naming the setting. */

@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import type { KubeObject } from '../kube/types.ts';
 import { buildHardenedJob, buildRunSecret, CONTROL_PLANE_IDENTITY, ISTIO_INJECT } from '../jobs/template.ts';
-import { storeRemote } from '../jobs/rclone-remote.ts';
+import { storeRemote, type RemoteEnvironment } from '../jobs/rclone-remote.ts';
 import { waitUntilStarted } from '../jobs/watch.ts';
 import type { StartRemedies } from '../jobs/start-watch.ts';
 import { JOBS, SECRETS, type MoverResource, type VolumeKube } from './kube-port.ts';
@@ -20,10 +20,13 @@ import { containerResources, type ResourceList } from './resources.ts';
 import type { MoverS3Settings } from './settings.ts';
 
 export const SERVICES: MoverResource = { group: '', version: 'v1', resource: 'services', kind: 'Service' };
+export const CONFIGMAPS: MoverResource = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap' };
 export const ENDPOINTS: MoverResource = { group: '', version: 'v1', resource: 'endpoints', kind: 'Endpoints' };
 
 /** Where the gateway's own files (its Secret's items) are mounted in its container. */
 export const GATEWAY_DIR = '/etc/kubeflow-upgrader/gateway';
+/** Where a gateway's code (its ConfigMap's items) is mounted, when it brings its own. */
+export const GATEWAY_CODE_DIR = '/etc/kubeflow-upgrader/gateway-code';
 /** The bucket as an rclone remote inside the gateway, from environment variables only (src/jobs/rclone-remote.ts). */
 export const GATEWAY_REMOTE = 'kfustore';
 const GATEWAY_CONTAINER = 'gateway';
@@ -52,7 +55,7 @@ export interface GatewayRequest {
 /** What one gateway serves: its script, its port, the files only it reads. */
 export interface GatewayServing {
   /** names the gateway apart from the run's other one (a restore may fill restic and plain-file volumes in turn) */
-  kind: 'restic' | 'files';
+  kind: 'restic' | 'files' | 'restic-restore';
   port: number;
   portName: string;
   /** `sh -c` script of the container; it finds `files` under GATEWAY_DIR and the bucket as GATEWAY_REMOTE */
@@ -63,12 +66,22 @@ export interface GatewayServing {
   env?: Record<string, string>;
   /** how long the gateway may take, once running, to serve (it may copy before it serves); default the start timeout + 60 s */
   readyTimeoutMs?: number;
+  /** the image, when not the request's (rclone's) */
+  image?: string;
+  /** the container's command, when not `sh -c script` */
+  command?: string[];
+  /** the bucket's settings and keys as the container reads them; default the rclone remote GATEWAY_REMOTE */
+  remote?: RemoteEnvironment;
+  /** the gateway's own code, not secret: a ConfigMap's items, mounted read-only under GATEWAY_CODE_DIR */
+  code?: Record<string, string>;
 }
 
 export interface GatewayObjects {
   secret: KubeObject;
   job: KubeObject;
   service: KubeObject;
+  /** the gateway's code, when it brings its own (GatewayServing.code) */
+  configMap?: KubeObject;
 }
 
 const shortHash = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 12);
@@ -85,7 +98,7 @@ export function gatewayHostnames(name: string, namespace: string): string[] {
 
 export function buildGatewayPod(request: GatewayRequest, serving: GatewayServing): GatewayObjects {
   const name = gatewayName(request.runId, request.operation, serving.kind);
-  const remote = storeRemote(GATEWAY_REMOTE, request.s3);
+  const remote = serving.remote ?? storeRemote(GATEWAY_REMOTE, request.s3);
   // the movers' labels, so that prune removes what a killed run left (src/prune/movers.ts), and its own for the Service
   const labels = { ...moverLabels(request.runId, request.operation), [LABEL_GATEWAY]: name };
   const secret = buildRunSecret({
@@ -101,11 +114,12 @@ export function buildGatewayPod(request: GatewayRequest, serving: GatewayServing
     volumes: [
       { name: 'tmp', emptyDir: {} },
       { name: 'gateway', secret: { secretName: name, items: Object.keys(serving.files).map((key) => ({ key, path: key })) } },
+      ...(serving.code ? [{ name: 'gateway-code', configMap: { name, items: Object.keys(serving.code).map((key) => ({ key, path: key })) } }] : []),
     ],
     containers: [{
       name: GATEWAY_CONTAINER,
-      image: request.image,
-      command: ['sh', '-c', serving.script],
+      image: serving.image ?? request.image,
+      command: serving.command ?? ['sh', '-c', serving.script],
       env: [
         ...Object.keys(remote.secret).map((key) => ({ name: key, valueFrom: { secretKeyRef: { name, key } } })),
         ...Object.entries({ ...remote.plain, ...serving.env, HOME: '/tmp' }).map(([key, value]) => ({ name: key, value })),
@@ -114,7 +128,10 @@ export function buildGatewayPod(request: GatewayRequest, serving: GatewayServing
       ports: [{ name: serving.portName, containerPort: serving.port, protocol: 'TCP' }],
       // Ready once it accepts connections: the Service sends movers only to a ready Pod (kubernetes pkg/kubelet/prober)
       readinessProbe: { tcpSocket: { port: serving.port }, periodSeconds: 1 },
-      volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }, { name: 'gateway', mountPath: GATEWAY_DIR, readOnly: true }],
+      volumeMounts: [
+        { name: 'tmp', mountPath: '/tmp' }, { name: 'gateway', mountPath: GATEWAY_DIR, readOnly: true },
+        ...(serving.code ? [{ name: 'gateway-code', mountPath: GATEWAY_CODE_DIR, readOnly: true }] : []),
+      ],
       resources: containerResources(request.resources),
     }],
     ...(request.s3.tlsCaChain ? { storeCa: { secretName: name, containers: [GATEWAY_CONTAINER] } } : {}),
@@ -127,7 +144,10 @@ export function buildGatewayPod(request: GatewayRequest, serving: GatewayServing
     metadata: { name, namespace: request.namespace, labels: { ...labels } },
     spec: { type: 'ClusterIP', selector: { [LABEL_GATEWAY]: name }, ports: [{ name: serving.portName, port: serving.port, targetPort: serving.portName, protocol: 'TCP' }] },
   };
-  return { secret, job, service };
+  const configMap: KubeObject | undefined = serving.code
+    ? { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: request.namespace, labels: { ...labels } }, data: { ...serving.code } }
+    : undefined;
+  return { secret, job, service, ...(configMap ? { configMap } : {}) };
 }
 
 /** Whether an Endpoints object lists a ready address (kubernetes pkg/controller/endpoint). */
@@ -142,16 +162,23 @@ export interface ServingGateway {
   stop(): Promise<void>;
 }
 
+/** A gateway whose objects are made: `ready` settles once its Service has a ready endpoint, or with why it has none. */
+export interface LaunchedGateway extends ServingGateway {
+  ready: Promise<void>;
+}
+
 /**
- * Starts a gateway and resolves once its Service has a ready endpoint; throws one sentence (the Pod's reason) when it
- * does not start within the start timeout, having removed what it made. `noun` names it in that sentence.
+ * Makes a gateway's objects (a dead run's gateway of the same name goes first) and returns without waiting for it to
+ * serve: `ready` resolves once its Service has a ready endpoint, and rejects with one sentence (the Pod's reason) when
+ * it does not start within the start timeout. Whoever launches it stops it, whatever `ready` says.
  */
-export async function runGatewayPod(kube: VolumeKube, request: GatewayRequest, serving: GatewayServing, objects: GatewayObjects, noun: string): Promise<ServingGateway> {
+export async function launchGatewayPod(kube: VolumeKube, request: GatewayRequest, serving: GatewayServing, objects: GatewayObjects, noun: string): Promise<LaunchedGateway> {
   const name = gatewayName(request.runId, request.operation, serving.kind);
   const stop = async () => {
     await kube.delete(SERVICES, request.namespace, name).catch(() => undefined);
     await kube.delete(JOBS, request.namespace, name).catch(() => undefined);
     await kube.delete(SECRETS, request.namespace, name).catch(() => undefined);
+    if (serving.code) await kube.delete(CONFIGMAPS, request.namespace, name).catch(() => undefined);
   };
   const signal = request.signal ? { signal: request.signal } : {};
   // A dead run's gateway of the same backup goes first: its users and keys are not this run's.
@@ -159,17 +186,32 @@ export async function runGatewayPod(kube: VolumeKube, request: GatewayRequest, s
   await kube.waitFor(JOBS, request.namespace, name, (o) => o === undefined, { timeoutMs: 120_000, ...signal });
   try {
     await kube.create(SECRETS, objects.secret);
+    if (objects.configMap) await kube.create(CONFIGMAPS, objects.configMap);
     await kube.create(SERVICES, objects.service);
     await kube.create(JOBS, objects.job);
-    const ready = kube.waitFor(ENDPOINTS, request.namespace, name, hasReadyAddress, {
-      timeoutMs: serving.readyTimeoutMs ?? request.startTimeoutSeconds * 1000 + 60_000, ...signal,
-    });
-    ready.catch(() => undefined);
-    await waitUntilStarted(kube, request.namespace, name, request.startTimeoutSeconds, ready, request.remedies, noun);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  const endpoint = kube.waitFor(ENDPOINTS, request.namespace, name, hasReadyAddress, {
+    timeoutMs: serving.readyTimeoutMs ?? request.startTimeoutSeconds * 1000 + 60_000, ...signal,
+  });
+  endpoint.catch(() => undefined);
+  const ready = waitUntilStarted(kube, request.namespace, name, request.startTimeoutSeconds, endpoint, request.remedies, noun).then(() => endpoint).then(() => undefined);
+  return { host: gatewayHostnames(name, request.namespace)[0]!, stop, ready };
+}
+
+/**
+ * Starts a gateway and resolves once its Service has a ready endpoint; throws one sentence (the Pod's reason) when it
+ * does not start within the start timeout, having removed what it made. `noun` names it in that sentence.
+ */
+export async function runGatewayPod(kube: VolumeKube, request: GatewayRequest, serving: GatewayServing, objects: GatewayObjects, noun: string): Promise<ServingGateway> {
+  const { host, stop, ready } = await launchGatewayPod(kube, request, serving, objects, noun);
+  try {
     await ready;
   } catch (error) {
     await stop();
     throw error;
   }
-  return { host: gatewayHostnames(name, request.namespace)[0]!, stop };
+  return { host, stop };
 }

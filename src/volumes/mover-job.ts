@@ -60,6 +60,11 @@ export async function finishMover(kube: VolumeKube, task: MoverTask, jobName: st
 /** The sentence of a run whose gateway could not be started. */
 export function gatewayDidNotStart(operation: MoveOperation, noun: string, namespace: string) {
   return (error: unknown): never => {
-    throw new Error(`The volume ${operation} did not start: the ${noun} in namespace ${namespace}, through which the movers reach the bucket, could not be started (${describeError(error)}).`);
+    throw new Error(`The volume ${operation} did not start: ${gatewayFailure(noun, namespace, error)}.`);
   };
+}
+
+/** Why a mover started beside a gateway that then failed did not finish: a clause of the PVC's failure. */
+export function gatewayFailure(noun: string, namespace: string, error: unknown): string {
+  return `the ${noun} in namespace ${namespace}, through which the movers reach the bucket, could not be started (${describeError(error)})`;
 }

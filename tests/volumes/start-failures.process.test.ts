@@ -98,6 +98,25 @@ describe('volumes: movers that do not start', function () {
     }
   });
 
+  it('a restic restore whose gateway cannot start: the movers, started beside it, are stopped with the gateway\'s reason', async function () {
+    const airGapped = await startVolumeCluster({ registries: ['registry.internal:5000'] });
+    try {
+      airGapped.cluster.api.create(PVC_REF, pvc('alice', 'ws'));
+      const backupId = newBackupId();
+      // the movers' image from the cluster's mirror; the restore gateway's pinned node image from Docker Hub, unreachable
+      const error = await volumeFailure(restoreVolumes(airGapped.kube, {
+        backupId, s3: s3For(s3, 'kf-backups'), startTimeoutSeconds: 3, engine: 'restic', image: 'registry.internal:5000/restic/restic:0.14.0',
+        pvcs: [{ namespace: 'alice', name: 'ws' }],
+        restic: { password: () => 'unused', snapshots: new Map([['alice/ws', 'a'.repeat(64)]]), gateway: { namespace: 'kubeflow', image: 'registry.internal:5000/rclone/rclone:1.68.2', imageSetting: 'control-plane-rclone-image' } },
+      }));
+      expect(error.message).to.match(/^The volume restore failed for PVC alice\/ws \(the restore gateway in namespace kubeflow, through which the movers reach the bucket, could not be started \(.*its image docker\.io\/library\/node:24[^ ]* could not be pulled \(ErrImagePull: .*no such host\)/);
+      const left = [...await airGapped.kube.list(JOBS, 'alice', moverSelector(backupId)), ...await airGapped.kube.list(SECRETS, 'alice', moverSelector(backupId)), ...await airGapped.kube.list(JOBS, 'kubeflow', moverSelector(backupId))];
+      expect(left.map((o) => o.metadata.name)).to.deep.equal([]);
+    } finally {
+      await airGapped.stop();
+    }
+  });
+
   it('in an air-gapped cluster, names the default image and that its registry cannot be reached', async function () {
     const airGapped = await startVolumeCluster({ registries: ['registry.internal:5000'] });
     try {

@@ -8,7 +8,7 @@ import type { S3Settings } from '../../store/settings.ts';
 import { imageOf, PINNED_IMAGES, type EngineRunRequest, type MoverConfig, type VolumeEngine } from '../engine.ts';
 import { nodeAffinity, statsPeriodSeconds } from '../job.ts';
 import type { ResticMoveOptions } from '../move-types.ts';
-import { finishMover, gatewayDidNotStart, runMoverJob } from '../mover-job.ts';
+import { finishMover, gatewayDidNotStart, gatewayFailure, runMoverJob } from '../mover-job.ts';
 import { buildResticJob, buildResticSecret, resticRepositoryKey } from './job.ts';
 import { parseResticBackup, parseResticProgress, parseResticRestore, resticFailureReason } from './outcome.ts';
 
@@ -83,11 +83,23 @@ export const resticEngine: VolumeEngine = {
   async open(kube, operation, request) {
     const restic = resticOptions(request);
     // the gateway's certificates and the bucket client load when a run opens, not with the engine's name and image
-    const [{ startGateway }, { bucketLister, resolveSnapshotId }] = await Promise.all([import('./gateway.ts'), import('./snapshot-id.ts')]);
-    const gateway = request.gateway
-      ? await startGateway(kube, request.gateway).catch(gatewayDidNotStart(operation, this.gatewayNoun, request.gateway.namespace))
-      : undefined;
-    const access = (namespace: string) => (gateway ? { repository: gateway.repository(namespace), certificate: gateway.certificate } : undefined);
+    // a backup's gateway passes the bytes through (rclone serve restic --append-only); a restore's redirects each read to
+    // the bucket (./restore-gateway.ts)
+    const [{ startGateway }, { startRestoreGateway }, { bucketLister, resolveSnapshotId }] = await Promise.all([
+      import('./gateway.ts'), import('./restore-gateway.ts'), import('./snapshot-id.ts'),
+    ]);
+    const start = operation === 'restore' ? startRestoreGateway : startGateway;
+    const noun = operation === 'restore' ? 'restore gateway' : this.gatewayNoun;
+    const gateway = request.gateway ? await start(kube, request.gateway).catch(gatewayDidNotStart(operation, noun, request.gateway.namespace)) : undefined;
+    // The restore gateway is not waited for: its Pod and the movers' start together, the movers retrying its refused
+    // connections for as long as it may take to start (RunningGateway.waitSeconds). Should it fail, the movers are stopped and
+    // the run says why in the gateway's words.
+    const gatewayFailed = new AbortController();
+    gateway?.ready?.catch((error: unknown) => gatewayFailed.abort(error));
+    const moverSignal = request.signal ? AbortSignal.any([request.signal, gatewayFailed.signal]) : gatewayFailed.signal;
+    const access = (namespace: string) => (gateway
+      ? { repository: gateway.repository(namespace), certificate: gateway.certificate, systemRoots: gateway.systemRoots, waitSeconds: gateway.waitSeconds }
+      : undefined);
     // one S3 client per backup run, unless the caller lists with its own: it turns each snapshot's short id into its full one
     const lister = operation === 'backup' && !restic.listBucket ? bucketLister(request.s3) : undefined;
     const listBucket = restic.listBucket ?? lister?.list;
@@ -117,9 +129,12 @@ export const resticEngine: VolumeEngine = {
           progressFps: 1 / statsPeriodSeconds(request.progressIntervalMs),
           gateway: access(pvcRef.namespace),
         });
-        const { jobName, message } = await runMoverJob(kube, task, job, request, {
+        const { jobName, message } = await runMoverJob(kube, task, job, { ...request, signal: moverSignal }, {
           parseProgress: parseResticProgress,
           failureReason: (text) => resticFailureReason(text, [request.s3.secretKey, restic.password(pvcRef.namespace), ...(gateway?.secrets ?? [])]),
+        }).catch((error: unknown) => {
+          if (gatewayFailed.signal.aborted && request.gateway) throw new Error(gatewayFailure(noun, request.gateway.namespace, gatewayFailed.signal.reason));
+          throw error;
         });
         const location = `s3://${request.s3.bucket}/${repository}`;
         if (operation === 'backup') {

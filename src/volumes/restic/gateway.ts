@@ -1,10 +1,11 @@
-// The repository gateway: how a restic mover in a profile namespace reaches its namespace's repository without ever
-// holding a bucket credential. For the length of one run, a hardened Job in the model's namespace (where no profile user
-// can read anything) runs `rclone serve restic` over the bucket's `<path>/restic/` folder (rclone/rclone
-// cmd/serve/restic), behind a ClusterIP Service:
+// The repository gateway: how a restic backup mover in a profile namespace reaches its namespace's repository without
+// ever holding a bucket credential (a restore's movers reach theirs through ./restore-gateway.ts, which redirects each
+// read to the bucket instead of passing the bytes through). For the length of one run, a hardened Job in the model's
+// namespace (where no profile user can read anything) runs `rclone serve restic` over the bucket's `<path>/restic/`
+// folder (rclone/rclone cmd/serve/restic), behind a ClusterIP Service:
 // - `--private-repos`: user `<ns>` reaches `/<ns>/` only; anything else answers 403 (measured with Debian's rclone 1.60,
 //   ../shared/reference/restic-gateway.md);
-// - `--append-only` for backups and restores: nothing stored can be deleted or overwritten through it, restic's own
+// - `--append-only`: nothing stored can be deleted or overwritten through it, restic's own
 //   lock files aside (rclone serve restic allows those deletes); prune and the key Job reach the bucket from the model's
 //   namespace instead;
 // - HTTPS with a certificate made for the run (gateway-credentials.ts), which the movers trust with --cacert, and one
@@ -29,8 +30,14 @@ export interface RunningGateway {
   repository(namespace: string): string;
   /** the PEM the movers pass to restic's --cacert */
   certificate: string;
+  /** the movers also trust their image's system roots (they follow redirects to a bucket behind a public CA) */
+  systemRoots?: boolean;
   /** every password of the run, for masking */
   secrets: string[];
+  /** when the gateway is not waited for before the movers start: settles once it serves, or with why it does not */
+  ready?: Promise<void>;
+  /** how long a mover retries the gateway's refused connections (default 60 s: it served before the movers started) */
+  waitSeconds?: number;
   stop(): Promise<void>;
 }
 
@@ -71,16 +78,19 @@ export async function startGateway(kube: VolumeKube, request: GatewayRequest): P
   const cert = await makeGatewayCertificate(hosts, Math.ceil(request.activeDeadlineSeconds / 3600) + 1);
   const serving = resticServing(request, users, cert);
   const { stop } = await runGatewayPod(kube, request, serving, buildGatewayPod(request, serving), 'repository gateway Job');
+  return { ...gatewayUsersAccess(request.runId, users, hosts[0]!, 'repository gateway'), certificate: cert.certificate, stop };
+}
+
+/** Each namespace's repository URL at `host` with its user and run password, and every password for masking. */
+export function gatewayUsersAccess(runId: string, users: readonly GatewayUser[], host: string, noun: string): Pick<RunningGateway, 'repository' | 'secrets'> {
   const passwords = new Map(users.map((u) => [u.namespace, u.password]));
   return {
     repository(namespace) {
       const password = passwords.get(namespace);
-      if (!password) throw new Error(`The repository gateway of run ${request.runId} has no user for namespace ${namespace}.`);
-      return `rest:https://${namespace}:${password}@${hosts[0]}:${GATEWAY_PORT}/${namespace}/`;
+      if (!password) throw new Error(`The ${noun} of run ${runId} has no user for namespace ${namespace}.`);
+      return `rest:https://${namespace}:${password}@${host}:${GATEWAY_PORT}/${namespace}/`;
     },
-    certificate: cert.certificate,
     secrets: [...passwords.values()],
-    stop,
   };
 }
 

@@ -35,6 +35,9 @@ export function snapshotTags(backupId: string, namespace: string, pvc: string): 
   return [`kfu-backup=${backupId}`, `kfu-namespace=${namespace}`, `kfu-pvc=${pvc}`];
 }
 
+/** The restic image's system roots: Alpine's ca-certificates (restic/restic docker/Dockerfile installs it). */
+export const SYSTEM_ROOTS = '/etc/ssl/certs/ca-certificates.crt';
+
 const log = '"$log"';
 /**
  * Every restic Job's start (the movers', and prune's: src/volumes/restic/prune.ts): the log and error files, and
@@ -58,6 +61,9 @@ export const RESTIC_SCRIPT_START = [
   'set -- -o "s3.bucket-lookup=$MOVER_BUCKET_LOOKUP"',
   'if [ -n "${MOVER_STORAGE_CLASS:-}" ]; then set -- "$@" -o "s3.storage-class=$MOVER_STORAGE_CLASS"; fi',
   `if [ -f "${STORE_CA_DIR}/${STORE_CA_KEY}" ]; then set -- "$@" --cacert "${STORE_CA_DIR}/${STORE_CA_KEY}"; fi`,
+  // restic's --cacert replaces the system roots (restic internal/backend/http_transport.go) and may be given again: the
+  // system's roots file as Go finds it, SSL_CERT_FILE first (golang/go src/crypto/x509/root_unix.go)
+  `if [ -n "\${MOVER_SYSTEM_ROOTS:-}" ]; then roots="\${SSL_CERT_FILE:-${SYSTEM_ROOTS}}"; [ ! -f "$roots" ] || set -- "$@" --cacert "$roots"; fi`,
   // `locking restic ARGS`: runs a command that loads the other lock files (unlock, backup, restore), output to the log.
   // When restic starts its ~44 s of retries on a lock file that is gone (its "Load(<lock/...>) ... retrying" warning,
   // printed while it checks the other locks, before it reads or writes any data), the mover interrupts it (SIGINT:
@@ -65,10 +71,12 @@ export const RESTIC_SCRIPT_START = [
   // Through the gateway (MOVER_VIA_GATEWAY), its Service may still refuse connections for a moment after its endpoint
   // is ready: kube-proxy programs the rule a sync later (kubernetes pkg/proxy/iptables/proxier.go, a port without
   // endpoints is REJECTed until then; --iptables-min-sync-period, 1 s by default). restic 0.14 gives up on the first
-  // refused request, so a command that failed only that way runs again, once a second for at most a minute.
+  // refused request, so a command that failed only that way runs again, once a second, for at most
+  // MOVER_GATEWAY_WAIT_SECONDS tries: a minute by default; a restore's, whose gateway starts beside its movers
+  // (./restore-gateway.ts), as long as that gateway may take to start.
   'refused=0',
   'gateway_refused() {',
-  '  [ -n "${MOVER_VIA_GATEWAY:-}" ] && [ "$refused" -lt 60 ] && tail -n "+$1" "$err" | grep -q "connect: connection refused" || return 1',
+  '  [ -n "${MOVER_VIA_GATEWAY:-}" ] && [ "$refused" -lt "${MOVER_GATEWAY_WAIT_SECONDS:-60}" ] && tail -n "+$1" "$err" | grep -q "connect: connection refused" || return 1',
   '  refused=$((refused + 1))',
   '  sleep 1',
   '}',
@@ -168,6 +176,10 @@ export const RESTIC_RESTORE_SCRIPT = [
 export interface GatewayAccess {
   repository: string;
   certificate: string;
+  /** restic also trusts the image's system roots (the restore gateway redirects to a bucket behind a public CA) */
+  systemRoots?: boolean | undefined;
+  /** how long the mover retries the gateway's refused connections, in seconds (default 60) */
+  waitSeconds?: number | undefined;
 }
 
 export interface ResticSecretInput {
@@ -251,6 +263,8 @@ export function buildResticJob(input: ResticJobInput): KubeObject {
     ...(backup && input.parent ? { MOVER_PARENT: input.parent } : {}),
     ...(!backup && input.snapshot ? { MOVER_SNAPSHOT: input.snapshot } : {}),
     ...(input.gateway ? { MOVER_VIA_GATEWAY: '1' } : {}),
+    ...(input.gateway?.systemRoots ? { MOVER_SYSTEM_ROOTS: '1' } : {}),
+    ...(input.gateway?.waitSeconds ? { MOVER_GATEWAY_WAIT_SECONDS: String(input.gateway.waitSeconds) } : {}),
   }).map(([name, value]) => ({ name, value }));
   const env = [...resticRepositoryEnv(input.s3, input.namespace, input.secretName, input.gateway !== undefined), ...plainEnv];
   // through the gateway its certificate is the one the Secret carries as the store's CA: mounted, restic gets --cacert

@@ -62,6 +62,10 @@ const RUNTIMES: { image: RegExp; entrypoint: string[]; hides?: RegExp[] }[] = [
   { image: /(^|\/)restic(:|@|$)/, entrypoint: ['restic'], hides: [MYSQL_TOOLS, RCLONE_TOOLS] },
   { image: /(^|\/)(mariadb|mysql)(:|@|$)/, entrypoint: ['mariadb'], hides: [RCLONE_TOOLS, RESTIC_TOOLS] },
   { image: /(^|\/)(busybox|alpine|debian|ubuntu)(:|@|$)/, entrypoint: ['sh'] },
+  // The official node image (docker-library/node, e.g. `24/alpine3.22/Dockerfile`: Alpine with Node.js, npm, yarn and
+  // busybox; its docker-entrypoint.sh runs `node`): this machine's Node 24 (the test process's PATH finds npm's `node`
+  // package first), sh and coreutils; neither rclone, restic nor MySQL tools.
+  { image: /(^|\/)node(:|@|$)/, entrypoint: ['node'], hides: [MYSQL_TOOLS, RCLONE_TOOLS, RESTIC_TOOLS] },
   // The official python image: Python with its sqlite3 module, sh and coreutils; neither rclone nor MySQL tools.
   { image: /(^|\/)python(:|@|$)/, entrypoint: ['python3'], hides: [RCLONE_TOOLS, MYSQL_TOOLS, RESTIC_TOOLS] },
 ];
