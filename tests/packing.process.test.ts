@@ -19,6 +19,9 @@ describe('packed charm', function () {
   let names: string[];
 
   before(async function () {
+    // The charm's build is shared by every mocha worker (one builds, the others wait for it): under a loaded machine
+    // that wait alone can outlast mocha's default 60 s.
+    this.timeout(300_000);
     work = mkdtempSync(join(tmpdir(), 'packed-charm-'));
     const charmDir = await ensureCharmBuilt();
     const file = await packCharm({ charmDir, output: join(work, 'kubeflow-upgrader.charm'), storeRuntime: true });

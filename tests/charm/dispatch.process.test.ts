@@ -27,6 +27,9 @@ describe('charm dispatch (real ./dispatch, fake hook tools)', function () {
   let s3: S3ServerHandle;
 
   before(async function () {
+    // The charm's build is shared by every mocha worker (one builds, the others wait for it): under a loaded machine
+    // that wait alone can outlast mocha's default 60 s.
+    this.timeout(300_000);
     [charmDir, s3] = await Promise.all([ensureCharmBuilt(), startS3Server({ buckets: [BUCKET] })]);
   });
   after(async () => s3?.stop());

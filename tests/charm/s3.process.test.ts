@@ -26,6 +26,9 @@ describe('charm s3-credentials relation (addressing and regions through the real
   let proxy: RegionProxy;
 
   before(async function () {
+    // The charm's build is shared by every mocha worker (one builds, the others wait for it): under a loaded machine
+    // that wait alone can outlast mocha's default 60 s.
+    this.timeout(300_000);
     [charmDir, s3] = await Promise.all([ensureCharmBuilt(), startS3Server({ buckets: [BUCKET, WEST_BUCKET, 'relation-3'], accessKeys: [NUMERIC_KEY] })]);
     proxy = await RegionProxy.start({ target: s3.endpoint, bucketRegions: { [WEST_BUCKET]: 'eu-west-1' } });
   });
