@@ -17,7 +17,10 @@ export function moverConfig(config: CharmConfig): MoverConfig {
     resources: config['volume-mover-resources'],
     engine: config['volume-mover-engine'],
     // the movers' gateway (restic repositories or plain files) runs rclone in the model's namespace, as the control-plane copies do
-    gateway: { image: config['control-plane-rclone-image'], imageSetting: 'control-plane-rclone-image' },
+    gateway: {
+      image: config['control-plane-rclone-image'], imageSetting: 'control-plane-rclone-image',
+      restoreImage: config['restore-gateway-image'] || undefined, restoreImageSetting: 'restore-gateway-image',
+    },
   };
 }
 

@@ -74,6 +74,8 @@ export const ConfigSchema = z.object({
   // Each database copy is one Pod of two official images sharing an emptyDir: MySQL dumps or loads, rclone moves.
   'control-plane-mysql-image': z.string().trim().min(1, 'must name an image with mysqldump and mysql').default('docker.io/library/mysql:8.4'),
   'control-plane-rclone-image': z.string().trim().min(1, 'must name an image with rclone').default(RCLONE_IMAGE),
+  // empty: the restore gateway's pinned node image (src/volumes/engine.ts NODE_GATEWAY_IMAGE)
+  'restore-gateway-image': z.string().trim().default(''),
   'control-plane-sqlite-image': z.string().trim().min(1, "must name an image with Python's sqlite3 module").default('docker.io/library/python:3.12-slim'),
   'object-storage-buckets': commaList
     .default(['mlpipeline'])

@@ -11,7 +11,8 @@ import type { S3Settings } from '../store/settings.ts';
 import type { GatewayRequest } from './gateway-pod.ts';
 import type { VolumeKube } from './kube-port.ts';
 import type { MoveOperation } from './labels.ts';
-import type { PvcRef, ResticMoveOptions, VolumeProgress, VolumeResult } from './move-types.ts';
+import type { GatewayImages, PvcRef, ResticMoveOptions, VolumeProgress, VolumeResult } from './move-types.ts';
+export type { GatewayImages } from './move-types.ts';
 import type { ResourceList } from './resources.ts';
 import type { ReuseTrust } from './reuse.ts';
 import type { MoverS3Settings } from './settings.ts';
@@ -92,7 +93,7 @@ export interface MoverConfig {
    * an image with rclone for the movers' gateway (the charm's control-plane-rclone-image), and the setting that names
    * it; the gateway runs in `jobNamespace`, so that no bucket credential enters a profile namespace
    */
-  gateway?: { image: string; imageSetting: string };
+  gateway?: GatewayImages;
 }
 
 /** What a volume step (./steps.ts) gives its engine to prepare a run: the cluster, the location, the config, the trust. */

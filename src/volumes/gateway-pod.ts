@@ -44,6 +44,9 @@ export interface GatewayRequest {
   s3: MoverS3Settings;
   /** an image with rclone: the control-plane copies' */
   image: string;
+  /** a restic restore's gateway image (../engine.ts NODE_GATEWAY_IMAGE when none) and the setting that names it */
+  restoreImage?: string | undefined;
+  restoreImageSetting?: string | undefined;
   /** the run's deadline: the gateway stops serving with it at the latest */
   activeDeadlineSeconds: number;
   startTimeoutSeconds: number;

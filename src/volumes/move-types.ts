@@ -67,5 +67,16 @@ export interface ResticMoveOptions {
    * the run's repository gateway (src/volumes/restic/gateway.ts): started in `namespace` (the model's, never a
    * profile's) with an rclone `image`, it is all the movers reach; their Secrets then hold no bucket credential
    */
-  gateway?: { namespace: string; image: string; imageSetting: string };
+  gateway?: GatewayImages & { namespace: string };
+}
+
+/**
+ * The gateways' images: rclone for the backups' (and plain-file restores'), and for a restic restore the node image
+ * its own gateway runs on (NODE_GATEWAY_IMAGE unless a setting names a mirror), each with the setting that names it.
+ */
+export interface GatewayImages {
+  image: string;
+  imageSetting: string;
+  restoreImage?: string | undefined;
+  restoreImageSetting?: string | undefined;
 }

@@ -6,7 +6,7 @@ import pLimit from 'p-limit';
 import { KfuError } from '../errors/index.ts';
 import { backupKeys } from '../store/layout.ts';
 import { createOrReplace } from './adopt.ts';
-import type { EngineName, EngineRun } from './engine.ts';
+import type { EngineName, EngineRun, GatewayImages } from './engine.ts';
 import { engineNamed } from './engines.ts';
 import { JOBS, PVCS, SECRETS, type VolumeKube } from './kube-port.ts';
 import { moverJobName, moverNameKey, moverSecretName, moverSelector, type MoveOperation } from './labels.ts';
@@ -49,7 +49,7 @@ export interface MoveVolumesOptions {
    * reach, whichever the engine (restic/gateway.ts for restic repositories, files-gateway.ts for plain files); their
    * Secrets then hold no bucket credential. `restic.gateway` says the same.
    */
-  gateway?: { namespace: string; image: string; imageSetting: string };
+  gateway?: GatewayImages & { namespace: string };
   /** how often a running mover's stats are read and, when they changed, reported (default 30 s) */
   progressIntervalMs?: number;
   signal?: AbortSignal;
@@ -149,7 +149,7 @@ async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: 
     progressIntervalMs: interval, onCopying, signal, copyFrom: options.copyFrom, restic: options.restic,
     gateway: wanted ? {
       runId: options.backupId, operation, namespace: wanted.namespace, namespaces: moving.map((p) => p.namespace), s3: options.s3,
-      image: wanted.image, activeDeadlineSeconds: options.activeDeadlineSeconds ?? DEFAULT_JOB_DEADLINE_SECONDS, startTimeoutSeconds: startTimeout,
+      image: wanted.image, restoreImage: wanted.restoreImage, restoreImageSetting: wanted.restoreImageSetting, activeDeadlineSeconds: options.activeDeadlineSeconds ?? DEFAULT_JOB_DEADLINE_SECONDS, startTimeoutSeconds: startTimeout,
       resources, remedies: { imageSetting: () => wanted.imageSetting, resourcesSetting: 'volume-mover-resources' }, signal: options.signal,
     } : undefined,
   });

@@ -10,7 +10,7 @@ import { moverS3Settings } from './settings.ts';
 import { formatBytes } from '../format-bytes.ts';
 import type { ReuseTrust } from './reuse.ts';
 import type { VolumeEntry } from '../archive/manifest.ts';
-import type { MoverConfig } from './engine.ts';
+import type { GatewayImages, MoverConfig } from './engine.ts';
 import { ALL_ENGINES, engineHolding, engineNamed } from './engines.ts';
 
 export type { MoverConfig } from './engine.ts';
@@ -19,7 +19,7 @@ export type { MoverConfig } from './engine.ts';
 const mover = () => Promise.all([import('./mover.ts'), import('./kube-client-port.ts')]);
 
 /** The movers' gateway, where the config gives it a namespace (restic/gateway.ts, files-gateway.ts). */
-function gatewayOf(config: MoverConfig): { namespace: string; image: string; imageSetting: string } | undefined {
+function gatewayOf(config: MoverConfig): (GatewayImages & { namespace: string }) | undefined {
   return config.jobNamespace && config.gateway ? { namespace: config.jobNamespace, ...config.gateway } : undefined;
 }
 

@@ -117,6 +117,27 @@ describe('volumes: movers that do not start', function () {
     }
   });
 
+  it('a restic restore gateway image named by a setting is the one pulled, and its failure names that setting', async function () {
+    const airGapped = await startVolumeCluster({ registries: ['registry.internal:5000'] });
+    try {
+      airGapped.cluster.api.create(PVC_REF, pvc('alice', 'ws'));
+      const error = await volumeFailure(restoreVolumes(airGapped.kube, {
+        backupId: newBackupId(), s3: s3For(s3, 'kf-backups'), startTimeoutSeconds: 3, engine: 'restic', image: 'registry.internal:5000/restic/restic:0.14.0',
+        pvcs: [{ namespace: 'alice', name: 'ws' }],
+        restic: {
+          password: () => 'unused', snapshots: new Map([['alice/ws', 'a'.repeat(64)]]),
+          gateway: {
+            namespace: 'kubeflow', image: 'registry.internal:5000/rclone/rclone:1.68.2', imageSetting: 'control-plane-rclone-image',
+            restoreImage: 'registry.elsewhere:5000/library/node:24.9.0-alpine3.22', restoreImageSetting: 'restore-gateway-image',
+          },
+        },
+      }));
+      expect(error.message).to.match(/the restore gateway in namespace kubeflow, through which the movers reach the bucket, could not be started \(.*its image registry\.elsewhere:5000\/library\/node:24\.9\.0-alpine3\.22 could not be pulled \(ErrImagePull: .*\); .*restore-gateway-image/);
+    } finally {
+      await airGapped.stop();
+    }
+  });
+
   it('in an air-gapped cluster, names the default image and that its registry cannot be reached', async function () {
     const airGapped = await startVolumeCluster({ registries: ['registry.internal:5000'] });
     try {

@@ -4,7 +4,7 @@ import type { OptionTable, Values } from '../usage.ts';
 import { positiveInteger, stringValue, UsageError } from '../usage.ts';
 import { DEFAULT_MOVER_RESOURCES, parseMoverResources } from '../../volumes/resources.ts';
 import { DEFAULT_START_TIMEOUT_SECONDS } from '../../volumes/settings.ts';
-import { ENGINE_NAMES, parseEngineName, PINNED_IMAGES, RCLONE_IMAGE, type EngineName } from '../../volumes/engine.ts';
+import { ENGINE_NAMES, NODE_GATEWAY_IMAGE, parseEngineName, PINNED_IMAGES, RCLONE_IMAGE, type EngineName } from '../../volumes/engine.ts';
 
 export const selectionOptions: OptionTable = {
   'profile-namespace-selector': {
@@ -28,6 +28,7 @@ export const moverOptions: OptionTable = {
   'mover-concurrency': { type: 'string', placeholder: '<n>', description: 'volume mover Jobs running at once', default: '2' },
   'mover-start-timeout': { type: 'string', placeholder: '<seconds>', description: 'how long a mover Pod may take to start running before the run fails naming why (image pull, scheduler, quota)', default: '300' },
   'mover-resources': { type: 'string', placeholder: '<list>', description: 'CPU and memory of each mover, set as requests and limits (e.g. cpu=500m,memory=512Mi; empty for none)', default: DEFAULT_MOVER_RESOURCES },
+  'restore-gateway-image': { type: 'string', placeholder: '<image>', description: `image with Node.js 24 of a restic restore's gateway (default ${NODE_GATEWAY_IMAGE}), for a registry mirror` },
   'gateway-image': { type: 'string', placeholder: '<image>', description: 'image with rclone of the movers\' gateway, which runs in --job-namespace and alone holds the bucket credentials', default: RCLONE_IMAGE },
 };
 
@@ -43,7 +44,10 @@ export function moverConfigFrom(values: Values): MoverConfig {
     startTimeoutSeconds: positiveInteger(values, 'mover-start-timeout', DEFAULT_START_TIMEOUT_SECONDS, 86_400),
     resources: moverResources(values),
     engine: moverEngine(values),
-    gateway: { image: stringValue(values, 'gateway-image') ?? RCLONE_IMAGE, imageSetting: '--gateway-image' },
+    gateway: {
+      image: stringValue(values, 'gateway-image') ?? RCLONE_IMAGE, imageSetting: '--gateway-image',
+      restoreImage: stringValue(values, 'restore-gateway-image'), restoreImageSetting: '--restore-gateway-image',
+    },
   };
 }
 

@@ -26,7 +26,7 @@ export function restoreServing(request: GatewayRequest, users: readonly GatewayU
   const s3 = request.s3;
   return {
     kind: 'restic-restore', port: GATEWAY_PORT, portName: 'restic', script: '',
-    image: NODE_GATEWAY_IMAGE,
+    image: request.restoreImage || NODE_GATEWAY_IMAGE,
     command: ['node', `${GATEWAY_CODE_DIR}/${RESTORE_GATEWAY_FILE}`],
     code: { [RESTORE_GATEWAY_FILE]: bundle },
     files: { htpasswd: htpasswdOf(users), 'tls.crt': cert.certificate, 'tls.key': cert.privateKey },
@@ -71,8 +71,9 @@ export async function startRestoreGateway(kube: VolumeKube, request: GatewayRequ
     restoreGatewayBundle(),
   ]);
   const serving = restoreServing(request, users, cert, bundle);
-  // the image is pinned, not a setting: a Pod that cannot pull it names the image itself
-  const pinned = { ...request, remedies: { ...request.remedies, imageSetting: () => `the nodes' registry mirror of ${NODE_GATEWAY_IMAGE}` } };
+  // a Pod that cannot pull the image names the setting that gave it, or the pinned image a mirror must hold
+  const setting = request.restoreImage && request.restoreImageSetting;
+  const pinned = { ...request, remedies: { ...request.remedies, imageSetting: () => setting || `the nodes' registry mirror of ${NODE_GATEWAY_IMAGE} (or restore-gateway-image)` } };
   const { stop, ready } = await launchGatewayPod(kube, pinned, serving, buildGatewayPod(request, serving), 'restore gateway Job');
   ready.catch(() => undefined);
   return {
