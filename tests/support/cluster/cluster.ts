@@ -19,6 +19,7 @@ import { deepFreeze, ObjectStore, objectKey, refKey, type Stored } from './store
 import { validateDataUpdate, validatePvcUpdate } from './immutable.ts';
 import { mergeStringData, validateSecret } from './secrets.ts';
 import { validateAppsUpdate } from './apps.ts';
+import { validateBindingUpdate } from './rbac/binding-validation.ts';
 import { schemaProblems } from './schemas.ts';
 import { generateJobSelector, validateJobCreate, validateJobUpdate } from './jobs.ts';
 import type { ClusterNetwork } from '../net/cluster-network.ts';
@@ -438,6 +439,10 @@ export class Cluster implements InProcessApi {
     if (d.group === 'apps' && subresource === 'main') {
       const appsErrors = validateAppsUpdate(d.resource, next, old);
       if (appsErrors.length) throw invalid(d.kind, d.group, name, appsErrors);
+    }
+    if (d.group === 'rbac.authorization.k8s.io' && (d.resource === 'rolebindings' || d.resource === 'clusterrolebindings')) {
+      const bindingErrors = validateBindingUpdate(next, old);
+      if (bindingErrors.length) throw invalid(d.kind, d.group, name, bindingErrors);
     }
     if (d.group === '' && subresource === 'main') {
       const immutableErrors = d.resource === 'persistentvolumeclaims' ? validatePvcUpdate(next, old)
