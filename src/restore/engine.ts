@@ -27,6 +27,7 @@ import type { Manifest } from '../archive/manifest.ts';
 import { unmetFields } from './compare.ts';
 import { RestoreInputError, RestoreStoppedError, listOf } from './errors.ts';
 import { replacementFor } from '../kubeflow/restore-changes.ts';
+import { roleRefChange } from '../kubeflow/role-ref.ts';
 import { restorable } from './normalize.ts';
 import { describeUnserved, runPreflight, spoolKey, type Preflight, type SkippedItem, type SpooledStep } from './preflight.ts';
 import { droppedFields, dropSentences } from './target-schema.ts';
@@ -674,6 +675,12 @@ class RestoreRun {
         if (this.dry) return record('fail', `${what} (conflict-policy=fail)`);
         record('fail', `${what} (conflict-policy=fail)`);
         throw new RestoreStoppedError(`conflict-policy=fail: ${what}; the restore stopped there — rerun with conflict-policy=skip or update.`);
+      }
+      // a binding of another role is never updated into this one (role-ref.ts): kept as it is, and said once
+      const otherRole = roleRefChange(wanted, existing);
+      if (otherRole) {
+        this.remember(item.uid, existing);
+        return record('fail', `${name}: not updated: ${otherRole}; the live binding is kept — delete it and rerun to restore the backup's`);
       }
       // what the target set that its API server refuses to see change (restore-changes.ts, keepOnUpdate)
       const kept = replacementFor(wanted, existing);
