@@ -28,6 +28,7 @@ import { unmetFields } from './compare.ts';
 import { RestoreInputError, RestoreStoppedError, listOf } from './errors.ts';
 import { replacementFor } from '../kubeflow/restore-changes.ts';
 import { roleRefChange } from '../kubeflow/role-ref.ts';
+import { TargetIpFamilies } from './ip-families.ts';
 import { restorable } from './normalize.ts';
 import { describeUnserved, runPreflight, spoolKey, type Preflight, type SkippedItem, type SpooledStep } from './preflight.ts';
 import { droppedFields, dropSentences } from './target-schema.ts';
@@ -221,6 +222,8 @@ class RestoreRun {
   private readonly workloadSteps: ReadonlySet<SpooledStep>;
   /** writes refused because an admission webhook cannot be called yet wait for it here (a dry run does not wait) */
   private readonly webhookWait: WebhookWait;
+  /** whether the target is dual-stack, asked once when a Service needs it */
+  private readonly ipFamilies: TargetIpFamilies;
 
   constructor(
     private readonly kube: RestoreKube,
@@ -237,6 +240,7 @@ class RestoreRun {
     this.slots = pLimit(this.limit);
     this.volumeFill = new VolumeFill(kube, preflight, request, dry, (message) => this.say(message));
     this.workloadSteps = new Set(preflight.steps.filter((step) => isWorkloadStep(step.group, step.resource)));
+    this.ipFamilies = new TargetIpFamilies(kube, dry, FIELD_MANAGER);
     // an object waiting for a webhook lends its slot: the limit grows by one while it waits
     this.webhookWait = new WebhookWait(dry ? 0 : request.waitTimeoutMs ?? 300_000, (message) => this.say(message), request.wording, (waiting) => {
       this.slots.concurrency += waiting ? 1 : -1;
@@ -575,6 +579,20 @@ class RestoreRun {
     } catch (error) {
       return record('fail', `${name}: ${(error as Error).message}`);
     }
+    // a Service that prefers dual-stack, on a target that is not (ip-families.ts): its primary family, reported
+    const families = await this.ipFamilies.adapt(resource, wanted);
+    const verdict = await this.write(resource, item, families.object, live, record, name);
+    if (families.note && (verdict === 'create' || verdict === 'update')) this.warnings.push(families.note);
+    return verdict;
+  }
+
+  /** `wanted` (the archived object as the restore writes it) created, or the live one reconciled with it */
+  private async write(
+    resource: ApiResource, item: SpooledItem, wanted: KubeObject, live: ReadonlyMap<string, KubeObject>,
+    record: (verdict: Verdict, reason?: string) => Verdict, name: string,
+  ): Promise<Verdict> {
+    const archived = item.object;
+    const namespace = archived.metadata.namespace ?? '';
     if (isControllerServiceAccount(archived)) return this.mergeServiceAccount(resource, wanted, live.get(`${namespace}/${archived.metadata.name}`), record, name);
     let existing = live.get(`${namespace}/${archived.metadata.name}`);
     if (!existing) {
