@@ -94,3 +94,29 @@ describe('embedded API server: Service IP families on a dual-stack cluster (IPv4
       .to.equal(`Service "again" is invalid: spec.clusterIPs: Invalid value: []string{"${first}"}: failed to allocate IP ${first}: provided IP is already allocated`);
   });
 });
+
+describe('embedded API server: ValidateService on what a restore sends', () => {
+  let cluster: Cluster;
+  beforeEach(() => { cluster = clusterOf(false); });
+  const spec = (s: Record<string, unknown>): KubeObject => ({ apiVersion: 'v1', kind: 'Service', metadata: { name: 's', namespace: 'a' }, spec: s } as KubeObject);
+
+  it('refuses a Service without ports unless it is headless or ExternalName', () => {
+    expect(refused(() => cluster.create(SERVICES, spec({ selector: { app: 's' } })))).to.equal('Service "s" is invalid: spec.ports: Required value');
+    expect(specOf(cluster.create(SERVICES, spec({ clusterIP: 'None', selector: { app: 's' } }))).clusterIPs).to.deep.equal(['None']);
+  });
+
+  it('refuses an ExternalName Service without its name, and a type of no kind', () => {
+    expect(refused(() => cluster.create(SERVICES, spec({ type: 'ExternalName' })))).to.equal('Service "s" is invalid: spec.externalName: Required value');
+    expect(refused(() => cluster.create(SERVICES, spec({ type: 'Internal', ports: [{ port: 80 }] }))))
+      .to.equal('Service "s" is invalid: spec.type: Unsupported value: "Internal": supported values: "ClusterIP", "ExternalName", "LoadBalancer", "NodePort"');
+  });
+
+  it('wants a name on every port of several, never the same twice, and a port number of 1-65535', () => {
+    expect(refused(() => cluster.create(SERVICES, spec({ selector: { app: 's' }, ports: [{ name: 'http', port: 80 }, { port: 443 }] }))))
+      .to.equal('Service "s" is invalid: spec.ports[1].name: Required value');
+    expect(refused(() => cluster.create(SERVICES, spec({ selector: { app: 's' }, ports: [{ name: 'http', port: 80 }, { name: 'http', port: 8080 }] }))))
+      .to.equal('Service "s" is invalid: spec.ports[1].name: Duplicate value: "http"');
+    expect(refused(() => cluster.create(SERVICES, spec({ selector: { app: 's' }, ports: [{ port: 70000 }] }))))
+      .to.equal('Service "s" is invalid: spec.ports[0].port: Invalid value: 70000: must be between 1 and 65535, inclusive');
+  });
+});

@@ -14,6 +14,7 @@ import type { KubeObject } from '../../../src/kube/types.ts';
 import { forbiddenField, invalid, invalidValue, type FieldError } from './errors.ts';
 import { goStrings, initFamiliesOnCreate } from './ip-families.ts';
 import { familyOf, IpRange, type IpFamily } from './service-ip-range.ts';
+import { serviceSpecProblems } from './service-validation.ts';
 
 export interface ServiceNetwork {
   /** --service-cluster-ip-range, e.g. MicroK8s' 10.152.183.0/24 */
@@ -121,7 +122,14 @@ export class ServiceAllocator {
       for (const [i, p] of (spec.ports ?? []).entries())
         if (p.nodePort) errors.push(forbiddenField(`spec.ports[${i}].nodePort`, `may not be used when \`type\` is '${spec.type}'`));
     if (errors.length) throw invalid('Service', '', name, errors);
-    if (spec.type === 'ExternalName') return;
+    if (spec.type !== 'ExternalName') this.allocate(name, spec);
+    // the registry allocates (BeginCreate) before the strategy validates (staging/src/k8s.io/apiserver/pkg/registry/
+    // generic/registry/store.go, Create)
+    const specErrors = serviceSpecProblems(spec);
+    if (specErrors.length) throw invalid('Service', '', name, specErrors);
+  }
+
+  private allocate(name: string, spec: ServiceSpec): void {
     const familyErrors = initFamiliesOnCreate(spec, this.families);
     if (familyErrors.length) throw invalid('Service', '', name, familyErrors);
     if (spec.clusterIP === 'None') {
@@ -198,6 +206,8 @@ export class ServiceAllocator {
       spec.ipFamilyPolicy ??= 'SingleStack';
       spec.ipFamilies ??= [primary.family];
     }
+    const specErrors = serviceSpecProblems(spec);
+    if (specErrors.length) throw invalid('Service', '', name, specErrors);
   }
 
   /** keeps the allocations in step with what the store holds (called on every write and removal of a Service) */
