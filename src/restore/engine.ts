@@ -27,6 +27,8 @@ import type { Manifest } from '../archive/manifest.ts';
 import { unmetFields } from './compare.ts';
 import { RestoreInputError, RestoreStoppedError, listOf } from './errors.ts';
 import { replacementFor } from '../kubeflow/restore-changes.ts';
+import { roleRefChange } from '../kubeflow/role-ref.ts';
+import { TargetIpFamilies } from './ip-families.ts';
 import { restorable } from './normalize.ts';
 import { describeUnserved, runPreflight, spoolKey, type Preflight, type SkippedItem, type SpooledStep } from './preflight.ts';
 import { droppedFields, dropSentences } from './target-schema.ts';
@@ -220,6 +222,8 @@ class RestoreRun {
   private readonly workloadSteps: ReadonlySet<SpooledStep>;
   /** writes refused because an admission webhook cannot be called yet wait for it here (a dry run does not wait) */
   private readonly webhookWait: WebhookWait;
+  /** whether the target is dual-stack, asked once when a Service needs it */
+  private readonly ipFamilies: TargetIpFamilies;
 
   constructor(
     private readonly kube: RestoreKube,
@@ -236,6 +240,7 @@ class RestoreRun {
     this.slots = pLimit(this.limit);
     this.volumeFill = new VolumeFill(kube, preflight, request, dry, (message) => this.say(message));
     this.workloadSteps = new Set(preflight.steps.filter((step) => isWorkloadStep(step.group, step.resource)));
+    this.ipFamilies = new TargetIpFamilies(kube, dry, FIELD_MANAGER);
     // an object waiting for a webhook lends its slot: the limit grows by one while it waits
     this.webhookWait = new WebhookWait(dry ? 0 : request.waitTimeoutMs ?? 300_000, (message) => this.say(message), request.wording, (waiting) => {
       this.slots.concurrency += waiting ? 1 : -1;
@@ -574,6 +579,20 @@ class RestoreRun {
     } catch (error) {
       return record('fail', `${name}: ${(error as Error).message}`);
     }
+    // a Service that prefers dual-stack, on a target that is not (ip-families.ts): its primary family, reported
+    const families = await this.ipFamilies.adapt(resource, wanted);
+    const verdict = await this.write(resource, item, families.object, live, record, name);
+    if (families.note && (verdict === 'create' || verdict === 'update')) this.warnings.push(families.note);
+    return verdict;
+  }
+
+  /** `wanted` (the archived object as the restore writes it) created, or the live one reconciled with it */
+  private async write(
+    resource: ApiResource, item: SpooledItem, wanted: KubeObject, live: ReadonlyMap<string, KubeObject>,
+    record: (verdict: Verdict, reason?: string) => Verdict, name: string,
+  ): Promise<Verdict> {
+    const archived = item.object;
+    const namespace = archived.metadata.namespace ?? '';
     if (isControllerServiceAccount(archived)) return this.mergeServiceAccount(resource, wanted, live.get(`${namespace}/${archived.metadata.name}`), record, name);
     let existing = live.get(`${namespace}/${archived.metadata.name}`);
     if (!existing) {
@@ -674,6 +693,12 @@ class RestoreRun {
         if (this.dry) return record('fail', `${what} (conflict-policy=fail)`);
         record('fail', `${what} (conflict-policy=fail)`);
         throw new RestoreStoppedError(`conflict-policy=fail: ${what}; the restore stopped there — rerun with conflict-policy=skip or update.`);
+      }
+      // a binding of another role is never updated into this one (role-ref.ts): kept as it is, and said once
+      const otherRole = roleRefChange(wanted, existing);
+      if (otherRole) {
+        this.remember(item.uid, existing);
+        return record('fail', `${name}: not updated: ${otherRole}; the live binding is kept — delete it and rerun to restore the backup's`);
       }
       // what the target set that its API server refuses to see change (restore-changes.ts, keepOnUpdate)
       const kept = replacementFor(wanted, existing);

@@ -19,6 +19,7 @@ import { deepFreeze, ObjectStore, objectKey, refKey, type Stored } from './store
 import { validateDataUpdate, validatePvcUpdate } from './immutable.ts';
 import { mergeStringData, validateSecret } from './secrets.ts';
 import { validateAppsUpdate } from './apps.ts';
+import { defaultBinding, validateBinding, validateBindingUpdate } from './rbac/binding-validation.ts';
 import { schemaProblems } from './schemas.ts';
 import { generateJobSelector, validateJobCreate, validateJobUpdate } from './jobs.ts';
 import type { ClusterNetwork } from '../net/cluster-network.ts';
@@ -259,6 +260,11 @@ export class Cluster implements InProcessApi {
       const schemaErrors = schemaProblems(d, obj);
       if (schemaErrors.length) throw invalid(d.kind, d.group, name, schemaErrors);
     }
+    if (isBindings(d)) {
+      defaultBinding(obj);
+      const bindingErrors = validateBinding(obj, d.namespaced);
+      if (bindingErrors.length) throw invalid(d.kind, d.group, name, bindingErrors);
+    }
     if (isJobs(d)) {
       generateJobSelector(obj);
       const jobErrors = validateJobCreate(obj);
@@ -438,6 +444,11 @@ export class Cluster implements InProcessApi {
     if (d.group === 'apps' && subresource === 'main') {
       const appsErrors = validateAppsUpdate(d.resource, next, old);
       if (appsErrors.length) throw invalid(d.kind, d.group, name, appsErrors);
+    }
+    if (isBindings(d)) {
+      defaultBinding(next);
+      const bindingErrors = validateBindingUpdate(next, old, d.namespaced);
+      if (bindingErrors.length) throw invalid(d.kind, d.group, name, bindingErrors);
     }
     if (d.group === '' && subresource === 'main') {
       const immutableErrors = d.resource === 'persistentvolumeclaims' ? validatePvcUpdate(next, old)
@@ -699,6 +710,10 @@ export class Cluster implements InProcessApi {
 
 function forbiddenField(field: string, detail: string): FieldError {
   return { field, type: 'FieldValueForbidden', text: `Forbidden: ${detail}` };
+}
+
+function isBindings(d: ResourceDef): boolean {
+  return d.group === 'rbac.authorization.k8s.io' && (d.resource === 'rolebindings' || d.resource === 'clusterrolebindings');
 }
 
 function isJobs(d: ResourceDef): boolean {

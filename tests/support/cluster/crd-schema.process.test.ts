@@ -3,7 +3,7 @@
 // (TestPrune) and pkg/apiserver/schema/defaulting/algorithm_test.go (TestDefault), written as JSON here.
 import { expect } from 'chai';
 import * as k8s from '@kubernetes/client-node';
-import { applyDefaults, prune, validateCel, validateValue, admitCustomResource, type Schema } from './crd-schema.ts';
+import { applyDefaults, prune, pruneNonNullableNulls, validateCel, validateValue, admitCustomResource, type Schema } from './crd-schema.ts';
 import { startCluster, type RunningCluster } from './index.ts';
 import type { KubeObject } from '../../../src/kube/types.ts';
 
@@ -129,13 +129,40 @@ describe('custom resource schemas: defaulting (upstream TestDefault)', () => {
   }
 });
 
+describe('custom resource schemas: non-nullable nulls dropped (pkg/apiserver/schema/defaulting/prunenulls.go)', () => {
+  const rows: Array<{ name: string; json: unknown; schema: Schema; expected: unknown }> = [
+    { name: 'a null in a non-nullable field is dropped', json: { a: null, b: 1 }, schema: obj({ a: { type: 'string' }, b: { type: 'integer' } }), expected: { b: 1 } },
+    { name: 'a null in a nullable field stays', json: { a: null }, schema: obj({ a: { type: 'string', nullable: true } }), expected: { a: null } },
+    { name: 'a null with a default stays, for defaulting', json: { a: null }, schema: obj({ a: { type: 'string', default: 'x' } }), expected: { a: null } },
+    { name: 'a null where no schema applies stays', json: { a: null }, schema: obj({}, { 'x-kubernetes-preserve-unknown-fields': true }), expected: { a: null } },
+    { name: 'additionalProperties decide for their keys', json: { a: null, b: 'v' }, schema: { type: 'object', additionalProperties: { type: 'string' } }, expected: { b: 'v' } },
+    { name: 'nested, and inside list items', json: { l: [{ a: null, b: 'x' }, null] }, schema: obj({ l: { type: 'array', items: obj({ a: { type: 'object' }, b: { type: 'string' } }) } }), expected: { l: [{ b: 'x' }, null] } },
+  ];
+  for (const row of rows) {
+    it(row.name, () => {
+      const value = structuredClone(row.json);
+      pruneNonNullableNulls(value, row.schema);
+      expect(value).to.deep.equal(row.expected);
+    });
+  }
+
+  it('a null list item is not dropped and is refused by validation, as the real server does', () => {
+    const schema = obj({ l: { type: 'array', items: { type: 'string' } } });
+    const object = { l: ['a', null] };
+    expect(admitCustomResource(object, undefined, schema).errors.map((e) => `${e.field}: ${e.text}`)).to.deep.equal(['l[1]: Invalid value: "null": l[1] in body must be of type string: "null"']);
+  });
+});
+
 describe('custom resource schemas: value validation (pkg/apiserver/validation)', () => {
   const rows: Array<{ name: string; value: unknown; schema: Schema; errors: string[] }> = [
     { name: 'type', value: { replicas: 'two' }, schema: obj({ replicas: { type: 'integer' } }), errors: ['spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string"'] },
     { name: 'required', value: {}, schema: obj({ image: { type: 'string' } }, { required: ['image'] }), errors: ['spec.image: Required value'] },
     { name: 'enum', value: { policy: 'Sometimes' }, schema: obj({ policy: { type: 'string', enum: ['Always', 'Never'] } }), errors: ['spec.policy: Unsupported value: "Sometimes": supported values: "Always", "Never"'] },
     { name: 'pattern', value: { name: 'A' }, schema: obj({ name: { type: 'string', pattern: '^[a-z]+$' } }), errors: [`spec.name: Invalid value: "A": spec.name in body should match '^[a-z]+$'`] },
-    { name: 'int32 format', value: { n: 2 ** 31 }, schema: obj({ n: { type: 'integer', format: 'int32' } }), errors: ['spec.n: Invalid value: 2147483648: spec.n in body must be of type int32: "2147483648"'] },
+    // kube-openapi pkg/validation/validate/type.go: an integer format is not a range check
+    { name: 'int32 format takes any integer', value: { n: 2 ** 31, m: -(2 ** 40) }, schema: obj({ n: { type: 'integer', format: 'int32' }, m: { type: 'integer', format: 'int32' } }), errors: [] },
+    // apimachinery pkg/util/json convertNumber: a whole number beyond int64 decodes as a float64, which is no integer
+    { name: 'an integer beyond int64 is a number', value: { n: 2 ** 64 }, schema: obj({ n: { type: 'integer', format: 'int64' } }), errors: ['spec.n: Invalid value: "number": spec.n in body must be of type integer: "number"'] },
     { name: 'date-time format', value: { at: 'yesterday' }, schema: obj({ at: { type: 'string', format: 'date-time' } }), errors: ['spec.at: Invalid value: "yesterday": spec.at in body must be of type date-time: "yesterday"'] },
     // formats_test.go: a format the apiserver does not know is ignored; names compare without '-'
     { name: 'unknown format ignored', value: { x: 'anything' }, schema: obj({ x: { type: 'string', format: 'unknown-format' } }), errors: [] },
@@ -241,6 +268,8 @@ describe('custom resource schemas through the HTTP server', function () {
             spec: obj({
               name: { type: 'string', 'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'name is immutable' }] },
               size: { type: 'integer', default: 1, minimum: 1 },
+              note: { type: 'string' },
+              replicas: { type: 'integer', format: 'int32' },
             }, { required: ['name'] }),
           }),
         },
@@ -270,6 +299,11 @@ describe('custom resource schemas through the HTTP server', function () {
     const refused = await objects.create(queue({ size: 0 })).then(() => undefined, (e: { body: string }) => JSON.parse(e.body) as { code: number; message: string });
     expect(refused?.code).to.equal(422);
     expect(refused?.message).to.equal('Queue.example.org "q" is invalid: [spec.name: Required value, spec.size: Invalid value: 0: spec.size in body should be greater than or equal to 1]');
+  });
+
+  it('accepts a null in a non-nullable field by dropping it, and an int32 field beyond its range', async () => {
+    const answer = await objects.create(queue({ name: 'a', note: null, replicas: 2 ** 31 }), undefined, 'All');
+    expect(answer.spec).to.deep.equal({ name: 'a', size: 1, replicas: 2147483648 });
   });
 
   it('runs a transition rule on update, not on create', async () => {

@@ -1,5 +1,5 @@
 // A custom resource's structural schema applied as the apiextensions-apiserver applies it to every create and update
-// of the resource: defaulting, then pruning, then validation (OpenAPI value validation and x-kubernetes-validations
+// of the resource: non-nullable nulls dropped, defaulting, then pruning, then validation (OpenAPI value validation and x-kubernetes-validations
 // CEL rules). Each part names the upstream file it follows, all under kubernetes/kubernetes
 // staging/src/k8s.io/apiextensions-apiserver/.
 import { isIPv4, isIPv6 } from 'node:net';
@@ -58,6 +58,27 @@ type JsonObject = { [key: string]: Json };
 
 const isObject = (v: unknown): v is JsonObject => v !== null && typeof v === 'object' && !Array.isArray(v);
 const join = (path: string, key: string) => (path ? `${path}.${key}` : key);
+
+// ---- nulls: pkg/apiserver/schema/defaulting/prunenulls.go ----------------------------------------------------------
+
+/**
+ * Drops each object field whose value is null where its schema (by property, else additionalProperties) is neither
+ * nullable nor has a default: such a null is removed, not refused. A null with a default is defaulted next; a null
+ * list item, or a null where no schema applies, stays (and validation judges it). The custom-resource decoder runs
+ * this before defaulting (pkg/apiserver/customresource_handler.go, unstructuredDefaulter.Default).
+ */
+export function pruneNonNullableNulls(value: unknown, schema: Schema | undefined): void {
+  if (Array.isArray(value)) {
+    for (const item of value) pruneNonNullableNulls(item, schema?.items);
+    return;
+  }
+  if (!isObject(value)) return;
+  for (const [key, item] of Object.entries(value)) {
+    const sub = schema?.properties?.[key] ?? (typeof schema?.additionalProperties === 'object' ? schema.additionalProperties : undefined);
+    if (item === null && sub !== undefined && !sub.nullable && sub.default === undefined) delete value[key];
+    else pruneNonNullableNulls(item, sub);
+  }
+}
 
 // ---- defaulting: pkg/apiserver/schema/defaulting/algorithm.go ------------------------------------------------------
 
@@ -137,7 +158,8 @@ function pruneValue(value: unknown, schema: Schema | undefined, keepTypeMeta: bo
 
 const FORMATS: Record<string, (s: string) => boolean> = {
   // pkg/apiserver/validation/formats.go lists the string formats the apiserver checks (names compared without '-', as
-  // go-openapi normalizes them); any other string format is ignored. Integers keep int32/int64 (their range is checked).
+  // go-openapi normalizes them); any other string format is ignored. Integer formats (int32, int64) are not checked
+  // against their range: kube-openapi pkg/validation/validate/type.go only asks that the value be an integer.
   datetime: (s) => /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/.test(s) && !Number.isNaN(Date.parse(s.replace(' ', 'T'))),
   date: (s) => /^\d{4}-\d{2}-\d{2}$/.test(s) && !Number.isNaN(Date.parse(s)),
   uuid: (s) => /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i.test(s),
@@ -155,23 +177,24 @@ const FORMATS: Record<string, (s: string) => boolean> = {
   quantity: (s) => /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+|Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?$/.test(s),
 };
 
-const INT_RANGES: Record<string, [bigint, bigint]> = {
-  int32: [-(2n ** 31n), 2n ** 31n - 1n],
-  int64: [-(2n ** 63n), 2n ** 63n - 1n],
-};
+/**
+ * Whether a JSON number is an integer to the server: the decoder keeps a whole number as int64 and turns one beyond
+ * int64 into a float64 (apimachinery pkg/util/json, convertNumber), which type.go then calls a number.
+ */
+const isInteger = (v: number) => Number.isInteger(v) && Math.abs(v) < 2 ** 63;
 
 function typeName(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'array';
-  if (typeof v === 'number') return Number.isInteger(v) ? 'integer' : 'number';
+  if (typeof v === 'number') return isInteger(v) ? 'integer' : 'number';
   return typeof v;
 }
 
 function typeMatches(v: unknown, schema: Schema): boolean {
-  if (schema['x-kubernetes-int-or-string']) return typeof v === 'string' || (typeof v === 'number' && Number.isInteger(v));
+  if (schema['x-kubernetes-int-or-string']) return typeof v === 'string' || (typeof v === 'number' && isInteger(v));
   switch (schema.type) {
     case undefined: return true;
-    case 'integer': return typeof v === 'number' && Number.isInteger(v);
+    case 'integer': return typeof v === 'number' && isInteger(v);
     case 'number': return typeof v === 'number';
     case 'object': return isObject(v);
     case 'array': return Array.isArray(v);
@@ -258,8 +281,6 @@ function check(v: unknown, s: Schema, path: string, root: boolean, errors: Field
     if (check && !check(v)) errors.push(invalidAt(path, v, `${path} in body must be of type ${s.format}: ${JSON.stringify(v)}`));
   }
   if (typeof v === 'number') {
-    const range = s.format ? INT_RANGES[s.format] : undefined;
-    if (range && Number.isInteger(v) && (BigInt(v) < range[0] || BigInt(v) > range[1])) errors.push(invalidAt(path, v, `${path} in body must be of type ${s.format}: "${v}"`));
     if (s.minimum !== undefined && (s.exclusiveMinimum ? v <= s.minimum : v < s.minimum))
       errors.push(invalidAt(path, v, `${path} in body should be greater than ${s.exclusiveMinimum ? '' : 'or equal to '}${s.minimum}`));
     if (s.maximum !== undefined && (s.exclusiveMaximum ? v >= s.maximum : v > s.maximum))
@@ -393,10 +414,11 @@ function celWalk(v: unknown, old: unknown, s: Schema, path: string, errors: Fiel
 /**
  * What the apiextensions-apiserver does with a custom resource's body on create (old undefined) or update, in its
  * order (pkg/registry/customresource/strategy.go, validator.go; pkg/apiserver/customresource_handler.go): defaults,
- * prunes, then validates; CEL rules run only when the schema validation passed. Mutates `object`; returns the errors.
+ * prunes, then validates (after dropping the nulls the schema does not allow); CEL rules run only when the schema validation passed. Mutates `object`; returns the errors.
  */
 export function admitCustomResource(object: Record<string, unknown>, old: Record<string, unknown> | undefined, schema: Schema | undefined): { pruned: string[]; errors: FieldError[] } {
   if (!schema) return { pruned: [], errors: [] };
+  pruneNonNullableNulls(object, schema);
   applyDefaults(object, schema);
   const pruned = prune(object, schema, true);
   const errors = validateValue(object, schema, '', true, old ? { old } : undefined);

@@ -1,6 +1,6 @@
 // Fields an update may not change on the embedded API server (immutable.ts), with the real server's messages
 // (kubernetes/kubernetes pkg/apis/core/validation/validation.go: ValidatePersistentVolumeClaimUpdate, ValidateSecretUpdate,
-// ValidateConfigMapUpdate).
+// ValidateConfigMapUpdate; pkg/apis/rbac/validation/validation.go: ValidateRoleBindingUpdate, ValidateClusterRoleBindingUpdate).
 import { expect } from 'chai';
 import type { KubeObject } from '../../../src/kube/types.ts';
 import { Cluster } from './cluster.ts';
@@ -67,5 +67,51 @@ describe('embedded API server: immutable fields on update', () => {
     // a mutable one changes freely
     const plain = cluster.create(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'p', namespace: 'a' }, data: { k: 'v' } } as KubeObject);
     expect(cluster.update(CONFIGMAPS, { ...plain, data: { k: 'w' } } as KubeObject).data).to.deep.equal({ k: 'w' });
+  });
+
+  it('a RoleBinding or ClusterRoleBinding refuses a change of its roleRef, kind or name, and takes a change of its subjects', () => {
+    const ROLEBINDINGS = { group: 'rbac.authorization.k8s.io', resource: 'rolebindings' };
+    const CLUSTERROLEBINDINGS = { group: 'rbac.authorization.k8s.io', resource: 'clusterrolebindings' };
+    const subjects = [{ kind: 'User', name: 'alice@example.com', apiGroup: 'rbac.authorization.k8s.io' }];
+    const binding = cluster.create(ROLEBINDINGS, {
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'b', namespace: 'a' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'edit' }, subjects,
+    } as KubeObject);
+    expect(refused(() => cluster.update(ROLEBINDINGS, { ...binding, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' } } as KubeObject)))
+      .to.equal('RoleBinding.rbac.authorization.k8s.io "b" is invalid: roleRef: Invalid value: rbac.RoleRef{APIGroup:"rbac.authorization.k8s.io", Kind:"ClusterRole", Name:"view"}: cannot change roleRef');
+    expect(refused(() => cluster.update(ROLEBINDINGS, { ...binding, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'edit' } } as KubeObject)))
+      .to.equal('RoleBinding.rbac.authorization.k8s.io "b" is invalid: roleRef: Invalid value: rbac.RoleRef{APIGroup:"rbac.authorization.k8s.io", Kind:"Role", Name:"edit"}: cannot change roleRef');
+    const more = [...subjects, { kind: 'User', name: 'bob@example.com', apiGroup: 'rbac.authorization.k8s.io' }];
+    expect((cluster.update(ROLEBINDINGS, { ...binding, subjects: more } as KubeObject) as unknown as { subjects: unknown[] }).subjects).to.deep.equal(more);
+    cluster.create(CLUSTERROLEBINDINGS, {
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'c' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' }, subjects,
+    } as KubeObject);
+    expect(refused(() => cluster.mergePatch(CLUSTERROLEBINDINGS, 'c', undefined, { roleRef: { name: 'admin' } })))
+      .to.equal('ClusterRoleBinding.rbac.authorization.k8s.io "c" is invalid: roleRef: Invalid value: rbac.RoleRef{APIGroup:"rbac.authorization.k8s.io", Kind:"ClusterRole", Name:"admin"}: cannot change roleRef');
+  });
+
+  it('defaults a binding\'s apiGroups and refuses a roleRef of another kind or group and a subject of no kind (ValidateRoleBinding)', () => {
+    const ROLEBINDINGS = { group: 'rbac.authorization.k8s.io', resource: 'rolebindings' };
+    const CLUSTERROLEBINDINGS = { group: 'rbac.authorization.k8s.io', resource: 'clusterrolebindings' };
+    const made = cluster.create(ROLEBINDINGS, {
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'd', namespace: 'a' },
+      roleRef: { kind: 'ClusterRole', name: 'view' }, subjects: [{ kind: 'User', name: 'u' }, { kind: 'ServiceAccount', name: 'default' }],
+    } as KubeObject) as unknown as { roleRef: unknown; subjects: unknown };
+    expect(made.roleRef).to.deep.equal({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' });
+    expect(made.subjects).to.deep.equal([{ kind: 'User', name: 'u', apiGroup: 'rbac.authorization.k8s.io' }, { kind: 'ServiceAccount', name: 'default' }]);
+    const binding = (name: string, roleRef: Record<string, string>, subjects: Array<Record<string, string>>, namespace?: string) => ({
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: namespace ? 'RoleBinding' : 'ClusterRoleBinding', metadata: { name, ...(namespace ? { namespace } : {}) }, roleRef, subjects,
+    } as KubeObject);
+    expect(refused(() => cluster.create(ROLEBINDINGS, binding('k', { apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'x' }, [], 'a'))))
+      .to.equal('RoleBinding.rbac.authorization.k8s.io "k" is invalid: roleRef.kind: Unsupported value: "Group": supported values: "Role", "ClusterRole"');
+    expect(refused(() => cluster.create(CLUSTERROLEBINDINGS, binding('c', { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'x' }, []))))
+      .to.equal('ClusterRoleBinding.rbac.authorization.k8s.io "c" is invalid: roleRef.kind: Unsupported value: "Role": supported values: "ClusterRole"');
+    expect(refused(() => cluster.create(ROLEBINDINGS, binding('g', { apiGroup: 'example.org', kind: 'ClusterRole', name: 'x' }, [], 'a'))))
+      .to.equal('RoleBinding.rbac.authorization.k8s.io "g" is invalid: roleRef.apiGroup: Unsupported value: "example.org": supported values: "rbac.authorization.k8s.io"');
+    expect(refused(() => cluster.create(ROLEBINDINGS, binding('s', { kind: 'ClusterRole', name: 'view' }, [{ kind: 'Robot', name: 'r' }], 'a'))))
+      .to.equal('RoleBinding.rbac.authorization.k8s.io "s" is invalid: subjects[0].kind: Unsupported value: "Robot": supported values: "ServiceAccount", "User", "Group"');
+    expect(refused(() => cluster.create(CLUSTERROLEBINDINGS, binding('n', { kind: 'ClusterRole', name: 'view' }, [{ kind: 'ServiceAccount', name: 'default' }]))))
+      .to.equal('ClusterRoleBinding.rbac.authorization.k8s.io "n" is invalid: subjects[0].namespace: Required value');
   });
 });

@@ -15,7 +15,7 @@ import { Faults, seededRandom } from './faults.ts';
 import { createHandler } from './http.ts';
 import { kubeconfigYaml, writeKubeconfig } from './kubeconfig.ts';
 import { makeCertificates } from './tls.ts';
-import { DEFAULT_NETWORK, type ServiceNetwork } from './services.ts';
+import { DEFAULT_NETWORK, DUAL_STACK_IPV6_RANGE, type ServiceNetwork } from './services.ts';
 import { claimClusterDns } from '../net/cluster-dns.ts';
 import { TokenAuthenticator, type UserSpec } from './rbac/authentication.ts';
 import { installRbac } from './rbac/install.ts';
@@ -52,6 +52,12 @@ export interface ClusterOptions {
    * network either.
    */
   serviceNetwork?: ServiceNetwork;
+  /**
+   * a dual-stack cluster: an IPv6 Service range (DUAL_STACK_IPV6_RANGE) beside the IPv4 one, IPv4 primary, as
+   * `--service-cluster-ip-range=<v4>,<v6>` makes it (services.ts). Default: single-stack IPv4. The IPv6 addresses are
+   * allocated and kept, not reached: the loopback network, DNS and kube-proxy serve the primary address only.
+   */
+  dualStack?: boolean;
   /** how the simulated controllers behave where a real deployment's settings differ */
   kubeflow?: import('./kubeflow/controllers.ts').KubeflowControllerOptions;
   /**
@@ -98,7 +104,8 @@ const DEFAULT_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-
 export async function startCluster(options: ClusterOptions = {}): Promise<RunningCluster> {
   const seed = options.seed ?? 1;
   const dns = options.serviceNetwork ? undefined : await claimClusterDns().catch(() => undefined);
-  const serviceNetwork = options.serviceNetwork ?? (dns ? { ...DEFAULT_NETWORK, serviceCidr: dns.network.serviceCidr } : undefined);
+  const singleStack = options.serviceNetwork ?? (dns ? { ...DEFAULT_NETWORK, serviceCidr: dns.network.serviceCidr } : undefined);
+  const serviceNetwork = options.dualStack ? { ...(singleStack ?? DEFAULT_NETWORK), secondaryServiceCidr: DUAL_STACK_IPV6_RANGE } : singleStack;
   const cluster = new Cluster({ random: seededRandom(seed ^ 0x5eed), serviceNetwork, allocationSeed: seed });
   if (dns) {
     cluster.network = dns.network;

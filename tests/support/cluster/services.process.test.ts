@@ -58,13 +58,13 @@ describe('embedded API server: Service addresses and node ports', function () {
     const s = await refusal(core.createNamespacedService({ namespace: 'svc', body: service('dup-b', { clusterIP: '10.152.183.40', ports: [{ port: 80 }] }) }));
     expect(s.code).to.equal(422);
     expect(s.reason).to.equal('Invalid');
-    expect(s.message).to.equal('Service "dup-b" is invalid: spec.clusterIPs: Invalid value: ["10.152.183.40"]: failed to allocate IP 10.152.183.40: provided IP is already allocated');
+    expect(s.message).to.equal('Service "dup-b" is invalid: spec.clusterIPs: Invalid value: []string{"10.152.183.40"}: failed to allocate IP 10.152.183.40: provided IP is already allocated');
     expect(await core.listNamespacedService({ namespace: 'svc', fieldSelector: 'metadata.name=dup-b' })).to.have.property('items').that.has.length(0);
   });
 
   it('refuses an address outside the range, naming the range', async () => {
     const s = await refusal(core.createNamespacedService({ namespace: 'svc', body: service('far', { clusterIP: '10.96.0.10', ports: [{ port: 80 }] }) }));
-    expect(s.message).to.equal('Service "far" is invalid: spec.clusterIPs: Invalid value: ["10.96.0.10"]: failed to allocate IP 10.96.0.10: the provided IP (10.96.0.10) is not in the valid range. The range of valid IPs is 10.152.183.0/24');
+    expect(s.message).to.equal('Service "far" is invalid: spec.clusterIPs: Invalid value: []string{"10.96.0.10"}: failed to allocate IP 10.96.0.10: the provided IP (10.96.0.10) is not in the valid range. The range of valid IPs is 10.152.183.0/24');
   });
 
   it('frees an address when its Service is deleted', async () => {
@@ -89,7 +89,7 @@ describe('embedded API server: Service addresses and node ports', function () {
     const changed = { ...made, spec: { ...made.spec, clusterIP: '10.152.183.43', clusterIPs: ['10.152.183.43'] } };
     const s = await refusal(core.replaceNamespacedService({ name: 'fixed', namespace: 'svc', body: changed }));
     expect(s.code).to.equal(422);
-    expect(s.message).to.equal('Service "fixed" is invalid: spec.clusterIPs[0]: Invalid value: ["10.152.183.43"]: may not change once set');
+    expect(s.message).to.equal('Service "fixed" is invalid: spec.clusterIPs[0]: Invalid value: []string{"10.152.183.43"}: may not change once set');
     const omitted = { ...made, spec: { ...made.spec, clusterIP: undefined, clusterIPs: undefined, ports: [{ port: 81 }] } };
     const replaced = await core.replaceNamespacedService({ name: 'fixed', namespace: 'svc', body: omitted });
     expect(replaced.spec?.clusterIP).to.equal(made.spec?.clusterIP);

@@ -7,13 +7,23 @@
 // - pkg/registry/core/service/portallocator (--service-node-port-range, 30000-32767 by default);
 // - pkg/apis/core/validation/validation.go (ValidateService: clusterIPs of ExternalName, nodePort of a ClusterIP
 //   Service; ValidateServiceUpdate / validateUpgradeDowngradeClusterIPs: "may not change once set").
-// Only IPv4 single-stack clusters are modelled (MicroK8s' default).
+// The cluster is single-stack IPv4 (MicroK8s' default) unless a second range of the other family makes it dual-stack;
+// the families a Service gets, or is refused, follow initIPFamilyFields (ip-families.ts), each family's addresses come
+// from its own range (service-ip-range.ts).
 import type { KubeObject } from '../../../src/kube/types.ts';
 import { forbiddenField, invalid, invalidValue, type FieldError } from './errors.ts';
+import { goStrings, initFamiliesOnCreate } from './ip-families.ts';
+import { familyOf, IpRange, type IpFamily } from './service-ip-range.ts';
+import { serviceSpecProblems } from './service-validation.ts';
 
 export interface ServiceNetwork {
   /** --service-cluster-ip-range, e.g. MicroK8s' 10.152.183.0/24 */
   serviceCidr: string;
+  /**
+   * the second CIDR of --service-cluster-ip-range, of the other family: the cluster is then dual-stack, the first
+   * range's family its primary (e.g. fd00:10:152::/112 beside 10.152.0.0/16)
+   */
+  secondaryServiceCidr?: string;
   /** --service-node-port-range */
   nodePorts: { from: number; to: number };
 }
@@ -27,6 +37,9 @@ export const MICROK8S_NETWORK: ServiceNetwork = { serviceCidr: '10.152.183.0/24'
  * pass MICROK8S_NETWORK.
  */
 export const DEFAULT_NETWORK: ServiceNetwork = { serviceCidr: '10.152.0.0/16', nodePorts: { from: 30000, to: 32767 } };
+
+/** the IPv6 Service range of a dual-stack embedded cluster (a unique local /112, as kubeadm's dual-stack examples use) */
+export const DUAL_STACK_IPV6_RANGE = 'fd00:10:152::/112';
 
 interface Port { name?: string; port?: number; protocol?: string; nodePort?: number }
 interface ServiceSpec {
@@ -43,14 +56,9 @@ function specOf(o: KubeObject): ServiceSpec {
   return (o.spec ??= {}) as ServiceSpec;
 }
 
-function ipToNumber(ip: string): number | undefined {
-  const parts = ip.split('.');
-  if (parts.length !== 4 || parts.some((p) => !/^\d{1,3}$/.test(p) || Number(p) > 255)) return undefined;
-  return parts.reduce((n, p) => n * 256 + Number(p), 0);
-}
-
-function numberToIp(n: number): string {
-  return [24, 16, 8, 0].map((s) => (n >>> s) & 255).join('.');
+/** allocIPs' refusal of an asked-for address: the clusterIPs as Go's %#v prints a []string */
+function allocationRefusal(clusterIPs: readonly string[], ip: string, problem: string): FieldError {
+  return { field: 'spec.clusterIPs', type: 'FieldValueInvalid', text: `Invalid value: ${goStrings(clusterIPs)}: failed to allocate IP ${ip}: ${problem}` };
 }
 
 const needsClusterIP = (s: ServiceSpec) => s.type !== 'ExternalName' && s.clusterIP !== 'None';
@@ -58,32 +66,35 @@ const needsNodePorts = (s: ServiceSpec) => s.type === 'NodePort' || s.type === '
 
 /** The cluster's allocations, kept beside the store: which IP and which nodePort each Service holds. */
 export class ServiceAllocator {
-  private readonly base: number;
-  private readonly size: number;
-  /** the first index dynamic allocation tries (ipallocator's calculateRangeOffset: min(max(16, size/16), 256)) */
-  private readonly ipOffset: number;
-  private readonly ips = new Set<number>();
+  /** one range per configured family, the primary first */
+  private readonly ranges: IpRange[];
   private readonly ports = new Set<number>();
 
   constructor(private readonly network: ServiceNetwork, private readonly random: () => number) {
-    const [address, bits] = network.serviceCidr.split('/');
-    const prefix = Number(bits);
-    const start = ipToNumber(address ?? '');
-    if (start === undefined || !(prefix >= 8 && prefix <= 30)) throw new Error(`serviceCidr must be an IPv4 CIDR with a prefix of 8-30 bits, got ${network.serviceCidr}`);
-    const total = 2 ** (32 - prefix);
-    // the network address and (IPv4) the broadcast address are never handed out
-    this.base = (start - (start % total)) + 1;
-    this.size = total - 2;
-    this.ipOffset = Math.min(Math.max(16, Math.floor(this.size / 16)), 256);
+    this.ranges = [new IpRange(network.serviceCidr)];
+    if (network.secondaryServiceCidr) {
+      const second = new IpRange(network.secondaryServiceCidr);
+      if (second.family === this.ranges[0]!.family) throw new Error(`secondaryServiceCidr must be of the other family than ${network.serviceCidr}, got ${network.secondaryServiceCidr}`);
+      this.ranges.push(second);
+    }
   }
 
   get range(): string {
     return this.network.serviceCidr;
   }
 
-  /** the first address of the range, which the API server gives its own `kubernetes` Service */
+  /** the families the cluster is configured for, the primary first */
+  get families(): IpFamily[] {
+    return this.ranges.map((r) => r.family);
+  }
+
+  /** the first address of the primary range, which the API server gives its own `kubernetes` Service */
   get firstIp(): string {
-    return numberToIp(this.base);
+    return this.ranges[0]!.firstIp;
+  }
+
+  private rangeOf(family: string | undefined): IpRange | undefined {
+    return this.ranges.find((r) => r.family === family);
   }
 
   /**
@@ -100,31 +111,42 @@ export class ServiceAllocator {
     if (spec.clusterIP && !spec.clusterIPs?.length) spec.clusterIPs = [spec.clusterIP];
     else if (!spec.clusterIP && spec.clusterIPs?.length) spec.clusterIP = spec.clusterIPs[0];
     else if (spec.clusterIP && spec.clusterIPs?.length && spec.clusterIP !== spec.clusterIPs[0])
-      errors.push(invalidValue('spec.clusterIPs', spec.clusterIPs, 'first value must match `clusterIP`'));
+      errors.push({ field: 'spec.clusterIPs', type: 'FieldValueInvalid', text: `Invalid value: ${goStrings(spec.clusterIPs)}: first value must match \`clusterIP\`` });
     if (spec.type === 'ExternalName') {
       if (spec.clusterIPs?.length) errors.push(forbiddenField('spec.clusterIPs', 'may not be set for ExternalName services'));
     } else if (spec.clusterIP !== 'None') {
       for (const [i, ip] of (spec.clusterIPs ?? []).entries())
-        if (ipToNumber(ip) === undefined) errors.push(invalidValue(`spec.clusterIPs[${i}]`, ip, 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)'));
+        if (familyOf(ip) === undefined) errors.push(invalidValue(`spec.clusterIPs[${i}]`, ip, 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)'));
     }
     if (!needsNodePorts(spec))
       for (const [i, p] of (spec.ports ?? []).entries())
         if (p.nodePort) errors.push(forbiddenField(`spec.ports[${i}].nodePort`, `may not be used when \`type\` is '${spec.type}'`));
     if (errors.length) throw invalid('Service', '', name, errors);
-    if (spec.type === 'ExternalName') return;
-    // initIPFamilyFields: a single-stack IPv4 cluster
-    spec.ipFamilyPolicy ??= 'SingleStack';
-    spec.ipFamilies ??= ['IPv4'];
+    if (spec.type !== 'ExternalName') this.allocate(name, spec);
+    // the registry allocates (BeginCreate) before the strategy validates (staging/src/k8s.io/apiserver/pkg/registry/
+    // generic/registry/store.go, Create)
+    const specErrors = serviceSpecProblems(spec);
+    if (specErrors.length) throw invalid('Service', '', name, specErrors);
+  }
+
+  private allocate(name: string, spec: ServiceSpec): void {
+    const familyErrors = initFamiliesOnCreate(spec, this.families);
+    if (familyErrors.length) throw invalid('Service', '', name, familyErrors);
     if (spec.clusterIP === 'None') {
       spec.clusterIPs = ['None'];
-    } else if (spec.clusterIP) {
-      const ip = spec.clusterIP;
-      const problem = this.ipProblem(ip);
-      if (problem) throw invalid('Service', '', name, [invalidValue('spec.clusterIPs', spec.clusterIPs, `failed to allocate IP ${ip}: ${problem}`)]);
     } else {
-      const ip = this.nextIp();
-      spec.clusterIP = ip;
-      spec.clusterIPs = [ip];
+      // allocClusterIPs: one address per family, the asked-for ones checked, the others the next free
+      const asked = spec.clusterIPs ?? [];
+      const ips = (spec.ipFamilies ?? []).map((family, i) => {
+        const range = this.rangeOf(family)!;
+        const ip = asked[i];
+        if (!ip) return range.next(this.random);
+        const problem = range.problem(ip);
+        if (problem) throw invalid('Service', '', name, [allocationRefusal(spec.clusterIPs ?? [], ip, problem)]);
+        return ip;
+      });
+      spec.clusterIP = ips[0];
+      spec.clusterIPs = ips;
     }
     if (needsNodePorts(spec)) this.allocateNodePorts(name, spec.ports ?? [], new Set());
   }
@@ -150,8 +172,8 @@ export class ServiceAllocator {
       const newIps = spec.clusterIPs ?? [];
       const errors: FieldError[] = [];
       if (!(oldIps[0] === 'None' && newIps[0] === 'None')) {
-        if (newIps.length === 0 && oldIps.length > 0) errors.push(invalidValue('spec.clusterIPs[0]', newIps, 'primary clusterIP can not be unset'));
-        for (const [i, ip] of oldIps.entries()) if (i < newIps.length && newIps[i] !== ip) errors.push(invalidValue(`spec.clusterIPs[${i}]`, newIps, 'may not change once set'));
+        if (newIps.length === 0 && oldIps.length > 0) errors.push({ field: 'spec.clusterIPs[0]', type: 'FieldValueInvalid', text: `Invalid value: ${goStrings(newIps)}: primary clusterIP can not be unset` });
+        for (const [i, ip] of oldIps.entries()) if (i < newIps.length && newIps[i] !== ip) errors.push({ field: `spec.clusterIPs[${i}]`, type: 'FieldValueInvalid', text: `Invalid value: ${goStrings(newIps)}: may not change once set` });
       }
       if (errors.length) throw invalid('Service', '', name, errors);
     }
@@ -175,60 +197,37 @@ export class ServiceAllocator {
       delete spec.clusterIPs;
     } else if (spec.type !== 'ExternalName' && before.type === 'ExternalName' && spec.clusterIP !== 'None') {
       // CASE A of updateClusterIPs: from ExternalName to a type with a cluster IP allocates as a create does
-      const ip = spec.clusterIP || this.nextIp();
-      const problem = spec.clusterIP ? this.ipProblem(ip) : undefined;
-      if (problem) throw invalid('Service', '', name, [invalidValue('spec.clusterIPs', [ip], `failed to allocate IP ${ip}: ${problem}`)]);
+      const primary = this.ranges[0]!;
+      const ip = spec.clusterIP || primary.next(this.random);
+      const problem = spec.clusterIP ? (this.rangeOf(familyOf(ip)) ?? primary).problem(ip) : undefined;
+      if (problem) throw invalid('Service', '', name, [allocationRefusal([ip], ip, problem)]);
       spec.clusterIP = ip;
       spec.clusterIPs = [ip];
       spec.ipFamilyPolicy ??= 'SingleStack';
-      spec.ipFamilies ??= ['IPv4'];
+      spec.ipFamilies ??= [primary.family];
     }
+    const specErrors = serviceSpecProblems(spec);
+    if (specErrors.length) throw invalid('Service', '', name, specErrors);
   }
 
   /** keeps the allocations in step with what the store holds (called on every write and removal of a Service) */
   track(before: KubeObject | undefined, after: KubeObject | undefined): void {
-    for (const ip of this.ipsOf(before)) this.ips.delete(ip);
+    for (const ip of this.ipsOf(before)) this.rangeOf(familyOf(ip))?.remove(ip);
     for (const port of this.portsOf(before)) this.ports.delete(port);
-    for (const ip of this.ipsOf(after)) this.ips.add(ip);
+    for (const ip of this.ipsOf(after)) this.rangeOf(familyOf(ip))?.add(ip);
     for (const port of this.portsOf(after)) this.ports.add(port);
   }
 
-  private ipsOf(o: KubeObject | undefined): number[] {
+  private ipsOf(o: KubeObject | undefined): string[] {
     if (!o) return [];
     const spec = (o.spec ?? {}) as ServiceSpec;
     if (!needsClusterIP(spec)) return [];
-    return (spec.clusterIPs ?? []).map(ipToNumber).filter((n): n is number => n !== undefined);
+    return spec.clusterIPs ?? [];
   }
 
   private portsOf(o: KubeObject | undefined): number[] {
     if (!o) return [];
     return (((o.spec ?? {}) as ServiceSpec).ports ?? []).map((p) => p.nodePort ?? 0).filter((n) => n > 0);
-  }
-
-  /** why `ip` cannot be given to a new Service (ipallocator's errors), or undefined */
-  private ipProblem(ip: string): string | undefined {
-    const n = ipToNumber(ip)!;
-    if (n < this.base || n >= this.base + this.size) return `the provided IP (${ip}) is not in the valid range. The range of valid IPs is ${this.range}`;
-    if (this.ips.has(n)) return 'provided IP is already allocated';
-    return undefined;
-  }
-
-  /** AllocateNext: a random free IP of the upper band, else of the lower (static) band */
-  private nextIp(): string {
-    const pick = (from: number, to: number): number | undefined => {
-      const span = to - from;
-      if (span <= 0) return undefined;
-      const start = Math.floor(this.random() * span);
-      for (let i = 0; i < span; i++) {
-        const n = this.base + from + ((start + i) % span);
-        if (!this.ips.has(n)) return n;
-      }
-      return undefined;
-    };
-    const n = pick(this.ipOffset, this.size) ?? pick(0, this.ipOffset);
-    // a full range is an internal error in the real registry (alloc.go, allocIPs: "failed to allocate a serviceIP")
-    if (n === undefined) throw new Error(`failed to allocate a serviceIP: range is full`);
-    return numberToIp(n);
   }
 
   /**

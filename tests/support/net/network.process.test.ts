@@ -193,7 +193,7 @@ describe('the embedded cluster network', function () {
     } catch (error) {
       refusal = error as Error;
     }
-    expect(refusal?.message).to.equal(`Service "alloc" is invalid: spec.clusterIPs[0]: Invalid value: ["${other}"]: may not change once set`);
+    expect(refusal?.message).to.equal(`Service "alloc" is invalid: spec.clusterIPs[0]: Invalid value: []string{"${other}"}: may not change once set`);
     const headless = api.create(SERVICES, service('alloc-headless', 'team', { clusterIP: 'None', selector: { app: 'alloc' }, ports: [{ port: 80 }] }));
     expect((headless.spec as { clusterIPs: string[] }).clusterIPs).to.deep.equal(['None']);
   });
