@@ -1,5 +1,5 @@
 // A Service's IP families on the embedded API server, single-stack (the default) and dual-stack, with the real
-// server's sentences (kubernetes pkg/registry/core/service/storage/alloc.go initIPFamilyFields;
+// server's sentences (kubernetes/kubernetes pkg/registry/core/service/storage/alloc.go initIPFamilyFields;
 // pkg/apis/core/validation/validation.go ValidateServiceClusterIPsRelatedFields).
 import { expect } from 'chai';
 import type { KubeObject } from '../../../src/kube/types.ts';
