@@ -4,38 +4,15 @@
 // ListObjectVersions and HeadObject would (AWS S3 API reference; ceph/ceph src/rgw/rgw_rest_s3.cc
 // RGWListBucket_ObjStore_S3 with versions); it models no S3 rule, and it records every delete asked of it.
 import { expect } from 'chai';
-import type { ObjectLockPort, ObjectVersion } from '../../src/store/object-lock.ts';
+import { versionTable, type VersionRow } from './version-table.ts';
 import { purgeVersions } from '../../src/store/version-purge.ts';
 
 const now = new Date('2026-12-07T12:00:00.000Z');
 const future = new Date('2026-12-08T00:00:00.000Z');
 const past = new Date('2026-12-07T00:00:00.000Z');
 
-interface Row { key: string; id: string; latest?: boolean; marker?: boolean; size?: number; until?: Date }
-
-function port(rows: Row[]): ObjectLockPort & { deleted: string[] } {
-  const deleted: string[] = [];
-  return {
-    deleted,
-    async retention(key, versionId) {
-      const row = rows.find((r) => r.key === key && r.id === versionId);
-      return row && !row.marker ? (row.until ? { mode: 'COMPLIANCE', until: row.until } : {}) : undefined;
-    },
-    async extend() {
-      throw new Error('purge never extends');
-    },
-    async *versions(folder) {
-      for (const r of rows.filter((row) => row.key.startsWith(folder))) {
-        yield { key: r.key, versionId: r.id, latest: r.latest === true, deleteMarker: r.marker === true, size: r.size ?? 10, lastModified: undefined } satisfies ObjectVersion;
-      }
-    },
-    async deleteVersion(key, versionId) {
-      const row = rows.find((r) => r.key === key && r.id === versionId);
-      if (row?.until && row.until > now) throw new Error(`asked to delete retained ${key}@${versionId}`);
-      deleted.push(`${key}@${versionId}`);
-    },
-  };
-}
+type Row = VersionRow;
+const port = (rows: Row[]) => versionTable(rows, now, 10);
 
 describe('store/version-purge: old versions go once nothing retains them', () => {
   it('a pack restic pruned (a delete marker over a version whose retention ended) goes whole', async () => {
