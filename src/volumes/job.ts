@@ -65,12 +65,13 @@ export const MOVER_SCRIPT = [
   '  unset MOVER_GATEWAY_PASSWORD',
   // The gateway's Service may still refuse for a moment after its endpoint is ready, until kube-proxy programs it
   // (kubernetes pkg/proxy/iptables/proxier.go; --iptables-min-sync-period, 1 s by default), and rclone does not retry
-  // a refused SSH connection: the mover waits for it, once a second for at most a minute.
+  // a refused SSH connection: the mover tries again four times a second (each try only starts rclone), for at most a
+  // minute.
   '  tries=0',
   '  until rclone lsf --max-depth 1 kfustore: > /dev/null 2> /tmp/reach.err; do',
-  '    grep -q "connect: connection refused" /tmp/reach.err && [ "$tries" -lt 60 ] || break',
+  '    grep -q "connect: connection refused" /tmp/reach.err && [ "$tries" -lt 240 ] || break',
   '    tries=$((tries + 1))',
-  '    sleep 1',
+  '    sleep 0.25',
   '  done',
   'fi',
   'log=/tmp/mover.log',
