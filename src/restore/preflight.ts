@@ -1,5 +1,6 @@
-// Preflight: everything a restore checks before its first write; it only reads, decides and spools. The tarball is
-// streamed once: every checksum is verified, every item is decided by src/kubeflow/restore-selection.ts (restored,
+// Preflight: everything a restore checks before its first write; it only reads, decides and spools. The backup is
+// chosen and read as every command trusts one (trusted-backup.ts over src/catalog), then its tarball is streamed once
+// (archive-scan.ts): every checksum is verified, every item is decided by src/kubeflow/restore-selection.ts (restored,
 // skipped or refused, with its category), sealed Secrets are opened (and dropped again) to prove the key, and items
 // are spooled per restore step and namespace. Then the target is asked whether it serves every kind and
 // version needed.
