@@ -111,7 +111,7 @@ function passedOverReason(listing: BackupListing): string {
 }
 
 /** Why `latest` found nothing, as one sentence: with a key, backups that are not authenticated do not count. */
-export async function latestRefusal(store: BackupStore, doing: string, options: LatestOptions = {}): Promise<string> {
+async function latestRefusal(store: BackupStore, doing: string, options: LatestOptions = {}): Promise<string> {
   const key = options.encryptionKey;
   const keyed = key !== undefined && key.length > 0;
   if (keyed && (await latestWholeBackup(store, { describe: false }))) {
