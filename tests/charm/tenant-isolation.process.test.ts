@@ -44,39 +44,68 @@ const PROBE = /^== probe (\S+) (\d+) (.*)$/gm;
 
 /**
  * What the owner runs in a Pod: its environment, every file under each of its volume mounts (the first MiB of each),
- * and, where it holds a restic repository (a mover, through the run's gateway), restic on the repository it names and
- * on the URL with another namespace's path, with their user or with the other namespace's, trusting the CA file of the
- * Pod's Secret volumes. Nothing here knows the product's paths: they come from the Pod's spec.
+ * then the gateway credential it holds, tried on the run's gateway while it serves: where it holds a restic repository
+ * (a restic mover), restic on the repository it names and on the URL with another namespace's path, with their user or
+ * with the other namespace's, trusting the CA file of the Pod's Secret volumes; where it holds an sftp remote and its
+ * password (a plain-file mover), rclone on its own root, on `../<ns>` and `/<ns>`, and as the other namespace's user.
+ * A refused connection is tried again four times a second (a restore's gateway may start after its movers, which do
+ * the same); the probes run side by side, since the mover's end ends the exec. Nothing here knows the product's paths: they come from the Pod's spec and environment.
  */
 function ownerScript(pod: KubeObject, own: string, namespaces: string[]): string {
   const container = ((pod.spec as { containers: { volumeMounts?: { name: string; mountPath: string }[] }[] }).containers[0])!;
   const volumes = (pod.spec as { volumes?: { name: string; secret?: unknown }[] }).volumes ?? [];
   const mounts = (container.volumeMounts ?? []).map((m) => m.mountPath);
   const secretMounts = (container.volumeMounts ?? []).filter((m) => volumes.find((v) => v.name === m.name)?.secret).map((m) => m.mountPath);
-  const probes = namespaces.flatMap((ns) => ns === own
-    ? [`probe own "$RESTIC_REPOSITORY"`]
-    : [
+  const others = namespaces.filter((ns) => ns !== own);
+  const resticProbes = [
+    'probe own "$RESTIC_REPOSITORY"',
+    ...others.flatMap((ns) => [
       `probe ${ns}:own-user "$(printf %s "$RESTIC_REPOSITORY" | sed 's#/${own}/$#/${ns}/#')"`,
       `probe ${ns}:its-user "$(printf %s "$RESTIC_REPOSITORY" | sed 's#^rest:https://${own}:#rest:https://${ns}:#; s#/${own}/$#/${ns}/#')"`,
-    ]);
-  return [
-    'echo "== env"; env',
-    `find ${mounts.join(' ')} -type f -exec sh -c 'for f; do echo "== file $f"; head -c 1048576 "$f"; echo; done' sh {} + 2>/dev/null`,
-    'echo "== read"',
-    'case "${RESTIC_REPOSITORY:-}" in rest:*) ;; *) exit 0 ;; esac',
-    `ca=$(find ${secretMounts.length ? secretMounts.join(' ') : '/nonexistent'} -type f -name '*.crt' 2>/dev/null | head -n 1)`,
-    // a restore's gateway may start after its movers, which retry a refused connection (as they do, four times a second)
+    ]),
+  ];
+  const sftpProbes = [
+    'probe own "" ""',
+    ...others.flatMap((ns) => [`probe ${ns}:parent "../${ns}" ""`, `probe ${ns}:root "/${ns}" ""`, `probe ${ns}:its-user "" "${ns}"`]),
+  ];
+  const retrying = (command: string) => [
     'probe() {',
     '  tries=0',
     '  while :; do',
-    '    out=$(restic --no-lock --no-cache ${ca:+--cacert "$ca"} -r "$2" cat config 2>&1); st=$?',
+    `    out=$(${command} 2>&1); st=$?`,
     '    case "$out" in *"connection refused"*) tries=$((tries + 1)); if [ "$tries" -lt 240 ]; then sleep 0.25; continue; fi ;; esac',
     '    break',
     '  done',
     '  echo "== probe $1 $st $(printf %s "$out" | tr "\\n" " " | cut -c1-300)"',
     '}',
-    ...probes,
-    'echo "== probed"',
+  ];
+  return [
+    'echo "== env"; env',
+    `find ${mounts.join(' ')} -type f -exec sh -c 'for f; do echo "== file $f"; head -c 1048576 "$f"; echo; done' sh {} + 2>/dev/null`,
+    'echo "== read"',
+    'case "${RESTIC_REPOSITORY:-}" in rest:*)',
+    `  ca=$(find ${secretMounts.length ? secretMounts.join(' ') : '/nonexistent'} -type f -name '*.crt' 2>/dev/null | head -n 1)`,
+    ...retrying('restic --no-lock --no-cache ${ca:+--cacert "$ca"} -r "$2" cat config'),
+    // all at once (each line is one short write): a mover lasts seconds, and its end ends the exec
+    ...resticProbes.map((p) => `  ${p} &`),
+    '  wait',
+    '  echo "== probed" ;;',
+    'esac',
+    'remote=$(env | sed -n "s/^RCLONE_CONFIG_\\([A-Z0-9_]*\\)_TYPE=sftp\\$/\\1/p" | head -n 1)',
+    'if [ -n "$remote" ] && [ -n "${MOVER_GATEWAY_PASSWORD:-}" ]; then',
+    '  name=$(printf %s "$remote" | tr "A-Z" "a-z")',
+    '  known=$(mktemp)',
+    '  printf "%s\\n" "${MOVER_KNOWN_HOSTS:-}" > "$known"',
+    '  export "RCLONE_CONFIG_${remote}_KNOWN_HOSTS_FILE=$known"',
+    '  export "RCLONE_CONFIG_${remote}_PASS=$(printf %s "$MOVER_GATEWAY_PASSWORD" | rclone obscure -)"',
+    // one try each (the mover's environment asks rclone for retries): a refusal is an answer, and the mover is brief
+    '  set -- --retries 1 --low-level-retries 1 --max-depth 1',
+    '  flags="$*"',
+    ...retrying('if [ -n "$3" ]; then env "RCLONE_CONFIG_${remote}_USER=$3" rclone lsf $flags "$name:$2"; else rclone lsf $flags "$name:$2"; fi'),
+    ...sftpProbes.map((p) => `  ${p} &`),
+    '  wait',
+    '  echo "== probed"',
+    'fi',
   ].join('\n');
 }
 
@@ -239,6 +268,25 @@ describe('tenant isolation: what a profile\'s owner gets from a backup and a res
     expect(eyes.completeExecs().length, `an exec of the owner read a running Pod of the run: ${JSON.stringify(eyes.execs.map((e) => ({ pod: e.pod, status: e.status, error: e.error })))}`).to.be.greaterThan(0);
     const movers = eyes.moverSecrets();
     expect(movers.length, 'the owner saw the mover Secret of their namespace').to.be.greaterThan(0);
+    // the gateway credential, tried from inside a mover while the gateway served: the control (their own repository
+    // or folder) opens, or (a first backup, before its restic mover's `init`) the gateway let them in and found no
+    // repository yet: either way the credential passed the gateway, so the probe works; another namespace's repository
+    // or folder is refused by the gateway itself (restic: 403 with their user, 401 with the other's; sftp: the other's
+    // folder is not in their root, the other's user does not log in), never merely absent
+    // A plain-file mover of these small volumes lasts about a second and its end ends the exec (137): there the probes
+    // that finished in time are judged, and none may be required.
+    const probes = eyes.probes();
+    const passed = (p: { exitCode: number; words: string }) => p.exitCode === 0 || (engine === 'restic' && /<config\/> does not exist/.test(p.words));
+    if (engine === 'restic') {
+      expect(probes.some((p) => p.label === 'own' && passed(p)), `an exec of the owner tried the gateway while it served: ${JSON.stringify(probes)}`).to.equal(true);
+      expect(probes.filter((p) => p.label !== 'own').length, 'the owner tried the gateway credential on another namespace').to.be.greaterThan(0);
+    }
+    for (const p of probes.filter((p) => p.label === 'own')) expect(passed(p), `their own, from ${p.pod}: ${p.words}`).to.equal(true);
+    const refused = engine === 'restic' ? /unexpected HTTP response \((401|403)\)/ : /directory not found|unable to authenticate/;
+    for (const p of probes.filter((p) => p.label !== 'own')) {
+      expect(p.exitCode, `${p.label} from ${p.pod}: ${p.words}`).to.not.equal(0);
+      expect(p.words, `${p.label} from ${p.pod}`).to.match(refused);
+    }
     if (engine === 'rclone') {
       // the plain-file gateway's password of this run and namespace, and nothing else
       for (const secret of movers) expect(Object.keys(secret)).to.deep.equal(['MOVER_GATEWAY_PASSWORD']);
@@ -248,18 +296,6 @@ describe('tenant isolation: what a profile\'s owner gets from a backup and a res
       expect(Object.keys(secret).sort()).to.deep.equal(['RESTIC_PASSWORD', 'RESTIC_REPOSITORY', 'store-ca.crt']);
       expect(secret.RESTIC_REPOSITORY).to.match(new RegExp(`^rest:https://${owner.namespace}:[0-9a-f]{64}@kfu-gateway-[0-9a-f]{12}\\.kubeflow\\.svc:8443/${owner.namespace}/$`));
       expect(secret.RESTIC_PASSWORD).to.equal(namespacePassword(KEY, owner.namespace));
-    }
-    // the gateway credential, tried from inside a mover while the gateway served: the control (their own repository)
-    // opens, so the probe works; another namespace's repository does not, with their user or with the other's
-    // opens, or (a first backup, before its mover's `init`) the gateway let them in and found no repository yet: either
-    // way the credential passed the gateway, so the probe works; another namespace's repository is refused by the
-    // gateway itself (403 with their user, 401 with the other's), never merely absent
-    const probes = eyes.probes();
-    const passed = (p: { exitCode: number; words: string }) => p.exitCode === 0 || /<config\/> does not exist/.test(p.words);
-    expect(probes.some((p) => p.label === 'own' && passed(p)), `an exec of the owner tried the gateway while it served: ${JSON.stringify(probes)}`).to.equal(true);
-    for (const p of probes.filter((p) => p.label !== 'own')) {
-      expect(p.exitCode, `${p.label} from ${p.pod}: ${p.words}`).to.not.equal(0);
-      expect(p.words, `${p.label} from ${p.pod}`).to.match(/unexpected HTTP response \((401|403)\)/);
     }
   }
 
