@@ -4,7 +4,7 @@
 // tests/support/cluster/exec.ts; how a container's environment and mounts are made, in container.ts.
 import { expect } from 'chai';
 import { Exec, KubeConfig, type V1Status } from '@kubernetes/client-node';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,8 +12,9 @@ import { PassThrough, Readable } from 'node:stream';
 import { WebSocket } from 'ws';
 import type { KubeObject } from '../../../src/kube/types.ts';
 import { startCluster, type RunningCluster } from '../cluster/index.ts';
-import { simulatedKubelet, type SimulatedKubelet } from './index.ts';
-import { CONFIGMAPS, PODS, SECRETS } from './refs.ts';
+import { canBindMount } from './container.ts';
+import { simulatedKubelet, storageClass, type SimulatedKubelet } from './index.ts';
+import { CONFIGMAPS, PODS, PVCS, SECRETS, STORAGE_CLASSES } from './refs.ts';
 
 const NS = 'team';
 const ROLES = { group: 'rbac.authorization.k8s.io', resource: 'roles' };
@@ -22,15 +23,21 @@ const BINDINGS = { group: 'rbac.authorization.k8s.io', resource: 'rolebindings' 
 /** a Pod of two containers that run until a file appears in their shared emptyDir */
 function workerPod(name: string, extra: { nodeSelector?: Record<string, string>; script?: string } = {}): KubeObject {
   const wait = extra.script ?? 'while [ ! -e /work/stop ]; do sleep 0.05; done';
+  // the main container writes down its own environment first, for exec's to be compared with
+  const main = `env > /work/main.env; ${wait}`;
   return {
     apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: NS },
     spec: {
       restartPolicy: 'Never',
       ...(extra.nodeSelector ? { nodeSelector: extra.nodeSelector } : {}),
-      volumes: [{ name: 'creds', secret: { secretName: 'creds' } }, { name: 'work', emptyDir: {} }, { name: 'settings', configMap: { name: 'settings', items: [{ key: 'mode', path: 'conf/mode' }] } }],
+      volumes: [
+        { name: 'creds', secret: { secretName: 'creds' } }, { name: 'work', emptyDir: {} },
+        { name: 'settings', configMap: { name: 'settings', items: [{ key: 'mode', path: 'conf/mode' }] } },
+        { name: 'data', persistentVolumeClaim: { claimName: 'data' } },
+      ],
       containers: [
         {
-          name: 'main', image: 'busybox:1.36', command: ['sh', '-c', wait],
+          name: 'main', image: 'busybox:1.36', command: ['sh', '-c', main],
           env: [
             { name: 'PLAIN', value: 'plain-value' },
             { name: 'FROM_SECRET', valueFrom: { secretKeyRef: { name: 'creds', key: 'password' } } },
@@ -38,11 +45,11 @@ function workerPod(name: string, extra: { nodeSelector?: Record<string, string>;
             { name: 'CREDS_FILE', value: '/etc/creds/password' },
           ],
           envFrom: [{ prefix: 'ALL_', secretRef: { name: 'creds' } }],
-          volumeMounts: [{ name: 'creds', mountPath: '/etc/creds', readOnly: true }, { name: 'work', mountPath: '/work' }],
+          volumeMounts: [{ name: 'creds', mountPath: '/etc/creds', readOnly: true }, { name: 'work', mountPath: '/work' }, { name: 'data', mountPath: '/data', readOnly: true }],
         },
         {
           name: 'side', image: 'busybox:1.36', command: ['sh', '-c', wait], env: [{ name: 'SIDE', value: 'side-value' }],
-          volumeMounts: [{ name: 'work', mountPath: '/work' }, { name: 'settings', mountPath: '/etc/settings' }],
+          volumeMounts: [{ name: 'work', mountPath: '/work' }, { name: 'settings', mountPath: '/etc/settings' }, { name: 'data', mountPath: '/data' }],
         },
       ],
     },
@@ -119,6 +126,8 @@ describe('simulated pods/exec (WebSocket, client-node Exec)', function () {
     cluster.api.create({ group: '', resource: 'namespaces' }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
     cluster.api.create(SECRETS, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'creds', namespace: NS }, data: { password: Buffer.from('s3cret-pw').toString('base64'), token: Buffer.from('tok-123').toString('base64') } });
     cluster.api.create(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: NS }, data: { mode: 'fast' } });
+    cluster.api.create(STORAGE_CLASSES, storageClass('fast', { isDefault: true }));
+    cluster.api.create(PVCS, { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data', namespace: NS }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } });
     admin = new KubeConfig();
     admin.loadFromFile(cluster.kubeconfigPath);
     cluster.api.create(PODS, workerPod('worker'));
@@ -137,6 +146,11 @@ describe('simulated pods/exec (WebSocket, client-node Exec)', function () {
     const vars = Object.fromEntries(main.stdout.trim().split('\n').map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]));
     expect(vars).to.include({ PLAIN: 'plain-value', FROM_SECRET: 's3cret-pw', FROM_CONFIGMAP: 'fast', ALL_password: 's3cret-pw', ALL_token: 'tok-123' });
     expect(vars).to.not.have.property('SIDE');
+    // exactly the container's own: what its process wrote down at its start, less what its shell added
+    const shellOwn = new Set(['PWD', 'OLDPWD', 'SHLVL', '_']);
+    const lines = (text: string) => text.trim().split('\n').filter((line) => !shellOwn.has(line.slice(0, line.indexOf('=')))).sort();
+    const own = await exec(admin, 'worker', 'main', ['cat', '/work/main.env']);
+    expect(lines(main.stdout)).to.deep.equal(lines(own.stdout));
     // a path in the environment is the container's mount, as its own process has it
     expect((await exec(admin, 'worker', 'main', ['sh', '-c', 'cat "$CREDS_FILE"'])).stdout).to.equal('s3cret-pw');
     const side = await exec(admin, 'worker', 'side', ['env']);
@@ -154,6 +168,18 @@ describe('simulated pods/exec (WebSocket, client-node Exec)', function () {
     expect((await exec(admin, 'worker', 'main', ['cat', '/work/note'])).stdout).to.equal('shared\n');
     const absent = await exec(admin, 'worker', 'side', ['cat', '/etc/creds/password']);
     expect(absent.status.reason).to.equal('NonZeroExitCode');
+  });
+
+  it('sees a claim mounted read-only as the container does: a write fails (a private copy where bind mounts are not possible)', async () => {
+    await exec(admin, 'worker', 'side', ['sh', '-c', 'echo from-side > /data/note']);
+    const write = await exec(admin, 'worker', 'main', ['sh', '-c', 'echo x > /data/mine']);
+    if (canBindMount()) {
+      // the same read-only bind mount as the container's: EROFS, and the other container's write is seen
+      expect(write.status.reason).to.equal('NonZeroExitCode');
+      expect(write.stderr).to.match(/Read-only file system/);
+      expect((await exec(admin, 'worker', 'main', ['cat', '/data/note'])).stdout).to.equal('from-side\n');
+    }
+    expect(existsSync(join(kubelet.volumePath(NS, 'data'), 'mine')), 'the claim itself is never written through a read-only mount').to.equal(false);
   });
 
   it('relays stdout, stderr and a non-zero exit code as upstream words it (v5 through the translator)', async () => {
