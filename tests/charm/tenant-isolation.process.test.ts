@@ -6,7 +6,8 @@
 // keys and the encryption key, and every restic password they found is tried, by restic itself, on every other
 // namespace's repository: none opens. Their own mover reaches only their own repository, through the gateway's URL.
 // The owner also execs into every Pod the run starts in their namespace while it runs (pods/exec is theirs through
-// kubeflow-admin: kubeflow-kubernetes-admin's aggregate of `edit`): they read its environment and every file under its
+// kubeflow-admin: kubeflow-kubernetes-edit grants get and create on it, aggregated into kubeflow-edit and so into
+// kubeflow-admin), over WebSocket as client-node's Exec speaks it: they read its environment and every file under its
 // volume mounts, which joins what is searched and what is tried; and, from inside a restic mover while the run's
 // gateway serves, they try the gateway credential they found on every namespace's repository there (their own as the
 // probe's control, another's with their user or with the other namespace's): only their own opens.
