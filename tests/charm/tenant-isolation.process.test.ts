@@ -8,9 +8,10 @@
 // The owner also execs into every Pod the run starts in their namespace while it runs (pods/exec is theirs through
 // kubeflow-admin: kubeflow-kubernetes-edit grants get and create on it, aggregated into kubeflow-edit and so into
 // kubeflow-admin), over WebSocket as client-node's Exec speaks it: they read its environment and every file under its
-// volume mounts, which joins what is searched and what is tried; and, from inside a restic mover while the run's
-// gateway serves, they try the gateway credential they found on every namespace's repository there (their own as the
-// probe's control, another's with their user or with the other namespace's): only their own opens.
+// volume mounts, which joins what is searched and what is tried; and, from inside the mover while the run's gateway
+// serves, they try the gateway credential they found on every namespace's repository or folder there (their own as
+// the probe's control, another's with their user or with the other namespace's): only their own opens. An exec that
+// read nothing fails the test; a plain-file mover lasts about a second, so there only the probes that finished count.
 import { expect } from 'chai';
 import { CoreV1Api, Exec, KubeConfig, Watch, type V1Status } from '@kubernetes/client-node';
 import { mkdtempSync, rmSync } from 'node:fs';
