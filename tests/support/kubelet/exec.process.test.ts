@@ -121,7 +121,7 @@ describe('simulated pods/exec (WebSocket, client-node Exec)', function () {
   before(async function () {
     cluster = await startCluster({ kubeflowCrds: false, controllers: false });
     dataDir = mkdtempSync(join(tmpdir(), 'kubelet-exec-'));
-    kubelet = simulatedKubelet({ dataDir, nodes: ['n1'] });
+    kubelet = simulatedKubelet({ dataDir, nodes: ['n1'], configRetryMs: 2000 });
     stopKubelet = kubelet.start(cluster.api);
     cluster.api.create({ group: '', resource: 'namespaces' }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
     cluster.api.create(SECRETS, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'creds', namespace: NS }, data: { password: Buffer.from('s3cret-pw').toString('base64'), token: Buffer.from('tok-123').toString('base64') } });
@@ -259,6 +259,17 @@ describe('simulated pods/exec (WebSocket, client-node Exec)', function () {
       message: 'command terminated with non-zero exit code: error executing command [sh -c echo hi; exit 5], exit code 5',
       details: { causes: [{ reason: 'ExitCode', message: '5' }] },
     });
+  });
+
+  it('finds no container that has not started: a Pending Pod waiting for its Secret (CreateContainerConfigError)', async () => {
+    cluster.api.create(PODS, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'waiting', namespace: NS }, spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'busybox:1.36', command: ['sh', '-c', 'true'], env: [{ name: 'X', valueFrom: { secretKeyRef: { name: 'absent', key: 'x' } } }] }] } });
+    await podWhen('waiting', (pod) => ((pod.status as { containerStatuses?: { state: { waiting?: { reason?: string } } }[] } | undefined)?.containerStatuses ?? [])
+      .some((c) => c.state.waiting?.reason === 'CreateContainerConfigError'));
+    // the only container may be left unnamed
+    const result = await exec(admin, 'waiting', '', ['env']);
+    expect(result.status.message).to.equal('Internal error occurred: unable to upgrade connection: container not found ("main")');
+    // the kubelet gives up on it after configRetryMs: the Pod fails, and nothing of it is left running at the end
+    await podWhen('waiting', (pod) => phase(pod) === 'Failed');
   });
 
   it('finds no container once it has ended: v5 an InternalError on the error channel, v4 a 500 before the upgrade', async () => {
