@@ -117,7 +117,9 @@ export function podWorkers(api: InProcessApi, loop: SimulationLoop, node: NodeSt
         }
         if (Date.now() > giveUpAt) return { exitCode: 1, message: error.message, logs: '', startedAt: now(), finishedAt: now() };
         report(waiting(container, 'CreateContainerConfigError', error.message));
-        await new Promise((r) => loop.later(250, () => r(undefined)));
+        // a plain timer, not loop.later: a stop clears the loop's timers without running them, and this wait must end
+        // for the kubelet's stop to (the loop's next turn sees the stop and returns)
+        await new Promise((r) => setTimeout(r, 250).unref());
       } finally {
         stats.running--;
         if (ownExec && execs.get(execKey) === ownExec) execs.delete(execKey);
