@@ -94,6 +94,8 @@ describe('restore engine in process: order, late PodDefaults, conflict policies,
     let outcome: Awaited<ReturnType<typeof runRestore>>;
     let writes: WriteRecord[];
     let lateAt: { podDefault: number; notebook: number };
+    /** the Notebook as it was when the restore had written the namespace's own PodDefault: none yet, or written too early */
+    let notebookAtSign: KubeObject | undefined;
 
     before(async () => {
       const api = target.cluster;
@@ -111,7 +113,7 @@ describe('restore engine in process: order, late PodDefaults, conflict policies,
         return notebook;
       });
       outcome = await restore(kube);
-      expect(await late, 'no Notebook before the late PodDefault came').to.equal(undefined);
+      notebookAtSign = await late;
       writes = kube.writes;
       await target.until(() => createdRv.has(`notebooks/${NS}/analysis`));
       stopRecording();
@@ -133,6 +135,7 @@ describe('restore engine in process: order, late PodDefaults, conflict policies,
     });
 
     it('waits for the PodDefault the KFP profile controller makes late, so the Notebook\'s Pod gets both injections', async () => {
+      expect(notebookAtSign, 'a Notebook before the late PodDefault came').to.equal(undefined);
       expect(lateAt.notebook).to.be.greaterThan(lateAt.podDefault);
       expect(outcome.waits.podDefaultWaits).to.be.at.least(1);
       const pod = await target.until(() => target.cluster.get(refs.pods, 'analysis-0', NS));
