@@ -90,6 +90,25 @@ describe('restore engine in process: order, late PodDefaults, conflict policies,
     target?.stop();
   });
 
+  it('a dry run into a fresh cluster writes nothing, and plans the Profile and every object of its namespace as creates', async () => {
+    const fresh = await inProcessKubeflow({ seed: 45 });
+    try {
+      const kube = fresh.client();
+      const plan = await restore(kube, { dryRun: true });
+      expect(kube.realWrites()).to.deep.equal([]);
+      expect(fresh.cluster.get(refs.profiles, NS)).to.equal(undefined);
+      expect(plan.dryRun).to.equal(true);
+      expect(plan.totals).to.deep.include({ created: userObjects.length + 1, failed: 0 });
+      const planned = plan.plan.filter((p) => p.namespace === NS).map((p) => `${p.kind}:${p.create}`).sort();
+      expect(planned).to.deep.equal(userObjects.map(([, o]) => `${o.kind}:1`).sort());
+      // the server was asked (dryRun=All: admitted and validated, nothing stored), and nothing was stored
+      expect(kube.writes.some((w) => w.dryRun)).to.equal(true);
+      expect(fresh.cluster.list(refs.notebooks, { namespace: NS })).to.deep.equal([]);
+    } finally {
+      fresh.stop();
+    }
+  });
+
   describe('into a fresh cluster', () => {
     let outcome: Awaited<ReturnType<typeof runRestore>>;
     let writes: WriteRecord[];
