@@ -13,8 +13,8 @@
 //   ServiceAccount admission plugin (plugin/pkg/admission/serviceaccount/admission.go);
 // - a PodDefault changes only Pods created after it: the admission webhook mutates Pods on CREATE (kubeflow/kubeflow
 //   components/admission-webhook/main.go, mutatePods), so every PodDefault, the late ones the KFP profile controller
-//   makes on its sync included (kubeflow/pipelines backend/src/apiserver/… sync.py, canonical/kfp-operators
-//   charms/kfp-profile-controller/files/upstream/sync.py: access-ml-pipeline), exists before the Notebook;
+//   makes on metacontroller's sync included (canonical/kfp-operators track/2.5 charms/kfp-profile-controller/files/
+//   upstream/sync.py: access-ml-pipeline), exists before the Notebook;
 // - an object that exists and differs is left alone unless the user asks for the update (Velero's
 //   --existing-resource-policy none/update, pkg/restore/restore.go), and a dry run writes nothing (the API server's
 //   dryRun=All stores nothing: staging/src/k8s.io/apiserver/pkg/endpoints/handlers/create.go).

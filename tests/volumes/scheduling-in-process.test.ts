@@ -5,10 +5,10 @@
 // (round-trip.process.test.ts, failures.process.test.ts, pinned-job.process.test.ts).
 //
 // Expectations from upstream:
-// - a ReadWriteOnce volume is attached to one node at a time, so a second Pod that mounts it must run on the node
-//   where it is in use (kubernetes/kubernetes pkg/volume/util/... and the access modes of the PersistentVolume docs;
-//   the attach-detach controller, pkg/controller/volume/attachdetach), and a ReadWriteOncePod volume admits no second
-//   Pod at all (pkg/scheduler/framework/plugins/volumerestrictions/volume_restrictions.go, ErrReasonReadWriteOncePodConflict);
+// - a ReadWriteOnce volume "can be mounted in read/write mode to exactly 1 host", a ReadWriteOncePod one "to exactly 1
+//   pod" (kubernetes/kubernetes staging/src/k8s.io/api/core/v1/types.go, PersistentVolumeAccessMode): a second Pod
+//   that mounts the first must run on the node where it is in use, and the second is refused outright
+//   (pkg/scheduler/framework/plugins/volumerestrictions/volume_restrictions.go, ErrReasonReadWriteOncePodConflict);
 // - the mover's result is what its container leaves as termination message (pkg/kubelet/kuberuntime/
 //   kuberuntime_container.go): rclone's final stats, with the fields of rclone fs/accounting/stats.go (bytes,
 //   transfers, checks, errors), under the mover script's `volumeMover: 2` envelope (src/volumes/job.ts MOVER_SCRIPT);
