@@ -26,7 +26,7 @@ describe('restore-state action across CKF releases (1.9 → 1.10)', function () 
   before(async () => {
     [s3, a, b] = await Promise.all([startS3Server({ buckets: [BUCKET] }), startCluster({ kubeflowRelease: '1.9', profiles: 2, seed: 3 }), startCluster({ kubeflowRelease: '1.10', seed: 3 })]);
     namespace = a.cluster.list({ group: 'kubeflow.org', resource: 'profiles' })[0]!.metadata.name!;
-    for (const object of stepObjects('1.9')(namespace)) a.cluster.create(a.cluster.resourceByKind(object.apiVersion.split('/')[0]!, object.kind)!, object);
+    for (const object of stepObjects('1.9', '1.10')(namespace)) a.cluster.create(a.cluster.resourceByKind(object.apiVersion.split('/')[0]!, object.kind)!, object);
     const kube = await KubeClient.load({ kubeconfig: a.kubeconfigPath });
     const store = new ObjectStore({
       client: new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } }),
@@ -52,7 +52,7 @@ describe('restore-state action across CKF releases (1.9 → 1.10)', function () 
     const { exitCode, state } = await restore({ 'dry-run': true });
     expect(exitCode).to.not.equal(0);
     expect(state.actionFailure).to.match(/^The dry run found 1 object\(s\) the target would refuse \(first: MXJob\/.*\/mnist: mxjobs\.kubeflow\.org\/v1 is not served by the target\); nothing was written\.$/);
-    expect(state.actionResults).to.include({ 'unserved.0': 'mxjobs.kubeflow.org/v1 (1 object)', 'dropped.0': expectedDrops('1.9', namespace, true)[0]!, failed: '1' });
+    expect(state.actionResults).to.include({ 'unserved.0': 'mxjobs.kubeflow.org/v1 (1 object)', 'dropped.0': expectedDrops('1.9', '1.10', namespace, true)[0]!, failed: '1' });
     expect(state.actionResults['refusals.0']).to.match(/mnist: mxjobs\.kubeflow\.org\/v1 is not served by the target$/);
     expect(objectsOnB()).to.equal(before);
   });
@@ -70,7 +70,7 @@ describe('restore-state action across CKF releases (1.9 → 1.10)', function () 
     const { exitCode, state, stderr } = await restore({ 'skip-unserved': true });
     expect(state.actionFailure, stderr).to.equal(undefined);
     expect(exitCode).to.equal(0);
-    expect(state.actionResults).to.include({ 'unserved.0': 'mxjobs.kubeflow.org/v1 (1 object)', 'dropped.0': expectedDrops('1.9', namespace, false)[0]!, failed: '0', skipped: '1' });
-    expect(state.logs.some((l) => l.level === 'WARNING' && l.message.includes(expectedDrops('1.9', namespace, false)[0]!)), 'a WARNING log line names the drop').to.equal(true);
+    expect(state.actionResults).to.include({ 'unserved.0': 'mxjobs.kubeflow.org/v1 (1 object)', 'dropped.0': expectedDrops('1.9', '1.10', namespace, false)[0]!, failed: '0', skipped: '1' });
+    expect(state.logs.some((l) => l.level === 'WARNING' && l.message.includes(expectedDrops('1.9', '1.10', namespace, false)[0]!)), 'a WARNING log line names the drop').to.equal(true);
   });
 });

@@ -4,7 +4,7 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { backupStore } from '../support/backup-store.ts';
 import { startCluster, type ClusterOptions, type RunningCluster } from '../support/cluster/index.ts';
-import type { Release } from '../support/cluster/kubeflow/releases.ts';
+import { RELEASES, type Release } from '../support/cluster/kubeflow/releases.ts';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
 import { KubeClient } from '../../src/kube/client.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
@@ -81,25 +81,84 @@ export async function startScenario(source: CrdSource, from: Release, to: Releas
   }
 }
 
-/** the objects a release step removes or prunes, by the release they are made on */
-export function stepObjects(from: Release): (namespace: string) => KubeObject[] {
+/**
+ * What a backup of release `since` meets in every release from `gone` on: a kind the target serves in no version, or a
+ * field the target's schema no longer declares (and prunes). These are upstream facts, each with its source; the
+ * CI release suite checks each one against the real CRD files of the releases (tests/releases/real-crds.suite.ts),
+ * and the release profiles (tests/support/cluster/kubeflow/releases.ts) model them.
+ */
+export interface ReleaseChange {
+  /** the first release whose clusters hold such an object (serve the kind, declare the field) */
+  since: Release;
+  /** the first release whose clusters no longer do */
+  gone: Release;
+  change:
+    | { unserved: { crd: string; version: string } }
+    | { dropped: { crd: string; version: string; path: string; object: 'sk' } };
+  source: string;
+}
+
+export const RELEASE_CHANGES: readonly ReleaseChange[] = [
+  {
+    since: '1.8', gone: '1.9', change: { unserved: { crd: 'seldondeployments.machinelearning.seldon.io', version: 'v1' } },
+    source: 'canonical/bundle-kubeflow releases/1.8/stable/kubeflow/bundle.yaml has seldon-controller-manager (seldon-core-operator track/1.17, src/templates/crd-v1.yaml.j2); releases/1.9/stable/bundle.yaml has none',
+  },
+  {
+    since: '1.8', gone: '1.9', change: { dropped: { crd: 'inferenceservices.serving.kserve.io', version: 'v1beta1', path: 'spec.explainer.alibi', object: 'sk' } },
+    source: 'canonical/kserve-operators track/0.11 (CKF 1.8) charms/kserve-controller/src/templates/crd_manifests.yaml.j2 declares explainer.alibi; track/0.13 (CKF 1.9, KServe 0.13, which removed the Alibi explainer) does not',
+  },
+  {
+    since: '1.8', gone: '1.10', change: { unserved: { crd: 'mxjobs.kubeflow.org', version: 'v1' } },
+    source: 'canonical/training-operator track/1.7 (CKF 1.8) and track/1.8 (CKF 1.9) src/templates/crds_manifests.yaml.j2 ship mxjobs.kubeflow.org; track/1.9 (CKF 1.10, 1.11) does not',
+  },
+  {
+    since: '1.8', gone: '1.10',
+    change: { dropped: { crd: 'inferenceservices.serving.kserve.io', version: 'v1beta1', path: 'spec.predictor.volumes[0].ephemeral.volumeClaimTemplate.spec.resources.claims', object: 'sk' } },
+    source: 'canonical/kserve-operators track/0.11 and track/0.13 crd_manifests.yaml.j2 declare volumes[].ephemeral.volumeClaimTemplate.spec.resources.claims; track/0.14 (CKF 1.10) does not',
+  },
+  {
+    since: '1.10', gone: '1.11', change: { dropped: { crd: 'inferenceservices.serving.kserve.io', version: 'v1beta1', path: 'spec.predictor.workerSpec.size', object: 'sk' } },
+    source: 'canonical/kserve-operators track/0.14 (CKF 1.10) declares spec.predictor.workerSpec.size; track/0.15 (CKF 1.11) replaces it with pipelineParallelSize and tensorParallelSize',
+  },
+];
+
+const at = (release: Release) => RELEASES.indexOf(release);
+
+/** the changes a backup of `from` restored into `to` meets: those made on `from` and gone by `to` */
+export function changesBetween(from: Release, to: Release): ReleaseChange[] {
+  return RELEASE_CHANGES.filter((c) => at(c.since) <= at(from) && at(from) < at(c.gone) && at(c.gone) <= at(to));
+}
+
+const has = (changes: readonly ReleaseChange[], path: string) => changes.some((c) => 'dropped' in c.change && c.change.dropped.path === path);
+
+/** the objects that meet each change of the step `from` → `to`, made on `from` */
+export function stepObjects(from: Release, to: Release): (namespace: string) => KubeObject[] {
+  const changes = changesBetween(from, to);
   return (namespace) => {
     const objects: KubeObject[] = [];
-    if (from === '1.8') {
-      objects.push({
-        apiVersion: 'machinelearning.seldon.io/v1', kind: 'SeldonDeployment', metadata: { name: 'iris', namespace },
-        spec: { predictors: [{ name: 'default', replicas: 1, graph: { name: 'classifier', implementation: 'SKLEARN_SERVER', modelUri: 'gs://seldon-models/sklearn/iris' } }] },
-      });
-      objects.push(inferenceService(namespace, { explainer: { alibi: { type: 'AnchorTabular', storageUri: 'gs://kfserving-examples/models/sklearn/1.0/explainer' } } }));
+    for (const c of changes) {
+      if (!('unserved' in c.change)) continue;
+      if (c.change.unserved.crd === 'seldondeployments.machinelearning.seldon.io') {
+        objects.push({
+          apiVersion: 'machinelearning.seldon.io/v1', kind: 'SeldonDeployment', metadata: { name: 'iris', namespace },
+          spec: { predictors: [{ name: 'default', replicas: 1, graph: { name: 'classifier', implementation: 'SKLEARN_SERVER', modelUri: 'gs://seldon-models/sklearn/iris' } }] },
+        });
+      } else if (c.change.unserved.crd === 'mxjobs.kubeflow.org') {
+        objects.push({
+          apiVersion: 'kubeflow.org/v1', kind: 'MXJob', metadata: { name: 'mnist', namespace },
+          spec: { jobMode: 'MXTrain', mxReplicaSpecs: { Worker: { replicas: 1, template: { spec: { containers: [{ name: 'mxnet', image: 'kubeflow/mxnet-gpu:latest' }] } } } } },
+        });
+      } else {
+        throw new Error(`no object for the unserved kind ${c.change.unserved.crd}`);
+      }
     }
-    if (from === '1.9') {
-      objects.push({
-        apiVersion: 'kubeflow.org/v1', kind: 'MXJob', metadata: { name: 'mnist', namespace },
-        spec: { jobMode: 'MXTrain', mxReplicaSpecs: { Worker: { replicas: 1, template: { spec: { containers: [{ name: 'mxnet', image: 'kubeflow/mxnet-gpu:latest' }] } } } } },
-      });
-      objects.push(inferenceService(namespace, { predictorVolumes: true }));
+    if (changes.some((c) => 'dropped' in c.change)) {
+      objects.push(inferenceService(namespace, {
+        ...(has(changes, 'spec.explainer.alibi') ? { explainer: { alibi: { type: 'AnchorTabular', storageUri: 'gs://kfserving-examples/models/sklearn/1.0/explainer' } } } : {}),
+        predictorVolumes: has(changes, 'spec.predictor.volumes[0].ephemeral.volumeClaimTemplate.spec.resources.claims'),
+        workerSize: has(changes, 'spec.predictor.workerSpec.size'),
+      }));
     }
-    if (from === '1.10') objects.push(inferenceService(namespace, { workerSize: true }));
     return objects;
   };
 }
@@ -119,21 +178,17 @@ function inferenceService(namespace: string, parts: { explainer?: Record<string,
   };
 }
 
-/** what the step's objects lose on the target, as the restore names it (namespace filled in) */
-export function expectedDrops(from: Release, namespace: string, dryRun: boolean): string[] {
+/** what the step's objects lose on the target, as the restore names it (namespace filled in), sorted */
+export function expectedDrops(from: Release, to: Release, namespace: string, dryRun: boolean): string[] {
   const verb = dryRun ? 'would be dropped' : 'dropped';
-  const field = {
-    '1.8': 'spec.explainer.alibi',
-    '1.9': 'spec.predictor.volumes[0].ephemeral.volumeClaimTemplate.spec.resources.claims',
-    '1.10': 'spec.predictor.workerSpec.size',
-    '1.11': undefined,
-  }[from];
-  return field ? [`InferenceService ${namespace}/sk: ${field} ${verb} by the target's schema`] : [];
+  return changesBetween(from, to)
+    .flatMap((c) => ('dropped' in c.change ? [`InferenceService ${namespace}/${c.change.dropped.object}: ${c.change.dropped.path} ${verb} by the target's schema`] : []))
+    .sort();
 }
 
-/** the kinds the target serves in no version, as the restore lists them */
-export function expectedUnserved(from: Release): string[] {
-  if (from === '1.8') return ['seldondeployments.machinelearning.seldon.io/v1 (1 object)'];
-  if (from === '1.9') return ['mxjobs.kubeflow.org/v1 (1 object)'];
-  return [];
+/** the kinds the target serves in no version, as the restore lists them, sorted */
+export function expectedUnserved(from: Release, to: Release): string[] {
+  return changesBetween(from, to)
+    .flatMap((c) => ('unserved' in c.change ? [`${c.change.unserved.crd}/${c.change.unserved.version} (1 object)`] : []))
+    .sort();
 }
