@@ -159,7 +159,9 @@ type Pair = `${string} → ${string}`;
 function pairsCalled(file: string): Pair[] {
   const text = read(file);
   const named = [...text.matchAll(/releaseStep\(\s*\w+\s*,\s*'([\d.]+)'\s*,\s*'([\d.]+)'\s*\)/g)].map((m) => `${m[1]} → ${m[2]}` as Pair);
-  const loop = /for \(const \[from, to\] of forwardPairs\(\)\) \{?[^}]*?releaseStep\([^)]*, from, to\)/.test(text);
+  // the loop's body: a block up to the brace that closes it on its own line, or the one statement on the line
+  const body = /for \(const \[from, to\] of forwardPairs\(\)\)\s*(\{[\s\S]*?\n\s*\}|[^\n]*)/.exec(text)?.[1] ?? '';
+  const loop = /releaseStep\([^;]*, from, to\);/.test(body);
   return [...(loop ? forwardPairs().map(([from, to]) => `${from} → ${to}` as Pair) : []), ...named];
 }
 

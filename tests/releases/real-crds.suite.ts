@@ -16,7 +16,7 @@ for (const release of RELEASES) {
 
 describe('blue/green across CKF releases (real CRD files)', () => {
   for (const [from, to] of forwardPairs()) {
-    upstreamFacts(dir, from, to);
+    upstreamFacts({ kind: 'files', dir }, from, to);
     releaseStep({ kind: 'files', dir }, from, to);
   }
 });

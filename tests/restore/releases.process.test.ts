@@ -8,10 +8,14 @@ import { expect } from 'chai';
 import { startScenario, type CrdSource, type Scenario } from './release-scenario.ts';
 import { releaseStep } from './release-step.ts';
 import { forwardPairs } from '../support/cluster/kubeflow/releases.ts';
+import { upstreamFacts } from '../releases/upstream-facts.ts';
 
 describe('blue/green across CKF releases (release profiles)', () => {
   const profiles: CrdSource = { kind: 'profiles' };
-  for (const [from, to] of forwardPairs()) releaseStep(profiles, from, to);
+  for (const [from, to] of forwardPairs()) {
+    upstreamFacts(profiles, from, to);
+    releaseStep(profiles, from, to);
+  }
 });
 
 describe('a kind whose archived version the target does not serve, but another (conversion None)', function () {
