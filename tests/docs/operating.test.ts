@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { parse as parseYaml } from 'yaml';
 import { RELEASES, forwardPairs } from '../support/cluster/kubeflow/releases.ts';
+import { changesBetween } from '../support/cluster/kubeflow/release-changes.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
@@ -222,6 +223,25 @@ describe('docs/operating.md: the release steps it calls tested are the ones the 
       expect(text).to.contain('skipping a release is not');
     }
   });
+});
+
+describe('docs/operating.md: what each pair meets is what RELEASE_CHANGES says (the facts the release tests check)', () => {
+  const table = tablesIn(section(guide, '4. Skipping a CKF release')).find((t) => t.header[0] === 'pair');
+  const cells = (cell: string) => (cell === 'none' ? [] : cell.split(', ').map((c) => c.replace(/^`|`$/g, ''))).sort();
+
+  it('has a row for every ordered forward pair', () => {
+    expect(table, 'the pair table').not.to.equal(undefined);
+    expect(table!.rows.map((r) => r[0])).to.deep.equal(forwardPairs().map(([from, to]) => `${from} → ${to}`));
+  });
+
+  for (const [from, to] of forwardPairs()) {
+    it(`${from} → ${to}: the unserved kinds and the dropped fields`, () => {
+      const row = table!.rows.find((r) => r[0] === `${from} → ${to}`)!;
+      const changes = changesBetween(from, to);
+      expect(cells(row[1]!), 'unserved').to.deep.equal(changes.flatMap((c) => ('unserved' in c.change ? [c.change.unserved.kind] : [])).sort());
+      expect(cells(row[2]!), 'dropped').to.deep.equal(changes.flatMap((c) => ('dropped' in c.change ? [c.change.dropped.path.replace(/\[\d+\]/g, '[]')] : [])).sort());
+    });
+  }
 });
 
 describe('docs/operating.md: the Juju versions are what the charm declares and the tests present', () => {

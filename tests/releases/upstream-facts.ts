@@ -1,13 +1,14 @@
 // The oracle of the release tests, checked on the CRDs the clusters serve (the real CRD files of each release in the
 // CI release suite, the release profiles in `npm test`): the kinds a backup of `from` meets as unserved in `to`, and
-// the fields `to`'s schema drops, are exactly what RELEASE_CHANGES (tests/restore/release-scenario.ts, each fact with
-// its upstream source) says for the pair. The CRDs decide, not the product.
+// the fields `to`'s schema drops, are exactly what RELEASE_CHANGES (tests/support/cluster/kubeflow/release-changes.ts, each fact
+// with its upstream source) says for the pair. The CRDs decide, not the product.
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { readCrdDir } from '../support/cluster/crd-files.ts';
 import { releaseCrds, type Release } from '../support/cluster/kubeflow/releases.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
-import { changesBetween, type CrdSource } from '../restore/release-scenario.ts';
+import { changesBetween } from '../support/cluster/kubeflow/release-changes.ts';
+import type { CrdSource } from '../restore/release-scenario.ts';
 
 interface Version { name: string; served?: boolean; schema?: { openAPIV3Schema?: Node } }
 interface Node { properties?: Record<string, Node>; items?: Node; 'x-kubernetes-preserve-unknown-fields'?: boolean }
