@@ -4,7 +4,8 @@
 // (image-pull.ts, kubelet.ts, container.ts) pulls the Pod's images and runs its containers on this machine. Each
 // module names the kubernetes/kubernetes file it follows; this one only routes the API's watch events to them, as
 // their informers would (kubernetes/kubernetes staging/src/k8s.io/client-go/tools/cache/shared_informer.go), and
-// relays `pods/<name>/log` to the kubelet (pkg/kubelet/server/server.go, containerLogs).
+// relays `pods/<name>/log` and `pods/<name>/exec` to the kubelet (pkg/kubelet/server/server.go, containerLogs and
+// getExec).
 // On a cluster with a loopback network (api.network, tests/support/net/cluster-network.ts) the nodes also run
 // kube-proxy (net/kube-proxy.ts), and the endpoints and EndpointSlice controllers (net/endpoints-controller.ts) start
 // with them: upstream those are kube-controller-manager's, but here a cluster without nodes has no Pod that could be
@@ -124,6 +125,8 @@ export function simulatedKubelet(options: SimulatedKubeletOptions): SimulatedKub
 
     const unsubscribe = api.subscribe(onEvent);
     const unserveLogs = api.serveLogs?.((namespace, pod) => node.logs.get(key(namespace, pod)));
+    // pods/exec: the container must be running on this node (pkg/kubelet/kubelet_pods.go GetExec, findContainer)
+    const unserveExec = api.serveExec?.((namespace, pod, container) => node.execs.get(`${key(namespace, pod)}/${container}`));
     // Objects that existed before the kubelet started are picked up as a restarted kubelet would.
     for (const pvc of api.list(PVCS)) onEvent({ type: 'ADDED', ref: PVCS, object: pvc });
     for (const job of api.list(JOBS)) onEvent({ type: 'ADDED', ref: JOBS, object: job });
@@ -136,6 +139,7 @@ export function simulatedKubelet(options: SimulatedKubeletOptions): SimulatedKub
       stopEndpoints?.();
       await proxy?.stop();
       unserveLogs?.();
+      unserveExec?.();
       for (const kill of node.kills.values()) kill();
       await stopped;
     });
