@@ -1,5 +1,5 @@
-// Blue/green across Charmed Kubeflow releases: the demo's data (plus the objects a release step changes) on a cluster
-// of release N, backed up, and restored into a fresh cluster of release N+1. The clusters serve either this
+// Blue/green across Charmed Kubeflow releases: the demo's data (plus the objects the releases in between change) on a
+// cluster of release N, backed up, and restored into a fresh cluster of a later release (N+1, or a skip). The clusters serve either this
 // repository's release profiles or the real CRD files of each release (the CI release suite).
 import { S3Client } from '@aws-sdk/client-s3';
 import { backupStore } from '../support/backup-store.ts';
@@ -38,7 +38,7 @@ function clusterOptions(source: CrdSource, release: Release): ClusterOptions {
 
 /**
  * Release N with the demo's data and `extra(namespace)` in the first profile namespace; a backup of it; an empty
- * release N+1 to restore into.
+ * later release to restore into.
  */
 export async function startScenario(source: CrdSource, from: Release, to: Release, extra: (namespace: string) => KubeObject[], profiles = 4): Promise<Scenario> {
   let s3: S3ServerHandle | undefined;
