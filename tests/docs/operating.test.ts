@@ -1,8 +1,9 @@
 // docs/operating.md answers an operator's five questions; this keeps every answer tied to its source:
 // - each figure of sections 1-3 names cells of docs/performance.md's current tables (`table › row › column`, or an
 //   arithmetic of them): the figure must equal what those cells give, and its date must be the run's date there;
-// - the release steps listed as tested must be the pairs the release tests run, read from those tests' own files and
-//   data (tests/support/cluster/kubeflow/releases.ts), and every other pair of releases must be listed as untested;
+// - the release steps listed as tested must be the pairs the release tests run, read from those tests' own files (a
+//   releaseStep call naming two releases, or the loop over forwardPairs() of tests/support/cluster/kubeflow/releases.ts),
+//   every other pair of releases must be listed as untested, and the text must say whether skipping a release is tested;
 // - the Juju rows must say what metadata.yaml declares, the version the tests' hook environment presents, and the
 //   minimum that the config's secret option needs.
 // A figure without a source, or a source that names no cell, fails: the guide cannot say more than is measured.
@@ -10,7 +11,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { parse as parseYaml } from 'yaml';
-import { RELEASES } from '../support/cluster/kubeflow/releases.ts';
+import { RELEASES, forwardPairs } from '../support/cluster/kubeflow/releases.ts';
+import { changesBetween } from '../support/cluster/kubeflow/release-changes.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
@@ -151,9 +153,17 @@ describe('docs/operating.md: every figure is the measurement it cites in docs/pe
 
 type Pair = `${string} → ${string}`;
 
-/** The pairs a release test file runs, as its releaseStep calls name them. */
+/**
+ * The pairs a release test file runs: its releaseStep calls that name two releases, and its loop over every ordered
+ * forward pair (`for (const [from, to] of forwardPairs()) … releaseStep(…, from, to)`), which runs forwardPairs().
+ */
 function pairsCalled(file: string): Pair[] {
-  return [...read(file).matchAll(/releaseStep\(\s*\w+\s*,\s*'([\d.]+)'\s*,\s*'([\d.]+)'\s*\)/g)].map((m) => `${m[1]} → ${m[2]}` as Pair);
+  const text = read(file);
+  const named = [...text.matchAll(/releaseStep\(\s*\w+\s*,\s*'([\d.]+)'\s*,\s*'([\d.]+)'\s*\)/g)].map((m) => `${m[1]} → ${m[2]}` as Pair);
+  // the loop's body: a block up to the brace that closes it on its own line, or the one statement on the line
+  const body = /for \(const \[from, to\] of forwardPairs\(\)\)\s*(\{[\s\S]*?\n\s*\}|[^\n]*)/.exec(text)?.[1] ?? '';
+  const loop = /releaseStep\([^;]*, from, to\);/.test(body);
+  return [...(loop ? forwardPairs().map(([from, to]) => `${from} → ${to}` as Pair) : []), ...named];
 }
 
 describe('docs/operating.md: the release steps it calls tested are the ones the tests run', () => {
@@ -175,19 +185,19 @@ describe('docs/operating.md: the release steps it calls tested are the ones the 
     const all: Pair[] = [];
     for (let i = 0; i < RELEASES.length; i++) for (let j = i + 1; j < RELEASES.length; j++) all.push(`${RELEASES[i]} → ${RELEASES[j]}`);
     expect(table!.rows.map((r) => r[0]).sort()).to.deep.equal([...all].sort());
+    expect(forwardPairs().map(([from, to]) => `${from} → ${to}`).sort(), 'forwardPairs() is every ordered forward pair').to.deep.equal([...all].sort());
   });
 
   it('on the release profiles: the pairs tests/restore/releases.process.test.ts runs', () => {
-    expect([...column('on the release profiles')].sort()).to.deep.equal(pairsCalled('tests/restore/releases.process.test.ts').sort());
+    const pairs = pairsCalled('tests/restore/releases.process.test.ts');
+    expect(pairs, 'the file runs release steps').not.to.be.empty;
+    expect([...column('on the release profiles')].sort()).to.deep.equal(pairs.sort());
   });
 
-  it('on the real CRD files: the consecutive pairs of RELEASES that the CI release suite loops over', () => {
-    const suite = read('tests/releases/real-crds.suite.ts');
-    // the suite's loop, which the expected pairs below follow; a suite that runs other pairs must change this test
-    expect(suite).to.contain('for (let i = 0; i + 1 < RELEASES.length; i++) releaseStep(');
-    expect(suite).to.contain('RELEASES[i]!, RELEASES[i + 1]!');
-    const consecutive = RELEASES.slice(1).map((to, i) => `${RELEASES[i]} → ${to}` as Pair);
-    expect([...column('on the real CRD files')].sort()).to.deep.equal(consecutive.sort());
+  it('on the real CRD files: the pairs the CI release suite runs', () => {
+    const pairs = pairsCalled('tests/releases/real-crds.suite.ts');
+    expect(pairs, 'the suite runs release steps').not.to.be.empty;
+    expect([...column('on the real CRD files')].sort()).to.deep.equal(pairs.sort());
     expect(read('.ci/run')).to.contain('tests/releases/real-crds.suite.ts');
   });
 
@@ -198,15 +208,40 @@ describe('docs/operating.md: the release steps it calls tested are the ones the 
     expect([...column("the charm's `restore-state` action")].sort()).to.deep.equal(named.sort());
   });
 
-  it('says a skipped release is not tested, and no untested pair is called tested', () => {
+  it('says whether skipping a release is tested, as the table does', () => {
     const tested = new Set([...column('on the release profiles'), ...column('on the real CRD files')]);
-    for (const row of table!.rows) {
-      const [from, to] = row[0]!.split(' → ');
-      const skips = RELEASES.indexOf(to as never) - RELEASES.indexOf(from as never) > 1;
-      if (skips) expect(tested.has(row[0] as Pair), row[0]).to.equal(false);
+    const skips = table!.rows.map((r) => r[0]!).filter((pair) => {
+      const [from, to] = pair.split(' → ');
+      return RELEASES.indexOf(to as never) - RELEASES.indexOf(from as never) > 1;
+    });
+    expect(skips, 'the table has skip pairs').not.to.be.empty;
+    const text = section(guide, '4. Skipping a CKF release').replace(/\s+/g, ' ');
+    if (skips.every((pair) => tested.has(pair as Pair))) {
+      expect(text).to.contain('skipping a release is tested');
+      expect(text).not.to.contain('skipping a release is not');
+    } else {
+      expect(text).to.contain('skipping a release is not');
     }
-    expect(section(guide, '4. Skipping a CKF release')).to.contain('skipping a\nrelease is not');
   });
+});
+
+describe('docs/operating.md: what each pair meets is what RELEASE_CHANGES says (the facts the release tests check)', () => {
+  const table = tablesIn(section(guide, '4. Skipping a CKF release')).find((t) => t.header[0] === 'pair');
+  const cells = (cell: string) => (cell === 'none' ? [] : cell.split(', ').map((c) => c.replace(/^`|`$/g, ''))).sort();
+
+  it('has a row for every ordered forward pair', () => {
+    expect(table, 'the pair table').not.to.equal(undefined);
+    expect(table!.rows.map((r) => r[0])).to.deep.equal(forwardPairs().map(([from, to]) => `${from} → ${to}`));
+  });
+
+  for (const [from, to] of forwardPairs()) {
+    it(`${from} → ${to}: the unserved kinds and the dropped fields`, () => {
+      const row = table!.rows.find((r) => r[0] === `${from} → ${to}`)!;
+      const changes = changesBetween(from, to);
+      expect(cells(row[1]!), 'unserved').to.deep.equal(changes.flatMap((c) => ('unserved' in c.change ? [c.change.unserved.kind] : [])).sort());
+      expect(cells(row[2]!), 'dropped').to.deep.equal(changes.flatMap((c) => ('dropped' in c.change ? [c.change.dropped.path.replace(/\[\d+\]/g, '[]')] : [])).sort());
+    });
+  }
 });
 
 describe('docs/operating.md: the Juju versions are what the charm declares and the tests present', () => {
