@@ -21,7 +21,7 @@ export interface VolumeFillRequest {
   /** how the edge words the settings a note names */
   wording?: Wording;
   /** `archived`: the authenticated manifest's volume index (which data, and for restic which snapshot, each PVC has) */
-  volumes?: (backupId: string, pvcs: PvcName[], progress: ProgressSink, archived: readonly VolumeEntry[]) => Promise<{ restored: number }>;
+  volumes?: ((backupId: string, pvcs: PvcName[], progress: ProgressSink, archived: readonly VolumeEntry[]) => Promise<{ restored: number }>) & { readonly handsOver?: boolean };
 }
 
 export interface VolumeFillOutcome {
@@ -58,7 +58,7 @@ export class VolumeFill {
   withMarkIfFilled(resource: ApiResource, object: KubeObject): KubeObject {
     if (resource.resource !== 'persistentvolumeclaims' || resource.group !== '' || !this.fills()) return object;
     if (!this.holdsData(object.metadata.namespace ?? '', object.metadata.name ?? '')) return object;
-    return withFillMark(this.withoutDataSource(object), this.preflight.backupId);
+    return withFillMark(this.withoutDataSource(object), this.preflight.backupId, { handover: this.request.volumes?.handsOver === true });
   }
 
   /**
