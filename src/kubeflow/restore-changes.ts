@@ -158,19 +158,27 @@ function keepJobSelector(wanted: KubeObject, live: KubeObject): KubeObject {
   };
 }
 
-/** the volume the target bound the claim to, and the class it defaulted: a claim's spec is immutable but for those */
+/**
+ * the volume the target bound the claim to, the class it defaulted, and the selector a restore by hand-over reserved
+ * it with (src/volumes/fill-mark.ts, kubeflow-upgrader/handover): a claim's spec is immutable but for the first two
+ */
 function keepPvcBinding(wanted: KubeObject, live: KubeObject): KubeObject {
-  const spec = (wanted.spec ?? {}) as { volumeName?: string; storageClassName?: string };
-  const liveSpec = (live.spec ?? {}) as { volumeName?: string; storageClassName?: string };
+  const spec = (wanted.spec ?? {}) as { volumeName?: string; storageClassName?: string; selector?: unknown };
+  const liveSpec = (live.spec ?? {}) as { volumeName?: string; storageClassName?: string; selector?: { matchLabels?: Record<string, string> } };
+  const reserved = spec.selector === undefined && liveSpec.selector?.matchLabels?.[handoverLabel] !== undefined;
   return {
     ...wanted,
     spec: {
       ...spec,
       ...(spec.volumeName === undefined && liveSpec.volumeName !== undefined ? { volumeName: liveSpec.volumeName } : {}),
       ...(spec.storageClassName === undefined && liveSpec.storageClassName !== undefined ? { storageClassName: liveSpec.storageClassName } : {}),
+      ...(reserved ? { selector: liveSpec.selector } : {}),
     },
   };
 }
+
+/** the label of a claim reserved for a hand-over (src/volumes/fill-mark.ts LABEL_HANDOVER) */
+const handoverLabel = 'kubeflow-upgrader/handover';
 
 function withoutKeys(map: Record<string, string>, keys: readonly string[]): Record<string, string> {
   return Object.fromEntries(Object.entries(map).filter(([key]) => !keys.includes(key)));

@@ -143,6 +143,13 @@ describe('what an update keeps from the live object (restore-changes.ts, keepOnU
       replacement: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'd', namespace: 'alice', labels: { tier: 'gold' } }, spec: { volumeName: 'pv-9', storageClassName: 'standard', resources: { requests: { storage: '1Gi' } } } },
     },
     {
+      // the server refuses any change of a claim's spec but volumeName set once (ValidatePersistentVolumeClaimUpdate)
+      what: '/PersistentVolumeClaim: the selector a restore by hand-over reserved it with',
+      wanted: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'd', namespace: 'alice' }, spec: { resources: { requests: { storage: '1Gi' } } } },
+      live: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'd', namespace: 'alice' }, spec: { volumeName: 'pv-9', selector: { matchLabels: { 'kubeflow-upgrader/handover': 'abc' } }, resources: { requests: { storage: '1Gi' } } } },
+      replacement: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'd', namespace: 'alice' }, spec: { volumeName: 'pv-9', selector: { matchLabels: { 'kubeflow-upgrader/handover': 'abc' } }, resources: { requests: { storage: '1Gi' } } } },
+    },
+    {
       what: '/ConfigMap: nothing',
       wanted: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'alice' }, data: { a: '1' } } as KubeObject,
       live: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'alice' }, data: { a: '2' } } as KubeObject,
