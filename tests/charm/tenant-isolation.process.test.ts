@@ -5,6 +5,7 @@
 // goes, they watch every Secret, Job and Pod of their namespace. Everything they saw is then searched for the bucket's
 // keys and the encryption key, and every restic password they found is tried, by restic itself, on every other
 // namespace's repository: none opens. Their own mover reaches only their own repository, through the gateway's URL.
+// A restore hands each filled volume over from the model's namespace (src/volumes/rebind.ts): the owner sees nothing of it.
 import { expect } from 'chai';
 import { CoreV1Api, KubeConfig, Watch } from '@kubernetes/client-node';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -121,6 +122,21 @@ describe('tenant isolation: what a profile\'s owner gets from a backup and a res
     },
   })).exitCode === 0;
 
+  /**
+   * A restore (by hand-over, the default: src/volumes/rebind.ts) fills each claim in the model's namespace and hands its
+   * volume over: the owner sees nothing the run made in their namespace, no Secret, Job or Pod.
+   */
+  function judgeRestore(eyes: OwnerEyes): void {
+    expect(eyes.broken, 'every watch of the owner stayed open for the whole run').to.deep.equal([]);
+    const ours = eyes.seen.filter((o) => o.metadata.labels?.['app.kubernetes.io/managed-by'] === 'kubeflow-upgrader' || o.metadata.name?.startsWith('kfu-'));
+    expect(ours.map((o) => `${o.kind}/${o.metadata.name}`), 'nothing of the restore in the profile namespace').to.deep.equal([]);
+    expect(eyes.moverSecrets()).to.deep.equal([]);
+    const text = eyes.text();
+    expect(text).to.not.include(s3.secretAccessKey);
+    expect(text).to.not.include(KEY);
+    for (const namespace of namespaces) expect(text).to.not.include(namespacePassword(KEY, namespace));
+  }
+
   function judge(eyes: OwnerEyes, engine: 'restic' | 'rclone' = 'restic'): void {
     expect(eyes.broken, 'every watch of the owner stayed open for the whole run').to.deep.equal([]);
     const text = eyes.text();
@@ -194,8 +210,18 @@ describe('tenant isolation: what a profile\'s owner gets from a backup and a res
     expect(source.cluster.api.list({ group: 'batch', resource: 'jobs' }).filter((j) => j.metadata.name?.startsWith('kfu-gateway-'))).to.deep.equal([]);
   });
 
-  it('during a restore into a fresh cluster: the same', async () => {
-    await inFreshCluster(async (target) => judge(await asOwnerSees(target, 'restore-state', { 'backup-id': 'latest' })));
+  it('during a restore into a fresh cluster: nothing of the run at all (the volumes are handed over from the model\'s namespace)', async () => {
+    await inFreshCluster(async (target) => {
+      judgeRestore(await asOwnerSees(target, 'restore-state', { 'backup-id': 'latest' }));
+      // the claims the restore filled were handed over: Bound, their fill mark off
+      const claims = target.cluster.api.list({ group: '', resource: 'persistentvolumeclaims' }, { namespace: owner.namespace })
+        .filter((c) => (c.spec as { selector?: { matchLabels?: Record<string, string> } }).selector?.matchLabels?.['kubeflow-upgrader/handover'] !== undefined);
+      expect(claims.length, 'claims reserved for a hand-over').to.be.greaterThan(0);
+      for (const claim of claims) {
+        expect((claim.status as { phase?: string }).phase, claim.metadata.name).to.equal('Bound');
+        expect(claim.metadata.labels ?? {}).to.not.have.property('kubeflow-upgrader/volume-fill');
+      }
+    });
   });
 
   it('with the plain-file movers (volume-mover-engine=rclone): a backup, and its restore into a fresh cluster, the same', async () => {
@@ -204,6 +230,6 @@ describe('tenant isolation: what a profile\'s owner gets from a backup and a res
     const jobs = eyes.seen.filter((o) => o.kind === 'Job' && o.metadata.labels?.['app.kubernetes.io/component'] === 'volume-mover');
     expect(jobs.length, 'the owner saw their mover Job').to.be.greaterThan(0);
     expect(jobs.some((job) => JSON.stringify(job).includes('"name":"RCLONE_CONFIG_KFUSTORE_TYPE","value":"sftp"')), 'a plain-file mover reached the gateway').to.equal(true);
-    await inFreshCluster(async (target) => judge(await asOwnerSees(target, 'restore-state', { 'backup-id': 'latest' }, 'rclone'), 'rclone'));
+    await inFreshCluster(async (target) => judgeRestore(await asOwnerSees(target, 'restore-state', { 'backup-id': 'latest' }, 'rclone')));
   });
 });

@@ -9,6 +9,7 @@
 // - a run killed after the fill, after the temporary claim's deletion, after the claimRef's reset and after the
 //   record's removal converges on a rerun, with nothing left in the model's namespace.
 import { expect } from 'chai';
+import { existsSync } from 'node:fs';
 import type { KubeObject } from '../../src/kube/types.ts';
 import { newBackupId } from '../../src/store/layout.ts';
 import type { VolumeKube } from '../../src/volumes/kube-port.ts';
@@ -87,7 +88,7 @@ describe('volumes: restore by hand-over', function () {
   let wffc: VolumeCluster;
   let backupId: string;
   const trees = new Map<string, Map<string, string>>();
-  const names = ['ws', 'after-fill', 'after-temp-deleted', 'after-claimref', 'after-record'];
+  const names = ['ws', 'after-fill', 'after-temp-deleted', 'after-claimref', 'after-record', 'deleted-midway', 'unreserved'];
 
   before(async function () {
     s3 = await startS3Server({ buckets: ['kf-backups'] });
@@ -151,4 +152,33 @@ describe('volumes: restore by hand-over', function () {
       expectHandedOver(target, seen.volumes, trees.get(kill.name)!, kill.name);
     });
   }
+
+  it('abandons a hand-over whose claim was deleted midway: its volume goes with its data, nothing is left', async function () {
+    target.cluster.api.create(PVC_REF, withFillMark(pvc('alice', 'deleted-midway'), backupId, { handover: true }));
+    const options = { backupId, s3: s3For(s3, 'kf-backups'), pvcs: [{ namespace: 'alice', name: 'deleted-midway' }], handover: { namespace: MODEL } };
+    const killAt = (call: string, args: unknown[]) => call === 'mergePatch' && resourceOf(args) === 'persistentvolumeclaims' && args[1] === 'alice';
+    await restoreVolumes(killedAt(target.kube, killAt), options).then(() => expect.fail('the killed run finished'), () => undefined);
+    const [inFlight] = target.cluster.api.list(PV_REF).filter((pv) => policy(pv) === 'Retain');
+    expect(inFlight, 'the volume in flight').to.not.equal(undefined);
+    target.cluster.api.delete(PVC_REF, 'deleted-midway', 'alice');
+    // the next restore (of nothing here) settles the record it finds: the volume is made Delete and reclaimed
+    await restoreVolumes(target.kube, { ...options, pvcs: [] });
+    await target.kube.waitFor({ group: '', version: 'v1', resource: 'persistentvolumes', kind: 'PersistentVolume', namespaced: false }, '', inFlight!.metadata.name!, (o) => o === undefined, { timeoutMs: 10_000 });
+    expect(existsSync((inFlight!.spec as { hostPath: { path: string } }).hostPath.path), 'its data went with it').to.equal(false);
+    expect(target.cluster.api.list(PVC_REF, { namespace: MODEL })).to.deep.equal([]);
+    expect(target.cluster.api.list(CM_REF, { namespace: MODEL, labelSelector: 'app.kubernetes.io/component=volume-handover' })).to.deep.equal([]);
+  });
+
+  it('fills a marked claim the restore did not reserve by a mover in its namespace, and says so', async function () {
+    target.cluster.api.create(PVC_REF, withFillMark(pvc('alice', 'unreserved'), backupId));
+    const [result] = await restoreVolumes(target.kube, { backupId, s3: s3For(s3, 'kf-backups'), pvcs: [{ namespace: 'alice', name: 'unreserved' }], handover: { namespace: MODEL } });
+    expect(result).to.deep.include({ restoredBy: 'in-namespace', checksumVerified: true });
+    expect(hashTree(target.kubelet.volumePath('alice', 'unreserved'))).to.deep.equal(trees.get('unreserved'));
+  });
+
+  it('refuses to fill a reserved claim without the model\'s namespace, naming why', async function () {
+    wffc.cluster.api.create(PVC_REF, withFillMark(pvc('alice', 'unreserved'), backupId, { handover: true }));
+    const error = await restoreVolumes(wffc.kube, { backupId, s3: s3For(s3, 'kf-backups'), pvcs: [{ namespace: 'alice', name: 'unreserved' }] }).then(() => undefined, (e: Error) => e);
+    expect(error?.message).to.match(/reserved it for a hand-over from the model's namespace/);
+  });
 });
