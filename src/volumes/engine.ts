@@ -175,7 +175,10 @@ export interface EngineRunRequest {
 export interface MoverJobBase {
   name: string;
   namespace: string;
+  /** the claim the Job mounts: the PVC, or for a hand-over the claim filled in the model's namespace (./rebind.ts) */
   pvc: string;
+  /** the PVC whose data the Job moves, when it mounts another claim */
+  forPvc?: string | undefined;
   backupId: string;
   operation: MoveOperation;
   secretName: string;

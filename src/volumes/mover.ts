@@ -319,7 +319,7 @@ async function moveOne(
       const secretName = await secretFor(pvcRef.namespace, context.namespace);
       result = await options.run.move(kube, {
         pvcRef, pvc: plan.temp, base, path, started,
-        job: { ...job, namespace: context.namespace, pvc: plan.temp.metadata.name ?? '', secretName },
+        job: { ...job, namespace: context.namespace, pvc: plan.temp.metadata.name ?? '', forPvc: pvcRef.name, secretName },
       });
       plan = await recordFilled(kube, context, plan, { ...result });
     } else {
