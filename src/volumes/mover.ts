@@ -303,7 +303,7 @@ async function moveOne(
 
   if (operation === 'restore' && handsOver(pvc)) {
     const context = options.handoverContext;
-    if (!context) throw new Error('the restore that created it reserved it for a hand-over from the model\'s namespace, and this run has no model namespace to fill it in; rerun with one');
+    if (!context) throw new Error('the restore that created it reserved it for a hand-over from the model\'s namespace (no provisioner gives it a volume of its own), and this run does not hand over: rerun handing over, or delete the claim and rerun the restore');
     if (volumeNameOf(pvc)) {
       // a run killed after the claim was Bound to the volume it handed over (the volume carries the claim's
       // reservation, which only a hand-over writes on a PersistentVolume) ends that hand-over; any other volume is not ours

@@ -31,7 +31,7 @@ export { normalizedImage } from './image-pull.ts';
 export type { KubeletStats } from './kubelet.ts';
 
 export interface SimulatedKubeletOptions {
-  /** every PVC's data lives in `<dataDir>/<namespace>/<pvc>` */
+  /** every volume's data lives in a folder under it: `<dataDir>/<namespace>/<pvc>` of the claim it was provisioned for (storage.ts) */
   dataDir: string;
   /** node names Pods can be scheduled on; default two nodes */
   nodes?: string[];
