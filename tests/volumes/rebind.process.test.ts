@@ -1,4 +1,4 @@
-// Restore by hand-over (src/volumes/rebind.ts), on the embedded server with the simulated kubelet, whose PV controller
+// Restore by hand-over (src/volumes/rebind.ts, tested here), on the embedded server with the simulated kubelet, whose PV controller
 // follows kubernetes pkg/controller/volume/persistentvolume/pv_controller.go (tests/support/kubelet/pv-controller.ts):
 // the PVC's data is filled in a claim of the model's namespace and its volume handed to the user's claim the way
 // Velero's generic restore exposer does (vmware-tanzu/velero pkg/exposer/generic_restore.go, RebindVolume). What the
