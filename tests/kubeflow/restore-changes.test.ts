@@ -89,6 +89,16 @@ const cases: Case[] = [
     restored: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data', namespace: 'alice', annotations: { owner: 'me' } }, spec: { resources: { requests: { storage: '1Gi' } } } },
   },
   {
+    row: '/PersistentVolumeClaim', what: 'a PVC a hand-over filled loses the selector label that reserved it, and keeps the user\'s own',
+    archived: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: meta('data'), spec: { volumeName: 'pvc-9', selector: { matchLabels: { 'kubeflow-upgrader/handover': 'abc', tier: 'gold' } }, resources: { requests: { storage: '1Gi' } } } },
+    restored: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data', namespace: 'alice' }, spec: { selector: { matchLabels: { tier: 'gold' } }, resources: { requests: { storage: '1Gi' } } } },
+  },
+  {
+    row: '/PersistentVolumeClaim', what: 'a PVC a hand-over filled, with no selector of its own, goes in without one',
+    archived: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: meta('data'), spec: { volumeName: 'pvc-9', selector: { matchLabels: { 'kubeflow-upgrader/handover': 'abc' } }, resources: { requests: { storage: '1Gi' } } } },
+    restored: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data', namespace: 'alice' }, spec: { resources: { requests: { storage: '1Gi' } } } },
+  },
+  {
     row: '/ServiceAccount', what: 'a ServiceAccount loses its source token Secret from secrets and keeps the others',
     archived: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta('ci'), secrets: [{ name: 'ci-token-abcde' }, { name: 'registry-creds' }] } as KubeObject,
     restored: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'ci', namespace: 'alice' }, secrets: [{ name: 'registry-creds' }] } as KubeObject,
