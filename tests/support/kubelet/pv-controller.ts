@@ -17,6 +17,9 @@
 // (pv.kubernetes.io/bound-by-controller on the volume when the controller chose it), the volume's phase Bound, the
 // claim's volumeName (bound-by-controller on the claim when the controller set it), bind-completed, and the claim's
 // status: Bound, the volume's access modes and capacity.
+// Read at kubernetes/kubernetes 0097adc1 (the only stored version of pv_controller.go; the full repository was too large
+// to fetch). Later releases move isVolumeBoundToClaim to util.go and, for a claim naming a volume, also check that the
+// volume satisfies it (checkVolumeSatisfyClaim: class, size, volume mode); that check is not simulated.
 // Not simulated: the periodic resync (a sync runs on every change of a claim or volume instead), volume modes, node
 // affinity in the matching, the Recycle policy, Failed phases, finalizers (kubernetes.io/pv-protection).
 import { existsSync, rmSync } from 'node:fs';
