@@ -9,6 +9,8 @@ export interface MoverResource {
   version: string;
   resource: string;
   kind: string;
+  /** false for a cluster-scoped resource (PersistentVolumes), whose calls take the namespace '' */
+  namespaced?: boolean;
 }
 
 export const JOBS: MoverResource = { group: 'batch', version: 'v1', resource: 'jobs', kind: 'Job' };

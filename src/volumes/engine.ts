@@ -90,6 +90,12 @@ export interface MoverConfig {
    */
   jobNamespace?: string;
   /**
+   * how a restore fills the PVCs it creates: 'handover' (the default where `jobNamespace` is set), each filled in a
+   * claim of `jobNamespace` and its volume handed to the PVC (src/volumes/rebind.ts), so no mover runs in a profile
+   * namespace; 'in-namespace', a mover in the PVC's namespace mounts it, for a cluster that refuses the hand-over
+   */
+  restoreVolumesBy?: 'handover' | 'in-namespace';
+  /**
    * an image with rclone for the movers' gateway (the charm's control-plane-rclone-image), and the setting that names
    * it; the gateway runs in `jobNamespace`, so that no bucket credential enters a profile namespace
    */
@@ -169,7 +175,10 @@ export interface EngineRunRequest {
 export interface MoverJobBase {
   name: string;
   namespace: string;
+  /** the claim the Job mounts: the PVC, or for a hand-over the claim filled in the model's namespace (./rebind.ts) */
   pvc: string;
+  /** the PVC whose data the Job moves, when it mounts another claim */
+  forPvc?: string | undefined;
   backupId: string;
   operation: MoveOperation;
   secretName: string;

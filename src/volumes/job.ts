@@ -142,7 +142,10 @@ export function buildCredentialsSecret(input: CredentialsSecretInput): KubeObjec
 export interface MoverJobInput {
   name: string;
   namespace: string;
+  /** the claim the Job mounts */
   pvc: string;
+  /** the PVC whose data it moves, when that is not the claim it mounts (a hand-over's: ./rebind.ts) */
+  forPvc?: string | undefined;
   backupId: string;
   operation: MoveOperation;
   image: string;
@@ -205,7 +208,7 @@ function gatewayRemoteEnv(access: FilesAccess): Record<string, string> {
 
 /** Only this node: a ReadWriteOnce volume in use can be mounted only where it already is. */
 /** What every volume mover's Job is made of, whichever tool it runs (rclone here, restic in restic/job.ts). */
-export type VolumeMoverJobBase = Pick<MoverJobInput, 'name' | 'namespace' | 'pvc' | 'backupId' | 'operation' | 'image' | 'secretName' | 's3' | 'activeDeadlineSeconds' | 'ttlSecondsAfterFinished' | 'resources'>;
+export type VolumeMoverJobBase = Pick<MoverJobInput, 'name' | 'namespace' | 'pvc' | 'forPvc' | 'backupId' | 'operation' | 'image' | 'secretName' | 's3' | 'activeDeadlineSeconds' | 'ttlSecondsAfterFinished' | 'resources'>;
 
 /**
  * A mover's hardened Job (src/jobs/template.ts): its PVC mounted at VOLUME_MOUNT_PATH (read-only for a backup), a
@@ -219,7 +222,7 @@ export function buildVolumeMoverJob(input: VolumeMoverJobBase, script: string, e
     namespace: input.namespace,
     backupId: input.backupId,
     labels: moverLabels(input.backupId, input.operation),
-    annotations: { [ANNOTATION_PVC]: input.pvc },
+    annotations: { [ANNOTATION_PVC]: input.forPvc ?? input.pvc },
     identity: VOLUME_MOVER_IDENTITY,
     activeDeadlineSeconds: input.activeDeadlineSeconds,
     ttlSecondsAfterFinished: input.ttlSecondsAfterFinished,

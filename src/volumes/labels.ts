@@ -5,7 +5,7 @@ export const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by';
 export const LABEL_COMPONENT = 'app.kubernetes.io/component';
 export const LABEL_BACKUP_ID = 'kubeflow-upgrader/backup-id';
 export const LABEL_OPERATION = 'kubeflow-upgrader/operation';
-/** PVC names may be longer than a label value allows, so the full name goes into an annotation. */
+/** PVC names may be longer than a label value allows, so the full name (of the PVC whose data a mover moves) goes into an annotation. */
 export const ANNOTATION_PVC = 'kubeflow-upgrader/pvc';
 
 export const MANAGED_BY = 'kubeflow-upgrader';

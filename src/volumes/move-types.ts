@@ -28,6 +28,13 @@ export interface VolumeResult {
   reusedFrom?: string;
   /** backup: files and bytes copied inside the bucket from `reusedFrom`, when rclone counted them apart */
   reused?: { files: number; bytes: number };
+  /**
+   * restore: how the data reached the claim: 'handover', filled in the model's namespace and its volume handed to the
+   * claim (src/volumes/rebind.ts); 'in-namespace', by a mover in the claim's own namespace
+   */
+  restoredBy?: 'handover' | 'in-namespace';
+  /** restore by hand-over: the PersistentVolume the claim is bound to */
+  volume?: string;
   /** restic mover: the snapshot written (backup) or restored, and its repository's key prefix */
   restic?: { snapshot: string; repository: string; dataAdded?: number; filesUnmodified?: number };
 }

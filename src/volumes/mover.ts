@@ -2,16 +2,19 @@
 // The engine (./engine.ts: plain files or restic repositories) builds each Secret and Job and reads its result; this
 // module checks the run, schedules the movers, places each next to its PVC's user, stops them all on the first failure,
 // and deletes the run's credentials Secrets in every case.
+import { createHmac } from 'node:crypto';
 import pLimit from 'p-limit';
+import type { KubeObject } from '../kube/types.ts';
 import { KfuError } from '../errors/index.ts';
 import { backupKeys } from '../store/layout.ts';
 import { createOrReplace } from './adopt.ts';
 import type { EngineName, EngineRun, GatewayImages } from './engine.ts';
 import { engineNamed } from './engines.ts';
 import { JOBS, PVCS, SECRETS, type VolumeKube } from './kube-port.ts';
-import { moverJobName, moverNameKey, moverSecretName, moverSelector, type MoveOperation } from './labels.ts';
+import { LABEL_OPERATION, moverJobName, moverNameKey, moverSecretName, moverSelector, type MoveOperation } from './labels.ts';
 import type { PvcRef, ResticMoveOptions, VolumeFailure, VolumeProgress, VolumeResult } from './move-types.ts';
 import { placementFor } from './placement.ts';
+import { finishedHandover, handOver, handsOver, prepareHandover, recordedVolume, recordFilled, settleLeftovers, type HandoverContext } from './rebind.ts';
 import { DEFAULT_MOVER_RESOURCES, parseMoverResources, type ResourceList } from './resources.ts';
 import { describeInline as describeError } from '../errors/index.ts';
 import {
@@ -52,6 +55,12 @@ export interface MoveVolumesOptions {
   gateway?: GatewayImages & { namespace: string };
   /** how often a running mover's stats are read and, when they changed, reported (default 30 s) */
   progressIntervalMs?: number;
+  /**
+   * restore: the model's namespace, where each PVC the restore reserved for it (./fill-mark.ts) is filled in a claim
+   * of its own and then handed over (./rebind.ts): no mover, Secret or Pod of the restore enters the PVC's namespace.
+   * Unset, or for a PVC not reserved, the mover runs in the PVC's namespace (the fallback).
+   */
+  handover?: { namespace: string };
   signal?: AbortSignal;
 }
 
@@ -154,16 +163,27 @@ async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: 
     } : undefined,
   });
 
-  const secrets = new Map<string, Promise<string>>();
-  const secretFor = (namespace: string): Promise<string> => {
-    let pending = secrets.get(namespace);
-    if (!pending) {
-      const name = moverSecretName(operation, options.backupId, moverNameKey(options.s3.secretKey));
-      pending = createOrReplace(kube, SECRETS, run.secret(name, namespace)).then(() => name);
-      secrets.set(namespace, pending);
+  // each namespace's Secret, in that namespace; or, for a hand-over, in the model's namespace, one per namespace whose
+  // data it reaches (its password and gateway access are that namespace's)
+  const secrets = new Map<string, { namespace: string; pending: Promise<string> }>();
+  const secretFor = (namespace: string, placed: string = namespace): Promise<string> => {
+    const key = `${placed}/${namespace}`;
+    let entry = secrets.get(key);
+    if (!entry) {
+      const nameKey = moverNameKey(options.s3.secretKey);
+      const base = moverSecretName(operation, options.backupId, nameKey);
+      const name = placed === namespace ? base : `${base}-${handoverSecretSuffix(nameKey, namespace)}`;
+      const secret = run.secret(name, namespace);
+      const pending = createOrReplace(kube, SECRETS, { ...secret, metadata: { ...secret.metadata, name, namespace: placed } }).then(() => name);
+      entry = { namespace: placed, pending };
+      secrets.set(key, entry);
     }
-    return pending;
+    return entry.pending;
   };
+  const handover = operation === 'restore' && options.handover
+    ? { namespace: options.handover.namespace, nameKey: moverNameKey(options.s3.secretKey), backupId: options.backupId, timeoutMs: HANDOVER_TIMEOUT_MS, signal }
+    : undefined;
+  if (handover) await settleLeftovers(kube, handover, new Set(options.pvcs.map((p) => `${p.namespace}/${p.name}`)));
 
   const limit = pLimit(concurrency);
   const results: VolumeResult[] = [];
@@ -178,7 +198,7 @@ async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: 
     firstMovers.set(namespace, new Promise<void>((resolve) => { done = resolve; }));
     return { wait: Promise.resolve(), done };
   };
-  const settings: MoverSettings = { ...options, resources, run };
+  const settings: MoverSettings = { ...options, resources, run, handoverContext: handover };
 
   try {
     await Promise.all(options.pvcs.map((pvc) => limit(async () => {
@@ -202,16 +222,20 @@ async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: 
       }
     })));
   } finally {
-    await deleteSecrets(kube, secrets).finally(() => run.close());
+    await deleteSecrets(kube, secrets)
+      // a killed run's Secrets of this restore in the model's namespace (whose labels only this product writes) go too:
+      // a rerun that finds the fill done never replaces them
+      .then(() => (handover ? deleteLeftSecrets(kube, handover.namespace, options.backupId) : undefined))
+      .finally(() => run.close());
   }
   if (failures.length > 0) throw new VolumeMoveError(operation, failures, results, stopped);
   if (options.signal?.aborted) throw new Error(`The volume ${operation} was cancelled.`);
   return results;
 }
 
-async function deleteSecrets(kube: VolumeKube, secrets: Map<string, Promise<string>>): Promise<void> {
+async function deleteSecrets(kube: VolumeKube, secrets: Map<string, { namespace: string; pending: Promise<string> }>): Promise<void> {
   const problems: string[] = [];
-  for (const [namespace, pending] of secrets) {
+  for (const { namespace, pending } of secrets.values()) {
     const name = await pending.catch(() => undefined);
     if (!name) continue;
     await kube.delete(SECRETS, namespace, name).catch((error: unknown) => problems.push(`${namespace}/${name}: ${describeError(error)}`));
@@ -221,10 +245,24 @@ async function deleteSecrets(kube: VolumeKube, secrets: Map<string, Promise<stri
   }
 }
 
+async function deleteLeftSecrets(kube: VolumeKube, namespace: string, backupId: string): Promise<void> {
+  for (const secret of await kube.list(SECRETS, namespace, `${moverSelector(backupId)},${LABEL_OPERATION}=restore`)) {
+    await kube.delete(SECRETS, namespace, secret.metadata.name ?? '');
+  }
+}
+
 /** The run's options once checked: the parsed resources, and the engine's open run. */
 interface MoverSettings extends Omit<MoveVolumesOptions, 'resources' | 'gateway'> {
   resources: ResourceList | undefined;
   run: EngineRun;
+  handoverContext: HandoverContext | undefined;
+}
+
+/** How long a hand-over waits for a claim to go or to be Bound: the PV controller answers in seconds. */
+const HANDOVER_TIMEOUT_MS = 300_000;
+
+function handoverSecretSuffix(nameKey: Buffer, namespace: string): string {
+  return createHmac('sha256', nameKey).update(`secret/${namespace}`).digest('hex').slice(0, 10);
 }
 
 async function moveOne(
@@ -232,7 +270,7 @@ async function moveOne(
   operation: MoveOperation,
   options: MoverSettings,
   pvcRef: PvcRef,
-  secretFor: (namespace: string) => Promise<string>,
+  secretFor: (namespace: string, placed?: string) => Promise<string>,
 ): Promise<VolumeResult> {
   const started = Date.now();
   const key = backupKeys(options.backupId).volume(pvcRef.namespace, pvcRef.name);
@@ -250,21 +288,52 @@ async function moveOne(
   }
   const placement = operation === 'backup' ? await placementFor(kube, pvc) : {};
   if (placement.blocked) throw new Error(placement.blocked);
+  const nameKey = moverNameKey(options.s3.secretKey);
+  const job = {
+    name: moverJobName(operation, options.backupId, pvcRef.namespace, pvcRef.name, nameKey),
+    namespace: pvcRef.namespace,
+    pvc: pvcRef.name,
+    backupId: options.backupId,
+    operation,
+    s3: options.s3,
+    activeDeadlineSeconds: options.activeDeadlineSeconds ?? DEFAULT_JOB_DEADLINE_SECONDS,
+    ttlSecondsAfterFinished: options.ttlSecondsAfterFinished ?? DEFAULT_JOB_TTL_SECONDS,
+    resources: options.resources,
+  };
+
+  if (operation === 'restore' && handsOver(pvc)) {
+    const context = options.handoverContext;
+    if (!context) throw new Error('the restore that created it reserved it for a hand-over from the model\'s namespace (no provisioner gives it a volume of its own), and this run does not hand over: rerun handing over, or delete the claim and rerun the restore');
+    if (volumeNameOf(pvc)) {
+      // a run killed after the claim was Bound to the volume it handed over (the volume carries the claim's
+      // reservation, which only a hand-over writes on a PersistentVolume) ends that hand-over; any other volume is not ours
+      const volume = await finishedHandover(kube, context, pvc);
+      if (volume) return { ...base, files: 0, bytes: 0, checksumVerified: false, durationMs: Date.now() - started, skipped: 'its hand-over was finished by an earlier run', restoredBy: 'handover', volume };
+      // named, not yet Bound: a killed run's hand-over of the volume its record names goes on below
+      if (await recordedVolume(kube, context, pvc) !== volumeNameOf(pvc)) throw new Error(`it was reserved for a hand-over but names volume ${volumeNameOf(pvc)}, which no hand-over made; it was left as it is`);
+    }
+    // filled in the model's namespace, then handed over (./rebind.ts): nothing of the restore enters the PVC's namespace
+    let plan = await prepareHandover(kube, context, pvc);
+    let result: VolumeResult;
+    if (plan.temp) {
+      const secretName = await secretFor(pvcRef.namespace, context.namespace);
+      result = await options.run.move(kube, {
+        pvcRef, pvc: plan.temp, base, path, started,
+        job: { ...job, namespace: context.namespace, pvc: plan.temp.metadata.name ?? '', forPvc: pvcRef.name, secretName },
+      });
+      plan = await recordFilled(kube, context, plan, { ...result });
+    } else {
+      result = { ...(plan.filled as unknown as VolumeResult), ...base, durationMs: 0 };
+    }
+    const volume = await handOver(kube, context, plan, pvc);
+    return { ...result, durationMs: Date.now() - started, restoredBy: 'handover', volume };
+  }
 
   const secretName = await secretFor(pvcRef.namespace);
-  return options.run.move(kube, {
-    pvcRef, pvc, nodeName: placement.nodeName, base, path, started,
-    job: {
-      name: moverJobName(operation, options.backupId, pvcRef.namespace, pvcRef.name, moverNameKey(options.s3.secretKey)),
-      namespace: pvcRef.namespace,
-      pvc: pvcRef.name,
-      backupId: options.backupId,
-      operation,
-      secretName,
-      s3: options.s3,
-      activeDeadlineSeconds: options.activeDeadlineSeconds ?? DEFAULT_JOB_DEADLINE_SECONDS,
-      ttlSecondsAfterFinished: options.ttlSecondsAfterFinished ?? DEFAULT_JOB_TTL_SECONDS,
-      resources: options.resources,
-    },
+  const result = await options.run.move(kube, {
+    pvcRef, pvc, nodeName: placement.nodeName, base, path, started, job: { ...job, secretName },
   });
+  return operation === 'restore' ? { ...result, restoredBy: 'in-namespace' } : result;
 }
+
+const volumeNameOf = (pvc: KubeObject) => (pvc.spec as { volumeName?: string } | undefined)?.volumeName;

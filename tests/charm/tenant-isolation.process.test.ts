@@ -12,6 +12,7 @@
 // serves, they try the gateway credential they found on every namespace's repository or folder there (their own as
 // the probe's control, another's with their user or with the other namespace's): only their own opens. An exec that
 // read nothing fails the test; a plain-file mover lasts about a second, so there only the probes that finished count.
+// A restore hands each filled volume over from the model's namespace (src/volumes/rebind.ts): the owner sees nothing of it.
 import { expect } from 'chai';
 import { CoreV1Api, Exec, KubeConfig, Watch, type V1Status } from '@kubernetes/client-node';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -236,10 +237,10 @@ describe('tenant isolation: what a profile\'s owner gets from a backup and a res
     if (work) rmSync(work, { recursive: true, force: true });
   });
 
-  function action(name: string, params: Record<string, unknown>, side: KubeletCluster, engine: 'restic' | 'rclone' = 'restic'): Promise<DispatchOutcome> {
+  function action(name: string, params: Record<string, unknown>, side: KubeletCluster, engine: 'restic' | 'rclone' = 'restic', extra: Record<string, string> = {}): Promise<DispatchOutcome> {
     const state = emptyState({
       relations: [s3Relation(track1Data(s3, BUCKET))], actionParams: params,
-      config: { 'restore-wait-timeout': 120, 'volume-mover-engine': engine, 'encryption-key': KEY_SECRET },
+      config: { 'restore-wait-timeout': 120, 'volume-mover-engine': engine, 'encryption-key': KEY_SECRET, ...extra },
     });
     state.secrets[KEY_SECRET] = { revisions: [{ key: KEY }] };
     return runDispatch(charmDir, state, { event: `actions/${name}`, env: { KUBECONFIG: side.cluster.kubeconfigPath } });
@@ -253,6 +254,21 @@ describe('tenant isolation: what a profile\'s owner gets from a backup and a res
       RESTIC_REPOSITORY: `s3:${s3.endpoint}/${BUCKET}/backups/restic/${namespace}`, RESTIC_CACHE_DIR: join(work, 'cache'),
     },
   })).exitCode === 0;
+
+  /**
+   * A restore (by hand-over, the default: src/volumes/rebind.ts) fills each claim in the model's namespace and hands its
+   * volume over: the owner sees nothing the run made in their namespace, no Secret, Job or Pod.
+   */
+  function judgeRestore(eyes: OwnerEyes): void {
+    expect(eyes.broken, 'every watch of the owner stayed open for the whole run').to.deep.equal([]);
+    const ours = eyes.seen.filter((o) => o.metadata.labels?.['app.kubernetes.io/managed-by'] === 'kubeflow-upgrader' || o.metadata.name?.startsWith('kfu-'));
+    expect(ours.map((o) => `${o.kind}/${o.metadata.name}`), 'nothing of the restore in the profile namespace').to.deep.equal([]);
+    expect(eyes.moverSecrets()).to.deep.equal([]);
+    const text = eyes.text();
+    expect(text).to.not.include(s3.secretAccessKey);
+    expect(text).to.not.include(KEY);
+    for (const namespace of namespaces) expect(text).to.not.include(namespacePassword(KEY, namespace));
+  }
 
   function judge(eyes: OwnerEyes, engine: 'restic' | 'rclone' = 'restic'): void {
     expect(eyes.broken, 'every watch of the owner stayed open for the whole run').to.deep.equal([]);
@@ -317,10 +333,10 @@ describe('tenant isolation: what a profile\'s owner gets from a backup and a res
   }
 
   /** The owner watches their namespace of `side` while the action runs; the action must succeed. */
-  async function asOwnerSees(side: KubeletCluster, name: string, params: Record<string, unknown>, engine: 'restic' | 'rclone' = 'restic'): Promise<OwnerEyes> {
+  async function asOwnerSees(side: KubeletCluster, name: string, params: Record<string, unknown>, engine: 'restic' | 'rclone' = 'restic', extra: Record<string, string> = {}): Promise<OwnerEyes> {
     const config = new KubeConfig();
     config.loadFromString(side.cluster.kubeconfigFor({ username: owner.user }, owner.namespace));
-    const running = action(name, params, side, engine);
+    const running = action(name, params, side, engine, extra);
     // in a fresh cluster the namespace exists only once the restore made its Profile: the owner starts watching as soon
     // as they may, whose sign is the profile controller's namespaceAdmin RoleBinding, made with the namespace
     const bindings = { group: 'rbac.authorization.k8s.io', resource: 'rolebindings' };
@@ -360,9 +376,23 @@ describe('tenant isolation: what a profile\'s owner gets from a backup and a res
     expect(source.cluster.api.list({ group: 'batch', resource: 'jobs' }).filter((j) => j.metadata.name?.startsWith('kfu-gateway-'))).to.deep.equal([]);
   });
 
-  it('during a restore into a fresh cluster: the same', async () => {
+  it('during a restore into a fresh cluster: nothing of the run at all (the volumes are handed over from the model\'s namespace)', async () => {
     await inFreshCluster(async (target) => {
-      const eyes = await asOwnerSees(target, 'restore-state', { 'backup-id': 'latest' });
+      judgeRestore(await asOwnerSees(target, 'restore-state', { 'backup-id': 'latest' }));
+      // the claims the restore filled were handed over: Bound, their fill mark off
+      const claims = target.cluster.api.list({ group: '', resource: 'persistentvolumeclaims' }, { namespace: owner.namespace })
+        .filter((c) => (c.spec as { selector?: { matchLabels?: Record<string, string> } }).selector?.matchLabels?.['kubeflow-upgrader/handover'] !== undefined);
+      expect(claims.length, 'claims reserved for a hand-over').to.be.greaterThan(0);
+      for (const claim of claims) {
+        expect((claim.status as { phase?: string }).phase, claim.metadata.name).to.equal('Bound');
+        expect(claim.metadata.labels ?? {}).to.not.have.property('kubeflow-upgrader/volume-fill');
+      }
+    });
+  });
+
+  it('during a restore whose movers run in the profile namespace (volume-restore-by=in-namespace): no bucket key, no other namespace\'s password, their own exec\'d mover reaching only their own repository', async () => {
+    await inFreshCluster(async (target) => {
+      const eyes = await asOwnerSees(target, 'restore-state', { 'backup-id': 'latest' }, 'restic', { 'volume-restore-by': 'in-namespace' });
       judge(eyes);
       await tryEveryPassword(eyes);
     });
@@ -374,6 +404,6 @@ describe('tenant isolation: what a profile\'s owner gets from a backup and a res
     const jobs = eyes.seen.filter((o) => o.kind === 'Job' && o.metadata.labels?.['app.kubernetes.io/component'] === 'volume-mover');
     expect(jobs.length, 'the owner saw their mover Job').to.be.greaterThan(0);
     expect(jobs.some((job) => JSON.stringify(job).includes('"name":"RCLONE_CONFIG_KFUSTORE_TYPE","value":"sftp"')), 'a plain-file mover reached the gateway').to.equal(true);
-    await inFreshCluster(async (target) => judge(await asOwnerSees(target, 'restore-state', { 'backup-id': 'latest' }, 'rclone'), 'rclone'));
+    await inFreshCluster(async (target) => judgeRestore(await asOwnerSees(target, 'restore-state', { 'backup-id': 'latest' }, 'rclone')));
   });
 });

@@ -217,6 +217,7 @@ export interface ResticJobInput {
   name: string;
   namespace: string;
   pvc: string;
+  forPvc?: string | undefined;
   backupId: string;
   operation: MoveOperation;
   image: string;

@@ -23,7 +23,7 @@ import type { SimulationLoop } from './loop.ts';
 import { key, now, type PodSpec } from './objects.ts';
 import { setPodStatus } from './pod-status.ts';
 import { PODS, PVCS } from './refs.ts';
-import { isBound, pvcFolder } from './storage.ts';
+import { claimFolder as volumeFolder, isBound } from './storage.ts';
 
 export interface KubeletStats {
   containersStarted: number;
@@ -77,7 +77,7 @@ export function podWorkers(api: InProcessApi, loop: SimulationLoop, node: NodeSt
 
   const claimFolder = (namespace: string, claim: string): string | undefined => {
     const pvc = api.get(PVCS, claim, namespace);
-    return pvc && isBound(pvc) ? pvcFolder(options.dataDir, namespace, claim) : undefined;
+    return pvc && isBound(pvc) ? volumeFolder(api, options.dataDir, pvc) : undefined;
   };
 
   /** Runs one container, retrying while its configuration (a Secret, a claim) is not there yet; undefined when stopped. */

@@ -6,13 +6,16 @@
 // source must exist in the claim's namespace and be bound, and the new volume starts as a copy of it; any other source
 // (a VolumeSnapshot, whose data this provisioner does not keep, or a populator's kind) is not provisioned, and the claim
 // stays Pending with a ProvisioningFailed warning, however long it waits. Retries are not simulated: a claim is tried
-// when it appears and when a Pod that mounts it is scheduled.
-import { cpSync, mkdirSync } from 'node:fs';
+// when it or a volume changes and when a Pod that mounts it is scheduled. Which volume a claim binds, and what
+// becomes of a volume whose claim is gone, is the PV controller's (pv-controller.ts); a volume's data lives in the
+// folder its PV's hostPath names, so it follows the volume from claim to claim.
+import { cpSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { KubeObject } from '../../../src/kube/types.ts';
 import type { InProcessApi } from '../cluster/contract.ts';
 import { PVCS, PVS, STORAGE_CLASSES } from './refs.ts';
 import { warningRecorder } from './events.ts';
+import { ANN_BIND_COMPLETED, ANN_PROVISIONED_BY, pvController, type PvController } from './pv-controller.ts';
 
 export const SIMULATED_PROVISIONER = 'kubelet.simulated/hostpath';
 const DEFAULT_CLASS_ANNOTATION = 'storageclass.kubernetes.io/is-default-class';
@@ -86,29 +89,49 @@ function dataSourceOf(api: InProcessApi, pvc: KubeObject): { problem: string } |
 }
 
 /**
- * Creates the folder (a copy of the source claim's, for a clone) and PV, then marks the claim Bound. Safe to call
- * twice. A claim whose data source cannot be provisioned is returned unbound, with a ProvisioningFailed warning.
+ * The volume's folder: `<dataDir>/<namespace>/<pvc>`, unless a volume that outlived an earlier claim of that name
+ * (Retain) still holds it; then a folder of this claim's own, so that no two volumes ever share data.
  */
-export function bindClaim(api: InProcessApi, dataDir: string, pvc: KubeObject, node: string | undefined): KubeObject {
-  if (isBound(pvc)) return pvc;
+function folderFor(api: InProcessApi, dataDir: string, pvc: KubeObject): string {
+  const folder = pvcFolder(dataDir, pvc.metadata.namespace ?? '', pvc.metadata.name ?? '');
+  if (!existsSync(folder)) return folder;
+  let taken = false;
+  try {
+    taken = api.list(PVS).some((pv) => (pv.spec as { hostPath?: { path?: string } } | undefined)?.hostPath?.path === folder
+      && (pv.spec as { claimRef?: { uid?: string } } | undefined)?.claimRef?.uid !== pvc.metadata.uid);
+  } catch {
+    taken = false;
+  }
+  return taken ? `${folder}.${(pvc.metadata.uid ?? '').slice(0, 8)}` : folder;
+}
+
+/**
+ * The hostPath provisioner's Provision (kubernetes-csi/external-provisioner pkg/controller/controller.go): the
+ * folder (a copy of the source claim's, for a clone) and a PV pre-bound to the claim by uid, reclaim policy Delete.
+ * Safe to call twice (the PV is named after the claim's uid). Undefined when the data source cannot be provisioned
+ * (a ProvisioningFailed warning says why) or the server does not serve PVs.
+ */
+export function provisionVolume(api: InProcessApi, dataDir: string, pvc: KubeObject, node: string | undefined): KubeObject | undefined {
   const namespace = pvc.metadata.namespace ?? '';
   const name = pvc.metadata.name ?? '';
   const source = dataSourceOf(api, pvc);
   if (source && 'problem' in source) {
     warningRecorder(api)(pvc, 'ProvisioningFailed', `failed to provision volume with StorageClass "${(pvc.spec as { storageClassName?: string } | undefined)?.storageClassName ?? ''}": ${source.problem}`, SIMULATED_PROVISIONER);
-    return pvc;
+    return undefined;
   }
-  const folder = pvcFolder(dataDir, namespace, name);
-  mkdirSync(folder, { recursive: true });
-  if (source) cpSync(pvcFolder(dataDir, namespace, source.clone.metadata.name ?? ''), folder, { recursive: true });
-  const spec = (pvc.spec ?? {}) as { accessModes?: string[]; resources?: { requests?: { storage?: string } }; storageClassName?: string };
   const volumeName = `pvc-${pvc.metadata.uid ?? name}`;
+  const existing = safeGetPv(api, volumeName);
+  if (existing) return existing;
+  const folder = folderFor(api, dataDir, pvc);
+  mkdirSync(folder, { recursive: true });
+  if (source) cpSync(claimFolder(api, dataDir, source.clone), folder, { recursive: true });
+  const spec = (pvc.spec ?? {}) as { accessModes?: string[]; resources?: { requests?: { storage?: string } }; storageClassName?: string };
   const capacity = { storage: spec.resources?.requests?.storage ?? '1Gi' };
   try {
-    api.create(PVS, {
+    return api.create(PVS, {
       apiVersion: 'v1',
       kind: 'PersistentVolume',
-      metadata: { name: volumeName, annotations: { 'pv.kubernetes.io/provisioned-by': SIMULATED_PROVISIONER } },
+      metadata: { name: volumeName, annotations: { [ANN_PROVISIONED_BY]: SIMULATED_PROVISIONER } },
       spec: {
         capacity,
         accessModes: spec.accessModes ?? ['ReadWriteOnce'],
@@ -123,13 +146,66 @@ export function bindClaim(api: InProcessApi, dataDir: string, pvc: KubeObject, n
     });
   } catch (error) {
     const status = (error as { status?: number }).status;
-    if (status !== 409 && status !== 404) throw error; // 404: the server does not serve PVs; the claim still binds
+    if (status === 409) return safeGetPv(api, volumeName);
+    if (status !== 404) throw error;
+    return undefined; // 404: the server does not serve PVs
   }
-  const annotations: Record<string, string> = { 'pv.kubernetes.io/bind-completed': 'yes' };
-  if (node) annotations['volume.kubernetes.io/selected-node'] = node;
-  const patched = api.mergePatch(PVCS, name, namespace, { metadata: { annotations }, spec: { volumeName } });
-  return api.updateStatus(PVCS, {
-    ...patched,
-    status: { phase: 'Bound', accessModes: spec.accessModes ?? ['ReadWriteOnce'], capacity },
-  });
+}
+
+function safeGetPv(api: InProcessApi, name: string): KubeObject | undefined {
+  try {
+    return api.get(PVS, name);
+  } catch {
+    return undefined;
+  }
+}
+
+function servesPvs(api: InProcessApi): boolean {
+  try {
+    api.list(PVS);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The folder holding a claim's data: its bound volume's hostPath; `<dataDir>/<namespace>/<pvc>` where no PV says otherwise. */
+export function claimFolder(api: InProcessApi, dataDir: string, pvc: KubeObject): string {
+  const volumeName = (pvc.spec as { volumeName?: string } | undefined)?.volumeName;
+  const pv = volumeName ? safeGetPv(api, volumeName) : undefined;
+  return (pv?.spec as { hostPath?: { path?: string } } | undefined)?.hostPath?.path
+    ?? pvcFolder(dataDir, pvc.metadata.namespace ?? '', pvc.metadata.name ?? '');
+}
+
+/** The binder of the PV controller (pv-controller.ts) with this provisioner behind it, for the claims of `node`. */
+export function binder(api: InProcessApi, dataDir: string, node: string | undefined): PvController {
+  return pvController(api, (claim) => (node !== undefined || bindingMode(api, claim) === 'Immediate' ? provisionVolume(api, dataDir, claim, node) : undefined));
+}
+
+/**
+ * Binds a claim as the PV controller does once its volume may be provisioned (Immediate, or for the node its
+ * consumer was scheduled on): a claim naming a volume (spec.volumeName) or selecting one (spec.selector) is bound to
+ * that volume or stays Pending; others get a provisioned volume. Returns the claim as it then is.
+ */
+export function bindClaim(api: InProcessApi, dataDir: string, pvc: KubeObject, node: string | undefined): KubeObject {
+  if (isBound(pvc)) return pvc;
+  const namespace = pvc.metadata.namespace ?? '';
+  const name = pvc.metadata.name ?? '';
+  if (!servesPvs(api)) {
+    // a server without PersistentVolumes: the claim binds to its folder alone
+    const source = dataSourceOf(api, pvc);
+    if (source && 'problem' in source) {
+      warningRecorder(api)(pvc, 'ProvisioningFailed', `failed to provision volume with StorageClass "${(pvc.spec as { storageClassName?: string } | undefined)?.storageClassName ?? ''}": ${source.problem}`, SIMULATED_PROVISIONER);
+      return pvc;
+    }
+    const folder = pvcFolder(dataDir, namespace, name);
+    mkdirSync(folder, { recursive: true });
+    if (source) cpSync(pvcFolder(dataDir, namespace, source.clone.metadata.name ?? ''), folder, { recursive: true });
+    const spec = (pvc.spec ?? {}) as { accessModes?: string[]; resources?: { requests?: { storage?: string } } };
+    const patched = api.mergePatch(PVCS, name, namespace, { metadata: { annotations: { [ANN_BIND_COMPLETED]: 'yes' } }, spec: { volumeName: `pvc-${pvc.metadata.uid ?? name}` } });
+    return api.updateStatus(PVCS, { ...patched, status: { phase: 'Bound', accessModes: spec.accessModes ?? ['ReadWriteOnce'], capacity: { storage: spec.resources?.requests?.storage ?? '1Gi' } } });
+  }
+  if (node) api.mergePatch(PVCS, name, namespace, { metadata: { annotations: { 'volume.kubernetes.io/selected-node': node } } });
+  binder(api, dataDir, node).syncClaim(namespace, name);
+  return api.get(PVCS, name, namespace) ?? pvc;
 }
