@@ -36,6 +36,8 @@ export interface CopyImages {
 export type CopyKind = 'mysql-backup' | 'mysql-restore' | 'minio-backup' | 'minio-restore' | 'sqlite-backup' | 'sqlite-restore';
 
 type Tool = 'rclone' | 'mysql' | 'sqlite' | 'restic';
+/** The image of a tool CopyImages may leave unset (restic: added after the others, so older callers do not name it). */
+const PINNED_WHEN_UNSET: Readonly<Record<Tool, string>> = { rclone: '', mysql: '', sqlite: '', restic: DEFAULT_RESTIC_IMAGE };
 interface Step { name: string; tool: Tool; script: string }
 
 /**
@@ -321,7 +323,7 @@ export function buildCopyJob(spec: CopySpec, options: CopyJobOptions): CopyJob {
     ];
     return {
       name: step.name,
-      image: step.tool === 'restic' ? options.images.restic || DEFAULT_RESTIC_IMAGE : options.images[step.tool],
+      image: options.images[step.tool] || PINNED_WHEN_UNSET[step.tool],
       command: ['sh', '-c', step.script],
       env: [
         // EXPECTED_SHA256 too: the MinIO copy is one rclone container, and it checks what it downloaded itself
