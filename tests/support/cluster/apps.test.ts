@@ -48,7 +48,9 @@ describe('embedded API server: apps/v1 updates', () => {
     const made = cluster.create(ref, workload('StatefulSet', { app: 'x' }, { serviceName: 'svc', volumeClaimTemplates: [claim] }));
     const spec = made.spec as Record<string, unknown>;
     const changes: Array<Record<string, unknown>> = [
-      { selector: { matchLabels: { app: 'x', more: 'y' } } },
+      // the template's labels follow, so that only the immutability is refused (a real server also says the selector
+      // does not select the template)
+      { selector: { matchLabels: { app: 'x', more: 'y' } }, template: { ...(spec.template as object), metadata: { labels: { app: 'x', more: 'y' } } } },
       { serviceName: 'other' },
       { volumeClaimTemplates: [{ ...claim, spec: { ...claim.spec, resources: { requests: { storage: '2Gi' } } } }] },
       { podManagementPolicy: 'Parallel' },

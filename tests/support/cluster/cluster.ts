@@ -22,6 +22,7 @@ import { validateAppsUpdate } from './apps.ts';
 import { defaultBinding, validateBinding, validateBindingUpdate } from './rbac/binding-validation.ts';
 import { schemaProblems } from './schemas.ts';
 import { generateJobSelector, validateJobCreate, validateJobUpdate } from './jobs.ts';
+import { finalizerProblems, kindProblems } from './workload-validation.ts';
 import type { ClusterNetwork } from '../net/cluster-network.ts';
 import { DEFAULT_NETWORK, ServiceAllocator, type ServiceNetwork } from './services.ts';
 import { seededRandom } from './faults.ts';
@@ -259,6 +260,8 @@ export class Cluster implements InProcessApi {
     if (d.builtin) {
       const schemaErrors = schemaProblems(d, obj);
       if (schemaErrors.length) throw invalid(d.kind, d.group, name, schemaErrors);
+      const kindErrors = kindProblems(d.group, d.resource, obj, null);
+      if (kindErrors.length) throw invalid(d.kind, d.group, name, kindErrors);
     }
     if (isBindings(d)) {
       defaultBinding(obj);
@@ -436,14 +439,13 @@ export class Cluster implements InProcessApi {
     if (d.builtin && subresource === 'main') {
       const schemaErrors = schemaProblems(d, next);
       if (schemaErrors.length) throw invalid(d.kind, d.group, name, schemaErrors);
+      // the spec's own validation first, then what the update may not change, in one answer (ValidateStatefulSetUpdate)
+      const kindErrors = [...kindProblems(d.group, d.resource, next, old), ...(d.group === 'apps' ? validateAppsUpdate(d.resource, next, old) : [])];
+      if (kindErrors.length) throw invalid(d.kind, d.group, name, kindErrors);
     }
     if (isJobs(d) && subresource === 'main') {
       const jobErrors = validateJobUpdate(next, old);
       if (jobErrors.length) throw invalid(d.kind, d.group, name, jobErrors);
-    }
-    if (d.group === 'apps' && subresource === 'main') {
-      const appsErrors = validateAppsUpdate(d.resource, next, old);
-      if (appsErrors.length) throw invalid(d.kind, d.group, name, appsErrors);
     }
     if (isBindings(d)) {
       defaultBinding(next);
@@ -608,6 +610,7 @@ export class Cluster implements InProcessApi {
       if (kp) errors.push(invalidValue('metadata.annotations', k, kp));
       if (typeof v !== 'string') errors.push(invalidValue(`metadata.annotations`, v, 'must be a string'));
     }
+    errors.push(...finalizerProblems(meta.finalizers, d.builtin && d.group !== 'apiextensions.k8s.io' && d.group !== 'apiregistration.k8s.io'));
     // ValidateOwnerReferences (k8s.io/apimachinery pkg/api/validation/objectmeta.go): each reference names an owner
     // fully, and at most one is the controller
     let firstController = '';
