@@ -8,12 +8,12 @@ import { admit, type Operation } from './admission.ts';
 import type { AdmissionWebhooks } from './webhooks.ts';
 import { checkQuota } from './quota.ts';
 import { applyLimitRangeDefaults, limitRangeRefusal, defaultRequestsFromLimits, pvcLimitRangeRefusal } from './limit-ranges.ts';
-import { admitCustomObject, crdToDef, CRD_CLEANUP_FINALIZER, settledStatus, validateCrd, validateStoredVersions } from './crd.ts';
+import { admitCustomObject, crdToDef, CRD_CLEANUP_FINALIZER, decodeStoredCustomObject, settledStatus, validateCrd, validateStoredVersions } from './crd.ts';
 import { alreadyExists, ApiError, badRequest, conflict, forbidden, invalid, invalidValue, notFound, required, type FieldError } from './errors.ts';
 import { recordUpdate, serverSideApply } from './managed-fields.ts';
 import { generatedSuffix, labelKeyProblem, labelValueProblem, nameProblem } from './names.ts';
 import { clone, mergePatch } from './patch.ts';
-import { builtinResources, servedVersions, storageVersion, type ResourceDef } from './resources.ts';
+import { builtinResources, SERVER_VERSION, servedVersions, storageVersion, type ResourceDef } from './resources.ts';
 import { fieldMatcher, labelMatcher } from './selectors.ts';
 import { deepFreeze, ObjectStore, objectKey, refKey, type Stored } from './store.ts';
 import { validateDataUpdate, validatePvcUpdate } from './immutable.ts';
@@ -78,9 +78,14 @@ export class Cluster implements InProcessApi {
   private readonly writeChecks: WriteCheck[] = [];
   /** the admission webhooks the stored Mutating/ValidatingWebhookConfigurations name (webhooks.ts), once installed */
   webhooks?: AdmissionWebhooks;
+  /** the Kubernetes minor version this server plays (`/version`; the feature gates that differ between versions) */
+  readonly kubernetesMinor: number;
+  /** stored custom resources as a read decodes them after their CRD changed (decodeStoredCustomObject), per stored version */
+  private readonly decoded = new WeakMap<Stored, { crdRv: number; view: Stored }>();
 
-  constructor(options: { random?: () => number; store?: ObjectStore; serviceNetwork?: ServiceNetwork; allocationSeed?: number } = {}) {
+  constructor(options: { random?: () => number; store?: ObjectStore; serviceNetwork?: ServiceNetwork; allocationSeed?: number; kubernetesVersion?: string } = {}) {
     this.random = options.random ?? Math.random;
+    this.kubernetesMinor = Number((options.kubernetesVersion ?? `${SERVER_VERSION.major}.${SERVER_VERSION.minor}`).split('.')[1]);
     this.store = options.store ?? new ObjectStore();
     // a random source of its own, so that allocating addresses does not change the names generateName produces
     this.services = new ServiceAllocator(options.serviceNetwork ?? DEFAULT_NETWORK, seededRandom(options.allocationSeed ?? 0x5e7c));
@@ -119,7 +124,24 @@ export class Cluster implements InProcessApi {
 
   getStored(ref: ResourceRef, name: string, namespace?: string): Stored | undefined {
     const d = this.def(ref);
-    return this.store.get(d, objectKey(d.namespaced ? namespace : undefined, name));
+    const s = this.store.get(d, objectKey(d.namespaced ? namespace : undefined, name));
+    return s && this.decodedRead(d, s);
+  }
+
+  /**
+   * A stored object as a read sees it: a custom resource stored before its CRD last changed is pruned and defaulted
+   * with the CRD's current schema (crd.ts decodeStoredCustomObject); anything else is the stored object itself.
+   */
+  decodedRead(d: ResourceDef, s: Stored): Stored {
+    if (d.builtin) return s;
+    const crd = this.store.get(CRD_REF, objectKey(undefined, `${d.resource}.${d.group}`));
+    if (!crd || s.rv > crd.rv) return s;
+    const cached = this.decoded.get(s);
+    if (cached?.crdRv === crd.rv) return cached.view;
+    const object = decodeStoredCustomObject(crd.obj, s.obj);
+    const view: Stored = object ? { obj: deepFreeze(object), json: JSON.stringify(object), rv: s.rv } : s;
+    this.decoded.set(s, { crdRv: crd.rv, view });
+    return view;
   }
 
   get(ref: ResourceRef, name: string, namespace?: string): KubeObject | undefined {
@@ -138,6 +160,7 @@ export class Cluster implements InProcessApi {
     const byField = fieldMatcher(options.fieldSelector);
     return this.store
       .scan(d, d.namespaced ? options.namespace : undefined)
+      .map((s) => this.decodedRead(d, s))
       .filter((s) => byLabel(s.obj) && byField(s.obj))
       .map((s) => clone(s.obj));
   }
@@ -380,8 +403,9 @@ export class Cluster implements InProcessApi {
     const name = input.metadata.name ?? '';
     const namespace = d.namespaced ? input.metadata.namespace : undefined;
     const key = objectKey(namespace, name);
-    const cur = this.store.get(d, key);
-    if (!cur) throw notFound(d, name);
+    const held = this.store.get(d, key);
+    if (!held) throw notFound(d, name);
+    const cur = this.decodedRead(d, held);
     this.checkVersion(d, input);
     const rv = input.metadata.resourceVersion;
     if (rv !== undefined && rv !== '' && rv !== cur.obj.metadata.resourceVersion) throw conflict(d, name);
@@ -571,7 +595,7 @@ export class Cluster implements InProcessApi {
   private admitCustom(d: ResourceDef, obj: KubeObject, old: KubeObject | undefined): void {
     if (d.builtin) return;
     const crd = this.store.get(CRD_REF, objectKey(undefined, `${d.resource}.${d.group}`));
-    if (crd) admitCustomObject(crd.obj, versionOf(obj.apiVersion ?? ''), obj, old);
+    if (crd) admitCustomObject(crd.obj, versionOf(obj.apiVersion ?? ''), obj, old, { ratcheting: this.kubernetesMinor >= 30 });
   }
 
   private checkDefinitionAcceptsCreates(d: ResourceDef): void {

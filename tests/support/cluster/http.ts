@@ -90,7 +90,7 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
   const attributes = { user, ...requestInfo(method, url) };
   const decision = ctx.authorizer.authorize(attributes);
   if (!decision.allowed) throw forbiddenFor(attributes, decision.reason);
-  if (seg[0] === 'version' && seg.length === 1) return json(res, 200, SERVER_VERSION);
+  if (seg[0] === 'version' && seg.length === 1) return json(res, 200, versionInfo(ctx.cluster.kubernetesMinor));
   // no schemas are published: clients fall back to the server's own validation, which is where ours happens
   if (seg[0] === 'openapi' && seg[1] === 'v3' && seg.length === 2) return json(res, 200, { paths: {} });
   if (seg[0] === 'openapi' && seg[1] === 'v2' && seg.length === 2 && (req.headers.accept ?? '').includes('protobuf')) return emptyOpenApiV2Protobuf(res);
@@ -358,7 +358,7 @@ function serveList(ctx: HttpContext, req: IncomingMessage, res: ServerResponse, 
     const s = items[i]!;
     if (!byLabel(s.obj) || !byField(s.obj)) continue;
     if (limit > 0 && selected.length === limit) break;
-    selected.push(s);
+    selected.push(ctx.cluster.decodedRead(def, s));
   }
   const metadata: Record<string, unknown> = { resourceVersion: String(rv) };
   if (limit > 0 && i < items.length) {
@@ -534,3 +534,8 @@ function sendError(res: ServerResponse, e: ApiError): void {
 }
 
 export { versionOf };
+
+/** /version of the Kubernetes minor the cluster plays (SERVER_VERSION's build, another minor) */
+function versionInfo(minor: number): typeof SERVER_VERSION {
+  return { ...SERVER_VERSION, minor: String(minor), gitVersion: `v${SERVER_VERSION.major}.${minor}.0` };
+}
