@@ -8,6 +8,7 @@ import { expect } from 'chai';
 import { request as httpsRequest } from 'node:https';
 import { startCluster, type RunningCluster } from './index.ts';
 import { objectKey } from './store.ts';
+import type { KubeObject } from '../../../src/kube/types.ts';
 
 interface Answer { status: number; body: Record<string, unknown> & { message?: string } }
 
@@ -30,7 +31,7 @@ function send(c: RunningCluster, method: string, path: string, body?: unknown): 
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 const GADGETS = '/apis/example.org/v1/namespaces/default/gadgets';
 
-function crd(spec: Record<string, unknown>): Record<string, unknown> {
+function crd(spec: Record<string, unknown>): KubeObject {
   return {
     apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'gadgets.example.org' },
     spec: {
