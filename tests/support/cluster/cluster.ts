@@ -23,6 +23,7 @@ import { defaultBinding, validateBinding, validateBindingUpdate } from './rbac/b
 import { schemaProblems } from './schemas.ts';
 import { generateJobSelector, validateJobCreate, validateJobUpdate } from './jobs.ts';
 import { finalizerProblems, kindProblems } from './workload-validation.ts';
+import { dropUnknownFields, strictDecodingError, strictPatchError, unknownFieldWarning, type FieldValidation } from './unknown-fields.ts';
 import type { ClusterNetwork } from '../net/cluster-network.ts';
 import { DEFAULT_NETWORK, ServiceAllocator, type ServiceNetwork } from './services.ts';
 import { seededRandom } from './faults.ts';
@@ -36,6 +37,12 @@ export interface WriteOptions {
   dryRun?: boolean;
   fieldManager?: string;
   user?: UserInfo;
+  /** the request's `fieldValidation` (unknown-fields.ts); absent: Warn, as the handlers default it */
+  fieldValidation?: FieldValidation;
+  /** where the request's warnings go (the HTTP front's Warning headers); absent: nowhere */
+  warnings?: (text: string) => void;
+  /** the body is a patched object (patch.go words a strict decoding error its own way) */
+  patched?: boolean;
 }
 
 /** a check of a create (old null) or update of `obj` by `user` (undefined: an in-process controller's own write) */
@@ -253,6 +260,7 @@ export class Cluster implements InProcessApi {
   createOwned(ref: ResourceRef, obj: KubeObject, options: WriteOptions = {}): KubeObject {
     const d = this.def(ref);
     obj.metadata ??= {};
+    this.decodeFields(d, obj, options);
     // decoding converts stringData into data before any admission sees the object (secrets.ts)
     if (isSecrets(d)) mergeStringData(obj);
     for (const mutate of this.createMutators.get(refKey(ref)) ?? []) mutate(obj);
@@ -268,7 +276,7 @@ export class Cluster implements InProcessApi {
     if (errors.length) throw invalid(d.kind, d.group, name, errors);
     if (d.namespaced) this.checkNamespaceAcceptsContent(d, namespace!, name);
     else delete meta.namespace;
-    this.admitCustom(d, obj, undefined);
+    this.admitCustom(d, obj, undefined, options);
     const key = objectKey(namespace, name);
     if (this.store.get(d, key)) throw alreadyExists(d, name);
 
@@ -369,7 +377,7 @@ export class Cluster implements InProcessApi {
     // handlers/patch.go, MaxRetryWhenPatchConflicts; here nothing can write between the read and the write)
     if (next.metadata.resourceVersion === undefined || next.metadata.resourceVersion === cur.obj.metadata.resourceVersion)
       next.metadata.resourceVersion = cur.obj.metadata.resourceVersion;
-    return this.updateWith(ref, next, subresource, options);
+    return this.updateWith(ref, next, subresource, { ...options, patched: true });
   }
 
   /** Server-side apply: creates the object when absent; otherwise merges by field ownership. */
@@ -406,6 +414,7 @@ export class Cluster implements InProcessApi {
     const held = this.store.get(d, key);
     if (!held) throw notFound(d, name);
     const cur = this.decodedRead(d, held);
+    this.decodeFields(d, input, options);
     this.checkVersion(d, input);
     const rv = input.metadata.resourceVersion;
     if (rv !== undefined && rv !== '' && rv !== cur.obj.metadata.resourceVersion) throw conflict(d, name);
@@ -426,7 +435,7 @@ export class Cluster implements InProcessApi {
     }
     if (subresource === 'main') next.apiVersion = input.apiVersion;
     if (subresource === 'main') this.webhooks?.mutate('UPDATE', d, next, old, options.dryRun ?? false, (options.user ?? CONTROLLER_USER).username);
-    this.admitCustom(d, next, old);
+    this.admitCustom(d, next, old, options);
     next.apiVersion = old.apiVersion;
     next.kind = old.kind;
     const meta = next.metadata;
@@ -592,10 +601,29 @@ export class Cluster implements InProcessApi {
   }
 
   /** a custom resource's body through its CRD's schema (crd-schema.ts), in the version the request used */
-  private admitCustom(d: ResourceDef, obj: KubeObject, old: KubeObject | undefined): void {
+  private admitCustom(d: ResourceDef, obj: KubeObject, old: KubeObject | undefined, options: WriteOptions): void {
     if (d.builtin) return;
     const crd = this.store.get(CRD_REF, objectKey(undefined, `${d.resource}.${d.group}`));
-    if (crd) admitCustomObject(crd.obj, versionOf(obj.apiVersion ?? ''), obj, old, { ratcheting: this.kubernetesMinor >= 30 });
+    if (!crd) return;
+    const before = options.fieldValidation === 'Strict' && options.patched ? clone(obj) : undefined;
+    const pruned = admitCustomObject(crd.obj, versionOf(obj.apiVersion ?? ''), obj, old, { ratcheting: this.kubernetesMinor >= 30 });
+    this.reportUnknownFields(d, before ?? obj, pruned, options);
+  }
+
+  /**
+   * A write's body as decoding leaves it: the fields its kind does not declare dropped (unknown-fields.ts), reported as
+   * the request's fieldValidation asks (a warning each, a refusal under Strict, nothing under Ignore).
+   */
+  private decodeFields(d: ResourceDef, obj: KubeObject, options: WriteOptions): void {
+    const before = options.fieldValidation === 'Strict' && options.patched ? clone(obj) : undefined;
+    this.reportUnknownFields(d, before ?? obj, dropUnknownFields(d, obj), options);
+  }
+
+  private reportUnknownFields(d: ResourceDef, body: KubeObject, paths: string[], options: WriteOptions): void {
+    if (paths.length === 0) return;
+    const directive = options.fieldValidation ?? 'Warn';
+    if (directive === 'Strict') throw options.patched ? strictPatchError(body, paths) : strictDecodingError(d, versionOf(body.apiVersion ?? ''), paths);
+    if (directive === 'Warn') for (const p of paths) options.warnings?.(unknownFieldWarning(p));
   }
 
   private checkDefinitionAcceptsCreates(d: ResourceDef): void {

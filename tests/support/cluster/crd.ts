@@ -134,12 +134,13 @@ export function schemaOf(crd: KubeObject, version: string): Schema | undefined {
 /**
  * A custom resource's create or update body, defaulted, pruned and validated against its CRD's schema for the version
  * the request used (kubernetes/apiextensions-apiserver pkg/registry/customresource/strategy.go and validator.go): the
- * body is changed in place; a schema or CEL failure is the real server's 422.
+ * body is changed in place; a schema or CEL failure is the real server's 422. Returns the pruned fields' paths.
  */
-export function admitCustomObject(crd: KubeObject, version: string, object: KubeObject, old: KubeObject | undefined, options: { ratcheting?: boolean } = {}): void {
+export function admitCustomObject(crd: KubeObject, version: string, object: KubeObject, old: KubeObject | undefined, options: { ratcheting?: boolean } = {}): string[] {
   const spec = specOf(crd);
-  const { errors } = admitCustomResource(object, old, schemaOf(crd, version), options);
+  const { errors, pruned } = admitCustomResource(object, old, schemaOf(crd, version), options);
   if (errors.length) throw invalid(spec.names?.kind ?? '', spec.group ?? '', object.metadata?.name ?? '', errors);
+  return pruned;
 }
 
 /**

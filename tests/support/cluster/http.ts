@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseYaml } from 'yaml';
 import type { KubeObject } from '../../../src/kube/types.ts';
 import { apiVersionOf } from '../../../src/kube/types.ts';
-import type { Cluster, UserInfo } from './cluster.ts';
+import type { Cluster, UserInfo, WriteOptions } from './cluster.ts';
 import { versionOf } from './cluster.ts';
 import { ApiError, badRequest, expired, isApiError, methodNotAllowed, pathNotFound, unauthorized, unsupportedMediaType } from './errors.ts';
 import type { Faults } from './faults.ts';
@@ -18,6 +18,7 @@ import type { LoggedEvent, Stored } from './store.ts';
 import { impersonate, type TokenAuthenticator } from './rbac/authentication.ts';
 import { forbiddenFor, type RbacAuthorizer } from './rbac/authorizer.ts';
 import { requestInfo } from './rbac/request-info.ts';
+import { fieldValidationOf, WarningRecorder } from './unknown-fields.ts';
 
 export interface HttpContext {
   cluster: Cluster;
@@ -115,10 +116,19 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
   if (!target) throw pathNotFound();
   const q = url.searchParams;
   const watch = q.get('watch') === '1' || q.get('watch') === 'true';
+  // a write's fieldValidation is checked before its body is read (handlers/create.go, update.go, patch.go); its
+  // warnings become Warning headers as they are recorded (filters/warning.go)
+  const optionsKind = method === 'POST' ? 'CreateOptions' : method === 'PUT' ? 'UpdateOptions' : method === 'PATCH' ? 'PatchOptions' : undefined;
+  const warnings = new WarningRecorder();
   const opts = {
     dryRun: q.getAll('dryRun').includes('All'),
     fieldManager: q.get('fieldManager') ?? managerFromAgent(req.headers['user-agent']),
     user,
+    fieldValidation: optionsKind && !watch ? fieldValidationOf(q.get('fieldValidation'), optionsKind) : undefined,
+    warnings: (text: string) => {
+      warnings.add(text);
+      if (!res.headersSent) res.setHeader('Warning', warnings.headers);
+    },
   };
   const { def, name, namespace, subresource } = target;
   if (subresource === 'log' && def.group === '' && def.resource === 'pods' && name !== undefined && method === 'GET') {
@@ -208,7 +218,7 @@ function notFoundFor(def: ResourceDef, name: string): ApiError {
   return new ApiError(404, 'NotFound', `${def.group ? `${def.resource}.${def.group}` : def.resource} "${name}" not found`, { name, kind: def.resource, ...(def.group ? { group: def.group } : {}) });
 }
 
-async function patch(ctx: HttpContext, req: IncomingMessage, t: Target, name: string, q: URLSearchParams, opts: { dryRun: boolean; fieldManager: string; user: UserInfo }): Promise<KubeObject> {
+async function patch(ctx: HttpContext, req: IncomingMessage, t: Target, name: string, q: URLSearchParams, opts: WriteOptions & { dryRun: boolean; fieldManager: string; user: UserInfo }): Promise<KubeObject> {
   const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim();
   const sub = t.subresource === 'status' ? 'status' : 'main';
   const view = (o: KubeObject) => ctx.cluster.convert(o, t.def, t.version);
