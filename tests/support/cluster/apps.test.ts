@@ -59,6 +59,14 @@ describe('embedded API server: apps/v1 updates', () => {
       expect(refused(() => cluster.update(ref, { ...made, spec: { ...spec, ...change } } as KubeObject))).to.equal(`StatefulSet.apps "w" is invalid: ${STS_MESSAGE}`);
   });
 
+  it('answers a StatefulSet selector change that no longer selects the template with both errors, the spec\'s first (ValidateStatefulSetUpdate)', () => {
+    const ref = { group: 'apps', resource: 'statefulsets' };
+    const made = cluster.create(ref, workload('StatefulSet', { app: 'x' }, { serviceName: 'svc' }));
+    const spec = { ...(made.spec as Record<string, unknown>), selector: { matchLabels: { app: 'x', more: 'y' } } };
+    expect(refused(() => cluster.update(ref, { ...made, spec } as KubeObject))).to.equal(
+      `StatefulSet.apps "w" is invalid: [spec.template.metadata.labels: Invalid value: map[string]string{"app":"x"}: \`selector\` does not match template \`labels\`, ${STS_MESSAGE}]`);
+  });
+
   it('takes a StatefulSet update of replicas, template, strategy and retention, and of fields spelled out at their defaults', () => {
     const ref = { group: 'apps', resource: 'statefulsets' };
     const claim = { metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } };
