@@ -3,7 +3,8 @@
 // write (kubernetes/apiextensions-apiserver pkg/apiserver/customresource_handler.go, crdConversionRESTOptionsGetter:
 // schemaCoercingDecoder and unstructuredDefaulter on the storage codec). Validation ratcheting only where the server's
 // version turns CRDValidationRatcheting on (pkg/features/kube_features.go: off in 1.29, beta and on in 1.30), so an
-// update that keeps a value the new schema refuses is refused on 1.29 and taken on 1.30.
+// update that keeps a value the new schema refuses is refused on 1.29 and taken on 1.30. A watch's events are decoded
+// too (after a CRD change the real server rebuilds the resource's storage and its watch cache with the new decoder).
 import { expect } from 'chai';
 import { request as httpsRequest } from 'node:https';
 import { startCluster, type RunningCluster } from './index.ts';
@@ -24,6 +25,18 @@ function send(c: RunningCluster, method: string, path: string, body?: unknown): 
     });
     req.on('error', reject);
     if (body !== undefined) req.write(JSON.stringify(body));
+    req.end();
+  });
+}
+
+function watchLines(c: RunningCluster, path: string): Promise<Array<{ type: string; object: unknown }>> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(`${c.server}${path}`, { ca: c.caCert, headers: { Authorization: `Bearer ${c.token}` } }, (res) => {
+      let text = '';
+      res.on('data', (d: Buffer) => (text += d.toString()));
+      res.on('end', () => resolve(text.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as { type: string; object: unknown })));
+    });
+    req.on('error', reject);
     req.end();
   });
 }
@@ -66,6 +79,9 @@ describe('embedded API server: custom resources read after their CRD changed', f
     expect(got.body.spec).to.deep.equal({ size: 2, color: 'blue' });
     const listed = await send(c, 'GET', GADGETS);
     expect((listed.body.items as { spec: unknown }[]).map((i) => i.spec)).to.deep.equal([{ size: 2, color: 'blue' }]);
+    // a watch's synthetic ADDED events are decoded the same way (the stream ends after timeoutSeconds)
+    const events = await watchLines(c, `${GADGETS}?watch=1&timeoutSeconds=1`);
+    expect(events.map((e) => (e.object as { spec: unknown }).spec)).to.deep.equal([{ size: 2, color: 'blue' }]);
     const held = c.cluster.store.get({ group: 'example.org', resource: 'gadgets' }, objectKey('default', 'old'));
     expect(held?.obj.spec, 'what etcd holds').to.deep.equal({ size: 2, legacy: 'x' });
 

@@ -457,7 +457,8 @@ function serveWatch(ctx: HttpContext, req: IncomingMessage, res: ServerResponse,
   const send = (type: string, s: Stored) => {
     if (s.rv <= lastRv) return;
     lastRv = s.rv;
-    res.write(`{"type":"${type}","object":${itemJson(s, def, t.version, false)}}\n`);
+    // decoded as a read decodes it (a custom resource stored before its CRD changed: Cluster.decodedRead)
+    res.write(`{"type":"${type}","object":${itemJson(ctx.cluster.decodedRead(def, s), def, t.version, false)}}\n`);
   };
   const rvParam = q.get('resourceVersion');
   const startRv = rvParam && rvParam !== '0' ? Number(rvParam) : undefined;
@@ -480,7 +481,7 @@ function serveWatch(ctx: HttpContext, req: IncomingMessage, res: ServerResponse,
   if (startRv === undefined || Number.isNaN(startRv)) {
     // no resourceVersion: synthetic ADDED for what exists now, then changes
     const snapshotRv = store.currentRv();
-    for (const s of store.scan(def, namespace)) if (matches(s)) res.write(`{"type":"ADDED","object":${itemJson(s, def, t.version, false)}}\n`);
+    for (const s of store.scan(def, namespace)) if (matches(s)) res.write(`{"type":"ADDED","object":${itemJson(ctx.cluster.decodedRead(def, s), def, t.version, false)}}\n`);
     lastRv = snapshotRv;
   } else {
     const past = store.eventsSince(startRv);
