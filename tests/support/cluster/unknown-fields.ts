@@ -9,7 +9,10 @@
 //   create.go and update.go (Warn: each unknown field a warning; Strict: 400 `<Kind> in version "<v>" cannot be
 //   handled as a <Kind>: strict decoding error: unknown field "<path>", …`; Ignore: silently dropped), patch.go
 //   (jsonPatcher.applyPatchToCurrentObject: a patched object with unknown fields is, under Strict, 422 with an empty
-//   kind and name, `patch: Invalid value: "<patched JSON>": strict decoding error: …`);
+//   kind and name, `patch: Invalid value: "<patched JSON>": strict decoding error: …`; a strategic merge patch prints
+//   the patch as a Go map there, strategicPatchObject → applyPatchToObject, which is not imitated: the patched JSON
+//   stands in); server-side apply's own answers to undeclared fields (the field manager's typed conversion) are not
+//   modelled: an applied configuration's unknown fields are dropped like an update's;
 // - staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/validation/validation.go (ValidateFieldValidation: "", Ignore,
 //   Strict, Warn; anything else 422 `CreateOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value: …`);
 // - the Warning header: staging/src/k8s.io/apiserver/pkg/endpoints/filters/warning.go (recorder.AddWarning: empty texts
