@@ -55,7 +55,7 @@ export function goMap(m: Record<string, string> | undefined): string {
 /** %#v of a metav1.LabelSelector */
 export function goSelector(s: Selector | undefined): string {
   const expressions = s?.matchExpressions?.length
-    ? `[]v1.LabelSelectorRequirement{${s.matchExpressions.map((e) => `v1.LabelSelectorRequirement{Key:${JSON.stringify(e.key)}, Operator:${JSON.stringify(e.operator)}, Values:[]string{${(e.values ?? []).map((v) => JSON.stringify(v)).join(', ')}}}`).join(', ')}}`
+    ? `[]v1.LabelSelectorRequirement{${s.matchExpressions.map((e) => `v1.LabelSelectorRequirement{Key:${JSON.stringify(e.key)}, Operator:${JSON.stringify(e.operator)}, Values:${e.values === undefined ? '[]string(nil)' : `[]string{${e.values.map((v) => JSON.stringify(v)).join(', ')}}`}}`).join(', ')}}`
     : '[]v1.LabelSelectorRequirement(nil)';
   return `v1.LabelSelector{MatchLabels:${goMap(s?.matchLabels)}, MatchExpressions:${expressions}}`;
 }

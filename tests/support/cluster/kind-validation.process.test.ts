@@ -135,6 +135,11 @@ describe('embedded API server: type-specific validation of built-in kinds', func
       expect(await refused(STATEFULSETS, workload('StatefulSet', 'policy', { podManagementPolicy: 'Random' }))).to.equal('StatefulSet.apps "policy" is invalid: spec.podManagementPolicy: Invalid value: "Random": must be \'OrderedReady\' or \'Parallel\'');
     });
 
+    it('refuses a selector requirement without its values, and then the selector itself (LabelSelectorAsSelector fails)', async () => {
+      const body = workload('Deployment', 'expr', { selector: { matchExpressions: [{ key: 'app', operator: 'In' }] } });
+      expect(await refused(DEPLOYMENTS, body)).to.equal('Deployment.apps "expr" is invalid: [spec.selector.matchExpressions[0].values: Required value: must be specified when `operator` is \'In\' or \'NotIn\', spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string(nil), MatchExpressions:[]v1.LabelSelectorRequirement{v1.LabelSelectorRequirement{Key:"app", Operator:"In", Values:[]string(nil)}}}: invalid label selector]');
+    });
+
     it('refuses a Deployment without a selector (Required value)', async () => {
       const body = workload('Deployment', 'noselector', {});
       delete (body.spec as { selector?: unknown }).selector;
@@ -169,6 +174,7 @@ describe('embedded API server: type-specific validation of built-in kinds', func
       expect(await refused(NETPOLS, netpol('peer', { egress: [{ to: [{}] }] }))).to.equal('NetworkPolicy.networking.k8s.io "peer" is invalid: spec.egress[0].to[0]: Required value: must specify a peer');
       expect(await refused(NETPOLS, netpol('mixed', { ingress: [{ from: [{ podSelector: {}, ipBlock: { cidr: '10.0.0.0/8' } }] }] }))).to.equal('NetworkPolicy.networking.k8s.io "mixed" is invalid: spec.ingress[0].from[0]: Forbidden: may not specify both ipBlock and another peer');
       expect(await refused(NETPOLS, netpol('types', { policyTypes: ['Ingress', 'Sideways'] }))).to.equal('NetworkPolicy.networking.k8s.io "types" is invalid: spec.policyTypes[1]: Unsupported value: "Sideways": supported values: "Ingress", "Egress"');
+      expect(await refused(NETPOLS, netpol('operator', { podSelector: { matchExpressions: [{ key: 'app', operator: 'Like', values: ['x'] }] } }))).to.equal('NetworkPolicy.networking.k8s.io "operator" is invalid: spec.podSelector.matchExpressions[0].operator: Invalid value: "Like": not a valid selector operator');
       await accepted(NETPOLS, netpol('named', { ingress: [{ ports: [{ port: 'http' }], from: [{ namespaceSelector: {} }] }], policyTypes: ['Ingress'] }));
     });
   });

@@ -26,6 +26,9 @@
 //   required and each supported, ReadWriteOncePod alone; resources.requests.storage required, reported at
 //   `spec.resources[storage]`, and above zero; volumeMode Block|Filesystem); what an update may not change is
 //   immutable.ts.
+// - Label selectors of these kinds: staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/validation/validation.go
+//   (ValidateLabelSelector: matchLabels' keys qualified names and values label values; each requirement's operator
+//   In|NotIn with values, Exists|DoesNotExist without, its key and values), at each kind's place in its list.
 // - Finalizers, every kind: staging/src/k8s.io/apimachinery/pkg/api/validation/objectmeta.go (ValidateFinalizers:
 //   each a qualified name, util/validation/validation.go IsQualifiedName; orphan and foregroundDeletion not both) and,
 //   for the built-in kinds, pkg/apis/core/validation/validation.go (ValidateObjectMeta → validateKubeFinalizerName: a
@@ -98,14 +101,69 @@ export function finalizerProblems(finalizers: unknown, kubeKind: boolean): Field
   return errors;
 }
 
+// ---- label selectors: staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/validation/validation.go ----------------
+
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+const LABEL_VALUE_REGEX_ERROR = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
+
+/** IsValidLabelValue (util/validation/validation.go): both sentences where both apply */
+function labelValueProblems(value: string): string[] {
+  const errors: string[] = [];
+  if (value.length > 63) errors.push('must be no more than 63 characters');
+  if (!LABEL_VALUE.test(value)) errors.push(LABEL_VALUE_REGEX_ERROR);
+  return errors;
+}
+
+/**
+ * ValidateLabelSelector at `path`: matchLabels' keys and values (Go walks the map in random order; sorted here), then
+ * each matchExpressions requirement (operator, values for it, key, values). `allowInvalidValues`: an update whose old
+ * selector already held an invalid value (LabelSelectorValidationOptions.AllowInvalidLabelValueInSelector).
+ */
+export function labelSelectorProblems(selector: Selector | undefined | null, path: string, allowInvalidValues = false): FieldError[] {
+  if (!selector) return [];
+  const errors: FieldError[] = [];
+  for (const key of Object.keys(selector.matchLabels ?? {}).sort()) {
+    for (const msg of qualifiedNameProblems(key)) errors.push(invalid(`${path}.matchLabels`, JSON.stringify(key), msg));
+    const value = String(selector.matchLabels![key]);
+    for (const msg of labelValueProblems(value)) errors.push(invalid(`${path}.matchLabels`, JSON.stringify(value), msg));
+  }
+  (selector.matchExpressions ?? []).forEach((e, i) => {
+    const at = `${path}.matchExpressions[${i}]`;
+    const values = e.values ?? [];
+    if (e.operator === 'In' || e.operator === 'NotIn') {
+      if (values.length === 0) errors.push(requiredValue(`${at}.values`, "must be specified when `operator` is 'In' or 'NotIn'"));
+    } else if (e.operator === 'Exists' || e.operator === 'DoesNotExist') {
+      if (values.length > 0) errors.push(forbidden(`${at}.values`, "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"));
+    } else errors.push(invalid(`${at}.operator`, JSON.stringify(e.operator ?? ''), 'not a valid selector operator'));
+    for (const msg of qualifiedNameProblems(e.key ?? '')) errors.push(invalid(`${at}.key`, JSON.stringify(e.key ?? ''), msg));
+    if (!allowInvalidValues) values.forEach((v, j) => { for (const msg of labelValueProblems(v)) errors.push(invalid(`${at}.values[${j}]`, JSON.stringify(v), msg)); });
+  });
+  return errors;
+}
+
+const holdsInvalidValue = (s: Selector | undefined | null): boolean =>
+  Boolean(s) && (Object.values(s!.matchLabels ?? {}).some((v) => labelValueProblems(String(v)).length > 0) || (s!.matchExpressions ?? []).some((e) => (e.values ?? []).some((v) => labelValueProblems(v).length > 0)));
+
 // ---- apps/v1 -------------------------------------------------------------------------------------------------
 
-function selectorProblems(spec: Obj, kind: 'deployment' | 'statefulset'): { errors: FieldError[]; selector?: Selector } {
+/**
+ * The selector's checks, then what LabelSelectorAsSelector's failure adds (a selector ValidateLabelSelector refuses
+ * does not convert either: `invalid label selector` for a Deployment, no detail for a StatefulSet); `selector` is
+ * undefined where there is none to match the template against.
+ */
+function selectorProblems(spec: Obj, kind: 'deployment' | 'statefulset', old: KubeObject | null): { errors: FieldError[]; selector?: Selector } {
   const selector = spec.selector as Selector | undefined | null;
   if (!selector) return { errors: [requiredValue('spec.selector')] };
+  // a Deployment's update may keep invalid values its old selector had; a StatefulSet's never
+  const allow = kind === 'deployment' && old !== null && holdsInvalidValue(((old.spec ?? {}) as Obj).selector as Selector | undefined);
+  const errors = labelSelectorProblems(selector, 'spec.selector', allow);
   if (Object.keys(selector.matchLabels ?? {}).length + (selector.matchExpressions ?? []).length === 0)
-    return { errors: [invalid('spec.selector', goSelector(selector), `empty selector is invalid for ${kind}`)], selector };
-  return { errors: [], selector };
+    errors.push(invalid('spec.selector', goSelector(selector), `empty selector is invalid for ${kind}`));
+  if (labelSelectorProblems(selector, 'spec.selector').length > 0) {
+    errors.push(kind === 'deployment' ? invalid('spec.selector', goSelector(selector), 'invalid label selector') : { field: 'spec.selector', type: 'FieldValueInvalid', text: `Invalid value: ${goSelector(selector)}` });
+    return { errors };
+  }
+  return { errors, selector };
 }
 
 function templateLabelProblems(selector: Selector | undefined, template: PodTemplate | undefined): FieldError[] {
@@ -120,11 +178,11 @@ function restartAlways(template: PodTemplate | undefined): FieldError[] {
 }
 
 /** ValidateDeploymentSpec */
-export function deploymentProblems(obj: KubeObject): FieldError[] {
+export function deploymentProblems(obj: KubeObject, old: KubeObject | null = null): FieldError[] {
   const spec = (obj.spec ?? {}) as Obj;
   const template = spec.template as PodTemplate | undefined;
   const errors = nonNegative(spec.replicas, 'spec.replicas');
-  const { errors: selectorErrors, selector } = selectorProblems(spec, 'deployment');
+  const { errors: selectorErrors, selector } = selectorProblems(spec, 'deployment', old);
   errors.push(...selectorErrors, ...templateLabelProblems(selector, template), ...restartAlways(template));
   if (template?.spec?.activeDeadlineSeconds !== undefined)
     errors.push(invalid('spec.template.spec.activeDeadlineSeconds', String(template.spec.activeDeadlineSeconds), 'activeDeadlineSeconds in ReplicaSet is not Supported'));
@@ -139,7 +197,7 @@ export function statefulSetProblems(obj: KubeObject): FieldError[] {
   const policy = (spec.podManagementPolicy as string | undefined) ?? 'OrderedReady';
   if (policy !== 'OrderedReady' && policy !== 'Parallel') errors.push(invalid('spec.podManagementPolicy', JSON.stringify(policy), "must be 'OrderedReady' or 'Parallel'"));
   errors.push(...nonNegative(spec.replicas, 'spec.replicas'));
-  const { errors: selectorErrors, selector } = selectorProblems(spec, 'statefulset');
+  const { errors: selectorErrors, selector } = selectorProblems(spec, 'statefulset', null);
   errors.push(...selectorErrors, ...templateLabelProblems(selector, template), ...restartAlways(template));
   if (template?.spec?.activeDeadlineSeconds !== undefined)
     errors.push(forbidden('spec.template.spec.activeDeadlineSeconds', 'activeDeadlineSeconds in StatefulSet is not Supported'));
@@ -203,6 +261,7 @@ export function pdbProblems(obj: KubeObject): FieldError[] {
     errors.push(invalid('spec', value, 'minAvailable and maxUnavailable cannot be both set'));
   }
   errors.push(...intOrPercentProblems(spec.minAvailable, 'spec.minAvailable'), ...intOrPercentProblems(spec.maxUnavailable, 'spec.maxUnavailable'));
+  errors.push(...labelSelectorProblems(spec.selector as Selector | undefined, 'spec.selector'));
   const policy = spec.unhealthyPodEvictionPolicy;
   if (typeof policy === 'string' && policy !== 'IfHealthyBudget' && policy !== 'AlwaysAllow')
     errors.push(notSupported('spec.unhealthyPodEvictionPolicy', JSON.stringify(policy), ['AlwaysAllow', 'IfHealthyBudget']));
@@ -247,6 +306,7 @@ function networkPeerProblems(peer: Obj, path: string): FieldError[] {
   const errors: FieldError[] = [];
   const present = (k: string) => peer[k] !== undefined && peer[k] !== null;
   const count = ['podSelector', 'namespaceSelector', 'ipBlock'].filter(present).length;
+  errors.push(...labelSelectorProblems(peer.podSelector as Selector | undefined, `${path}.podSelector`), ...labelSelectorProblems(peer.namespaceSelector as Selector | undefined, `${path}.namespaceSelector`));
   if (present('ipBlock')) {
     const cidr = (peer.ipBlock as Obj).cidr;
     if (typeof cidr !== 'string' || cidr === '') errors.push(requiredValue(`${path}.ipBlock.cidr`));
@@ -260,6 +320,7 @@ export function networkPolicyProblems(obj: KubeObject): FieldError[] {
   const spec = (obj.spec ?? {}) as Obj;
   const errors: FieldError[] = [];
   const list = (v: unknown): Obj[] => (Array.isArray(v) ? (v as Obj[]) : []);
+  errors.push(...labelSelectorProblems(spec.podSelector as Selector | undefined, 'spec.podSelector'));
   list(spec.ingress).forEach((rule, i) => {
     list(rule.ports).forEach((port, j) => errors.push(...networkPortProblems(port, `spec.ingress[${i}].ports[${j}]`)));
     list(rule.from).forEach((peer, j) => errors.push(...networkPeerProblems(peer, `spec.ingress[${i}].from[${j}]`)));
@@ -288,6 +349,7 @@ export function claimSpecProblems(spec: Obj, path = 'spec'): FieldError[] {
   const errors: FieldError[] = [];
   const modes = Array.isArray(spec.accessModes) ? (spec.accessModes as string[]) : [];
   if (modes.length === 0) errors.push(requiredValue(`${path}.accessModes`, 'at least 1 access mode is required'));
+  errors.push(...labelSelectorProblems(spec.selector as Selector | undefined, `${path}.selector`));
   for (const m of modes) if (!ACCESS_MODES.includes(m)) errors.push(notSupported(`${path}.accessModes`, shown(m), ACCESS_MODES));
   if (modes.includes('ReadWriteOncePod') && modes.some((m) => m !== 'ReadWriteOncePod'))
     errors.push(forbidden(`${path}.accessModes`, 'may not use ReadWriteOncePod with other access modes'));
@@ -308,7 +370,7 @@ export function claimSpecProblems(spec: Obj, path = 'spec'): FieldError[] {
 export function kindProblems(group: string, resource: string, obj: KubeObject, old: KubeObject | null): FieldError[] {
   const key = `${group}/${resource}`;
   switch (key) {
-    case 'apps/deployments': return deploymentProblems(obj);
+    case 'apps/deployments': return deploymentProblems(obj, old);
     case 'apps/statefulsets': return statefulSetProblems(obj);
     case 'batch/cronjobs': return cronJobProblems(obj, old);
     case 'policy/poddisruptionbudgets': return pdbProblems(obj);
