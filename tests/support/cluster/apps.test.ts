@@ -48,13 +48,23 @@ describe('embedded API server: apps/v1 updates', () => {
     const made = cluster.create(ref, workload('StatefulSet', { app: 'x' }, { serviceName: 'svc', volumeClaimTemplates: [claim] }));
     const spec = made.spec as Record<string, unknown>;
     const changes: Array<Record<string, unknown>> = [
-      { selector: { matchLabels: { app: 'x', more: 'y' } } },
+      // the template's labels follow, so that only the immutability is refused (a real server also says the selector
+      // does not select the template)
+      { selector: { matchLabels: { app: 'x', more: 'y' } }, template: { ...(spec.template as object), metadata: { labels: { app: 'x', more: 'y' } } } },
       { serviceName: 'other' },
       { volumeClaimTemplates: [{ ...claim, spec: { ...claim.spec, resources: { requests: { storage: '2Gi' } } } }] },
       { podManagementPolicy: 'Parallel' },
     ];
     for (const change of changes)
       expect(refused(() => cluster.update(ref, { ...made, spec: { ...spec, ...change } } as KubeObject))).to.equal(`StatefulSet.apps "w" is invalid: ${STS_MESSAGE}`);
+  });
+
+  it('answers a StatefulSet selector change that no longer selects the template with both errors, the spec\'s first (ValidateStatefulSetUpdate)', () => {
+    const ref = { group: 'apps', resource: 'statefulsets' };
+    const made = cluster.create(ref, workload('StatefulSet', { app: 'x' }, { serviceName: 'svc' }));
+    const spec = { ...(made.spec as Record<string, unknown>), selector: { matchLabels: { app: 'x', more: 'y' } } };
+    expect(refused(() => cluster.update(ref, { ...made, spec } as KubeObject))).to.equal(
+      `StatefulSet.apps "w" is invalid: [spec.template.metadata.labels: Invalid value: map[string]string{"app":"x"}: \`selector\` does not match template \`labels\`, ${STS_MESSAGE}]`);
   });
 
   it('takes a StatefulSet update of replicas, template, strategy and retention, and of fields spelled out at their defaults', () => {

@@ -8,12 +8,12 @@ import { admit, type Operation } from './admission.ts';
 import type { AdmissionWebhooks } from './webhooks.ts';
 import { checkQuota } from './quota.ts';
 import { applyLimitRangeDefaults, limitRangeRefusal, defaultRequestsFromLimits, pvcLimitRangeRefusal } from './limit-ranges.ts';
-import { admitCustomObject, crdToDef, CRD_CLEANUP_FINALIZER, settledStatus, validateCrd, validateStoredVersions } from './crd.ts';
+import { admitCustomObject, crdToDef, CRD_CLEANUP_FINALIZER, decodeStoredCustomObject, settledStatus, validateCrd, validateStoredVersions } from './crd.ts';
 import { alreadyExists, ApiError, badRequest, conflict, forbidden, invalid, invalidValue, notFound, required, type FieldError } from './errors.ts';
 import { recordUpdate, serverSideApply } from './managed-fields.ts';
 import { generatedSuffix, labelKeyProblem, labelValueProblem, nameProblem } from './names.ts';
 import { clone, mergePatch } from './patch.ts';
-import { builtinResources, servedVersions, storageVersion, type ResourceDef } from './resources.ts';
+import { builtinResources, SERVER_VERSION, servedVersions, storageVersion, type ResourceDef } from './resources.ts';
 import { fieldMatcher, labelMatcher } from './selectors.ts';
 import { deepFreeze, ObjectStore, objectKey, refKey, type Stored } from './store.ts';
 import { validateDataUpdate, validatePvcUpdate } from './immutable.ts';
@@ -22,6 +22,8 @@ import { validateAppsUpdate } from './apps.ts';
 import { defaultBinding, validateBinding, validateBindingUpdate } from './rbac/binding-validation.ts';
 import { schemaProblems } from './schemas.ts';
 import { generateJobSelector, validateJobCreate, validateJobUpdate } from './jobs.ts';
+import { finalizerProblems, kindProblems } from './workload-validation.ts';
+import { dropUnknownFields, strictDecodingError, strictPatchError, unknownFieldWarning, type FieldValidation } from './unknown-fields.ts';
 import type { ClusterNetwork } from '../net/cluster-network.ts';
 import { DEFAULT_NETWORK, ServiceAllocator, type ServiceNetwork } from './services.ts';
 import { seededRandom } from './faults.ts';
@@ -35,6 +37,12 @@ export interface WriteOptions {
   dryRun?: boolean;
   fieldManager?: string;
   user?: UserInfo;
+  /** the request's `fieldValidation` (unknown-fields.ts); absent: Warn, as the handlers default it */
+  fieldValidation?: FieldValidation;
+  /** where the request's warnings go (the HTTP front's Warning headers); absent: nowhere */
+  warnings?: (text: string) => void;
+  /** the body is a patched object (patch.go words a strict decoding error its own way) */
+  patched?: boolean;
 }
 
 /** a check of a create (old null) or update of `obj` by `user` (undefined: an in-process controller's own write) */
@@ -77,9 +85,14 @@ export class Cluster implements InProcessApi {
   private readonly writeChecks: WriteCheck[] = [];
   /** the admission webhooks the stored Mutating/ValidatingWebhookConfigurations name (webhooks.ts), once installed */
   webhooks?: AdmissionWebhooks;
+  /** the Kubernetes minor version this server plays (`/version`; the feature gates that differ between versions) */
+  readonly kubernetesMinor: number;
+  /** stored custom resources as a read decodes them after their CRD changed (decodeStoredCustomObject), per stored version */
+  private readonly decoded = new WeakMap<Stored, { crdRv: number; view: Stored }>();
 
-  constructor(options: { random?: () => number; store?: ObjectStore; serviceNetwork?: ServiceNetwork; allocationSeed?: number } = {}) {
+  constructor(options: { random?: () => number; store?: ObjectStore; serviceNetwork?: ServiceNetwork; allocationSeed?: number; kubernetesVersion?: string } = {}) {
     this.random = options.random ?? Math.random;
+    this.kubernetesMinor = Number((options.kubernetesVersion ?? `${SERVER_VERSION.major}.${SERVER_VERSION.minor}`).split('.')[1]);
     this.store = options.store ?? new ObjectStore();
     // a random source of its own, so that allocating addresses does not change the names generateName produces
     this.services = new ServiceAllocator(options.serviceNetwork ?? DEFAULT_NETWORK, seededRandom(options.allocationSeed ?? 0x5e7c));
@@ -118,7 +131,24 @@ export class Cluster implements InProcessApi {
 
   getStored(ref: ResourceRef, name: string, namespace?: string): Stored | undefined {
     const d = this.def(ref);
-    return this.store.get(d, objectKey(d.namespaced ? namespace : undefined, name));
+    const s = this.store.get(d, objectKey(d.namespaced ? namespace : undefined, name));
+    return s && this.decodedRead(d, s);
+  }
+
+  /**
+   * A stored object as a read sees it: a custom resource stored before its CRD last changed is pruned and defaulted
+   * with the CRD's current schema (crd.ts decodeStoredCustomObject); anything else is the stored object itself.
+   */
+  decodedRead(d: ResourceDef, s: Stored): Stored {
+    if (d.builtin) return s;
+    const crd = this.store.get(CRD_REF, objectKey(undefined, `${d.resource}.${d.group}`));
+    if (!crd || s.rv > crd.rv) return s;
+    const cached = this.decoded.get(s);
+    if (cached?.crdRv === crd.rv) return cached.view;
+    const object = decodeStoredCustomObject(crd.obj, s.obj);
+    const view: Stored = object ? { obj: deepFreeze(object), json: JSON.stringify(object), rv: s.rv } : s;
+    this.decoded.set(s, { crdRv: crd.rv, view });
+    return view;
   }
 
   get(ref: ResourceRef, name: string, namespace?: string): KubeObject | undefined {
@@ -137,6 +167,7 @@ export class Cluster implements InProcessApi {
     const byField = fieldMatcher(options.fieldSelector);
     return this.store
       .scan(d, d.namespaced ? options.namespace : undefined)
+      .map((s) => this.decodedRead(d, s))
       .filter((s) => byLabel(s.obj) && byField(s.obj))
       .map((s) => clone(s.obj));
   }
@@ -237,6 +268,7 @@ export class Cluster implements InProcessApi {
   createOwned(ref: ResourceRef, obj: KubeObject, options: WriteOptions = {}): KubeObject {
     const d = this.def(ref);
     obj.metadata ??= {};
+    this.decodeFields(d, obj, options);
     // decoding converts stringData into data before any admission sees the object (secrets.ts)
     if (isSecrets(d)) mergeStringData(obj);
     for (const mutate of this.createMutators.get(refKey(ref)) ?? []) mutate(obj);
@@ -252,7 +284,7 @@ export class Cluster implements InProcessApi {
     if (errors.length) throw invalid(d.kind, d.group, name, errors);
     if (d.namespaced) this.checkNamespaceAcceptsContent(d, namespace!, name);
     else delete meta.namespace;
-    this.admitCustom(d, obj, undefined);
+    this.admitCustom(d, obj, undefined, options);
     const key = objectKey(namespace, name);
     if (this.store.get(d, key)) throw alreadyExists(d, name);
 
@@ -267,6 +299,8 @@ export class Cluster implements InProcessApi {
     if (d.builtin) {
       const schemaErrors = schemaProblems(d, obj);
       if (schemaErrors.length) throw invalid(d.kind, d.group, name, schemaErrors);
+      const kindErrors = kindProblems(d.group, d.resource, obj, null);
+      if (kindErrors.length) throw invalid(d.kind, d.group, name, kindErrors);
     }
     if (isBindings(d)) {
       defaultBinding(obj);
@@ -351,7 +385,7 @@ export class Cluster implements InProcessApi {
     // handlers/patch.go, MaxRetryWhenPatchConflicts; here nothing can write between the read and the write)
     if (next.metadata.resourceVersion === undefined || next.metadata.resourceVersion === cur.obj.metadata.resourceVersion)
       next.metadata.resourceVersion = cur.obj.metadata.resourceVersion;
-    return this.updateWith(ref, next, subresource, options);
+    return this.updateWith(ref, next, subresource, { ...options, patched: true });
   }
 
   /** Server-side apply: creates the object when absent; otherwise merges by field ownership. */
@@ -385,8 +419,10 @@ export class Cluster implements InProcessApi {
     const name = input.metadata.name ?? '';
     const namespace = d.namespaced ? input.metadata.namespace : undefined;
     const key = objectKey(namespace, name);
-    const cur = this.store.get(d, key);
-    if (!cur) throw notFound(d, name);
+    const held = this.store.get(d, key);
+    if (!held) throw notFound(d, name);
+    const cur = this.decodedRead(d, held);
+    this.decodeFields(d, input, options);
     this.checkVersion(d, input);
     const rv = input.metadata.resourceVersion;
     if (rv !== undefined && rv !== '' && rv !== cur.obj.metadata.resourceVersion) throw conflict(d, name);
@@ -407,7 +443,7 @@ export class Cluster implements InProcessApi {
     }
     if (subresource === 'main') next.apiVersion = input.apiVersion;
     if (subresource === 'main') this.webhooks?.mutate('UPDATE', d, next, old, options.dryRun ?? false, (options.user ?? CONTROLLER_USER).username);
-    this.admitCustom(d, next, old);
+    this.admitCustom(d, next, old, options);
     next.apiVersion = old.apiVersion;
     next.kind = old.kind;
     const meta = next.metadata;
@@ -444,14 +480,13 @@ export class Cluster implements InProcessApi {
     if (d.builtin && subresource === 'main') {
       const schemaErrors = schemaProblems(d, next);
       if (schemaErrors.length) throw invalid(d.kind, d.group, name, schemaErrors);
+      // the spec's own validation first, then what the update may not change, in one answer (ValidateStatefulSetUpdate)
+      const kindErrors = [...kindProblems(d.group, d.resource, next, old), ...(d.group === 'apps' ? validateAppsUpdate(d.resource, next, old) : [])];
+      if (kindErrors.length) throw invalid(d.kind, d.group, name, kindErrors);
     }
     if (isJobs(d) && subresource === 'main') {
       const jobErrors = validateJobUpdate(next, old);
       if (jobErrors.length) throw invalid(d.kind, d.group, name, jobErrors);
-    }
-    if (d.group === 'apps' && subresource === 'main') {
-      const appsErrors = validateAppsUpdate(d.resource, next, old);
-      if (appsErrors.length) throw invalid(d.kind, d.group, name, appsErrors);
     }
     if (isBindings(d)) {
       defaultBinding(next);
@@ -574,10 +609,29 @@ export class Cluster implements InProcessApi {
   }
 
   /** a custom resource's body through its CRD's schema (crd-schema.ts), in the version the request used */
-  private admitCustom(d: ResourceDef, obj: KubeObject, old: KubeObject | undefined): void {
+  private admitCustom(d: ResourceDef, obj: KubeObject, old: KubeObject | undefined, options: WriteOptions): void {
     if (d.builtin) return;
     const crd = this.store.get(CRD_REF, objectKey(undefined, `${d.resource}.${d.group}`));
-    if (crd) admitCustomObject(crd.obj, versionOf(obj.apiVersion ?? ''), obj, old);
+    if (!crd) return;
+    const before = options.fieldValidation === 'Strict' && options.patched ? clone(obj) : undefined;
+    const pruned = admitCustomObject(crd.obj, versionOf(obj.apiVersion ?? ''), obj, old, { ratcheting: this.kubernetesMinor >= 30 });
+    this.reportUnknownFields(d, before ?? obj, pruned, options);
+  }
+
+  /**
+   * A write's body as decoding leaves it: the fields its kind does not declare dropped (unknown-fields.ts), reported as
+   * the request's fieldValidation asks (a warning each, a refusal under Strict, nothing under Ignore).
+   */
+  private decodeFields(d: ResourceDef, obj: KubeObject, options: WriteOptions): void {
+    const before = options.fieldValidation === 'Strict' && options.patched ? clone(obj) : undefined;
+    this.reportUnknownFields(d, before ?? obj, dropUnknownFields(d, obj), options);
+  }
+
+  private reportUnknownFields(d: ResourceDef, body: KubeObject, paths: string[], options: WriteOptions): void {
+    if (paths.length === 0) return;
+    const directive = options.fieldValidation ?? 'Warn';
+    if (directive === 'Strict') throw options.patched ? strictPatchError(body, paths) : strictDecodingError(d, versionOf(body.apiVersion ?? ''), paths);
+    if (directive === 'Warn') for (const p of paths) options.warnings?.(unknownFieldWarning(p));
   }
 
   private checkDefinitionAcceptsCreates(d: ResourceDef): void {
@@ -616,6 +670,7 @@ export class Cluster implements InProcessApi {
       if (kp) errors.push(invalidValue('metadata.annotations', k, kp));
       if (typeof v !== 'string') errors.push(invalidValue(`metadata.annotations`, v, 'must be a string'));
     }
+    errors.push(...finalizerProblems(meta.finalizers, d.builtin && d.group !== 'apiextensions.k8s.io' && d.group !== 'apiregistration.k8s.io'));
     // ValidateOwnerReferences (k8s.io/apimachinery pkg/api/validation/objectmeta.go): each reference names an owner
     // fully, and at most one is the controller
     let firstController = '';

@@ -214,7 +214,8 @@ const shown = (v: unknown) => (isObject(v) ? '"object"' : Array.isArray(v) ? '"a
 /**
  * Every OpenAPI value-validation error of `value` against `schema` (not the CEL rules). On an update, `prior` holds the
  * old object: errors under a node whose value is unchanged from the correlated old one are dropped (validation
- * ratcheting, pkg/apiserver/validation/ratcheting.go, on by default from Kubernetes 1.30).
+ * ratcheting, pkg/apiserver/validation/ratcheting.go, on by default from Kubernetes 1.30; the caller leaves `prior` out
+ * where the server's version has it off).
  */
 export function validateValue(value: unknown, schema: Schema | undefined, path: string, isResourceRoot = false, prior?: Prior): FieldError[] {
   const errors: FieldError[] = [];
@@ -364,13 +365,13 @@ export function isTransitionRule(rule: CelRule): boolean {
  * Every x-kubernetes-validations rule that fails, walking the value and, on update, the old value beside it (list
  * items are paired by index for atomic lists, by key for map lists, as upstream's correlation does).
  */
-export function validateCel(value: unknown, old: unknown, schema: Schema | undefined, path: string): FieldError[] {
+export function validateCel(value: unknown, old: unknown, schema: Schema | undefined, path: string, ratcheting = true): FieldError[] {
   const errors: FieldError[] = [];
-  if (schema) celWalk(value, old, schema, path, errors);
+  if (schema) celWalk(value, old, schema, path, errors, ratcheting);
   return errors;
 }
 
-function celWalk(v: unknown, old: unknown, s: Schema, path: string, errors: FieldError[]): void {
+function celWalk(v: unknown, old: unknown, s: Schema, path: string, errors: FieldError[], ratcheting: boolean): void {
   if (v === undefined || v === null) return;
   for (const rule of s['x-kubernetes-validations'] ?? []) {
     const transition = isTransitionRule(rule);
@@ -384,7 +385,8 @@ function celWalk(v: unknown, old: unknown, s: Schema, path: string, errors: Fiel
       continue;
     }
     // a rule without oldSelf is ratcheted like the schema: an unchanged value is not refused again
-    if (ok !== true && !transition && old !== undefined && sameJson(old, v)) continue;
+    // (pkg/registry/customresource/strategy.go passes cel.WithRatcheting only under CRDValidationRatcheting)
+    if (ok !== true && ratcheting && !transition && old !== undefined && sameJson(old, v)) continue;
     if (ok !== true) {
       const field = rule.fieldPath ? `${path}${rule.fieldPath}` : path;
       errors.push({ field, type: 'FieldValueInvalid', text: `Invalid value: ${shown(v)}: ${messageOf(rule, v, old) ?? `failed rule: ${rule.rule}`}` });
@@ -399,14 +401,14 @@ function celWalk(v: unknown, old: unknown, s: Schema, path: string, errors: Fiel
       if (oldList && s['x-kubernetes-list-type'] === 'map' && keys && isObject(item)) {
         before = oldList.find((o) => isObject(o) && keys.every((k) => JSON.stringify(o[k]) === JSON.stringify(item[k])));
       }
-      celWalk(item, before, s.items!, `${path}[${i}]`, errors);
+      celWalk(item, before, s.items!, `${path}[${i}]`, errors, ratcheting);
     });
   }
   if (isObject(v)) {
     const oldObject = isObject(old) ? old : undefined;
     for (const [key, item] of Object.entries(v)) {
       const sub = s.properties?.[key] ?? (isObject(s.additionalProperties) ? s.additionalProperties : undefined);
-      if (sub) celWalk(item, oldObject?.[key], sub, join(path, key), errors);
+      if (sub) celWalk(item, oldObject?.[key], sub, join(path, key), errors, ratcheting);
     }
   }
 }
@@ -416,12 +418,17 @@ function celWalk(v: unknown, old: unknown, s: Schema, path: string, errors: Fiel
  * order (pkg/registry/customresource/strategy.go, validator.go; pkg/apiserver/customresource_handler.go): defaults,
  * prunes, then validates (after dropping the nulls the schema does not allow); CEL rules run only when the schema validation passed. Mutates `object`; returns the errors.
  */
-export function admitCustomResource(object: Record<string, unknown>, old: Record<string, unknown> | undefined, schema: Schema | undefined): { pruned: string[]; errors: FieldError[] } {
+export function admitCustomResource(
+  object: Record<string, unknown>, old: Record<string, unknown> | undefined, schema: Schema | undefined, options: { ratcheting?: boolean } = {},
+): { pruned: string[]; errors: FieldError[] } {
   if (!schema) return { pruned: [], errors: [] };
+  // validation ratcheting only where the server's CRDValidationRatcheting gate is on (apiextensions-apiserver
+  // pkg/features/kube_features.go: alpha and off in 1.28 and 1.29, beta and on from 1.30)
+  const ratcheting = options.ratcheting ?? true;
   pruneNonNullableNulls(object, schema);
   applyDefaults(object, schema);
   const pruned = prune(object, schema, true);
-  const errors = validateValue(object, schema, '', true, old ? { old } : undefined);
-  if (errors.length === 0) errors.push(...validateCel(object, old, schema, ''));
+  const errors = validateValue(object, schema, '', true, old && ratcheting ? { old } : undefined);
+  if (errors.length === 0) errors.push(...validateCel(object, old, schema, '', ratcheting));
   return { pruned, errors: errors.map((e) => ({ ...e, field: e.field.replace(/^\./, '') || '<root>' })) };
 }

@@ -4,7 +4,7 @@
 import type { KubeObject } from '../../../src/kube/types.ts';
 import { invalid, invalidValue, required, type FieldError } from './errors.ts';
 import { VERBS, type ResourceDef } from './resources.ts';
-import { admitCustomResource, type Schema } from './crd-schema.ts';
+import { admitCustomResource, applyDefaults, prune, pruneNonNullableNulls, type Schema } from './crd-schema.ts';
 
 export const CRD_CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';
 const GROUP = 'apiextensions.k8s.io';
@@ -134,10 +134,31 @@ export function schemaOf(crd: KubeObject, version: string): Schema | undefined {
 /**
  * A custom resource's create or update body, defaulted, pruned and validated against its CRD's schema for the version
  * the request used (kubernetes/apiextensions-apiserver pkg/registry/customresource/strategy.go and validator.go): the
- * body is changed in place; a schema or CEL failure is the real server's 422.
+ * body is changed in place; a schema or CEL failure is the real server's 422. Returns the pruned fields' paths.
  */
-export function admitCustomObject(crd: KubeObject, version: string, object: KubeObject, old: KubeObject | undefined): void {
+export function admitCustomObject(crd: KubeObject, version: string, object: KubeObject, old: KubeObject | undefined, options: { ratcheting?: boolean } = {}): string[] {
   const spec = specOf(crd);
-  const { errors } = admitCustomResource(object, old, schemaOf(crd, version));
+  const { errors, pruned } = admitCustomResource(object, old, schemaOf(crd, version), options);
   if (errors.length) throw invalid(spec.names?.kind ?? '', spec.group ?? '', object.metadata?.name ?? '', errors);
+  return pruned;
+}
+
+/**
+ * A stored custom resource as a read decodes it with its CRD's current schema (apiextensions-apiserver
+ * pkg/apiserver/customresource_handler.go, crdConversionRESTOptionsGetter: the storage codec's schemaCoercingDecoder
+ * prunes unknown fields (unstructuredSchemaCoercer.apply → structuralpruning.PruneWithOptions, then
+ * PruneNonNullableNullsWithoutDefaults) and its unstructuredDefaulter applies the defaults, both with the schema of the
+ * version the object was stored in). What etcd holds is not changed: the next write stores the decoded object. A
+ * version no longer in the CRD is decoded with the storage version's schema. Returns undefined when the read changes
+ * nothing.
+ */
+export function decodeStoredCustomObject(crd: KubeObject, stored: KubeObject): KubeObject | undefined {
+  const version = stored.apiVersion.slice(stored.apiVersion.indexOf('/') + 1);
+  const schema = schemaOf(crd, version) ?? schemaOf(crd, storageVersionOf(crd) ?? version);
+  if (!schema) return undefined;
+  const object = structuredClone(stored) as KubeObject & Record<string, unknown>;
+  prune(object, schema, true);
+  pruneNonNullableNulls(object, schema);
+  applyDefaults(object, schema);
+  return JSON.stringify(object) === JSON.stringify(stored) ? undefined : object;
 }

@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseYaml } from 'yaml';
 import type { KubeObject } from '../../../src/kube/types.ts';
 import { apiVersionOf } from '../../../src/kube/types.ts';
-import type { Cluster, UserInfo } from './cluster.ts';
+import type { Cluster, UserInfo, WriteOptions } from './cluster.ts';
 import { versionOf } from './cluster.ts';
 import { ApiError, badRequest, expired, isApiError, methodNotAllowed, pathNotFound, unauthorized, unsupportedMediaType } from './errors.ts';
 import type { Faults } from './faults.ts';
@@ -19,6 +19,7 @@ import { impersonate, type TokenAuthenticator } from './rbac/authentication.ts';
 import { forbiddenFor, type RbacAuthorizer } from './rbac/authorizer.ts';
 import { requestInfo } from './rbac/request-info.ts';
 import { execWithoutUpgrade } from './exec.ts';
+import { fieldValidationOf, WarningRecorder } from './unknown-fields.ts';
 
 export interface HttpContext {
   cluster: Cluster;
@@ -91,7 +92,7 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
   const attributes = { user, ...requestInfo(method, url) };
   const decision = ctx.authorizer.authorize(attributes);
   if (!decision.allowed) throw forbiddenFor(attributes, decision.reason);
-  if (seg[0] === 'version' && seg.length === 1) return json(res, 200, SERVER_VERSION);
+  if (seg[0] === 'version' && seg.length === 1) return json(res, 200, versionInfo(ctx.cluster.kubernetesMinor));
   // no schemas are published: clients fall back to the server's own validation, which is where ours happens
   if (seg[0] === 'openapi' && seg[1] === 'v3' && seg.length === 2) return json(res, 200, { paths: {} });
   if (seg[0] === 'openapi' && seg[1] === 'v2' && seg.length === 2 && (req.headers.accept ?? '').includes('protobuf')) return emptyOpenApiV2Protobuf(res);
@@ -116,10 +117,19 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
   if (!target) throw pathNotFound();
   const q = url.searchParams;
   const watch = q.get('watch') === '1' || q.get('watch') === 'true';
+  // a write's fieldValidation is checked before its body is read (handlers/create.go, update.go, patch.go); its
+  // warnings become Warning headers as they are recorded (filters/warning.go)
+  const optionsKind = method === 'POST' ? 'CreateOptions' : method === 'PUT' ? 'UpdateOptions' : method === 'PATCH' ? 'PatchOptions' : undefined;
+  const warnings = new WarningRecorder();
   const opts = {
     dryRun: q.getAll('dryRun').includes('All'),
     fieldManager: q.get('fieldManager') ?? managerFromAgent(req.headers['user-agent']),
     user,
+    fieldValidation: optionsKind && !watch ? fieldValidationOf(q.get('fieldValidation'), optionsKind) : undefined,
+    warnings: (text: string) => {
+      warnings.add(text);
+      if (!res.headersSent) res.setHeader('Warning', warnings.headers);
+    },
   };
   const { def, name, namespace, subresource } = target;
   if (subresource === 'log' && def.group === '' && def.resource === 'pods' && name !== undefined && method === 'GET') {
@@ -211,7 +221,7 @@ function notFoundFor(def: ResourceDef, name: string): ApiError {
   return new ApiError(404, 'NotFound', `${def.group ? `${def.resource}.${def.group}` : def.resource} "${name}" not found`, { name, kind: def.resource, ...(def.group ? { group: def.group } : {}) });
 }
 
-async function patch(ctx: HttpContext, req: IncomingMessage, t: Target, name: string, q: URLSearchParams, opts: { dryRun: boolean; fieldManager: string; user: UserInfo }): Promise<KubeObject> {
+async function patch(ctx: HttpContext, req: IncomingMessage, t: Target, name: string, q: URLSearchParams, opts: WriteOptions & { dryRun: boolean; fieldManager: string; user: UserInfo }): Promise<KubeObject> {
   const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim();
   const sub = t.subresource === 'status' ? 'status' : 'main';
   const view = (o: KubeObject) => ctx.cluster.convert(o, t.def, t.version);
@@ -361,7 +371,7 @@ function serveList(ctx: HttpContext, req: IncomingMessage, res: ServerResponse, 
     const s = items[i]!;
     if (!byLabel(s.obj) || !byField(s.obj)) continue;
     if (limit > 0 && selected.length === limit) break;
-    selected.push(s);
+    selected.push(ctx.cluster.decodedRead(def, s));
   }
   const metadata: Record<string, unknown> = { resourceVersion: String(rv) };
   if (limit > 0 && i < items.length) {
@@ -450,7 +460,8 @@ function serveWatch(ctx: HttpContext, req: IncomingMessage, res: ServerResponse,
   const send = (type: string, s: Stored) => {
     if (s.rv <= lastRv) return;
     lastRv = s.rv;
-    res.write(`{"type":"${type}","object":${itemJson(s, def, t.version, false)}}\n`);
+    // decoded as a read decodes it (a custom resource stored before its CRD changed: Cluster.decodedRead)
+    res.write(`{"type":"${type}","object":${itemJson(ctx.cluster.decodedRead(def, s), def, t.version, false)}}\n`);
   };
   const rvParam = q.get('resourceVersion');
   const startRv = rvParam && rvParam !== '0' ? Number(rvParam) : undefined;
@@ -473,7 +484,7 @@ function serveWatch(ctx: HttpContext, req: IncomingMessage, res: ServerResponse,
   if (startRv === undefined || Number.isNaN(startRv)) {
     // no resourceVersion: synthetic ADDED for what exists now, then changes
     const snapshotRv = store.currentRv();
-    for (const s of store.scan(def, namespace)) if (matches(s)) res.write(`{"type":"ADDED","object":${itemJson(s, def, t.version, false)}}\n`);
+    for (const s of store.scan(def, namespace)) if (matches(s)) res.write(`{"type":"ADDED","object":${itemJson(ctx.cluster.decodedRead(def, s), def, t.version, false)}}\n`);
     lastRv = snapshotRv;
   } else {
     const past = store.eventsSince(startRv);
@@ -537,3 +548,8 @@ function sendError(res: ServerResponse, e: ApiError): void {
 }
 
 export { versionOf };
+
+/** /version of the Kubernetes minor the cluster plays (SERVER_VERSION's build, another minor) */
+function versionInfo(minor: number): typeof SERVER_VERSION {
+  return { ...SERVER_VERSION, minor: String(minor), gitVersion: `v${SERVER_VERSION.major}.${minor}.0` };
+}

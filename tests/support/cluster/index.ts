@@ -41,6 +41,11 @@ export interface ClusterOptions {
   kubeflowCrds?: boolean;
   /** serve the Kubeflow kinds of this Charmed Kubeflow release (kubeflow/releases.ts) instead of the permissive set */
   kubeflowRelease?: import('./kubeflow/releases.ts').Release;
+  /**
+   * the Kubernetes version the server plays, e.g. '1.29' (default: a release's newest supported version up to 1.31,
+   * kubeflow/releases.ts KUBERNETES_MINORS; else 1.31): `/version`, and CRD validation ratcheting only from 1.30
+   */
+  kubernetesVersion?: string;
   /** serve the CRDs of the YAML files in this directory instead (real CRD files, e.g. a release's) */
   crdDir?: string;
   /** extra CRDs to install at start (tests) */
@@ -107,7 +112,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Runnin
   const dns = options.serviceNetwork ? undefined : await claimClusterDns().catch(() => undefined);
   const singleStack = options.serviceNetwork ?? (dns ? { ...DEFAULT_NETWORK, serviceCidr: dns.network.serviceCidr } : undefined);
   const serviceNetwork = options.dualStack ? { ...(singleStack ?? DEFAULT_NETWORK), secondaryServiceCidr: DUAL_STACK_IPV6_RANGE } : singleStack;
-  const cluster = new Cluster({ random: seededRandom(seed ^ 0x5eed), serviceNetwork, allocationSeed: seed });
+  const cluster = new Cluster({ random: seededRandom(seed ^ 0x5eed), serviceNetwork, allocationSeed: seed, kubernetesVersion: await kubernetesVersionOf(options) });
   if (dns) {
     cluster.network = dns.network;
     dns.attach(cluster);
@@ -238,4 +243,13 @@ async function untilQuiet(revision: () => number, quietMs: number, timeoutMs: nu
       since = Date.now();
     }
   }
+}
+
+/** the version asked for, else the newest a release supports that this server's built-in kinds reach (1.31) */
+async function kubernetesVersionOf(options: ClusterOptions): Promise<string | undefined> {
+  if (options.kubernetesVersion || !options.kubeflowRelease) return options.kubernetesVersion;
+  const { KUBERNETES_MINORS } = await import('./kubeflow/releases.ts');
+  const { SERVER_VERSION } = await import('./resources.ts');
+  const reachable = (KUBERNETES_MINORS[options.kubeflowRelease] ?? []).filter((m) => m <= Number(SERVER_VERSION.minor));
+  return reachable.length ? `1.${Math.max(...reachable)}` : undefined;
 }

@@ -6,8 +6,13 @@
 // - pkg/apis/batch/validation/validation.go: validateGeneratedSelector (a label the template set that is not the
 //   generated one: "must be '<uid>'"; a selector that does not select the generated labels: "`selector` not
 //   auto-generated"), ValidateJobSpec (the selector must select the template's labels; restartPolicy OnFailure or
-//   Never, where v1 defaults a pod template's to Always), ValidateJobUpdate (selector and template immutable, except
-//   the scheduling directives of a suspended Job that never started).
+//   Never, where v1 defaults a pod template's to Always; parallelism, completions, activeDeadlineSeconds, backoffLimit
+//   and ttlSecondsAfterFinished not negative, `must be greater than or equal to 0` from pkg/apis/core/validation
+//   ValidateNonnegativeField; an unknown completionMode, and an Indexed one without completions), ValidateJobUpdate
+//   (selector and template immutable, except the scheduling directives of a suspended Job that never started;
+//   completions immutable unless an Indexed Job changes it together with parallelism, validateCompletions;
+//   completionMode immutable), ValidateJobTemplateSpec (a CronJob's jobTemplate: the same spec checks, and a selector
+//   or manualSelector refused, see workload-validation.ts).
 // The field errors print their values the way the Go server does (%#v), since that is what a client reads.
 import type { KubeObject } from '../../../src/kube/types.ts';
 import type { FieldError } from './errors.ts';
@@ -19,7 +24,10 @@ const NAME = 'batch.kubernetes.io/job-name';
 
 export interface Selector { matchLabels?: Record<string, string>; matchExpressions?: { key: string; operator: string; values?: string[] }[] }
 interface Template { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: Record<string, unknown> }
-interface JobSpec { manualSelector?: boolean; selector?: Selector; template?: Template; suspend?: boolean }
+interface JobSpec {
+  manualSelector?: boolean; selector?: Selector; template?: Template; suspend?: boolean;
+  parallelism?: number; completions?: number; activeDeadlineSeconds?: number; backoffLimit?: number; ttlSecondsAfterFinished?: number; completionMode?: string;
+}
 
 const specOf = (job: KubeObject): JobSpec => (job.spec ??= {}) as JobSpec;
 
@@ -39,7 +47,7 @@ export function generateJobSelector(job: KubeObject): void {
 }
 
 /** %#v of a Go map[string]string: keys sorted */
-function goMap(m: Record<string, string> | undefined): string {
+export function goMap(m: Record<string, string> | undefined): string {
   if (!m) return 'map[string]string(nil)';
   return `map[string]string{${Object.keys(m).sort().map((k) => `${JSON.stringify(k)}:${JSON.stringify(m[k])}`).join(', ')}}`;
 }
@@ -47,12 +55,12 @@ function goMap(m: Record<string, string> | undefined): string {
 /** %#v of a metav1.LabelSelector */
 export function goSelector(s: Selector | undefined): string {
   const expressions = s?.matchExpressions?.length
-    ? `[]v1.LabelSelectorRequirement{${s.matchExpressions.map((e) => `v1.LabelSelectorRequirement{Key:${JSON.stringify(e.key)}, Operator:${JSON.stringify(e.operator)}, Values:[]string{${(e.values ?? []).map((v) => JSON.stringify(v)).join(', ')}}}`).join(', ')}}`
+    ? `[]v1.LabelSelectorRequirement{${s.matchExpressions.map((e) => `v1.LabelSelectorRequirement{Key:${JSON.stringify(e.key)}, Operator:${JSON.stringify(e.operator)}, Values:${e.values === undefined ? '[]string(nil)' : `[]string{${e.values.map((v) => JSON.stringify(v)).join(', ')}}`}}`).join(', ')}}`
     : '[]v1.LabelSelectorRequirement(nil)';
   return `v1.LabelSelector{MatchLabels:${goMap(s?.matchLabels)}, MatchExpressions:${expressions}}`;
 }
 
-function selects(selector: Selector | undefined, labels: Record<string, string>): boolean {
+export function selects(selector: Selector | undefined, labels: Record<string, string>): boolean {
   if (!selector) return false;
   for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (labels[k] !== v) return false;
   for (const e of selector.matchExpressions ?? []) {
@@ -89,14 +97,34 @@ export function validateJobCreate(job: KubeObject): FieldError[] {
   return errors;
 }
 
-function validateJobSpec(spec: JobSpec): FieldError[] {
+/** ValidateNonnegativeField (pkg/apis/core/validation): an int64 prints bare (field/errors.go's simple printer) */
+export function nonNegative(value: unknown, field: string): FieldError[] {
+  return typeof value === 'number' && value < 0 ? [{ field, type: 'FieldValueInvalid', text: `Invalid value: ${value}: must be greater than or equal to 0` }] : [];
+}
+
+/** validateJobSpec: what ValidateJobSpec and ValidateJobTemplateSpec share, at `path` (spec, or spec.jobTemplate.spec) */
+export function jobSpecFieldProblems(spec: JobSpec, path: string): FieldError[] {
   const errors: FieldError[] = [];
+  errors.push(...nonNegative(spec.parallelism, `${path}.parallelism`), ...nonNegative(spec.completions, `${path}.completions`));
+  errors.push(...nonNegative(spec.activeDeadlineSeconds, `${path}.activeDeadlineSeconds`), ...nonNegative(spec.backoffLimit, `${path}.backoffLimit`));
+  errors.push(...nonNegative(spec.ttlSecondsAfterFinished, `${path}.ttlSecondsAfterFinished`));
+  if (spec.completionMode !== undefined) {
+    if (spec.completionMode !== 'NonIndexed' && spec.completionMode !== 'Indexed')
+      errors.push({ field: `${path}.completionMode`, type: 'FieldValueNotSupported', text: `Unsupported value: ${JSON.stringify(spec.completionMode)}: supported values: "Indexed", "NonIndexed"` });
+    if (spec.completionMode === 'Indexed' && spec.completions === undefined)
+      errors.push({ field: `${path}.completions`, type: 'FieldValueRequired', text: 'Required value: when completion mode is Indexed' });
+  }
+  const restartPolicy = (spec.template?.spec?.restartPolicy as string | undefined) ?? 'Always';
+  if (restartPolicy !== 'OnFailure' && restartPolicy !== 'Never')
+    errors.push({ field: `${path}.template.spec.restartPolicy`, type: 'FieldValueNotSupported', text: `Unsupported value: ${JSON.stringify(restartPolicy)}: supported values: "OnFailure", "Never"` });
+  return errors;
+}
+
+function validateJobSpec(spec: JobSpec): FieldError[] {
+  const errors = jobSpecFieldProblems(spec, 'spec');
   if (!spec.selector) errors.push({ field: 'spec.selector', type: 'FieldValueRequired', text: 'Required value' });
   else if (!selects(spec.selector, spec.template?.metadata?.labels ?? {}))
     errors.push({ field: 'spec.template.metadata.labels', type: 'FieldValueInvalid', text: `Invalid value: ${goMap(spec.template?.metadata?.labels)}: \`selector\` does not match template \`labels\`` });
-  const restartPolicy = (spec.template?.spec?.restartPolicy as string | undefined) ?? 'Always';
-  if (restartPolicy !== 'OnFailure' && restartPolicy !== 'Never')
-    errors.push({ field: 'spec.template.spec.restartPolicy', type: 'FieldValueNotSupported', text: `Unsupported value: ${JSON.stringify(restartPolicy)}: supported values: "OnFailure", "Never"` });
   return errors;
 }
 
@@ -126,6 +154,15 @@ export function validateJobUpdate(next: KubeObject, old: KubeObject): FieldError
   };
   if (comparable(spec.template) !== comparable(before.template))
     errors.push({ field: 'spec.template', type: 'FieldValueInvalid', text: `Invalid value: ${JSON.stringify(spec.template ?? null)}: field is immutable` });
+  // validateCompletions (ElasticIndexedJob, GA in 1.31, beta and on in 1.30)
+  if (spec.completions !== before.completions) {
+    if (spec.completionMode !== 'Indexed')
+      errors.push({ field: 'spec.completions', type: 'FieldValueInvalid', text: `Invalid value: ${spec.completions ?? 'null'}: field is immutable` });
+    else if (spec.completions !== undefined && spec.completions !== spec.parallelism)
+      errors.push({ field: 'spec.completions', type: 'FieldValueInvalid', text: `Invalid value: ${spec.completions}: can only be modified in tandem with spec.parallelism` });
+  }
+  if ((spec.completionMode ?? 'NonIndexed') !== (before.completionMode ?? 'NonIndexed'))
+    errors.push({ field: 'spec.completionMode', type: 'FieldValueInvalid', text: `Invalid value: ${JSON.stringify(spec.completionMode ?? 'NonIndexed')}: field is immutable` });
   errors.push(...validateJobSpec(spec));
   return errors;
 }

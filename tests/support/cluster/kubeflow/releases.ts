@@ -11,6 +11,20 @@ import { crdObject, kubeflowCrdSpecs, type CrdSpec } from './crds.ts';
 export const RELEASES = ['1.8', '1.9', '1.10', '1.11'] as const;
 export type Release = (typeof RELEASES)[number];
 
+/**
+ * The Kubernetes versions each CKF release supports (Canonical's "Supported Kubeflow versions" reference,
+ * https://documentation.ubuntu.com/charmed-kubeflow/reference/supported-versions: 1.8 on 1.24-1.29, 1.9 on 1.27-1.29,
+ * 1.10 on 1.29-1.32); 1.11 is not in the table this was read from, so it has none here. A cluster playing a release
+ * plays the newest of these its built-in kinds reach (startCluster, index.ts), which decides the version-gated
+ * behaviour (CRD validation ratcheting from 1.30).
+ */
+export const KUBERNETES_MINORS: Record<Release, readonly number[] | undefined> = {
+  '1.8': [24, 25, 26, 27, 28, 29],
+  '1.9': [27, 28, 29],
+  '1.10': [29, 30, 31, 32],
+  '1.11': undefined,
+};
+
 export function isRelease(value: string): value is Release {
   return (RELEASES as readonly string[]).includes(value);
 }
