@@ -77,6 +77,13 @@ export interface GatewayServing {
   remote?: RemoteEnvironment;
   /** the gateway's own code, not secret: a ConfigMap's items, mounted read-only under GATEWAY_CODE_DIR */
   code?: Record<string, string>;
+  /**
+   * false: no readiness probe, so the Pod is ready once its container runs. For a gateway whose clients already retry
+   * its refused connections four times a second: a probe runs at most once a second (kubernetes
+   * pkg/kubelet/prober/worker.go, the first at the container's start, before the server listens), so it held them about
+   * a second after the gateway served. Default true.
+   */
+  probeReadiness?: boolean;
 }
 
 export interface GatewayObjects {
@@ -130,7 +137,7 @@ export function buildGatewayPod(request: GatewayRequest, serving: GatewayServing
       ],
       ports: [{ name: serving.portName, containerPort: serving.port, protocol: 'TCP' }],
       // Ready once it accepts connections: the Service sends movers only to a ready Pod (kubernetes pkg/kubelet/prober)
-      readinessProbe: { tcpSocket: { port: serving.port }, periodSeconds: 1 },
+      ...(serving.probeReadiness === false ? {} : { readinessProbe: { tcpSocket: { port: serving.port }, periodSeconds: 1 } }),
       volumeMounts: [
         { name: 'tmp', mountPath: '/tmp' }, { name: 'gateway', mountPath: GATEWAY_DIR, readOnly: true },
         ...(serving.code ? [{ name: 'gateway-code', mountPath: GATEWAY_CODE_DIR, readOnly: true }] : []),

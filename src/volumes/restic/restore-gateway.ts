@@ -26,6 +26,8 @@ export function restoreServing(request: GatewayRequest, users: readonly GatewayU
   const s3 = request.s3;
   return {
     kind: 'restic-restore', port: GATEWAY_PORT, portName: 'restic', script: '',
+    // its movers start beside it and retry its refused connections (./job.ts gateway_refused): a probe would only delay them
+    probeReadiness: false,
     image: request.restoreImage || NODE_GATEWAY_IMAGE,
     command: ['node', `${GATEWAY_CODE_DIR}/${RESTORE_GATEWAY_FILE}`],
     code: { [RESTORE_GATEWAY_FILE]: bundle },
