@@ -23,3 +23,30 @@ export function toCel(v: unknown): unknown {
   if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, toCel(x)]));
   return v;
 }
+
+// Upstream: kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/cel/escaping.go (Escape): a CRD's property whose name
+// is a CEL reserved word, or holds `__`, `.`, `-` or `/`, is reached as its escaped name, e.g. `self.__namespace__`.
+const CEL_RESERVED = new Set(['true', 'false', 'null', 'in', 'as', 'break', 'const', 'continue', 'else', 'for', 'function', 'if',
+  'import', 'let', 'loop', 'package', 'namespace', 'return', 'var', 'void', 'while']);
+
+export function escapeCelProperty(name: string): string {
+  if (CEL_RESERVED.has(name)) return `__${name}__`;
+  return name.replaceAll('__', '__underscores__').replaceAll('.', '__dot__').replaceAll('-', '__dash__').replaceAll('/', '__slash__');
+}
+
+/** toCel for a CRD's schema rules: each object property under its escaped name as well (a map's keys are not escaped upstream, but no rule here reads one that needs it). */
+export function toCelEscaped(v: unknown): unknown {
+  if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : v;
+  if (Array.isArray(v)) return v.map(toCelEscaped);
+  if (v && typeof v === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) {
+      const value = toCelEscaped(x);
+      out[k] = value;
+      const escaped = escapeCelProperty(k);
+      if (escaped !== k) out[escaped] = value;
+    }
+    return out;
+  }
+  return v;
+}

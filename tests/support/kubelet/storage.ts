@@ -4,15 +4,23 @@
 // kubernetes-csi/external-provisioner pkg/controller/controller.go (getPVCSource, getSnapshotSource, getCloneSource):
 // a claim with a data source (spec.dataSourceRef, else spec.dataSource) is provisioned as external-provisioner does: a claim
 // source must exist in the claim's namespace and be bound, and the new volume starts as a copy of it; any other source
-// (a VolumeSnapshot, whose data this provisioner does not keep, or a populator's kind) is not provisioned, and the claim
-// stays Pending with a ProvisioningFailed warning, however long it waits. Retries are not simulated: a claim is tried
-// when it appears and when a Pod that mounts it is scheduled.
+// (a populator's kind, or a VolumeSnapshot on a cluster without snapshots, whose data this provisioner does not keep) is
+// not provisioned, and the claim stays Pending with a ProvisioningFailed warning, however long it waits. Retries are not
+// simulated: a claim is tried when it appears and when a Pod that mounts it is scheduled.
+// With snapshots (the kubelet's `snapshots` option, ./snapshots/hostpath-driver.ts) the provisioner is the CSI hostpath
+// driver: its PVs are CSI volumes (spec.csi, the handle `<namespace>/<pvc>`, as the snapshot controller needs them), and
+// a claim from a VolumeSnapshot is provisioned as external-provisioner's getSnapshotSource allows it: the snapshot in
+// the claim's namespace, not being deleted, readyToUse, bound to a content of this driver whose status has a
+// snapshotHandle the driver holds; the new volume starts as that snapshot's copy (csi-driver-host-path
+// pkg/hostpath/hostpath.go loadFromSnapshot).
 import { cpSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { KubeObject } from '../../../src/kube/types.ts';
 import type { InProcessApi } from '../cluster/contract.ts';
 import { PVCS, PVS, STORAGE_CLASSES } from './refs.ts';
 import { warningRecorder } from './events.ts';
+import type { SnapshotStore } from './snapshots/hostpath-driver.ts';
+import { VOLUME_SNAPSHOT_CONTENTS, VOLUME_SNAPSHOTS, type ContentSpec, type ContentStatus, type SnapshotStatus } from './snapshots/refs.ts';
 
 export const SIMULATED_PROVISIONER = 'kubelet.simulated/hostpath';
 const DEFAULT_CLASS_ANNOTATION = 'storageclass.kubernetes.io/is-default-class';
@@ -65,7 +73,7 @@ interface DataSource { apiGroup?: string; kind?: string; name?: string }
  * Why the provisioner cannot make the claim's volume from its data source (external-provisioner's sentences), or the
  * claim whose folder the new volume starts from; nothing when the claim has no source.
  */
-function dataSourceOf(api: InProcessApi, pvc: KubeObject): { problem: string } | { clone: KubeObject } | undefined {
+function dataSourceOf(api: InProcessApi, pvc: KubeObject, snapshots: SnapshotStore | undefined): { problem: string } | { clone: KubeObject } | { snapshot: string } | undefined {
   const spec = (pvc.spec ?? {}) as { dataSource?: DataSource; dataSourceRef?: DataSource };
   const source = spec.dataSourceRef ?? spec.dataSource;
   if (!source) return undefined;
@@ -79,6 +87,21 @@ function dataSourceOf(api: InProcessApi, pvc: KubeObject): { problem: string } |
     if (!isBound(claim)) return { problem: `error getting handle for DataSource Type PersistentVolumeClaim by Name ${name}: the PVC ${name} is not yet bound to a PV` };
     return { clone: claim };
   }
+  if (source.apiGroup === 'snapshot.storage.k8s.io' && source.kind === 'VolumeSnapshot' && snapshots) {
+    const prefix = `error getting handle for DataSource Type VolumeSnapshot by Name ${name}`;
+    const snapshot = api.get(VOLUME_SNAPSHOTS, name, namespace);
+    if (!snapshot) return { problem: `${prefix}: error getting snapshot ${name} from api server: volumesnapshots.snapshot.storage.k8s.io "${name}" not found` };
+    if (snapshot.metadata.deletionTimestamp) return { problem: `${prefix}: snapshot ${name} is currently being deleted` };
+    const status = (snapshot.status ?? {}) as SnapshotStatus;
+    if (!status.readyToUse) return { problem: `${prefix}: snapshot ${name} is not Ready` };
+    const content = status.boundVolumeSnapshotContentName ? api.get(VOLUME_SNAPSHOT_CONTENTS, status.boundVolumeSnapshotContentName) : undefined;
+    if (!content) return { problem: `${prefix}: error retrieving snapshot content ${status.boundVolumeSnapshotContentName ?? ''} for snapshot ${name}` };
+    if ((content.spec as ContentSpec).driver !== snapshots.driver) return { problem: `${prefix}: driver ${(content.spec as ContentSpec).driver} of snapshot content ${content.metadata.name} does not match the provisioner ${snapshots.driver}` };
+    const handle = ((content.status ?? {}) as ContentStatus).snapshotHandle;
+    if (!handle) return { problem: `${prefix}: snapshot handle is nil for snapshot content ${content.metadata.name}` };
+    if (!snapshots.folder(handle)) return { problem: `${prefix}: rpc error: code = NotFound desc = cannot find snapshot ${handle}` };
+    return { snapshot: handle };
+  }
   if (source.apiGroup === 'snapshot.storage.k8s.io' && source.kind === 'VolumeSnapshot') {
     return { problem: `error getting handle for DataSource Type VolumeSnapshot by Name ${name}: error getting snapshot ${name} from api server: volumesnapshots.snapshot.storage.k8s.io "${name}" not found` };
   }
@@ -89,18 +112,19 @@ function dataSourceOf(api: InProcessApi, pvc: KubeObject): { problem: string } |
  * Creates the folder (a copy of the source claim's, for a clone) and PV, then marks the claim Bound. Safe to call
  * twice. A claim whose data source cannot be provisioned is returned unbound, with a ProvisioningFailed warning.
  */
-export function bindClaim(api: InProcessApi, dataDir: string, pvc: KubeObject, node: string | undefined): KubeObject {
+export function bindClaim(api: InProcessApi, dataDir: string, pvc: KubeObject, node: string | undefined, snapshots?: SnapshotStore): KubeObject {
   if (isBound(pvc)) return pvc;
   const namespace = pvc.metadata.namespace ?? '';
   const name = pvc.metadata.name ?? '';
-  const source = dataSourceOf(api, pvc);
+  const source = dataSourceOf(api, pvc, snapshots);
   if (source && 'problem' in source) {
     warningRecorder(api)(pvc, 'ProvisioningFailed', `failed to provision volume with StorageClass "${(pvc.spec as { storageClassName?: string } | undefined)?.storageClassName ?? ''}": ${source.problem}`, SIMULATED_PROVISIONER);
     return pvc;
   }
   const folder = pvcFolder(dataDir, namespace, name);
   mkdirSync(folder, { recursive: true });
-  if (source) cpSync(pvcFolder(dataDir, namespace, source.clone.metadata.name ?? ''), folder, { recursive: true });
+  if (source && 'clone' in source) cpSync(pvcFolder(dataDir, namespace, source.clone.metadata.name ?? ''), folder, { recursive: true });
+  if (source && 'snapshot' in source) cpSync(snapshots!.folder(source.snapshot)!, folder, { recursive: true, verbatimSymlinks: true });
   const spec = (pvc.spec ?? {}) as { accessModes?: string[]; resources?: { requests?: { storage?: string } }; storageClassName?: string };
   const volumeName = `pvc-${pvc.metadata.uid ?? name}`;
   const capacity = { storage: spec.resources?.requests?.storage ?? '1Gi' };
@@ -108,13 +132,13 @@ export function bindClaim(api: InProcessApi, dataDir: string, pvc: KubeObject, n
     api.create(PVS, {
       apiVersion: 'v1',
       kind: 'PersistentVolume',
-      metadata: { name: volumeName, annotations: { 'pv.kubernetes.io/provisioned-by': SIMULATED_PROVISIONER } },
+      metadata: { name: volumeName, annotations: { 'pv.kubernetes.io/provisioned-by': snapshots?.driver ?? SIMULATED_PROVISIONER } },
       spec: {
         capacity,
         accessModes: spec.accessModes ?? ['ReadWriteOnce'],
         persistentVolumeReclaimPolicy: 'Delete',
         ...(spec.storageClassName ? { storageClassName: spec.storageClassName } : {}),
-        hostPath: { path: folder },
+        ...(snapshots ? { csi: { driver: snapshots.driver, volumeHandle: `${namespace}/${name}` } } : { hostPath: { path: folder } }),
         claimRef: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace, name, uid: pvc.metadata.uid },
         ...(node ? {
           nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [node] }] }] } },
