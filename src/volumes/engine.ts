@@ -90,6 +90,11 @@ export interface MoverConfig {
    */
   jobNamespace?: string;
   /**
+   * `volume-snapshot-class`, `--volume-snapshot-class`: the VolumeSnapshotClass of a backup's snapshots ('' or unset:
+   * each driver's default); a backup reads from snapshots only where the config gives `jobNamespace` (./snapshot)
+   */
+  snapshotClass?: string | undefined;
+  /**
    * an image with rclone for the movers' gateway (the charm's control-plane-rclone-image), and the setting that names
    * it; the gateway runs in `jobNamespace`, so that no bucket credential enters a profile namespace
    */
@@ -177,6 +182,11 @@ export interface MoverJobBase {
   activeDeadlineSeconds: number;
   ttlSecondsAfterFinished: number;
   resources?: ResourceList | undefined;
+  /**
+   * backup from a snapshot (./snapshot): the Job runs in `namespace` (the model's) and mounts `claim`, provisioned there
+   * from the PVC's snapshot; `namespace` and `pvc` above still name the user's PVC, whose data it is
+   */
+  mount?: { namespace: string; claim: string } | undefined;
 }
 
 /** One PVC for the engine's mover, checked and placed by the orchestration. */

@@ -36,8 +36,9 @@ export function followUntilFinished(
   kube: VolumeKube, pvc: { namespace: string; name: string }, jobName: string, finishing: Promise<KubeObject | undefined>,
   intervalMs: number, report: (copying: CopyProgress & { namespace: string; pvc: string }) => void,
   parse: (log: string) => CopyProgress | undefined = parseCopyProgress,
+  jobNamespace: string = pvc.namespace,
 ): Promise<KubeObject | undefined> {
-  return followJobLog(kube, pvc.namespace, jobName, finishing, intervalMs, {
+  return followJobLog(kube, jobNamespace, jobName, finishing, intervalMs, {
     read: parse, keyOf: (stats) => `${stats.files}/${stats.bytes}`, tailLines: 20,
     report: (stats) => report({ namespace: pvc.namespace, pvc: pvc.name, ...stats }),
   });

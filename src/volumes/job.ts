@@ -204,7 +204,8 @@ function gatewayRemoteEnv(access: FilesAccess): Record<string, string> {
 
 /** Only this node: a ReadWriteOnce volume in use can be mounted only where it already is. */
 /** What every volume mover's Job is made of, whichever tool it runs (rclone here, restic in restic/job.ts). */
-export type VolumeMoverJobBase = Pick<MoverJobInput, 'name' | 'namespace' | 'pvc' | 'backupId' | 'operation' | 'image' | 'secretName' | 's3' | 'activeDeadlineSeconds' | 'ttlSecondsAfterFinished' | 'resources'>;
+export type VolumeMoverJobBase = Pick<MoverJobInput, 'name' | 'namespace' | 'pvc' | 'backupId' | 'operation' | 'image' | 'secretName' | 's3' | 'activeDeadlineSeconds' | 'ttlSecondsAfterFinished' | 'resources'>
+  & { mount?: { namespace: string; claim: string } | undefined };
 
 /**
  * A mover's hardened Job (src/jobs/template.ts): its PVC mounted at VOLUME_MOUNT_PATH (read-only for a backup), a
@@ -215,15 +216,16 @@ export function buildVolumeMoverJob(input: VolumeMoverJobBase, script: string, e
   const backup = input.operation === 'backup';
   return buildHardenedJob({
     name: input.name,
-    namespace: input.namespace,
+    // a snapshot's exposed claim is mounted where it was made (the model's namespace), the user's PVC where it is
+    namespace: input.mount?.namespace ?? input.namespace,
     backupId: input.backupId,
     labels: moverLabels(input.backupId, input.operation),
-    annotations: { [ANNOTATION_PVC]: input.pvc },
+    annotations: { [ANNOTATION_PVC]: input.mount ? `${input.namespace}/${input.pvc}` : input.pvc },
     identity: VOLUME_MOVER_IDENTITY,
     activeDeadlineSeconds: input.activeDeadlineSeconds,
     ttlSecondsAfterFinished: input.ttlSecondsAfterFinished,
     volumes: [
-      { name: 'data', persistentVolumeClaim: { claimName: input.pvc, readOnly: backup } },
+      { name: 'data', persistentVolumeClaim: { claimName: input.mount?.claim ?? input.pvc, readOnly: backup } },
       { name: 'tmp', emptyDir: {} },
     ],
     containers: [

@@ -28,6 +28,11 @@ export interface VolumeResult {
   reusedFrom?: string;
   /** backup: files and bytes copied inside the bucket from `reusedFrom`, when rclone counted them apart */
   reused?: { files: number; bytes: number };
+  /**
+   * backup: how the data was read, from a CSI snapshot exposed in the model's namespace (point in time: `takenAt`) or
+   * from the live volume while its users may write (and why no snapshot was taken); unset when snapshots were not asked
+   */
+  copy?: { from: 'snapshot' | 'live'; pointInTime: boolean; takenAt?: string; volumeSnapshotClass?: string; reason?: string };
   /** restic mover: the snapshot written (backup) or restored, and its repository's key prefix */
   restic?: { snapshot: string; repository: string; dataAdded?: number; filesUnmodified?: number };
 }

@@ -10,6 +10,7 @@ import type { EngineName, EngineRun, GatewayImages } from './engine.ts';
 import { engineNamed } from './engines.ts';
 import { JOBS, PVCS, SECRETS, type VolumeKube } from './kube-port.ts';
 import { moverJobName, moverNameKey, moverSecretName, moverSelector, type MoveOperation } from './labels.ts';
+import type { SnapshotRun, SnapshotSettings } from './snapshot/index.ts';
 import type { PvcRef, ResticMoveOptions, VolumeFailure, VolumeProgress, VolumeResult } from './move-types.ts';
 import { placementFor } from './placement.ts';
 import { DEFAULT_MOVER_RESOURCES, parseMoverResources, type ResourceList } from './resources.ts';
@@ -53,6 +54,11 @@ export interface MoveVolumesOptions {
   /** how often a running mover's stats are read and, when they changed, reported (default 30 s) */
   progressIntervalMs?: number;
   signal?: AbortSignal;
+  /**
+   * backup: read each PVC whose driver has a VolumeSnapshotClass from a snapshot exposed in `snapshots.namespace` (the
+   * model's), the mover running there (./snapshot); the others are copied live. Unset: every PVC is copied live.
+   */
+  snapshots?: SnapshotSettings;
 }
 
 /** One or more PVCs could not be moved; `message` names each with its reason. */
@@ -154,16 +160,25 @@ async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: 
     } : undefined,
   });
 
-  const secrets = new Map<string, Promise<string>>();
-  const secretFor = (namespace: string): Promise<string> => {
-    let pending = secrets.get(namespace);
-    if (!pending) {
-      const name = moverSecretName(operation, options.backupId, moverNameKey(options.s3.secretKey));
-      pending = createOrReplace(kube, SECRETS, run.secret(name, namespace)).then(() => name);
-      secrets.set(namespace, pending);
+  // one Secret per namespace of PVCs; a snapshot's mover runs in the model's namespace, with one Secret per profile
+  // namespace whose data it moves there (each holds that namespace's access only), named apart by that namespace
+  const secrets = new Map<string, { namespace: string; pending: Promise<string> }>();
+  const secretFor = (namespace: string, jobNamespace = namespace): Promise<string> => {
+    const id = `${jobNamespace}/${namespace}`;
+    let entry = secrets.get(id);
+    if (!entry) {
+      const key = moverNameKey(options.s3.secretKey);
+      const name = jobNamespace === namespace ? moverSecretName(operation, options.backupId, key) : moverSecretName(operation, `${options.backupId}/${namespace}`, key);
+      const secret = run.secret(name, namespace);
+      const placed = { ...secret, metadata: { ...secret.metadata, namespace: jobNamespace } };
+      entry = { namespace: jobNamespace, pending: createOrReplace(kube, SECRETS, placed).then(() => name) };
+      secrets.set(id, entry);
     }
-    return pending;
+    return entry.pending;
   };
+  const snapshots = operation === 'backup' && options.snapshots && moving.length > 0
+    ? new (await import('./snapshot/index.ts')).SnapshotRun(kube, options.snapshots, moverNameKey(options.s3.secretKey), options.backupId, moving.map((p) => p.namespace))
+    : undefined;
 
   const limit = pLimit(concurrency);
   const results: VolumeResult[] = [];
@@ -178,7 +193,7 @@ async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: 
     firstMovers.set(namespace, new Promise<void>((resolve) => { done = resolve; }));
     return { wait: Promise.resolve(), done };
   };
-  const settings: MoverSettings = { ...options, resources, run };
+  const settings: MoverSettings = { ...options, resources, run, snapshotRun: snapshots, signal };
 
   try {
     await Promise.all(options.pvcs.map((pvc) => limit(async () => {
@@ -209,9 +224,9 @@ async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: 
   return results;
 }
 
-async function deleteSecrets(kube: VolumeKube, secrets: Map<string, Promise<string>>): Promise<void> {
+async function deleteSecrets(kube: VolumeKube, secrets: Map<string, { namespace: string; pending: Promise<string> }>): Promise<void> {
   const problems: string[] = [];
-  for (const [namespace, pending] of secrets) {
+  for (const { namespace, pending } of secrets.values()) {
     const name = await pending.catch(() => undefined);
     if (!name) continue;
     await kube.delete(SECRETS, namespace, name).catch((error: unknown) => problems.push(`${namespace}/${name}: ${describeError(error)}`));
@@ -225,6 +240,8 @@ async function deleteSecrets(kube: VolumeKube, secrets: Map<string, Promise<stri
 interface MoverSettings extends Omit<MoveVolumesOptions, 'resources' | 'gateway'> {
   resources: ResourceList | undefined;
   run: EngineRun;
+  /** backup from snapshots, where the run has them */
+  snapshotRun?: SnapshotRun | undefined;
 }
 
 async function moveOne(
@@ -232,7 +249,7 @@ async function moveOne(
   operation: MoveOperation,
   options: MoverSettings,
   pvcRef: PvcRef,
-  secretFor: (namespace: string) => Promise<string>,
+  secretFor: (namespace: string, jobNamespace?: string) => Promise<string>,
 ): Promise<VolumeResult> {
   const started = Date.now();
   const key = backupKeys(options.backupId).volume(pvcRef.namespace, pvcRef.name);
@@ -248,23 +265,37 @@ async function moveOne(
     // An unbound claim never had a volume, so there is nothing to copy; mounting it would provision an empty one.
     return { ...base, files: 0, bytes: 0, checksumVerified: false, durationMs: Date.now() - started, skipped: `the PVC is ${phase ?? 'not bound'}; it holds no data` };
   }
+  const job = {
+    name: moverJobName(operation, options.backupId, pvcRef.namespace, pvcRef.name, moverNameKey(options.s3.secretKey)),
+    namespace: pvcRef.namespace,
+    pvc: pvcRef.name,
+    backupId: options.backupId,
+    operation,
+    s3: options.s3,
+    activeDeadlineSeconds: options.activeDeadlineSeconds ?? DEFAULT_JOB_DEADLINE_SECONDS,
+    ttlSecondsAfterFinished: options.ttlSecondsAfterFinished ?? DEFAULT_JOB_TTL_SECONDS,
+    resources: options.resources,
+  };
+  // From a snapshot where the PVC's driver has a class: the mover reads a claim made from it in the model's namespace,
+  // wherever the user's Pods run and whatever they write meanwhile.
+  const exposure = operation === 'backup' ? await options.snapshotRun?.expose(pvc, job.name, options.signal) : undefined;
+  if (exposure && 'exposed' in exposure) {
+    const { exposed, plan, namespace } = exposure;
+    const moved = (async () => {
+      const secretName = await secretFor(pvcRef.namespace, namespace);
+      return options.run.move(kube, { pvcRef, pvc, base, path, started, job: { ...job, secretName, mount: { namespace, claim: exposed.claim } } });
+    })();
+    // the exposure goes whatever the mover did; a cancelled run (a dead one) leaves it to the next run's sweep
+    const result = await moved.finally(() => (options.signal?.aborted ? undefined : options.snapshotRun!.remove(plan, options.signal)));
+    return { ...result, copy: { from: 'snapshot', pointInTime: true, takenAt: exposed.takenAt, volumeSnapshotClass: exposed.volumeSnapshotClass } };
+  }
+  const live = exposure && 'live' in exposure ? exposure.live : undefined;
+
   const placement = operation === 'backup' ? await placementFor(kube, pvc) : {};
   if (placement.blocked) throw new Error(placement.blocked);
 
   const secretName = await secretFor(pvcRef.namespace);
-  return options.run.move(kube, {
-    pvcRef, pvc, nodeName: placement.nodeName, base, path, started,
-    job: {
-      name: moverJobName(operation, options.backupId, pvcRef.namespace, pvcRef.name, moverNameKey(options.s3.secretKey)),
-      namespace: pvcRef.namespace,
-      pvc: pvcRef.name,
-      backupId: options.backupId,
-      operation,
-      secretName,
-      s3: options.s3,
-      activeDeadlineSeconds: options.activeDeadlineSeconds ?? DEFAULT_JOB_DEADLINE_SECONDS,
-      ttlSecondsAfterFinished: options.ttlSecondsAfterFinished ?? DEFAULT_JOB_TTL_SECONDS,
-      resources: options.resources,
-    },
-  });
+  const result = await options.run.move(kube, { pvcRef, pvc, nodeName: placement.nodeName, base, path, started, job: { ...job, secretName } });
+  // a backup says how each PVC was read: live, not at one point in time, and why no snapshot was taken where one was asked
+  return operation === 'backup' && options.snapshots ? { ...result, copy: live ?? { from: 'live', pointInTime: false } } : result;
 }

@@ -60,13 +60,16 @@ export function volumeBackupStep(kube: KubeClient, s3: S3Settings, config: Mover
         resources: config.resources,
         engine: engine.name,
         gateway: gatewayOf(config),
+        // a PVC whose driver has a VolumeSnapshotClass is read from its snapshot, exposed in the run's own namespace
+        ...(config.jobNamespace ? { snapshots: { namespace: config.jobNamespace, className: config.snapshotClass } } : {}),
         ...prepared.options,
         onProgress: (p) => void progress(describe(prepared.verb, p)),
       });
     } finally {
       prepared.close();
     }
-    return Promise.all(results.map((r) => prepared.entry(r)));
+    // each entry says how its data was read: a snapshot's point in time, or a live copy
+    return Promise.all(results.map(async (r) => ({ ...await prepared.entry(r), ...(r.copy ? { copy: r.copy } : {}) })));
   };
 }
 
