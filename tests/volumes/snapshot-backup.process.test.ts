@@ -12,6 +12,7 @@ import { newBackupId } from '../../src/store/layout.ts';
 import type { VolumeKube } from '../../src/volumes/kube-port.ts';
 import { backupVolumes, restoreVolumes } from '../../src/volumes/mover.ts';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
+import { namespacePassword } from './restic-passwords.ts';
 import { createBoundPvc, pvc, PVC_REF, s3For, startVolumeCluster, type VolumeCluster } from './helpers.ts';
 
 const SNAPSHOTS = { group: 'snapshot.storage.k8s.io', resource: 'volumesnapshots' };
@@ -65,7 +66,7 @@ describe('volumes: backup from a CSI snapshot', function () {
 
   before(async function () {
     s3 = await startS3Server({ buckets: ['kf-backups'] });
-    [source, target] = await Promise.all([startVolumeCluster({ snapshots: true }), startVolumeCluster()]);
+    [source, target] = await Promise.all([startVolumeCluster({ snapshots: true, namespaces: ['alice', 'bob'] }), startVolumeCluster({ namespaces: ['alice', 'bob'] })]);
     source.cluster.api.create({ group: 'storage.k8s.io', resource: 'storageclasses' }, {
       apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'nfs' }, provisioner: 'example.com/nfs-without-snapshots', volumeBindingMode: 'Immediate',
     } as KubeObject);
@@ -127,6 +128,47 @@ describe('volumes: backup from a CSI snapshot', function () {
     expect(results[0]!.files).to.equal(1);
     expect(jobs, 'the live copy\'s mover runs beside the PVC, as before').to.deep.equal(['alice']);
     expect(leftovers(source)).to.deep.equal(NOTHING);
+  });
+
+  it('through the run\'s gateway: each profile namespace\'s mover runs in the model\'s namespace with that namespace\'s access only, none in the profiles', async function () {
+    const gateway = { namespace: MODEL, image: 'docker.io/rclone/rclone:1.68.2', imageSetting: 'control-plane-rclone-image' };
+    const pvcs = [{ namespace: 'alice', name: 'via-gateway' }, { namespace: 'bob', name: 'via-gateway' }];
+    for (const p of pvcs) appendFileSync(join(await createBoundPvc(source, p.namespace, p.name), 'notes.md'), `# ${p.namespace}\n`);
+    const inProfiles: string[] = [];
+    const modelSecrets = new Set<string>();
+    const stopWatching = source.cluster.api.subscribe((e) => {
+      if (e.type !== 'ADDED' || !['jobs', 'pods', 'secrets'].includes(e.ref.resource)) return;
+      if (['alice', 'bob'].includes(e.object.metadata.namespace ?? '')) inProfiles.push(`${e.object.metadata.namespace}/${e.ref.resource}/${e.object.metadata.name}`);
+      if (e.object.metadata.namespace === MODEL && e.ref.resource === 'secrets' && e.object.metadata.name?.includes('-creds-')) modelSecrets.add(e.object.metadata.name);
+    });
+    const backupId = newBackupId();
+    const settings = s3For(s3, 'kf-backups');
+    const results = await backupVolumes(source.kube, { backupId, s3: settings, pvcs, gateway, snapshots: { namespace: MODEL } }).finally(stopWatching);
+    expect(results.map((r) => [r.namespace, r.copy?.from, r.files])).to.have.deep.members([['alice', 'snapshot', 1], ['bob', 'snapshot', 1]]);
+    expect(inProfiles).to.deep.equal([]);
+    expect(modelSecrets.size, 'one mover Secret per profile namespace, in the model\'s namespace').to.equal(2);
+    expect(leftovers(source)).to.deep.equal(NOTHING);
+    for (const p of pvcs) target.cluster.api.create(PVC_REF, pvc(p.namespace, p.name));
+    await restoreVolumes(target.kube, { backupId, s3: settings, pvcs });
+    for (const p of pvcs) expect(readFileSync(join(target.kubelet.volumePath(p.namespace, p.name), 'notes.md'), 'utf8')).to.equal(`# ${p.namespace}\n`);
+  });
+
+  it('restic: a PVC read from its snapshot is stored in its profile namespace\'s repository, and restores as it was', async function () {
+    const password = (namespace: string) => namespacePassword('snapshot test key', namespace);
+    const folder = await createBoundPvc(source, 'bob', 'experiments');
+    appendFileSync(join(folder, 'run.json'), '{"epoch":1}');
+    const backupId = newBackupId();
+    const settings = s3For(s3, 'kf-backups');
+    const [result] = await backupVolumes(source.kube, { backupId, s3: settings, engine: 'restic', restic: { password }, pvcs: [{ namespace: 'bob', name: 'experiments' }], snapshots: { namespace: MODEL } });
+    expect(result!.copy?.from).to.equal('snapshot');
+    expect(result!.restic!.repository).to.equal('kubeflow/restic/bob');
+    expect(leftovers(source)).to.deep.equal(NOTHING);
+    target.cluster.api.create(PVC_REF, pvc('bob', 'experiments'));
+    await restoreVolumes(target.kube, {
+      backupId, s3: settings, engine: 'restic', pvcs: [{ namespace: 'bob', name: 'experiments' }],
+      restic: { password, snapshots: new Map([['bob/experiments', result!.restic!.snapshot]]) },
+    });
+    expect(readFileSync(join(target.kubelet.volumePath('bob', 'experiments'), 'run.json'), 'utf8')).to.equal('{"epoch":1}');
   });
 
   for (const crash of [
