@@ -130,6 +130,38 @@ describe('volumes: backup from a CSI snapshot', function () {
     expect(leftovers(source)).to.deep.equal(NOTHING);
   });
 
+  it('leaves alone a user\'s VolumeSnapshot that carries its labels and annotation but not a name only a run could make', async function () {
+    await createBoundPvc(source, 'alice', 'mine');
+    const backupId = newBackupId();
+    const lookalike = {
+      apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshot',
+      metadata: {
+        name: 'kfu-snap-0123456789abcdef0123', namespace: 'alice',
+        labels: { 'app.kubernetes.io/managed-by': 'kubeflow-upgrader', 'app.kubernetes.io/component': 'volume-snapshot', 'kubeflow-upgrader/backup-id': backupId },
+        annotations: { 'kubeflow-upgrader/snapshot-of': 'alice/mine' },
+      },
+      spec: { source: { persistentVolumeClaimName: 'mine' } },
+    } as KubeObject;
+    source.cluster.api.create(SNAPSHOTS, lookalike);
+    await until(source, 'volumesnapshots', (e) => (e.object.metadata.name === lookalike.metadata.name && (e.object.status as { readyToUse?: boolean } | undefined)?.readyToUse ? true : undefined));
+    const [result] = await backupVolumes(source.kube, { backupId, s3: s3For(s3, 'kf-backups'), pvcs: [{ namespace: 'alice', name: 'mine' }], snapshots: { namespace: MODEL } });
+    expect(result!.copy?.from).to.equal('snapshot');
+    expect(source.cluster.api.get(SNAPSHOTS, lookalike.metadata.name!, 'alice'), 'the user\'s snapshot stays').not.to.equal(undefined);
+    source.cluster.api.delete(SNAPSHOTS, lookalike.metadata.name!, 'alice');
+    await new Promise<void>((resolve) => {
+      const check = () => { if (!source.cluster.api.get(SNAPSHOTS, lookalike.metadata.name!, 'alice') && source.kubelet.snapshotHandles().length === 0) { stop(); resolve(); } };
+      const stop = source.cluster.api.subscribe(check);
+      check();
+    });
+    expect(leftovers(source)).to.deep.equal(NOTHING);
+  });
+
+  it('on a cluster that serves no snapshot kinds, copies live and says why', async function () {
+    await createBoundPvc(target, 'alice', 'no-snapshots-here');
+    const [result] = await backupVolumes(target.kube, { backupId: newBackupId(), s3: s3For(s3, 'kf-backups'), pvcs: [{ namespace: 'alice', name: 'no-snapshots-here' }], snapshots: { namespace: MODEL } });
+    expect(result!.copy).to.deep.equal({ from: 'live', pointInTime: false, reason: 'the cluster serves no VolumeSnapshotClasses' });
+  });
+
   it('through the run\'s gateway: each profile namespace\'s mover runs in the model\'s namespace with that namespace\'s access only, none in the profiles', async function () {
     const gateway = { namespace: MODEL, image: 'docker.io/rclone/rclone:1.68.2', imageSetting: 'control-plane-rclone-image' };
     const pvcs = [{ namespace: 'alice', name: 'via-gateway' }, { namespace: 'bob', name: 'via-gateway' }];
