@@ -28,8 +28,9 @@ function describe(verb: string, p: VolumeProgress): string {
     const c = p.copying;
     return `${verb} ${p.done}/${p.total} PVC(s); ${c.namespace}/${c.pvc}: ${c.files}/${c.totalFiles} files, ${formatBytes(c.bytes)} of ${formatBytes(c.totalBytes)} so far`;
   }
+  const from = p.result?.copy?.from === 'snapshot' ? ', from its snapshot' : '';
   const what = p.result
-    ? ` (${p.result.namespace}/${p.result.pvc}: ${p.result.skipped ? p.result.skipped : `${p.result.files} files`})`
+    ? ` (${p.result.namespace}/${p.result.pvc}: ${p.result.skipped ? p.result.skipped : `${p.result.files} files${from}`})`
     : p.failure ? ` (${p.failure.namespace}/${p.failure.pvc} failed)` : '';
   return `${verb} ${p.done}/${p.total} PVC(s)${what}`;
 }

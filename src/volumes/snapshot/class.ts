@@ -9,19 +9,24 @@ import { DEFAULT_SNAPSHOT_CLASS_ANNOTATION, DEFAULT_STORAGE_CLASS_ANNOTATION, ST
 
 export type ClassChoice = { className: string; driver: string; storageClass: string } | { live: string };
 
-/** Whether the cluster serves VolumeSnapshotClasses at all: a 404 on the list is "no snapshots here". */
-async function listClasses(kube: VolumeKube): Promise<KubeObject[] | undefined> {
+/**
+ * The cluster's VolumeSnapshotClasses, or why there are none to read: a 404 on the list is "no snapshots here", a 403
+ * a run whose identity may not read them (it then copies live and says so, rather than failing the backup).
+ */
+async function listClasses(kube: VolumeKube): Promise<KubeObject[] | string> {
   try {
     return await kube.list(VOLUME_SNAPSHOT_CLASSES, '');
   } catch (error) {
-    if ((error as { status?: number }).status === 404 || (error as { statusCode?: number }).statusCode === 404) return undefined;
+    const status = (error as { status?: number }).status;
+    if (status === 404) return 'the cluster serves no VolumeSnapshotClasses';
+    if (status === 403) return 'the backup may not list VolumeSnapshotClasses (forbidden)';
     throw error;
   }
 }
 
 export async function snapshotClassFor(kube: VolumeKube, pvc: KubeObject, configured: string | undefined): Promise<ClassChoice> {
   const classes = await listClasses(kube);
-  if (!classes) return { live: 'the cluster serves no VolumeSnapshotClasses' };
+  if (typeof classes === 'string') return { live: classes };
   const named = (pvc.spec as { storageClassName?: string } | undefined)?.storageClassName;
   const storageClasses = await kube.list(STORAGE_CLASSES, '');
   const storageClass = named !== undefined && named !== ''
