@@ -177,7 +177,7 @@ async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: 
     return entry.pending;
   };
   const snapshots = operation === 'backup' && options.snapshots && moving.length > 0
-    ? new (await import('./snapshot/index.ts')).SnapshotRun(kube, options.snapshots, moverNameKey(options.s3.secretKey), options.backupId, moving.map((p) => p.namespace))
+    ? new (await import('./snapshot/index.ts')).SnapshotRun(kube, options.snapshots, moverNameKey(options.s3.secretKey), options.backupId, moving.map((p) => p.namespace), options.signal)
     : undefined;
 
   const limit = pLimit(concurrency);
@@ -285,8 +285,9 @@ async function moveOne(
       const secretName = await secretFor(pvcRef.namespace, namespace);
       return options.run.move(kube, { pvcRef, pvc, base, path, started, job: { ...job, secretName, mount: { namespace, claim: exposed.claim } } });
     })();
-    // the exposure goes whatever the mover did; a cancelled run (a dead one) leaves it to the next run's sweep
-    const result = await moved.finally(() => (options.signal?.aborted ? undefined : options.snapshotRun!.remove(plan, options.signal)));
+    // the exposure goes whatever the mover did, even when another PVC's failure stopped it; a run whose caller ends it
+    // (a dying process) leaves it to the next run's sweep
+    const result = await moved.finally(() => options.snapshotRun!.remove(plan));
     return { ...result, copy: { from: 'snapshot', pointInTime: true, takenAt: exposed.takenAt, volumeSnapshotClass: exposed.volumeSnapshotClass } };
   }
   const live = exposure && 'live' in exposure ? exposure.live : undefined;

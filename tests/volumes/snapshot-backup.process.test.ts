@@ -156,6 +156,31 @@ describe('volumes: backup from a CSI snapshot', function () {
     expect(leftovers(source)).to.deep.equal(NOTHING);
   });
 
+  it('removes what it exposed when another PVC\'s failure stops the run', async function () {
+    await createBoundPvc(source, 'alice', 'beside-a-failure');
+    // the other PVC is found missing only once this one's snapshot is ready: the run stops in the middle of the hand-over
+    const snapshotReady = until(source, 'volumesnapshots', (e) => (e.object.metadata.namespace === 'alice' && (e.object.status as { readyToUse?: boolean } | undefined)?.readyToUse ? true : undefined));
+    let stoppedDuringHandOver = false;
+    let asked = 0;
+    const kube: VolumeKube = {
+      ...source.kube,
+      get: async (r, namespace, name) => {
+        // the first look is the run's survey of bound claims, before any mover starts; the second is its mover's
+        if (name !== 'does-not-exist' || ++asked === 1) return source.kube.get(r, namespace, name);
+        await snapshotReady;
+        stoppedDuringHandOver = source.cluster.api.list(SNAPSHOTS, { namespace: 'alice' }).length > 0;
+        return undefined;
+      },
+    };
+    const failure = await backupVolumes(kube, {
+      backupId: newBackupId(), s3: s3For(s3, 'kf-backups'), concurrency: 2, snapshots: { namespace: MODEL },
+      pvcs: [{ namespace: 'alice', name: 'beside-a-failure' }, { namespace: 'alice', name: 'does-not-exist' }],
+    }).then(() => undefined, (error: Error) => error.message);
+    expect(failure).to.include('does-not-exist (the PersistentVolumeClaim does not exist)');
+    expect(stoppedDuringHandOver, 'the run was stopped while its snapshot existed').to.equal(true);
+    expect(leftovers(source)).to.deep.equal(NOTHING);
+  });
+
   it('on a cluster that serves no snapshot kinds, copies live and says why', async function () {
     await createBoundPvc(target, 'alice', 'no-snapshots-here');
     const [result] = await backupVolumes(target.kube, { backupId: newBackupId(), s3: s3For(s3, 'kf-backups'), pvcs: [{ namespace: 'alice', name: 'no-snapshots-here' }], snapshots: { namespace: MODEL } });

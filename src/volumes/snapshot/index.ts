@@ -44,8 +44,12 @@ function mountedClaims(job: KubeObject): string[] {
 /** One run's snapshots: its settings, its name key, and the sweep of leftovers done once before the first exposure. */
 export class SnapshotRun {
   private swept: Promise<number> | undefined;
+  /**
+   * `ended`: the caller's signal, aborted when the process itself is going (a dead run cleans nothing up; the next run's
+   * sweep does). A run stopped by its own first failure is still alive, and removes what it exposed.
+   */
   constructor(private readonly kube: VolumeKube, private readonly settings: SnapshotSettings, private readonly key: Buffer,
-    private readonly backupId: string, private readonly sourceNamespaces: readonly string[]) {}
+    private readonly backupId: string, private readonly sourceNamespaces: readonly string[], private readonly ended?: AbortSignal | undefined) {}
 
   private options(signal: AbortSignal | undefined): ExposeOptions {
     return { timeoutMs: this.settings.timeoutMs ?? DEFAULT_TIMEOUT_MS, signal };
@@ -66,15 +70,16 @@ export class SnapshotRun {
     try {
       return { exposed: await exposeSnapshot(this.kube, plan, choice, pvc, this.options(signal)), plan, namespace: plan.namespace };
     } catch (error) {
-      // nothing half-made stays behind a failed exposure; a cancelled run leaves it for the next run's sweep
-      if (!signal?.aborted) await removeExposure(this.kube, plan, this.options(signal)).catch(() => undefined);
+      // nothing half-made stays behind a failed or stopped exposure; a run that is going leaves it to the next one's sweep
+      if (!this.ended?.aborted) await removeExposure(this.kube, plan, this.options(undefined)).catch(() => undefined);
       throw error;
     }
   }
 
-  /** removes what expose made, once the mover is done with it */
-  remove(plan: ExposurePlan, signal: AbortSignal | undefined): Promise<void> {
-    return removeExposure(this.kube, plan, this.options(signal));
+  /** removes what expose made, once the mover is done with it (unless the run itself is going) */
+  async remove(plan: ExposurePlan): Promise<void> {
+    if (this.ended?.aborted) return;
+    await removeExposure(this.kube, plan, this.options(undefined));
   }
 }
 
