@@ -132,6 +132,22 @@ describe('simulated CSI snapshots (external-snapshotter, csi-driver-host-path)',
     expect(sim.kubelet.snapshotHandles(), 'Retain: the provider snapshot stays').to.include(handle);
   });
 
+  it('reports a pre-provisioned content whose handle the driver does not hold, and provisions no claim from its snapshot', async function () {
+    const { api } = sim.cluster;
+    api.create(VOLUME_SNAPSHOT_CONTENTS, {
+      apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshotContent', metadata: { name: 'unknown-handle' },
+      spec: { deletionPolicy: 'Retain', driver: SIMULATED_PROVISIONER, source: { snapshotHandle: '00000000-0000-0000-0000-000000000000' }, volumeSnapshotRef: { name: 'ghost', namespace: 'bob' } },
+    } as KubeObject);
+    api.create(VOLUME_SNAPSHOTS, snapshotOf('bob', 'ghost', { volumeSnapshotContentName: 'unknown-handle' }));
+    const failed = await until(api, VOLUME_SNAPSHOTS, 'ghost', 'bob', (o) => (o?.status as { error?: { message?: string } } | undefined)?.error?.message !== undefined);
+    expect((failed!.status as { readyToUse: boolean; error: { message: string } })).to.deep.include({ readyToUse: false });
+    expect((failed!.status as { error: { message: string } }).error.message).to.include('not found');
+    api.create(PVCS, claim('bob', 'from-ghost', { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: 'ghost' }));
+    await until(api, { group: '', resource: 'events' }, '', 'bob', () => api.list({ group: '', resource: 'events' }, { namespace: 'bob' })
+      .some((e) => (e as { reason?: string; message?: string }).reason === 'ProvisioningFailed' && (e as { message?: string }).message!.includes('snapshot ghost is not Ready')));
+    expect(phase(api.get(PVCS, 'from-ghost', 'bob')) ?? 'Pending').to.equal('Pending');
+  });
+
   it('keeps a snapshot that a Pending claim is being provisioned from until that claim is gone', async function () {
     const { api } = sim.cluster;
     api.create(PVCS, claim('alice', 'busy'));
