@@ -34,7 +34,11 @@ export function escapeCelProperty(name: string): string {
   return name.replaceAll('__', '__underscores__').replaceAll('.', '__dot__').replaceAll('-', '__dash__').replaceAll('/', '__slash__');
 }
 
-/** toCel for a CRD's schema rules: each object property under its escaped name as well (a map's keys are not escaped upstream, but no rule here reads one that needs it). */
+/**
+ * toCel for a CRD's schema rules: a property named by a CEL reserved word also under its escaped name. Only reserved
+ * words: upstream escapes declared properties, never a map's keys, and a map keyed by `a.b/c` (labels, selectors)
+ * must not grow aliases a rule iterating over it would see; a map keyed by a reserved word is taken to be none here.
+ */
 export function toCelEscaped(v: unknown): unknown {
   if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : v;
   if (Array.isArray(v)) return v.map(toCelEscaped);
@@ -43,8 +47,7 @@ export function toCelEscaped(v: unknown): unknown {
     for (const [k, x] of Object.entries(v)) {
       const value = toCelEscaped(x);
       out[k] = value;
-      const escaped = escapeCelProperty(k);
-      if (escaped !== k) out[escaped] = value;
+      if (CEL_RESERVED.has(k)) out[escapeCelProperty(k)] = value;
     }
     return out;
   }
