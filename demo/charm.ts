@@ -5,9 +5,10 @@ import { join } from 'node:path';
 import { buildCharm } from '../scripts/build.ts';
 import { packCharm } from '../scripts/pack.ts';
 import { runDispatch, unitStatus, type DispatchOutcome } from '../tests/support/juju/harness.ts';
-import { s3Relation, S3_RELATION_ID, track1Data } from '../tests/support/juju/scenarios.ts';
+import { s3Relation, S3_RELATION_ID } from '../tests/support/juju/scenarios.ts';
 import { emptyState, type FakeJujuState } from '../tests/support/juju/state.ts';
 import { unpackCharm } from '../tests/support/juju/unpack.ts';
+import { demoS3Databag } from './s3.ts';
 
 export interface PackedCharm {
   file: string;
@@ -28,7 +29,7 @@ export class DeployedCharm {
   private state: FakeJujuState;
 
   constructor(private readonly charm: PackedCharm, s3: { endpoint: string; accessKeyId: string; secretAccessKey: string }, bucket: string) {
-    this.state = emptyState({ relations: [s3Relation(track1Data(s3, bucket))] });
+    this.state = emptyState({ relations: [s3Relation(demoS3Databag(s3, bucket))] });
   }
 
   /** what `juju config` would set; the next hook sees it */

@@ -11,11 +11,10 @@ import { startS3Server, type S3ServerHandle } from '../tests/support/s3/server.t
 import type { Release } from '../tests/support/cluster/kubeflow/releases.ts';
 import { fillClusterA, startDemoCluster, volumeHashes, type DemoCluster } from './clusters.ts';
 import { DeployedCharm, packAndUnpack } from './charm.ts';
+import { S3_PREFIX } from './s3.ts';
 import { bold, dim, green, red, Steps, whileRunning } from './view.ts';
 
 const BUCKET = 'kubeflow-backups';
-/** track-1 data of the s3-integrator stand-in puts backups under this prefix */
-const S3_PREFIX = 'backups';
 
 export interface DemoOptions {
   quick: boolean;

@@ -1,8 +1,12 @@
 // Which test files start processes or servers, read from the code rather than from a list someone has to keep.
 // A test file starts them when it, or a module it imports from outside src/ (test support, the demo, the bench), spawns
-// a child process (node:child_process, execa) or listens on a socket (createServer: the embedded API server over TLS,
-// s3rver and its proxies, the fake hook tools' agent). src/ is not followed: the product starts nothing on its own
-// (its one child process, a hook tool, runs only under a real or fake Juju, which the support code starts).
+// a child process (node:child_process, execa), listens on a socket (createServer: the embedded API server over TLS,
+// s3rver and its proxies, the fake hook tools' agent) or opens one (node:net, tls, dgram, http, https, http2 called
+// to connect, fetch of a URL); a file that opens one in a way no import shows (a library's client: the AWS SDK's) says
+// so in a line `// test-kind: process (why)`. Whatever still gets through (a socket the product's code opens) the
+// fast tier's root hook refuses while it runs (tests/support/fast-tier.ts). src/ is not followed: the product starts
+// nothing on its own (its one child process, a hook tool, runs only under a real or fake Juju, which the support code
+// starts).
 // Such files are named `*.process.test.ts`; `npm run test:fast` runs the others. `node --import tsx
 // scripts/test-kinds.ts` prints the counts and every file whose name says otherwise (exit 1 when there is one).
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -11,11 +15,17 @@ import { fileURLToPath } from 'node:url';
 
 export const PROCESS_SUFFIX = '.process.test.ts';
 
-/** What in a module's own text starts a process or a server. */
+/** What in a module's own text starts a process or a server, or opens a socket. */
 const STARTS = [
   { pattern: /from ['"](node:)?child_process['"]/, what: 'node:child_process' },
   { pattern: /from ['"]execa['"]/, what: 'execa' },
   { pattern: /\bcreateServer\(/, what: 'a listening server' },
+  // a client socket, opened through Node's socket modules (node:net imported for isIP alone opens none)
+  { pattern: /\b(?:net|tls|http|https|http2|dgram)\.(?:connect|createConnection|request|get|createSocket)\(/, what: 'a socket' },
+  { pattern: /\bimport\s*\{[^}]*\b(?:connect|createConnection|request|get|createSocket)\b[^}]*\}\s*from\s*['"](?:node:)?(?:net|tls|http|https|http2|dgram)['"]/, what: 'a socket' },
+  { pattern: /\bfetch\(\s*['"`]https?:/, what: 'a socket (fetch)' },
+  // what no import shows (a library's client that connects, e.g. the AWS SDK's): the file says so in a line of its own
+  { pattern: /^\/\/ test-kind: process\b/m, what: 'declared (// test-kind: process)' },
 ];
 
 /**

@@ -25,9 +25,23 @@ export type ControlPlaneStep = (backupId: string, progress: ProgressSink) => Pro
  * index of the manifest the preflight read and authenticated: a step reading it again from the bucket would trust
  * whatever is there by then (e.g. a substituted restic snapshot id).
  */
-export type RestoreVolumeStep = (
+export type RestoreVolumeStep = ((
   backupId: string, pvcs: Array<{ namespace: string; name: string }>, progress: ProgressSink, archived: readonly VolumeEntry[],
-) => Promise<{ restored: number; bytes?: number }>;
+) => Promise<{ restored: number; bytes?: number; pvcs?: RestoredPvc[] }>) & {
+  /**
+   * the step fills each PVC in the model's namespace and hands its volume over (src/volumes/rebind.ts): the restore
+   * then creates the PVCs it fills reserved for that (src/volumes/fill-mark.ts withFillMark)
+   */
+  readonly handsOver?: boolean;
+};
+
+/** How one PVC's data was restored: handed over from the model's namespace (and as which volume), or in its namespace. */
+export interface RestoredPvc {
+  namespace: string;
+  pvc: string;
+  restoredBy: 'handover' | 'in-namespace';
+  volume?: string;
+}
 
 /**
  * Restores the control-plane data (src/controlplane), before any Profile. `manifest` is the one the preflight read and

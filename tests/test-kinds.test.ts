@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { classifyTests, misnamed } from '../scripts/test-kinds.ts';
+import { allowProcessesAndSockets, forbidProcessesAndSockets, isForbidding } from './support/fast-tier.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 // Written through a helper, so that this file's own text imports no process module.
@@ -33,6 +34,12 @@ describe('test file kinds (scripts/test-kinds.ts)', function () {
     write('tests/a/product-only.test.ts', importLine('{ run }', '../../src/runner.ts'));
     write('tests/a/lazy.test.ts', "export const later = () => import('../support/server.ts');\n");
     write('tests/a/named-wrong.process.test.ts', importLine('{ one }', '../support/pure.ts'));
+    // sockets: a client connect is one, node:net for its address checks is none, and a file may declare one no import shows
+    write('tests/support/dialer.ts', `${importLine('net', 'node:net')}export const dial = () => net.${'connect'}(1, '127.0.0.1');\n`);
+    write('tests/support/addresses.ts', `${importLine('{ isIPv4 }', 'node:net')}export const v4 = (s: string) => isIPv4(s);\n`);
+    write('tests/a/dials.process.test.ts', importLine('{ dial }', '../support/dialer.ts'));
+    write('tests/a/addresses.test.ts', importLine('{ v4 }', '../support/addresses.ts'));
+    write('tests/a/declared.process.test.ts', `${['//', 'test-kind:', 'process'].join(' ')} (an SDK client connects)\n`);
   });
   after(function () {
     rmSync(tree, { recursive: true, force: true });
@@ -47,6 +54,29 @@ describe('test file kinds (scripts/test-kinds.ts)', function () {
     expect(kinds['tests/a/listens.process.test.ts']!.via).to.deep.equal(['tests/a/listens.process.test.ts', 'tests/support/listener.ts', 'a listening server']);
     // a dynamic import counts: the test can start the process
     expect(kinds['tests/a/lazy.test.ts']!.startsProcesses).to.equal(true);
+  });
+
+  it('counts a socket the test opens, or says it opens, and not node:net used for its address checks', function () {
+    const kinds = Object.fromEntries(classifyTests(tree).map((k) => [k.file, k]));
+    expect(kinds['tests/a/dials.process.test.ts']!.via).to.deep.equal(['tests/a/dials.process.test.ts', 'tests/support/dialer.ts', 'a socket']);
+    expect(kinds['tests/a/declared.process.test.ts']!.via).to.deep.equal(['tests/a/declared.process.test.ts', 'declared (// test-kind: process)']);
+    expect(kinds['tests/a/addresses.test.ts']!.startsProcesses).to.equal(false);
+  });
+
+  it('the fast tier\'s root hook refuses a child process, a connect and a listen while it holds', async function () {
+    // loaded by name at run time, so that this file's imports start nothing (it is a fast test itself)
+    const childProcess = process.getBuiltinModule('node:child_process');
+    const { Socket, Server } = await import('node:net');
+    const held = isForbidding();
+    if (!held) forbidProcessesAndSockets();
+    try {
+      expect(() => childProcess.spawn('true')).to.throw(/the fast tier \(npm run test:fast\) starts no process and opens no socket.*child_process\.spawn true/);
+      expect(() => childProcess.execFileSync('true')).to.throw(/child_process\.execFileSync/);
+      expect(() => new Socket().connect(1, '127.0.0.1')).to.throw(/a socket's connect/);
+      expect(() => new Server().listen(0)).to.throw(/a server's listen/);
+    } finally {
+      if (!held) allowProcessesAndSockets();
+    }
   });
 
   it('does not count type-only imports, nor the product code under src/', function () {

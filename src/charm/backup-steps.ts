@@ -17,6 +17,7 @@ export function moverConfig(config: CharmConfig): MoverConfig {
     resources: config['volume-mover-resources'],
     engine: config['volume-mover-engine'],
     snapshotClass: config['volume-snapshot-class'],
+    restoreVolumesBy: config['volume-restore-by'],
     // the movers' gateway (restic repositories or plain files) runs rclone in the model's namespace, as the control-plane copies do
     gateway: {
       image: config['control-plane-rclone-image'], imageSetting: 'control-plane-rclone-image',

@@ -57,6 +57,7 @@ export const ConfigSchema = z.object({
     }),
   'restore-wait-timeout': positiveInt(86_400).default(300),
   'volume-mover-engine': z.enum(ENGINE_NAMES).default('restic'),
+  'volume-restore-by': z.enum(['handover', 'in-namespace']).default('handover'),
   // '' is the configured engine's pinned image (src/volumes/engine.ts imageOf)
   'volume-mover-image': z.string().trim().default(''),
   'volume-mover-concurrency': positiveInt(64).default(2),

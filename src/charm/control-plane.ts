@@ -163,6 +163,24 @@ async function rememberedEmptyDatabases(charm: CharmRuntime): Promise<string[]> 
   }
 }
 
+/** What each control-plane relation brings into a backup, as the status names it while the relation is absent. */
+const WHAT_IS_NOT_BACKED_UP: Record<ControlPlaneEndpoint, string> = {
+  'kfp-db': "KFP's database",
+  'katib-db': "Katib's database",
+  'object-storage': "MinIO's artefacts",
+};
+
+/**
+ * The status note for absent control-plane relations. It names only the parts those relations bring, never the whole
+ * control plane: ML Metadata is copied from mlmd's storage without any relation (src/controlplane/mlmd.ts), so a unit
+ * with none of the three relations still backs it up, and the note must not say otherwise.
+ */
+export function absentRelationsNote(absent: readonly ControlPlaneEndpoint[]): string {
+  const parts = absent.map((endpoint) => WHAT_IS_NOT_BACKED_UP[endpoint]);
+  const listed = parts.length > 1 ? `${parts.slice(0, -1).join(', ')} and ${parts.at(-1)}` : parts[0];
+  return `${listed} not backed up: relate ${absent.join(', ')} (ML Metadata needs no relation)`;
+}
+
 /**
  * The status note: which endpoints are not related, then the first related one that cannot be used, else the first
  * database the last backup found without tables.
@@ -174,7 +192,7 @@ export async function controlPlaneNotes(charm: CharmRuntime): Promise<StatusNote
     const view = await readControlPlane(charm, config.config);
     const absent = CONTROL_PLANE_ENDPOINTS.filter((endpoint) => !view.related[endpoint]);
     const notes: StatusNote[] = [];
-    if (absent.length > 0) notes.push({ level: 'active', text: `control plane not covered: relate ${absent.join(', ')}` });
+    if (absent.length > 0) notes.push({ level: 'active', text: absentRelationsNote(absent) });
     const first = view.unusable[0] ?? (await rememberedEmptyDatabases(charm))[0];
     if (first) notes.push({ level: 'active', text: first.replace(/\.$/, '') });
     return notes;

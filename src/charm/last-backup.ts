@@ -36,7 +36,7 @@ export async function newestInStore(settings: S3Settings): Promise<LastBackup | 
   const { anyObjectUnder } = await import('../store/bucket-probe.ts');
   const prefix = normalizePrefix(settings.path);
   if ((await anyObjectUnder(settings, prefix ? `${prefix}/${BACKUPS_FOLDER}` : BACKUPS_FOLDER)) === false) return undefined;
-  const [{ latestWholeBackup }, { openBackupStore }] = await Promise.all([import('../catalog/verify.ts'), import('../store/open.ts')]);
+  const [{ latestWholeBackup }, { openBackupStore }] = await Promise.all([import('../catalog/latest.ts'), import('../store/open.ts')]);
   const newest = (await latestWholeBackup(openBackupStore(settings)))?.listing;
   if (!newest) return undefined;
   return { id: newest.id, completed: newest.completed ?? newest.created };

@@ -9,7 +9,8 @@ export interface MoverResource {
   version: string;
   resource: string;
   kind: string;
-  namespaced?: false;
+  /** false for a cluster-scoped resource (PersistentVolumes, VolumeSnapshotContents), whose calls take the namespace '' */
+  namespaced?: boolean;
 }
 
 export const JOBS: MoverResource = { group: 'batch', version: 'v1', resource: 'jobs', kind: 'Job' };

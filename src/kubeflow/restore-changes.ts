@@ -158,19 +158,27 @@ function keepJobSelector(wanted: KubeObject, live: KubeObject): KubeObject {
   };
 }
 
-/** the volume the target bound the claim to, and the class it defaulted: a claim's spec is immutable but for those */
+/**
+ * the volume the target bound the claim to, the class it defaulted, and the selector a restore by hand-over reserved
+ * it with (src/volumes/fill-mark.ts, kubeflow-upgrader/handover): a claim's spec is immutable but for the first two
+ */
 function keepPvcBinding(wanted: KubeObject, live: KubeObject): KubeObject {
-  const spec = (wanted.spec ?? {}) as { volumeName?: string; storageClassName?: string };
-  const liveSpec = (live.spec ?? {}) as { volumeName?: string; storageClassName?: string };
+  const spec = (wanted.spec ?? {}) as { volumeName?: string; storageClassName?: string; selector?: unknown };
+  const liveSpec = (live.spec ?? {}) as { volumeName?: string; storageClassName?: string; selector?: { matchLabels?: Record<string, string> } };
+  const reserved = spec.selector === undefined && liveSpec.selector?.matchLabels?.[handoverLabel] !== undefined;
   return {
     ...wanted,
     spec: {
       ...spec,
       ...(spec.volumeName === undefined && liveSpec.volumeName !== undefined ? { volumeName: liveSpec.volumeName } : {}),
       ...(spec.storageClassName === undefined && liveSpec.storageClassName !== undefined ? { storageClassName: liveSpec.storageClassName } : {}),
+      ...(reserved ? { selector: liveSpec.selector } : {}),
     },
   };
 }
+
+/** the label of a claim reserved for a hand-over (src/volumes/fill-mark.ts LABEL_HANDOVER) */
+const handoverLabel = 'kubeflow-upgrader/handover';
 
 function withoutKeys(map: Record<string, string>, keys: readonly string[]): Record<string, string> {
   return Object.fromEntries(Object.entries(map).filter(([key]) => !keys.includes(key)));
@@ -190,6 +198,15 @@ function restoreServiceAccountToken(view: KubeObject): void {
 function restorePvc(view: KubeObject): void {
   if (view.spec && typeof view.spec === 'object') {
     const { volumeName: _volumeName, ...spec } = view.spec as Record<string, unknown>;
+    // the selector a restore by hand-over reserved the claim with names a volume of that cluster (src/volumes/rebind.ts)
+    const selector = spec.selector as { matchLabels?: Record<string, string>; matchExpressions?: unknown[] } | undefined;
+    if (selector?.matchLabels?.[handoverLabel] !== undefined) {
+      const matchLabels = withoutKeys(selector.matchLabels, [handoverLabel]);
+      const rest: { matchLabels?: Record<string, string>; matchExpressions?: unknown[] } = { ...selector, matchLabels };
+      if (Object.keys(matchLabels).length === 0) delete rest.matchLabels;
+      if (Object.keys(rest).length === 0) delete spec.selector;
+      else spec.selector = rest;
+    }
     view.spec = spec;
   }
   const annotations = view.metadata.annotations;
@@ -236,7 +253,7 @@ export const restoreChanges: readonly RestoreChange[] = [
   },
   {
     group: '', kind: 'PersistentVolumeClaim',
-    changes: 'spec.volumeName and the binding annotations (bind-completed, bound-by-controller, selected-node, storage-provisioner) are dropped: the target binds the claim to a volume of its own. A claim the movers fill from the backup also goes in without spec.dataSource and spec.dataSourceRef (src/restore/volume-fill.ts), and the restore warns which',
+    changes: 'spec.volumeName, the binding annotations (bind-completed, bound-by-controller, selected-node, storage-provisioner) and the selector label of a restore by hand-over (kubeflow-upgrader/handover) are dropped: the target binds the claim to a volume of its own. A claim the movers fill from the backup also goes in without spec.dataSource and spec.dataSourceRef (src/restore/volume-fill.ts), and the restore warns which',
     source: 'vmware-tanzu/velero pkg/restore/actions/pvc_action.go, pkg/restore/actions/csi/pvc_action.go; kubernetes pkg/controller/volume/persistentvolume/pv_controller.go; kubernetes-csi external-provisioner pkg/controller/controller.go',
     apply: restorePvc,
     keepOnUpdate: keepPvcBinding,

@@ -67,6 +67,11 @@ function statusKindOf(object: KubeObject): StatusKind | undefined {
     ?? (isTrainingOperatorJob(object.apiVersion, object.kind) ? { ...TRAINING_JOB, kind: object.kind } : undefined);
 }
 
+/** true for a kind created suspended until its status is written (StatusKind.suspendUntilStatus) */
+export function suspendsUntilStatus(object: KubeObject): boolean {
+  return statusKindOf(object)?.suspendUntilStatus === true;
+}
+
 /** true when a restore writes this object's archived status back after creating it */
 export function restoresStatus(object: KubeObject): boolean {
   return statusKindOf(object) !== undefined;

@@ -4,7 +4,7 @@
 // existed before any restore (never marked) keeps its data.
 import type { VolumeEntry } from '../archive/manifest.ts';
 import { neutralWording, type Wording } from '../errors/remedy.ts';
-import type { ProgressSink } from '../steps.ts';
+import type { ProgressSink, RestoredPvc } from '../steps.ts';
 import type { ApiResource, KubeObject } from '../kube/types.ts';
 import { FILL_SELECTOR, withFillMark } from '../volumes/fill-mark.ts';
 import type { RestoreKube } from './kube-port.ts';
@@ -21,7 +21,7 @@ export interface VolumeFillRequest {
   /** how the edge words the settings a note names */
   wording?: Wording;
   /** `archived`: the authenticated manifest's volume index (which data, and for restic which snapshot, each PVC has) */
-  volumes?: (backupId: string, pvcs: PvcName[], progress: ProgressSink, archived: readonly VolumeEntry[]) => Promise<{ restored: number }>;
+  volumes?: ((backupId: string, pvcs: PvcName[], progress: ProgressSink, archived: readonly VolumeEntry[]) => Promise<{ restored: number; pvcs?: RestoredPvc[] }>) & { readonly handsOver?: boolean };
 }
 
 export interface VolumeFillOutcome {
@@ -58,7 +58,7 @@ export class VolumeFill {
   withMarkIfFilled(resource: ApiResource, object: KubeObject): KubeObject {
     if (resource.resource !== 'persistentvolumeclaims' || resource.group !== '' || !this.fills()) return object;
     if (!this.holdsData(object.metadata.namespace ?? '', object.metadata.name ?? '')) return object;
-    return withFillMark(this.withoutDataSource(object), this.preflight.backupId);
+    return withFillMark(this.withoutDataSource(object), this.preflight.backupId, { handover: this.request.volumes?.handsOver === true });
   }
 
   /**
@@ -109,6 +109,9 @@ export class VolumeFill {
       warnings.push(`${this.sourcesDropped.length} PVC(s) made from a snapshot or another claim were created without that data source and filled from the backup instead: ${this.sourcesDropped.join(', ')}`);
     }
     const result = await request.volumes(preflight.backupId, fill, (m) => this.say(m), preflight.manifest?.volumes ?? []);
+    // a PVC filled by a mover in its own namespace (not handed over from the model's: src/volumes/rebind.ts) is named
+    const inNamespace = (result.pvcs ?? []).filter((p) => p.restoredBy === 'in-namespace').map((p) => `${p.namespace}/${p.pvc}`);
+    if (inNamespace.length > 0 && request.volumes.handsOver) warnings.push(`${inNamespace.length} PVC(s) were filled by a mover in their own namespace, not handed over: ${inNamespace.join(', ')}`);
     return done(undefined, result.restored);
   }
 

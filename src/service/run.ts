@@ -6,7 +6,7 @@ import { describe } from '../errors/index.ts';
 import { KubeClient } from '../kube/client.ts';
 import { openBackupStore } from '../store/open.ts';
 import type { BackupStore } from '../store/backup-store.ts';
-import { listBackups } from '../catalog/verify.ts';
+import { latestWholeBackup } from '../catalog/latest.ts';
 import type { BackupHandoff, ServiceSettings } from '../workload/settings.ts';
 import { neutralWording } from '../errors/remedy.ts';
 
@@ -34,9 +34,8 @@ export interface RunHooks {
 
 /** The newest backup a restore would take as `latest` (with a key: authenticated), or undefined. */
 export async function newestBackup(store: BackupStore, encryptionKey: string | undefined): Promise<Date | undefined> {
-  const listed = await listBackups(store, { ...(encryptionKey ? { encryptionKey } : {}) });
-  const usable = listed.filter((b) => (b.phase === 'Completed' || b.phase === 'PartiallyFailed') && (!encryptionKey || b.authentication === 'authenticated'));
-  return usable[0] ? new Date(usable[0].created) : undefined;
+  const newest = await latestWholeBackup(store, { encryptionKey });
+  return newest ? new Date(newest.listing.created) : undefined;
 }
 
 /** A scheduled backup, or with `handoff` the one backup-state wait=false asked for (its id, namespaces and volumes). */

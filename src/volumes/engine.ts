@@ -95,6 +95,12 @@ export interface MoverConfig {
    */
   snapshotClass?: string | undefined;
   /**
+   * how a restore fills the PVCs it creates: 'handover' (the default where `jobNamespace` is set), each filled in a
+   * claim of `jobNamespace` and its volume handed to the PVC (src/volumes/rebind.ts), so no mover runs in a profile
+   * namespace; 'in-namespace', a mover in the PVC's namespace mounts it, for a cluster that refuses the hand-over
+   */
+  restoreVolumesBy?: 'handover' | 'in-namespace';
+  /**
    * an image with rclone for the movers' gateway (the charm's control-plane-rclone-image), and the setting that names
    * it; the gateway runs in `jobNamespace`, so that no bucket credential enters a profile namespace
    */
@@ -173,7 +179,9 @@ export interface EngineRunRequest {
 /** What every engine's mover Job of one PVC has: its name, place, Secret, bucket, deadline and resources. */
 export interface MoverJobBase {
   name: string;
+  /** the namespace of the PVC whose data the Job moves (its repository, its tags, its Secret's access) */
   namespace: string;
+  /** the PVC whose data the Job moves */
   pvc: string;
   backupId: string;
   operation: MoveOperation;
@@ -183,8 +191,10 @@ export interface MoverJobBase {
   ttlSecondsAfterFinished: number;
   resources?: ResourceList | undefined;
   /**
-   * backup from a snapshot (./snapshot): the Job runs in `namespace` (the model's) and mounts `claim`, provisioned there
-   * from the PVC's snapshot; `namespace` and `pvc` above still name the user's PVC, whose data it is
+   * a mover that runs outside the PVC's namespace: the Job runs in `namespace` (the model's) and mounts `claim`, made
+   * there for it: a backup's claim provisioned from the PVC's snapshot (./snapshot), or a restore's claim filled there
+   * and then handed over to the PVC (./rebind.ts); `namespace` and `pvc` above still name the user's PVC, whose data
+   * it is. Unset: the Job runs in the PVC's namespace and mounts the PVC.
    */
   mount?: { namespace: string; claim: string } | undefined;
 }

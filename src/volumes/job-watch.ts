@@ -31,7 +31,10 @@ export async function followJobLog<T>(
   return finishing;
 }
 
-/** A mover's copy progress: rclone's latest stats (or restic's status lines, with `parse`), per PVC. */
+/**
+ * A mover's copy progress: rclone's latest stats (or restic's status lines, with `parse`), per PVC; the Job runs in
+ * `jobNamespace` (the PVC's own, or the model's when it fills a claim there to hand over: ./rebind.ts).
+ */
 export function followUntilFinished(
   kube: VolumeKube, pvc: { namespace: string; name: string }, jobName: string, finishing: Promise<KubeObject | undefined>,
   intervalMs: number, report: (copying: CopyProgress & { namespace: string; pvc: string }) => void,

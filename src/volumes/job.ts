@@ -65,12 +65,13 @@ export const MOVER_SCRIPT = [
   '  unset MOVER_GATEWAY_PASSWORD',
   // The gateway's Service may still refuse for a moment after its endpoint is ready, until kube-proxy programs it
   // (kubernetes pkg/proxy/iptables/proxier.go; --iptables-min-sync-period, 1 s by default), and rclone does not retry
-  // a refused SSH connection: the mover waits for it, once a second for at most a minute.
+  // a refused SSH connection: the mover tries again four times a second (each try only starts rclone), for at most a
+  // minute.
   '  tries=0',
   '  until rclone lsf --max-depth 1 kfustore: > /dev/null 2> /tmp/reach.err; do',
-  '    grep -q "connect: connection refused" /tmp/reach.err && [ "$tries" -lt 60 ] || break',
+  '    grep -q "connect: connection refused" /tmp/reach.err && [ "$tries" -lt 240 ] || break',
   '    tries=$((tries + 1))',
-  '    sleep 1',
+  '    sleep 0.25',
   '  done',
   'fi',
   'log=/tmp/mover.log',
@@ -141,7 +142,13 @@ export function buildCredentialsSecret(input: CredentialsSecretInput): KubeObjec
 export interface MoverJobInput {
   name: string;
   namespace: string;
+  /** the PVC whose data it moves, and its namespace above */
   pvc: string;
+  /**
+   * where the Job runs and what it mounts when that is not the PVC itself: a claim of the model's namespace made for
+   * it (a snapshot's, ./snapshot; a hand-over's, ./rebind.ts)
+   */
+  mount?: { namespace: string; claim: string } | undefined;
   backupId: string;
   operation: MoveOperation;
   image: string;
@@ -204,8 +211,7 @@ function gatewayRemoteEnv(access: FilesAccess): Record<string, string> {
 
 /** Only this node: a ReadWriteOnce volume in use can be mounted only where it already is. */
 /** What every volume mover's Job is made of, whichever tool it runs (rclone here, restic in restic/job.ts). */
-export type VolumeMoverJobBase = Pick<MoverJobInput, 'name' | 'namespace' | 'pvc' | 'backupId' | 'operation' | 'image' | 'secretName' | 's3' | 'activeDeadlineSeconds' | 'ttlSecondsAfterFinished' | 'resources'>
-  & { mount?: { namespace: string; claim: string } | undefined };
+export type VolumeMoverJobBase = Pick<MoverJobInput, 'name' | 'namespace' | 'pvc' | 'mount' | 'backupId' | 'operation' | 'image' | 'secretName' | 's3' | 'activeDeadlineSeconds' | 'ttlSecondsAfterFinished' | 'resources'>;
 
 /**
  * A mover's hardened Job (src/jobs/template.ts): its PVC mounted at VOLUME_MOUNT_PATH (read-only for a backup), a
@@ -216,11 +222,12 @@ export function buildVolumeMoverJob(input: VolumeMoverJobBase, script: string, e
   const backup = input.operation === 'backup';
   return buildHardenedJob({
     name: input.name,
-    // a snapshot's exposed claim is mounted where it was made (the model's namespace), the user's PVC where it is
+    // a claim made for the mover (a snapshot's, a hand-over's) is mounted where it was made (the model's namespace), the user's PVC where it is
     namespace: input.mount?.namespace ?? input.namespace,
     backupId: input.backupId,
     labels: moverLabels(input.backupId, input.operation),
-    annotations: { [ANNOTATION_PVC]: input.mount ? `${input.namespace}/${input.pvc}` : input.pvc },
+    // the PVC whose data it moves, also where the Job mounts a claim made for it
+    annotations: { [ANNOTATION_PVC]: input.pvc },
     identity: VOLUME_MOVER_IDENTITY,
     activeDeadlineSeconds: input.activeDeadlineSeconds,
     ttlSecondsAfterFinished: input.ttlSecondsAfterFinished,

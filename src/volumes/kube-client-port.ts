@@ -6,7 +6,7 @@ import type { MoverResource, VolumeKube } from './kube-port.ts';
 
 function apiResource(r: MoverResource): ApiResource {
   return {
-    group: r.group, version: r.version, resource: r.resource, kind: r.kind, namespaced: r.namespaced !== false,
+    group: r.group, version: r.version, resource: r.resource, kind: r.kind, namespaced: r.namespaced ?? true,
     verbs: ['get', 'list', 'watch', 'create', 'delete', 'patch'], preferredVersion: r.version, versions: [r.version],
   };
 }

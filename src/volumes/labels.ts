@@ -5,7 +5,7 @@ export const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by';
 export const LABEL_COMPONENT = 'app.kubernetes.io/component';
 export const LABEL_BACKUP_ID = 'kubeflow-upgrader/backup-id';
 export const LABEL_OPERATION = 'kubeflow-upgrader/operation';
-/** PVC names may be longer than a label value allows, so the full name goes into an annotation. */
+/** PVC names may be longer than a label value allows, so the full name (of the PVC whose data a mover moves) goes into an annotation. */
 export const ANNOTATION_PVC = 'kubeflow-upgrader/pvc';
 
 export const MANAGED_BY = 'kubeflow-upgrader';
@@ -54,4 +54,13 @@ export function moverJobName(operation: MoveOperation, backupId: string, namespa
 /** One credentials Secret per namespace and run of a backup id; a rerun replaces it (the keys may have rotated). */
 export function moverSecretName(operation: MoveOperation, backupId: string, nameKey: Buffer): string {
   return `kfu-${operation}-creds-${keyedHash(nameKey, backupId, 12)}`;
+}
+
+/**
+ * The credentials Secret of a mover that runs outside its PVC's namespace (in the model's: a backup from a snapshot,
+ * src/volumes/snapshot; a restore by hand-over, src/volumes/rebind.ts): one per namespace whose data such movers move,
+ * each holding that namespace's access only, named apart by that namespace.
+ */
+export function placedMoverSecretName(operation: MoveOperation, backupId: string, nameKey: Buffer, namespace: string): string {
+  return `${moverSecretName(operation, backupId, nameKey)}-${keyedHash(nameKey, `secret/${namespace}`, 10)}`;
 }

@@ -33,6 +33,13 @@ export interface VolumeResult {
    * from the live volume while its users may write (and why no snapshot was taken); unset when snapshots were not asked
    */
   copy?: { from: 'snapshot' | 'live'; pointInTime: boolean; takenAt?: string; volumeSnapshotClass?: string; reason?: string };
+  /**
+   * restore: how the data reached the claim: 'handover', filled in the model's namespace and its volume handed to the
+   * claim (src/volumes/rebind.ts); 'in-namespace', by a mover in the claim's own namespace
+   */
+  restoredBy?: 'handover' | 'in-namespace';
+  /** restore by hand-over: the PersistentVolume the claim is bound to */
+  volume?: string;
   /** restic mover: the snapshot written (backup) or restored, and its repository's key prefix */
   restic?: { snapshot: string; repository: string; dataAdded?: number; filesUnmodified?: number };
 }

@@ -32,7 +32,8 @@ export async function runMoverJob(
 ): Promise<{ jobName: string; message: string | undefined }> {
   const { pvcRef } = task;
   const jobName = job.metadata.name ?? '';
-  // the Job runs where its claim is: the PVC's namespace, or the model's for a snapshot's exposed claim
+  // the Job runs where its claim is: the PVC's namespace, or the model's for a claim made there for it (a snapshot's
+  // exposed claim, ./snapshot; a hand-over's claim, ./rebind.ts)
   const namespace = jobNamespace(task);
   const deadline = task.job.activeDeadlineSeconds;
   const pinned = await startOrAdopt(kube, job, run.signal);
@@ -56,10 +57,11 @@ export async function runMoverJob(
 /** A finished mover's end: its Job goes, and a restored volume, complete only now, loses the mark that makes a rerun fill it. */
 export async function finishMover(kube: VolumeKube, task: MoverTask, jobName: string): Promise<void> {
   await kube.delete(JOBS, jobNamespace(task), jobName);
-  if (task.job.operation === 'restore' && hasFillMark(task.pvc)) await kube.mergePatch(PVCS, task.pvcRef.namespace, task.pvcRef.name, FILL_MARK_REMOVAL);
+  // a claim filled in the model's namespace carries no mark: the user's claim loses its own once it is handed over (./rebind.ts)
+  if (task.job.operation === 'restore' && hasFillMark(task.pvc)) await kube.mergePatch(PVCS, task.pvc.metadata.namespace ?? '', task.pvc.metadata.name ?? '', FILL_MARK_REMOVAL);
 }
 
-/** Where a task's mover Job runs: beside the claim it mounts. */
+/** Where a task's mover Job runs: beside the claim it mounts (MoverJobBase's `mount`). */
 export function jobNamespace(task: Pick<MoverTask, 'job' | 'pvcRef'>): string {
   return task.job.mount?.namespace ?? task.pvcRef.namespace;
 }

@@ -3,16 +3,18 @@
 // module checks the run, schedules the movers, places each next to its PVC's user, stops them all on the first failure,
 // and deletes the run's credentials Secrets in every case.
 import pLimit from 'p-limit';
+import type { KubeObject } from '../kube/types.ts';
 import { KfuError } from '../errors/index.ts';
 import { backupKeys } from '../store/layout.ts';
 import { createOrReplace } from './adopt.ts';
 import type { EngineName, EngineRun, GatewayImages } from './engine.ts';
 import { engineNamed } from './engines.ts';
 import { JOBS, PVCS, SECRETS, type VolumeKube } from './kube-port.ts';
-import { moverJobName, moverNameKey, moverSecretName, moverSelector, type MoveOperation } from './labels.ts';
+import { LABEL_OPERATION, moverJobName, moverNameKey, moverSecretName, moverSelector, placedMoverSecretName, type MoveOperation } from './labels.ts';
 import type { SnapshotRun, SnapshotSettings } from './snapshot/index.ts';
 import type { PvcRef, ResticMoveOptions, VolumeFailure, VolumeProgress, VolumeResult } from './move-types.ts';
 import { placementFor } from './placement.ts';
+import { finishedHandover, handOver, handsOver, prepareHandover, recordedVolume, recordFilled, settleLeftovers, type HandoverContext } from './rebind.ts';
 import { DEFAULT_MOVER_RESOURCES, parseMoverResources, type ResourceList } from './resources.ts';
 import { describeInline as describeError } from '../errors/index.ts';
 import {
@@ -53,6 +55,12 @@ export interface MoveVolumesOptions {
   gateway?: GatewayImages & { namespace: string };
   /** how often a running mover's stats are read and, when they changed, reported (default 30 s) */
   progressIntervalMs?: number;
+  /**
+   * restore: the model's namespace, where each PVC the restore reserved for it (./fill-mark.ts) is filled in a claim
+   * of its own and then handed over (./rebind.ts): no mover, Secret or Pod of the restore enters the PVC's namespace.
+   * Unset, or for a PVC not reserved, the mover runs in the PVC's namespace (the fallback).
+   */
+  handover?: { namespace: string };
   signal?: AbortSignal;
   /**
    * backup: read each PVC whose driver has a VolumeSnapshotClass from a snapshot exposed in `snapshots.namespace` (the
@@ -160,25 +168,30 @@ async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: 
     } : undefined,
   });
 
-  // one Secret per namespace of PVCs; a snapshot's mover runs in the model's namespace, with one Secret per profile
-  // namespace whose data it moves there (each holds that namespace's access only), named apart by that namespace
+  // One Secret per namespace whose data movers move, in that namespace; a mover that runs in the model's namespace (a
+  // backup from a snapshot, a restore by hand-over) has one there per namespace whose data it moves (its password and
+  // gateway access are that namespace's only), named apart by that namespace (placedMoverSecretName)
   const secrets = new Map<string, { namespace: string; pending: Promise<string> }>();
-  const secretFor = (namespace: string, jobNamespace = namespace): Promise<string> => {
-    const id = `${jobNamespace}/${namespace}`;
-    let entry = secrets.get(id);
+  const secretFor = (namespace: string, placed: string = namespace): Promise<string> => {
+    const key = `${placed}/${namespace}`;
+    let entry = secrets.get(key);
     if (!entry) {
-      const key = moverNameKey(options.s3.secretKey);
-      const name = jobNamespace === namespace ? moverSecretName(operation, options.backupId, key) : moverSecretName(operation, `${options.backupId}/${namespace}`, key);
+      const nameKey = moverNameKey(options.s3.secretKey);
+      const name = placed === namespace ? moverSecretName(operation, options.backupId, nameKey) : placedMoverSecretName(operation, options.backupId, nameKey, namespace);
       const secret = run.secret(name, namespace);
-      const placed = { ...secret, metadata: { ...secret.metadata, namespace: jobNamespace } };
-      entry = { namespace: jobNamespace, pending: createOrReplace(kube, SECRETS, placed).then(() => name) };
-      secrets.set(id, entry);
+      const pending = createOrReplace(kube, SECRETS, { ...secret, metadata: { ...secret.metadata, name, namespace: placed } }).then(() => name);
+      entry = { namespace: placed, pending };
+      secrets.set(key, entry);
     }
     return entry.pending;
   };
   const snapshots = operation === 'backup' && options.snapshots && moving.length > 0
     ? new (await import('./snapshot/index.ts')).SnapshotRun(kube, options.snapshots, moverNameKey(options.s3.secretKey), options.backupId, moving.map((p) => p.namespace), options.signal)
     : undefined;
+  const handover = operation === 'restore' && options.handover
+    ? { namespace: options.handover.namespace, nameKey: moverNameKey(options.s3.secretKey), backupId: options.backupId, timeoutMs: HANDOVER_TIMEOUT_MS, signal }
+    : undefined;
+  if (handover) await settleLeftovers(kube, handover, new Set(options.pvcs.map((p) => `${p.namespace}/${p.name}`)));
 
   const limit = pLimit(concurrency);
   const results: VolumeResult[] = [];
@@ -193,7 +206,7 @@ async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: 
     firstMovers.set(namespace, new Promise<void>((resolve) => { done = resolve; }));
     return { wait: Promise.resolve(), done };
   };
-  const settings: MoverSettings = { ...options, resources, run, snapshotRun: snapshots, signal };
+  const settings: MoverSettings = { ...options, resources, run, snapshotRun: snapshots, handoverContext: handover, signal };
 
   try {
     await Promise.all(options.pvcs.map((pvc) => limit(async () => {
@@ -217,7 +230,11 @@ async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: 
       }
     })));
   } finally {
-    await deleteSecrets(kube, secrets).finally(() => run.close());
+    await deleteSecrets(kube, secrets)
+      // a killed run's Secrets of this restore in the model's namespace (whose labels only this product writes) go too:
+      // a rerun that finds the fill done never replaces them
+      .then(() => (handover ? deleteLeftSecrets(kube, handover.namespace, options.backupId) : undefined))
+      .finally(() => run.close());
   }
   if (failures.length > 0) throw new VolumeMoveError(operation, failures, results, stopped);
   if (options.signal?.aborted) throw new Error(`The volume ${operation} was cancelled.`);
@@ -236,20 +253,31 @@ async function deleteSecrets(kube: VolumeKube, secrets: Map<string, { namespace:
   }
 }
 
+async function deleteLeftSecrets(kube: VolumeKube, namespace: string, backupId: string): Promise<void> {
+  for (const secret of await kube.list(SECRETS, namespace, `${moverSelector(backupId)},${LABEL_OPERATION}=restore`)) {
+    await kube.delete(SECRETS, namespace, secret.metadata.name ?? '');
+  }
+}
+
 /** The run's options once checked: the parsed resources, and the engine's open run. */
 interface MoverSettings extends Omit<MoveVolumesOptions, 'resources' | 'gateway'> {
   resources: ResourceList | undefined;
   run: EngineRun;
   /** backup from snapshots, where the run has them */
   snapshotRun?: SnapshotRun | undefined;
+  /** restore by hand-over, where the run hands over */
+  handoverContext: HandoverContext | undefined;
 }
+
+/** How long a hand-over waits for a claim to go or to be Bound: the PV controller answers in seconds. */
+const HANDOVER_TIMEOUT_MS = 300_000;
 
 async function moveOne(
   kube: VolumeKube,
   operation: MoveOperation,
   options: MoverSettings,
   pvcRef: PvcRef,
-  secretFor: (namespace: string, jobNamespace?: string) => Promise<string>,
+  secretFor: (namespace: string, placed?: string) => Promise<string>,
 ): Promise<VolumeResult> {
   const started = Date.now();
   const key = backupKeys(options.backupId).volume(pvcRef.namespace, pvcRef.name);
@@ -295,8 +323,39 @@ async function moveOne(
   const placement = operation === 'backup' ? await placementFor(kube, pvc) : {};
   if (placement.blocked) throw new Error(placement.blocked);
 
+  if (operation === 'restore' && handsOver(pvc)) {
+    const context = options.handoverContext;
+    if (!context) throw new Error('the restore that created it reserved it for a hand-over from the model\'s namespace (no provisioner gives it a volume of its own), and this run does not hand over: rerun handing over, or delete the claim and rerun the restore');
+    if (volumeNameOf(pvc)) {
+      // a run killed after the claim was Bound to the volume it handed over (the volume carries the claim's
+      // reservation, which only a hand-over writes on a PersistentVolume) ends that hand-over; any other volume is not ours
+      const volume = await finishedHandover(kube, context, pvc);
+      if (volume) return { ...base, files: 0, bytes: 0, checksumVerified: false, durationMs: Date.now() - started, skipped: 'its hand-over was finished by an earlier run', restoredBy: 'handover', volume };
+      // named, not yet Bound: a killed run's hand-over of the volume its record names goes on below
+      if (await recordedVolume(kube, context, pvc) !== volumeNameOf(pvc)) throw new Error(`it was reserved for a hand-over but names volume ${volumeNameOf(pvc)}, which no hand-over made; it was left as it is`);
+    }
+    // filled in the model's namespace, then handed over (./rebind.ts): nothing of the restore enters the PVC's namespace
+    let plan = await prepareHandover(kube, context, pvc);
+    let result: VolumeResult;
+    if (plan.temp) {
+      const secretName = await secretFor(pvcRef.namespace, context.namespace);
+      result = await options.run.move(kube, {
+        pvcRef, pvc: plan.temp, base, path, started,
+        job: { ...job, secretName, mount: { namespace: context.namespace, claim: plan.temp.metadata.name ?? '' } },
+      });
+      plan = await recordFilled(kube, context, plan, { ...result });
+    } else {
+      result = { ...(plan.filled as unknown as VolumeResult), ...base, durationMs: 0 };
+    }
+    const volume = await handOver(kube, context, plan, pvc);
+    return { ...result, durationMs: Date.now() - started, restoredBy: 'handover', volume };
+  }
+
   const secretName = await secretFor(pvcRef.namespace);
   const result = await options.run.move(kube, { pvcRef, pvc, nodeName: placement.nodeName, base, path, started, job: { ...job, secretName } });
   // a backup says how each PVC was read: live, not at one point in time, and why no snapshot was taken where one was asked
-  return operation === 'backup' && options.snapshots ? { ...result, copy: live ?? { from: 'live', pointInTime: false } } : result;
+  if (operation === 'backup') return options.snapshots ? { ...result, copy: live ?? { from: 'live', pointInTime: false } } : result;
+  return { ...result, restoredBy: 'in-namespace' };
 }
+
+const volumeNameOf = (pvc: KubeObject) => (pvc.spec as { volumeName?: string } | undefined)?.volumeName;

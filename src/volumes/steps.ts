@@ -2,7 +2,7 @@
 // the CLI commands share, so both read the S3 settings the same way (AWS without an endpoint included) and report
 // alike. What differs by how the data is stored is the engine's (./engine.ts): a backup asks the configured engine to
 // prepare its run and word each PVC's entry; a restore fills each PVC with the engine holding its entry's data.
-import type { RestoreVolumeStep, VolumeStep } from '../steps.ts';
+import type { ProgressSink, RestoreVolumeStep, VolumeStep } from '../steps.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { S3Settings } from '../store/settings.ts';
 import type { VolumeProgress } from './mover.ts';
@@ -28,9 +28,11 @@ function describe(verb: string, p: VolumeProgress): string {
     const c = p.copying;
     return `${verb} ${p.done}/${p.total} PVC(s); ${c.namespace}/${c.pvc}: ${c.files}/${c.totalFiles} files, ${formatBytes(c.bytes)} of ${formatBytes(c.totalBytes)} so far`;
   }
+  // a backup's PVC read from its snapshot, a restore's PVC filled by hand-over or in its namespace
   const from = p.result?.copy?.from === 'snapshot' ? ', from its snapshot' : '';
+  const how = p.result?.restoredBy === 'handover' ? `, handed over as volume ${p.result.volume}` : p.result?.restoredBy === 'in-namespace' ? ', by a mover in its namespace' : '';
   const what = p.result
-    ? ` (${p.result.namespace}/${p.result.pvc}: ${p.result.skipped ? p.result.skipped : `${p.result.files} files${from}`})`
+    ? ` (${p.result.namespace}/${p.result.pvc}: ${p.result.skipped ? p.result.skipped : `${p.result.files} files${from}`}${how})`
     : p.failure ? ` (${p.failure.namespace}/${p.failure.pvc} failed)` : '';
   return `${verb} ${p.done}/${p.total} PVC(s)${what}`;
 }
@@ -81,7 +83,8 @@ export function volumeBackupStep(kube: KubeClient, s3: S3Settings, config: Mover
  * engine. volume-mover-image names the configured engine's image only: the other engine runs its pinned one.
  */
 export function volumeRestoreStep(kube: KubeClient, s3: S3Settings, config: MoverConfig, trust: ReuseTrust = {}): RestoreVolumeStep {
-  return async (backupId, pvcs, progress, archived: readonly VolumeEntry[] = []) => {
+  const handover = handoverOf(config);
+  const step = async (backupId: string, pvcs: Array<{ namespace: string; name: string }>, progress: ProgressSink, archived: readonly VolumeEntry[] = []) => {
     const [{ restoreVolumes }, { volumeKubeFromClient }] = await mover();
     const entries = new Map(archived.map((e) => [`${e.namespace}/${e.pvc}`, e]));
     const groups = ALL_ENGINES
@@ -104,10 +107,21 @@ export function volumeRestoreStep(kube: KubeClient, s3: S3Settings, config: Move
         resources: config.resources,
         engine: run.engine.name,
         gateway: gatewayOf(config),
+        ...(handover ? { handover } : {}),
         ...run.options,
         onProgress: (p: VolumeProgress) => void progress(describe('filled', p)),
       }));
     }
-    return { restored: results.length, bytes: results.reduce((sum, r) => sum + r.bytes, 0) };
+    return {
+      restored: results.length, bytes: results.reduce((sum, r) => sum + r.bytes, 0),
+      pvcs: results.map((r) => ({ namespace: r.namespace, pvc: r.pvc, restoredBy: r.restoredBy ?? 'in-namespace', ...(r.volume ? { volume: r.volume } : {}) })),
+    };
   };
+  // the restore creates each PVC it fills reserved for the hand-over (./fill-mark.ts) when this step hands over
+  return Object.assign(step, { handsOver: handover !== undefined });
+}
+
+/** The model's namespace a restore fills claims in and hands them over from; none when the config says in-namespace. */
+function handoverOf(config: MoverConfig): { namespace: string } | undefined {
+  return config.jobNamespace && (config.restoreVolumesBy ?? 'handover') === 'handover' ? { namespace: config.jobNamespace } : undefined;
 }

@@ -63,7 +63,9 @@ describe('control-plane relations (the charm in process)', function () {
     expect(changed.stderr).not.to.match(/\n\s+at /);
     expect(unitStatus(changed.state)?.status).to.equal('active');
     expect(unitStatus(changed.state)?.message).to.include("control plane not covered: object-storage is related but MinIO's connection data is missing or has invalid secret-key");
-    expect(unitStatus(changed.state)?.message).to.include('control plane not covered: relate kfp-db, katib-db');
+    // Only what the absent relations bring is said missing: ML Metadata needs none, and a backup copies it.
+    expect(unitStatus(changed.state)?.message).to.include("KFP's database and Katib's database not backed up: relate kfp-db, katib-db (ML Metadata needs no relation)");
+    expect(unitStatus(changed.state)?.message).not.to.include('control plane not covered: relate');
   });
 
   it('backup-state lists the control-plane parts it covers and those it does not, with why, and no password anywhere', async () => {
@@ -117,7 +119,7 @@ describe('control-plane relations (the charm in process)', function () {
     const read = await dispatch('object-storage-relation-changed', fixed, 'object-storage:8');
     expect(read.exitCode, read.stderr).to.equal(0);
     expect(unitStatus(read.state)?.message).not.to.include('object-storage is related but');
-    expect(unitStatus(read.state)?.message).to.include('control plane not covered: relate katib-db; control plane not covered: kfp-db is related but');
+    expect(unitStatus(read.state)?.message).to.include("Katib's database not backed up: relate katib-db (ML Metadata needs no relation); control plane not covered: kfp-db is related but");
   });
 
   it('a relation-set refused on kfp-db does not stop object-storage or katib-db, and the hook fails so Juju retries it', async () => {

@@ -27,7 +27,7 @@ describe('kubeflow-upgrader restore across CKF releases (1.8 → 1.9)', function
     [s3, a, b] = await Promise.all([startS3Server({ buckets: [BUCKET] }), startCluster({ kubeflowRelease: '1.8', profiles: 2, seed: 5 }), startCluster({ kubeflowRelease: '1.9', seed: 5 })]);
     env = { AWS_ACCESS_KEY_ID: s3.accessKeyId, AWS_SECRET_ACCESS_KEY: s3.secretAccessKey, AWS_ENDPOINT_URL: s3.endpoint };
     namespace = a.cluster.list({ group: 'kubeflow.org', resource: 'profiles' })[0]!.metadata.name!;
-    for (const object of stepObjects('1.8')(namespace)) a.cluster.create(a.cluster.resourceByKind(object.apiVersion.split('/')[0]!, object.kind)!, object);
+    for (const object of stepObjects('1.8', '1.9')(namespace)) a.cluster.create(a.cluster.resourceByKind(object.apiVersion.split('/')[0]!, object.kind)!, object);
     const kube = await KubeClient.load({ kubeconfig: a.kubeconfigPath });
     const store = new ObjectStore({
       client: new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } }),
@@ -46,7 +46,7 @@ describe('kubeflow-upgrader restore across CKF releases (1.8 → 1.9)', function
     const run = await runCli(args('--dry-run'), env);
     expect(run.exitCode, run.stderr).to.equal(1);
     expect(run.stdout).to.include('not served by the target: seldondeployments.machinelearning.seldon.io/v1 (1 object)');
-    expect(run.stdout).to.include(`note: ${expectedDrops('1.8', namespace, true)[0]}`);
+    expect(run.stdout).to.include(`note: ${expectedDrops('1.8', '1.9', namespace, true)[0]}`);
     expect(run.stdout).to.match(/^failed: SeldonDeployment\/.*\/iris: seldondeployments\.machinelearning\.seldon\.io\/v1 is not served by the target$/m);
     expect(b.cluster.store.totalObjects()).to.equal(before);
   });
@@ -55,7 +55,7 @@ describe('kubeflow-upgrader restore across CKF releases (1.8 → 1.9)', function
     const run = await runCli(args('--skip-unserved'), env);
     expect(run.exitCode, run.stderr).to.equal(0);
     expect(run.stdout).to.include('not served by the target (left out): seldondeployments.machinelearning.seldon.io/v1 (1 object)');
-    expect(run.stdout).to.include(`note: ${expectedDrops('1.8', namespace, false)[0]}`);
+    expect(run.stdout).to.include(`note: ${expectedDrops('1.8', '1.9', namespace, false)[0]}`);
     const isvc = b.cluster.get({ group: 'serving.kserve.io', resource: 'inferenceservices' }, 'sk', namespace);
     expect(isvc?.spec).not.to.have.nested.property('explainer.alibi');
   });

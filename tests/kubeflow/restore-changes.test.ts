@@ -89,6 +89,16 @@ const cases: Case[] = [
     restored: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data', namespace: 'alice', annotations: { owner: 'me' } }, spec: { resources: { requests: { storage: '1Gi' } } } },
   },
   {
+    row: '/PersistentVolumeClaim', what: 'a PVC a hand-over filled loses the selector label that reserved it, and keeps the user\'s own',
+    archived: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: meta('data'), spec: { volumeName: 'pvc-9', selector: { matchLabels: { 'kubeflow-upgrader/handover': 'abc', tier: 'gold' } }, resources: { requests: { storage: '1Gi' } } } },
+    restored: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data', namespace: 'alice' }, spec: { selector: { matchLabels: { tier: 'gold' } }, resources: { requests: { storage: '1Gi' } } } },
+  },
+  {
+    row: '/PersistentVolumeClaim', what: 'a PVC a hand-over filled, with no selector of its own, goes in without one',
+    archived: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: meta('data'), spec: { volumeName: 'pvc-9', selector: { matchLabels: { 'kubeflow-upgrader/handover': 'abc' } }, resources: { requests: { storage: '1Gi' } } } },
+    restored: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data', namespace: 'alice' }, spec: { resources: { requests: { storage: '1Gi' } } } },
+  },
+  {
     row: '/ServiceAccount', what: 'a ServiceAccount loses its source token Secret from secrets and keeps the others',
     archived: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta('ci'), secrets: [{ name: 'ci-token-abcde' }, { name: 'registry-creds' }] } as KubeObject,
     restored: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'ci', namespace: 'alice' }, secrets: [{ name: 'registry-creds' }] } as KubeObject,
@@ -141,6 +151,13 @@ describe('what an update keeps from the live object (restore-changes.ts, keepOnU
       wanted: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'd', namespace: 'alice', labels: { tier: 'gold' } }, spec: { resources: { requests: { storage: '1Gi' } } } },
       live: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'd', namespace: 'alice' }, spec: { volumeName: 'pv-9', storageClassName: 'standard', resources: { requests: { storage: '1Gi' } } } },
       replacement: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'd', namespace: 'alice', labels: { tier: 'gold' } }, spec: { volumeName: 'pv-9', storageClassName: 'standard', resources: { requests: { storage: '1Gi' } } } },
+    },
+    {
+      // the server refuses any change of a claim's spec but volumeName set once (ValidatePersistentVolumeClaimUpdate)
+      what: '/PersistentVolumeClaim: the selector a restore by hand-over reserved it with',
+      wanted: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'd', namespace: 'alice' }, spec: { resources: { requests: { storage: '1Gi' } } } },
+      live: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'd', namespace: 'alice' }, spec: { volumeName: 'pv-9', selector: { matchLabels: { 'kubeflow-upgrader/handover': 'abc' } }, resources: { requests: { storage: '1Gi' } } } },
+      replacement: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'd', namespace: 'alice' }, spec: { volumeName: 'pv-9', selector: { matchLabels: { 'kubeflow-upgrader/handover': 'abc' } }, resources: { requests: { storage: '1Gi' } } } },
     },
     {
       what: '/ConfigMap: nothing',

@@ -1,10 +1,11 @@
-// Blue/green across Charmed Kubeflow releases: the demo's data (plus the objects a release step changes) on a cluster
-// of release N, backed up, and restored into a fresh cluster of release N+1. The clusters serve either this
+// Blue/green across Charmed Kubeflow releases: the demo's data (plus the objects the releases in between change) on a
+// cluster of release N, backed up, and restored into a fresh cluster of a later release (N+1, or a skip). The clusters serve either this
 // repository's release profiles or the real CRD files of each release (the CI release suite).
 import { S3Client } from '@aws-sdk/client-s3';
 import { backupStore } from '../support/backup-store.ts';
 import { startCluster, type ClusterOptions, type RunningCluster } from '../support/cluster/index.ts';
 import type { Release } from '../support/cluster/kubeflow/releases.ts';
+import { changesBetween, type ReleaseChange } from '../support/cluster/kubeflow/release-changes.ts';
 import { startS3Server, type S3ServerHandle } from '../support/s3/server.ts';
 import { KubeClient } from '../../src/kube/client.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
@@ -37,7 +38,7 @@ function clusterOptions(source: CrdSource, release: Release): ClusterOptions {
 
 /**
  * Release N with the demo's data and `extra(namespace)` in the first profile namespace; a backup of it; an empty
- * release N+1 to restore into.
+ * later release to restore into.
  */
 export async function startScenario(source: CrdSource, from: Release, to: Release, extra: (namespace: string) => KubeObject[], profiles = 4): Promise<Scenario> {
   let s3: S3ServerHandle | undefined;
@@ -81,25 +82,38 @@ export async function startScenario(source: CrdSource, from: Release, to: Releas
   }
 }
 
-/** the objects a release step removes or prunes, by the release they are made on */
-export function stepObjects(from: Release): (namespace: string) => KubeObject[] {
+export { RELEASE_CHANGES, changesBetween, type ReleaseChange } from '../support/cluster/kubeflow/release-changes.ts';
+
+const has = (changes: readonly ReleaseChange[], path: string) => changes.some((c) => 'dropped' in c.change && c.change.dropped.path === path);
+
+/** the objects that meet each change of the step `from` → `to`, made on `from` */
+export function stepObjects(from: Release, to: Release): (namespace: string) => KubeObject[] {
+  const changes = changesBetween(from, to);
   return (namespace) => {
     const objects: KubeObject[] = [];
-    if (from === '1.8') {
-      objects.push({
-        apiVersion: 'machinelearning.seldon.io/v1', kind: 'SeldonDeployment', metadata: { name: 'iris', namespace },
-        spec: { predictors: [{ name: 'default', replicas: 1, graph: { name: 'classifier', implementation: 'SKLEARN_SERVER', modelUri: 'gs://seldon-models/sklearn/iris' } }] },
-      });
-      objects.push(inferenceService(namespace, { explainer: { alibi: { type: 'AnchorTabular', storageUri: 'gs://kfserving-examples/models/sklearn/1.0/explainer' } } }));
+    for (const c of changes) {
+      if (!('unserved' in c.change)) continue;
+      if (c.change.unserved.crd === 'seldondeployments.machinelearning.seldon.io') {
+        objects.push({
+          apiVersion: 'machinelearning.seldon.io/v1', kind: 'SeldonDeployment', metadata: { name: 'iris', namespace },
+          spec: { predictors: [{ name: 'default', replicas: 1, graph: { name: 'classifier', implementation: 'SKLEARN_SERVER', modelUri: 'gs://seldon-models/sklearn/iris' } }] },
+        });
+      } else if (c.change.unserved.crd === 'mxjobs.kubeflow.org') {
+        objects.push({
+          apiVersion: 'kubeflow.org/v1', kind: 'MXJob', metadata: { name: 'mnist', namespace },
+          spec: { jobMode: 'MXTrain', mxReplicaSpecs: { Worker: { replicas: 1, template: { spec: { containers: [{ name: 'mxnet', image: 'kubeflow/mxnet-gpu:latest' }] } } } } },
+        });
+      } else {
+        throw new Error(`no object for the unserved kind ${c.change.unserved.crd}`);
+      }
     }
-    if (from === '1.9') {
-      objects.push({
-        apiVersion: 'kubeflow.org/v1', kind: 'MXJob', metadata: { name: 'mnist', namespace },
-        spec: { jobMode: 'MXTrain', mxReplicaSpecs: { Worker: { replicas: 1, template: { spec: { containers: [{ name: 'mxnet', image: 'kubeflow/mxnet-gpu:latest' }] } } } } },
-      });
-      objects.push(inferenceService(namespace, { predictorVolumes: true }));
+    if (changes.some((c) => 'dropped' in c.change)) {
+      objects.push(inferenceService(namespace, {
+        ...(has(changes, 'spec.explainer.alibi') ? { explainer: { alibi: { type: 'AnchorTabular', storageUri: 'gs://kfserving-examples/models/sklearn/1.0/explainer' } } } : {}),
+        predictorVolumes: has(changes, 'spec.predictor.volumes[0].ephemeral.volumeClaimTemplate.spec.resources.claims'),
+        workerSize: has(changes, 'spec.predictor.workerSpec.size'),
+      }));
     }
-    if (from === '1.10') objects.push(inferenceService(namespace, { workerSize: true }));
     return objects;
   };
 }
@@ -119,21 +133,17 @@ function inferenceService(namespace: string, parts: { explainer?: Record<string,
   };
 }
 
-/** what the step's objects lose on the target, as the restore names it (namespace filled in) */
-export function expectedDrops(from: Release, namespace: string, dryRun: boolean): string[] {
+/** what the step's objects lose on the target, as the restore names it (namespace filled in), sorted */
+export function expectedDrops(from: Release, to: Release, namespace: string, dryRun: boolean): string[] {
   const verb = dryRun ? 'would be dropped' : 'dropped';
-  const field = {
-    '1.8': 'spec.explainer.alibi',
-    '1.9': 'spec.predictor.volumes[0].ephemeral.volumeClaimTemplate.spec.resources.claims',
-    '1.10': 'spec.predictor.workerSpec.size',
-    '1.11': undefined,
-  }[from];
-  return field ? [`InferenceService ${namespace}/sk: ${field} ${verb} by the target's schema`] : [];
+  return changesBetween(from, to)
+    .flatMap((c) => ('dropped' in c.change ? [`InferenceService ${namespace}/${c.change.dropped.object}: ${c.change.dropped.path} ${verb} by the target's schema`] : []))
+    .sort();
 }
 
-/** the kinds the target serves in no version, as the restore lists them */
-export function expectedUnserved(from: Release): string[] {
-  if (from === '1.8') return ['seldondeployments.machinelearning.seldon.io/v1 (1 object)'];
-  if (from === '1.9') return ['mxjobs.kubeflow.org/v1 (1 object)'];
-  return [];
+/** the kinds the target serves in no version, as the restore lists them, sorted */
+export function expectedUnserved(from: Release, to: Release): string[] {
+  return changesBetween(from, to)
+    .flatMap((c) => ('unserved' in c.change ? [`${c.change.unserved.crd}/${c.change.unserved.version} (1 object)`] : []))
+    .sort();
 }

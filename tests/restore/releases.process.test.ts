@@ -1,4 +1,5 @@
-// Blue/green across CKF releases on the release profiles: a backup of release N restored into a fresh N+1. The dry
+// Blue/green across CKF releases on the release profiles: a backup of release N restored into a fresh release M, for
+// every later M (N+1, and the skips N+2, N+3). The dry
 // run asks the target (dryRun=All) and lists exactly what it refuses and drops, writing nothing; the real restore
 // refuses a backup holding a kind the target serves in no version, and writes nothing; skip-unserved restores the
 // rest and names what it left; every dropped field is named; a rerun with conflict-policy=update writes nothing.
@@ -6,12 +7,15 @@
 import { expect } from 'chai';
 import { startScenario, type CrdSource, type Scenario } from './release-scenario.ts';
 import { releaseStep } from './release-step.ts';
+import { forwardPairs } from '../support/cluster/kubeflow/releases.ts';
+import { upstreamFacts } from '../releases/upstream-facts.ts';
 
 describe('blue/green across CKF releases (release profiles)', () => {
   const profiles: CrdSource = { kind: 'profiles' };
-  releaseStep(profiles, '1.8', '1.9');
-  releaseStep(profiles, '1.9', '1.10');
-  releaseStep(profiles, '1.10', '1.11');
+  for (const [from, to] of forwardPairs()) {
+    upstreamFacts(profiles, from, to);
+    releaseStep(profiles, from, to);
+  }
 });
 
 describe('a kind whose archived version the target does not serve, but another (conversion None)', function () {

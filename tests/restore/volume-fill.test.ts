@@ -90,4 +90,26 @@ describe('restore: the volume fill', () => {
     expect(marked(new VolumeFill(kubeHolding([]) as never, preflight, mover, true, () => undefined), 'ws')).to.equal(false);
     expect(marked(new VolumeFill(kubeHolding([]) as never, preflight, {}, false, () => undefined), 'ws')).to.equal(false);
   });
+
+  it('reserves the PVC it marks for a hand-over (a selector no provisioner serves) only when the step hands over', () => {
+    const preflight = { backupId: 'kf-20260101-100000-abcdef', manifest: { volumes: volumesOf(['alice', 'ws']) } as Manifest, steps: [], namespaces: new Set(['alice']) };
+    const selector = (handsOver: boolean) => {
+      const step = Object.assign(async () => ({ restored: 0 }), { handsOver });
+      const sent = new VolumeFill(kubeHolding([]) as never, preflight, { volumes: step }, false, () => undefined).withMarkIfFilled(PVCS, pvc('alice', 'ws', false));
+      return (sent.spec as { selector?: { matchLabels?: Record<string, string> } } | undefined)?.selector?.matchLabels;
+    };
+    expect(Object.keys(selector(true) ?? {})).to.deep.equal(['kubeflow-upgrader/handover']);
+    expect(selector(false)).to.equal(undefined);
+  });
+
+  it('names the PVCs a hand-over step filled by a mover in their own namespace', async () => {
+    const preflight = { backupId: 'kf-20260101-100000-abcdef', manifest: { volumes: volumesOf(['alice', 'ws'], ['alice', 'old']) } as Manifest, steps: [], namespaces: new Set(['alice']) };
+    const step = Object.assign(async () => ({
+      restored: 2,
+      pvcs: [{ namespace: 'alice', pvc: 'ws', restoredBy: 'handover' as const, volume: 'pvc-1' }, { namespace: 'alice', pvc: 'old', restoredBy: 'in-namespace' as const }],
+    }), { handsOver: true });
+    const fill = new VolumeFill(kubeHolding([pvc('alice', 'ws', true), pvc('alice', 'old', true)]) as never, preflight, { volumes: step }, false, () => undefined);
+    const outcome = await fill.fill([]);
+    expect(outcome.warnings).to.deep.equal(['1 PVC(s) were filled by a mover in their own namespace, not handed over: alice/old']);
+  });
 });

@@ -6,7 +6,7 @@
 // SIGKILLed as soon as the volume fill begins (on every other run its mover Jobs are deleted too), then rerun until it
 // succeeds (at most 3 more tries); convergence (user state equal to the source's), objects lost and every PVC's files
 // (sha256 per file) are compared.
-// Prints the statistics docs/reliability.md quotes. Exits non-zero if any run broke the promise.
+// Prints the statistics docs/reliability-log.md quotes. Exits non-zero if any run broke the promise.
 import { parseArgs } from 'node:util';
 import { startCluster } from '../support/cluster/index.ts';
 import { startS3Server } from '../support/s3/server.ts';

@@ -32,7 +32,7 @@ export async function run(ctx: ActionContext<'pre-upgrade-check'>): Promise<void
       // From S3, not from what this unit remembers: the check must see what a restore would see, and with a key choose
       // as restore-state's latest does (only authenticated backups, by their manifests).
       const settings = await s3Settings(ctx);
-      const [{ newestForCheck }, { openBackupStore }] = await Promise.all([import('../../catalog/verify.ts'), import('../../store/open.ts')]);
+      const [{ newestForCheck }, { openBackupStore }] = await Promise.all([import('../../catalog/latest.ts'), import('../../store/open.ts')]);
       return newestForCheck(openBackupStore(settings), await ctx.encryptionKey());
     },
   });

@@ -12,20 +12,17 @@ import { repositoryProblemSentence, verdictWithRepositories } from '../../volume
 
 export async function run(ctx: ActionContext<'verify-backup'>): Promise<void> {
   const s3 = await ctx.s3();
-  const [{ verifyBackup, latestWholeBackup, latestRefusal }, { openBackupStore }] = await Promise.all([import('../../catalog/verify.ts'), import('../../store/open.ts')]);
+  const [{ verifyBackup }, { resolveBackupId, NoWholeBackupError }, { openBackupStore }] = await Promise.all([import('../../catalog/verify.ts'), import('../../catalog/latest.ts'), import('../../store/open.ts')]);
   const store = openBackupStore(s3);
   const trust = actionTrust(await ctx.encryptionKey(), ctx.params['allow-unauthenticated']);
   let id = ctx.params['backup-id'];
   try {
     refuseAllowWithLatest(id, trust);
-    if (id === 'latest') {
-      // the same choice restore-state, list-backups and pre-upgrade-check make: with a key, the newest authenticated one
-      const newest = await latestWholeBackup(store, trust);
-      if (!newest) ctx.fail(await latestRefusal(store, 'verify', trust));
-      id = newest.listing.id;
-      if (newest.warning) await ctx.progress(newest.warning);
-      for (const note of newest.notes) await ctx.progress(note);
-    }
+    // the same choice restore-state, list-backups and pre-upgrade-check make: with a key, the newest authenticated one
+    const resolved = await resolveBackupId(store, id, { encryptionKey: trust.encryptionKey, doing: 'verify' })
+      .catch((error: unknown) => (NoWholeBackupError.isInstance(error) ? ctx.fail(error.message) : Promise.reject(error)));
+    id = resolved.id;
+    for (const note of resolved.notes) await ctx.progress(note);
     await ctx.progress(`verifying backup ${id}`);
     const report = await verifyBackup(store, id, trust);
     const { checkPinnedRepositories } = await import('../../volumes/restic/verify-step.ts');

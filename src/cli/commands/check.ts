@@ -58,7 +58,7 @@ export const checkCommand: Command = {
     try {
       out.progress('checking the guard, the backup store, the newest backup, the CRDs and the Profiles');
       const [{ preUpgradeCheck }, { checkBucket }, { newestForCheck }] = await Promise.all([
-        import('../../guard/preflight.ts'), import('../../store/s3-client.ts'), import('../../catalog/verify.ts'),
+        import('../../guard/preflight.ts'), import('../../store/s3-client.ts'), import('../../catalog/latest.ts'),
       ]);
       const result = await preUpgradeCheck({
         wording: cliWording,

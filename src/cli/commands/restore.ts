@@ -73,6 +73,7 @@ export const restoreCommand: Command = {
         'conflict-policy': { type: 'string', placeholder: '<skip|update|fail>', description: 'what to do with an existing object that differs from the backup: keep it, overwrite it, or stop before any write', default: 'skip' },
         'dry-run': { type: 'boolean', description: 'ask the target with dryRun=All: the plan, what it refuses, the fields it would drop, the kinds it does not serve; write nothing' },
         'no-volumes': { type: 'boolean', description: 'create PVCs empty instead of filling them with their archived data' },
+        'volumes-in-namespace': { type: 'boolean', description: 'fill each new PVC by a mover in its own namespace instead of filling a claim in --job-namespace and handing its volume over (for a cluster that refuses the hand-over)' },
         'wait-timeout': { type: 'string', placeholder: '<seconds>', description: 'how long to wait for the profile controller to make each profile namespace', default: '300' },
         'storage-class-map': { type: 'string', placeholder: '<old=new,...>', description: 'restored PVCs that ask for an old storage class ask for the new one (like Velero\'s change-storage-class)', default: 'no change' },
         'skip-refused': { type: 'boolean', description: 'restore everything the allow-list accepts and list what it refuses, instead of refusing the whole backup' },
@@ -113,7 +114,7 @@ export const restoreCommand: Command = {
     const profiles = listValue(values, 'profiles');
     const namespaces = listValue(values, 'namespaces');
     const waitSeconds = positiveInteger(values, 'wait-timeout', 300, 86_400);
-    const mover = { ...moverConfigFrom(values), jobNamespace: jobNamespaceFrom(ctx) };
+    const mover = { ...moverConfigFrom(values), jobNamespace: jobNamespaceFrom(ctx), restoreVolumesBy: values['volumes-in-namespace'] === true ? 'in-namespace' as const : 'handover' as const };
     const includeVolumes = values['no-volumes'] !== true;
     const kube = await kubeClientFrom(values);
     try {

@@ -1,6 +1,6 @@
-// Pieces several commands share: the output flags, opening the store, and naming a backup id (or `latest`).
+// Pieces several commands share: the output flags, opening the store, and reading a backup id argument (or `latest`,
+// which catalog/latest.ts resolves).
 import type { BackupStore } from '../../store/backup-store.ts';
-import type { Trust } from '../../archive/authenticate.ts';
 import type { S3Settings } from '../../store/settings.ts';
 import type { CommandContext, OptionTable } from '../usage.ts';
 import { stringValue, UsageError } from '../usage.ts';
@@ -53,21 +53,6 @@ export function backupIdArgument(ctx: CommandContext, required: boolean): string
   }
   if (id !== 'latest' && !/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(id)) throw new UsageError(`"${id}" is not a backup id (kf-YYYYMMDD-HHMMSS-xxxxxx) or latest.`);
   return id;
-}
-
-/**
- * `latest` → the newest whole backup's id (Completed, or PartiallyFailed with a warning to `warn`); with a key, the
- * newest authenticated one (catalog/verify.ts latestWholeBackup), each newer one passed over named to `warn`. Fails in
- * one sentence when there is none.
- */
-export async function resolveBackupId(store: BackupStore, id: string, warn: (sentence: string) => void = () => undefined, trust: Trust = {}): Promise<string> {
-  if (id !== 'latest') return id;
-  const { latestWholeBackup, latestRefusal } = await import('../../catalog/verify.ts');
-  const newest = await latestWholeBackup(store, trust);
-  if (!newest) throw new Error(await latestRefusal(store, 'verify', trust));
-  if (newest.warning) warn(newest.warning);
-  for (const note of newest.notes) warn(note);
-  return newest.listing.id;
 }
 
 /** One sentence for any failure: S3 errors are classified, engine errors keep their own sentence. */

@@ -3,7 +3,7 @@
 import { s3Options } from '../s3-options.ts';
 import { allowUnauthenticatedOption, encryptionKeyFrom, encryptionOptions, trustFrom } from '../encryption-options.ts';
 import type { Command, CommandContext } from '../usage.ts';
-import { backupIdArgument, describeFailure, jobNamespaceFrom, openStore, outputOptions, resolveBackupId } from './shared.ts';
+import { backupIdArgument, describeFailure, jobNamespaceFrom, openStore, outputOptions } from './shared.ts';
 import { NotAuthenticatedError, refuseAllowWithLatest } from '../../archive/authenticate.ts';
 import { kubeClientFrom, kubeOptions } from '../kube-options.ts';
 import { cliWording } from '../remedy-wording.ts';
@@ -62,7 +62,11 @@ export const verifyCommand: Command = {
     const trust = trustFrom(ctx.values, encryptionKey);
     try {
       refuseAllowWithLatest(requested, trust);
-      const id = await resolveBackupId(store, requested, (warning) => ctx.out.progress(warning), trust);
+      // the one answer to `latest` (catalog/latest.ts): a PartiallyFailed backup and the newer ones passed over are said
+      const { resolveBackupId } = await import('../../catalog/latest.ts');
+      const resolved = await resolveBackupId(store, requested, { encryptionKey: trust.encryptionKey, doing: 'verify' });
+      for (const note of resolved.notes) ctx.out.progress(note);
+      const id = resolved.id;
       ctx.out.progress(`verifying backup ${id}`);
       // Nothing at all under that id is a wrong id, not a corrupt backup: say so in one sentence.
       if (!(await store.holdsBackup(id))) {

@@ -71,14 +71,15 @@ export const RESTIC_SCRIPT_START = [
   // Through the gateway (MOVER_VIA_GATEWAY), its Service may still refuse connections for a moment after its endpoint
   // is ready: kube-proxy programs the rule a sync later (kubernetes pkg/proxy/iptables/proxier.go, a port without
   // endpoints is REJECTed until then; --iptables-min-sync-period, 1 s by default). restic 0.14 gives up on the first
-  // refused request, so a command that failed only that way runs again, once a second, for at most
-  // MOVER_GATEWAY_WAIT_SECONDS tries: a minute by default; a restore's, whose gateway starts beside its movers
+  // refused request, so a command that failed only that way runs again, four times a second (a refused connect costs
+  // restic only its start, and a restore's movers would otherwise begin up to a second after its gateway serves), for
+  // at most MOVER_GATEWAY_WAIT_SECONDS: a minute by default; a restore's, whose gateway starts beside its movers
   // (./restore-gateway.ts), as long as that gateway may take to start.
   'refused=0',
   'gateway_refused() {',
-  '  [ -n "${MOVER_VIA_GATEWAY:-}" ] && [ "$refused" -lt "${MOVER_GATEWAY_WAIT_SECONDS:-60}" ] && tail -n "+$1" "$err" | grep -q "connect: connection refused" || return 1',
+  '  [ -n "${MOVER_VIA_GATEWAY:-}" ] && [ "$refused" -lt $((${MOVER_GATEWAY_WAIT_SECONDS:-60} * 4)) ] && tail -n "+$1" "$err" | grep -q "connect: connection refused" || return 1',
   '  refused=$((refused + 1))',
-  '  sleep 1',
+  '  sleep 0.25',
   '}',
   'locking() {',
   '  tries=0',
@@ -216,6 +217,8 @@ export interface ResticJobInput {
   name: string;
   namespace: string;
   pvc: string;
+  /** a claim of the model's namespace the Job mounts instead of the PVC (../job.ts MoverJobInput) */
+  mount?: { namespace: string; claim: string } | undefined;
   backupId: string;
   operation: MoveOperation;
   image: string;

@@ -3,7 +3,7 @@
 // user's; before the first exposure of a run, whatever a dead run left and proves it made (./names.ts) is removed.
 import type { KubeObject } from '../../kube/types.ts';
 import { JOBS, PVCS, SECRETS, type VolumeKube } from '../kube-port.ts';
-import { LABEL_BACKUP_ID, moverSecretName, moverSelector } from '../labels.ts';
+import { LABEL_BACKUP_ID, moverSelector, placedMoverSecretName } from '../labels.ts';
 import { snapshotClassFor } from './class.ts';
 import { exposeSnapshot, removeExposure, type ExposeOptions, type Exposed } from './expose.ts';
 import { VOLUME_SNAPSHOT_CONTENTS, VOLUME_SNAPSHOTS } from './kinds.ts';
@@ -113,7 +113,7 @@ export async function sweepLeftovers(
   for (const secret of await kube.list(SECRETS, namespace, moverSelector())) {
     const id = secret.metadata.labels?.[LABEL_BACKUP_ID];
     if (!id || id === currentBackupId) continue;
-    const ours = [...namespaces].some((source) => secret.metadata.name === moverSecretName('backup', `${id}/${source}`, key));
+    const ours = [...namespaces].some((source) => secret.metadata.name === placedMoverSecretName('backup', id, key, source));
     if (ours) await kube.delete(SECRETS, namespace, secret.metadata.name ?? '');
   }
   return plans.size;

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { KubeObject } from '../../../src/kube/types.ts';
 import { apiVersionOf } from '../../../src/kube/types.ts';
-import type { DeleteOptions, InProcessApi, ListOptions, PodLogSource, ResourceRef } from './contract.ts';
+import type { DeleteOptions, InProcessApi, ListOptions, PodExecSource, PodLogSource, ResourceRef } from './contract.ts';
 import { admit, type Operation } from './admission.ts';
 import type { AdmissionWebhooks } from './webhooks.ts';
 import { checkQuota } from './quota.ts';
@@ -146,6 +146,14 @@ export class Cluster implements InProcessApi {
   serveLogs(source: PodLogSource): () => void {
     this.logSource = source;
     return () => { if (this.logSource === source) this.logSource = undefined; };
+  }
+
+  /** The kubelet's exec into running containers, for `pods/<name>/exec` (exec.ts); undefined without a kubelet. */
+  execSource: PodExecSource | undefined;
+
+  serveExec(source: PodExecSource): () => void {
+    this.execSource = source;
+    return () => { if (this.execSource === source) this.execSource = undefined; };
   }
 
   /**

@@ -60,6 +60,8 @@ export interface InProcessApi {
   subscribe(listener: (event: ClusterEvent) => void): () => void;
   /** the node agent that holds containers' logs offers them to `GET pods/<name>/log`; returns the withdrawal */
   serveLogs?(source: PodLogSource): () => void;
+  /** the node agent that runs containers offers `pods/<name>/exec` into them (exec.ts); returns the withdrawal */
+  serveExec?(source: PodExecSource): () => void;
   /**
    * the cluster's loopback network (tests/support/net/cluster-network.ts): its Service and Pod ranges and its DNS
    * server; absent when the cluster has none (an in-process Cluster, an explicit serviceNetwork, or no root)
@@ -69,6 +71,24 @@ export interface InProcessApi {
 
 /** A container's log so far, or undefined when it has not started. */
 export type PodLogSource = (namespace: string, pod: string, container: string) => string | undefined;
+
+/** What `pods/<name>/exec` asks a container to run, and which of its streams the client attached. */
+export interface ExecRequest {
+  command: string[];
+  stdin: boolean;
+}
+
+/** A command running in a container: its streams, and how it ended (an exit code, or why it never started). */
+export interface ExecProcess {
+  stdin: NodeJS.WritableStream | undefined;
+  stdout: NodeJS.ReadableStream;
+  stderr: NodeJS.ReadableStream;
+  done: Promise<{ exitCode: number } | { startError: string }>;
+  kill(): void;
+}
+
+/** A running container's exec, or undefined when the container is not running (not yet, or no longer). */
+export type PodExecSource = (namespace: string, pod: string, container: string) => ((request: ExecRequest) => ExecProcess) | undefined;
 
 /** A simulated controller: reacts to events asynchronously, like a real one, and writes through the API. */
 export interface Controller {

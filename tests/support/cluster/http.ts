@@ -18,6 +18,7 @@ import type { LoggedEvent, Stored } from './store.ts';
 import { impersonate, type TokenAuthenticator } from './rbac/authentication.ts';
 import { forbiddenFor, type RbacAuthorizer } from './rbac/authorizer.ts';
 import { requestInfo } from './rbac/request-info.ts';
+import { execWithoutUpgrade } from './exec.ts';
 
 export interface HttpContext {
   cluster: Cluster;
@@ -125,6 +126,8 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
     const tail = q.get('tailLines');
     return text(res, 200, ctx.cluster.podLog(namespace ?? '', name, q.get('container') ?? undefined, tail === null ? undefined : Number(tail)));
   }
+  // pods/exec is a WebSocket upgrade (exec.ts); a plain request gets the Connect checks, then 400
+  if (subresource === 'exec' && def.group === '' && def.resource === 'pods' && name !== undefined) throw execWithoutUpgrade(ctx.cluster, method, namespace ?? '', name, q);
   if (subresource && subresource !== 'status' && !(subresource === 'finalize' && def.resource === 'namespaces')) throw pathNotFound();
   if (subresource === 'status' && !def.statusSubresource) throw pathNotFound();
   // A verb the resource does not serve has no route on a real server: 405 (apiserver installer.go registers only the

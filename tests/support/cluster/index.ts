@@ -12,6 +12,7 @@ import { startBackgroundControllers } from './background.ts';
 import { Cluster, CRD_REF, NS_REF } from './cluster.ts';
 import type { Controller, InProcessApi } from './contract.ts';
 import { Faults, seededRandom } from './faults.ts';
+import { execUpgradeHandler } from './exec.ts';
 import { createHandler } from './http.ts';
 import { kubeconfigYaml, writeKubeconfig } from './kubeconfig.ts';
 import { makeCertificates } from './tls.ts';
@@ -161,6 +162,8 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Runnin
   const certs = await makeCertificates();
   let serverUrl = '';
   const server: Server = createServer({ cert: certs.cert, key: certs.key }, createHandler({ cluster, authenticator, authorizer: rbac.authorizer, faults, serverUrl: () => serverUrl }));
+  // pods/exec over WebSocket (exec.ts): the only upgrade the server answers
+  server.on('upgrade', execUpgradeHandler({ cluster, authenticator, authorizer: rbac.authorizer }));
   const sockets = new Set<Socket>();
   server.on('connection', (s: Socket) => {
     sockets.add(s);

@@ -2,13 +2,14 @@
 // termination-message path) to a local folder or file, and the environment is resolved from the spec and the API the
 // way a kubelet would. Nothing of the test process's own environment leaks in (AWS_CA_BUNDLE in particular).
 import { execFile, spawn, spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { accessSync, constants as fsConstants, mkdtempSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync, chmodSync } from 'node:fs';
 import { access, mkdtemp, readdir, readFile, realpath, rename, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { constants as osConstants, tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import type { KubeObject } from '../../../src/kube/types.ts';
-import type { InProcessApi } from '../cluster/contract.ts';
+import type { ExecProcess, ExecRequest, InProcessApi } from '../cluster/contract.ts';
 import type { Probe } from './prober.ts';
 import { CONFIGMAPS, SECRETS } from './refs.ts';
 
@@ -273,8 +274,8 @@ export interface RunContext {
   egress?: { proxyUrl: string; caFile: string } | undefined;
   /** each piece of the container's output as it comes, for its log */
   onOutput?: (chunk: string) => void;
-  /** called once the process runs, with a function that kills it */
-  onStarted?: (kill: () => void) => void;
+  /** called once the process runs, with a function that kills it and one that runs a command beside it (exec) */
+  onStarted?: (kill: () => void, exec: (request: ExecRequest) => ExecProcess) => void;
   /** the Pod's sandbox on the cluster's loopback network (kubelet.ts), when the cluster has one */
   sandbox?: PodSandbox | undefined;
 }
@@ -557,10 +558,21 @@ export async function runContainer(ctx: RunContext): Promise<ContainerRun> {
     if (!file) throw new ContainerConfigError('the container has no command');
     chmodSync(scratch, 0o700);
 
+    const cwd = container.workingDir ? rewritePaths(container.workingDir, mapping) : home;
+    const execs = new Set<ExecProcess>();
+    let ended = false;
+    const exec = (request: ExecRequest): ExecProcess => {
+      if (ended) throw new Error('the container is not running');
+      const running = execInContainer(request, { env: processEnv, cwd, mapping, readOnlyBinds });
+      execs.add(running);
+      void running.done.then(() => execs.delete(running));
+      return running;
+    };
+
     const startedAt = new Date().toISOString();
     let memory: MemoryPeak | undefined;
     const { exitCode, logs } = await new Promise<{ exitCode: number; logs: string }>((resolve) => {
-      const child = spawn(file, args, { env: processEnv, cwd: container.workingDir ? rewritePaths(container.workingDir, mapping) : home, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+      const child = spawn(file, args, { env: processEnv, cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
       if (child.pid) memory = new MemoryPeak(child.pid);
       let log = '';
       const collect = (d: Buffer) => {
@@ -577,9 +589,14 @@ export async function runContainer(ctx: RunContext): Promise<ContainerRun> {
         } catch {
           child.kill('SIGKILL');
         }
-      });
-      child.on('error', (error) => resolve({ exitCode: 127, logs: `${log}${error.message}\n` }));
-      child.on('close', (code, signal) => resolve({ exitCode: code ?? (signal ? 137 : 1), logs: log }));
+      }, exec);
+      // An exec'd process lives in its container (its cgroup and namespaces): it ends with it, and none starts after.
+      const end = () => {
+        ended = true;
+        for (const running of execs) running.kill();
+      };
+      child.on('error', (error) => { end(); resolve({ exitCode: 127, logs: `${log}${error.message}\n` }); });
+      child.on('close', (code, signal) => { end(); resolve({ exitCode: code ?? (signal ? 137 : 1), logs: log }); });
     });
     let message = readFileSync(terminationFile).subarray(0, MAX_MESSAGE).toString('utf8');
     if (message === '' && exitCode !== 0 && container.terminationMessagePolicy === 'FallbackToLogsOnError') {
@@ -592,4 +609,59 @@ export async function runContainer(ctx: RunContext): Promise<ContainerRun> {
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
+}
+
+/** Whether `name` is a file this process could execute: a path as it is, a bare name through PATH (execvp's lookup). */
+function findExecutable(name: string, path: string, cwd: string): boolean {
+  const executable = (file: string) => {
+    try {
+      accessSync(file, fsConstants.X_OK);
+      return statSync(file).isFile();
+    } catch {
+      return false;
+    }
+  };
+  if (name.includes('/')) return executable(name.startsWith('/') ? name : join(cwd, name));
+  return path.split(delimiter).filter(Boolean).some((folder) => executable(join(folder, name)));
+}
+
+/**
+ * A command run in a running container, as the runtime's exec does (opencontainers/runc `exec`: a new process that
+ * joins the container's namespaces and gets the container's process environment, kubernetes/cri-api ExecRequest): here
+ * the container's own environment (env, envFrom and valueFrom as the kubelet resolved them at its start, PATH of its
+ * image, HOME), its working folder, its mounts as the container's process has them (each mount path in the command
+ * is rewritten to the local folder, read-only claims and the Pod's /etc/hosts and /etc/resolv.conf bind-mounted the
+ * same way in a private mount namespace). Like the container's paths, a path the command prints is the local one.
+ * An executable that is not there never starts, with runc's words (the exec id is random, as containerd's is).
+ */
+function execInContainer(request: ExecRequest, container: { env: Record<string, string>; cwd: string; mapping: [string, string][]; readOnlyBinds: [string, string][] }): ExecProcess {
+  const argv = request.command.map((a) => rewritePaths(a, container.mapping));
+  const [name] = argv;
+  if (name === undefined || !findExecutable(name, container.env.PATH ?? '', container.cwd)) {
+    const id = randomBytes(32).toString('hex');
+    const why = name === undefined ? 'exec: no command' : `exec: "${request.command[0]}": ${name.includes('/') ? 'stat ' + request.command[0] + ': no such file or directory' : 'executable file not found in $PATH'}`;
+    const empty = () => { const stream = new PassThrough(); stream.end(); return stream; };
+    return {
+      stdin: undefined, stdout: empty(), stderr: empty(), kill: () => undefined,
+      done: Promise.resolve({ startError: `failed to start exec "${id}": OCI runtime exec failed: exec failed: unable to start container process: ${why}: unknown` }),
+    };
+  }
+  const [file, ...args] = container.readOnlyBinds.length === 0 ? argv
+    : ['unshare', '-m', '--propagation', 'private', 'sh', '-c', BIND_PRELUDE, 'kubelet-mounts', ...container.readOnlyBinds.flat(), '--', ...argv];
+  const child = spawn(file!, args, { env: container.env, cwd: container.cwd, stdio: [request.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'], detached: true });
+  const done = new Promise<{ exitCode: number } | { startError: string }>((resolve) => {
+    child.on('error', (error) => resolve({ startError: error.message }));
+    // a process a signal ended: the shell's 128 + the signal's number, as runc reports it
+    child.on('close', (code, signal) => resolve({ exitCode: code ?? 128 + (signal ? osConstants.signals[signal] : 9) }));
+  });
+  return {
+    stdin: child.stdin ?? undefined, stdout: child.stdout!, stderr: child.stderr!, done,
+    kill: () => {
+      try {
+        if (child.pid) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL');
+      }
+    },
+  };
 }

@@ -4,7 +4,8 @@
 // (image-pull.ts, kubelet.ts, container.ts) pulls the Pod's images and runs its containers on this machine. Each
 // module names the kubernetes/kubernetes file it follows; this one only routes the API's watch events to them, as
 // their informers would (kubernetes/kubernetes staging/src/k8s.io/client-go/tools/cache/shared_informer.go), and
-// relays `pods/<name>/log` to the kubelet (pkg/kubelet/server/server.go, containerLogs).
+// relays `pods/<name>/log` and `pods/<name>/exec` to the kubelet (pkg/kubelet/server/server.go, containerLogs and
+// getExec).
 // On a cluster with a loopback network (api.network, tests/support/net/cluster-network.ts) the nodes also run
 // kube-proxy (net/kube-proxy.ts), and the endpoints and EndpointSlice controllers (net/endpoints-controller.ts) start
 // with them: upstream those are kube-controller-manager's, but here a cluster without nodes has no Pod that could be
@@ -23,9 +24,9 @@ import { jobController } from './job-controller.ts';
 import { nodeState, podWorkers, type KubeletStats } from './kubelet.ts';
 import { simulationLoop } from './loop.ts';
 import { key, type PodSpec } from './objects.ts';
-import { JOBS, PODS, PVCS, sameRef } from './refs.ts';
+import { JOBS, PODS, PVCS, PVS, sameRef } from './refs.ts';
 import { scheduler } from './scheduler.ts';
-import { bindClaim, bindingMode, isBound, pvcFolder, SIMULATED_PROVISIONER } from './storage.ts';
+import { binder, claimFolder, isBound, pvcFolder, SIMULATED_PROVISIONER } from './storage.ts';
 import { snapshotStore, startSnapshotter } from './snapshots/hostpath-driver.ts';
 import { startEndpointsControllers } from '../net/endpoints-controller.ts';
 import { startKubeProxy, type KubeProxy, type ProxyMode } from '../net/kube-proxy.ts';
@@ -36,7 +37,7 @@ export { normalizedImage } from './image-pull.ts';
 export type { KubeletStats } from './kubelet.ts';
 
 export interface SimulatedKubeletOptions {
-  /** every PVC's data lives in `<dataDir>/<namespace>/<pvc>` */
+  /** every volume's data lives in a folder under it: `<dataDir>/<namespace>/<pvc>` of the claim it was provisioned for (storage.ts) */
   dataDir: string;
   /** node names Pods can be scheduled on; default two nodes */
   nodes?: string[];
@@ -91,9 +92,12 @@ export function simulatedKubelet(options: SimulatedKubeletOptions): SimulatedKub
   let proxyMode: ProxyMode | undefined;
   const killPod = (namespace: string, podName: string) => node.kills.get(key(namespace, podName))?.();
 
+  let started: InProcessApi | undefined;
   function start(api: InProcessApi): () => void {
+    started = api;
     const recordWarning = warningRecorder(api);
     const placement = scheduler(api, nodes, options.dataDir, snapshots);
+    const volumes = binder(api, options.dataDir, undefined, snapshots);
     const stopSnapshotter = snapshots ? startSnapshotter(api, options.dataDir, snapshots) : undefined;
     const pulls = imagePuller(api, loop, recordWarning, options.registries);
     const jobs = jobController({
@@ -130,19 +134,41 @@ export function simulatedKubelet(options: SimulatedKubeletOptions): SimulatedKub
       } else if (sameRef(ref, PODS)) {
         if (type === 'ADDED') loop.track(Promise.resolve().then(() => podAdded(object)));
         if (type === 'DELETED') killPod(object.metadata.namespace ?? '', object.metadata.name ?? '');
-      } else if (sameRef(ref, PVCS) && type === 'ADDED') {
-        // the hostPath provisioner binds a claim of an Immediate class as soon as it appears (storage.ts)
+      } else if (sameRef(ref, PVCS)) {
+        // the PV controller syncs a claim on every change (pv-controller.ts), and the hostPath provisioner behind it
+        // provisions a claim of an Immediate class as soon as it appears (storage.ts); a deleted claim's volumes are
+        // synced, which releases them
+        const namespace = object.metadata.namespace ?? '';
+        const name = object.metadata.name ?? '';
         loop.track(Promise.resolve().then(() => {
-          const pvc = api.get(PVCS, object.metadata.name ?? '', object.metadata.namespace);
-          if (pvc && !isBound(pvc) && bindingMode(api, pvc) === 'Immediate') bindClaim(api, options.dataDir, pvc, undefined, snapshots);
+          if (type === 'DELETED') for (const volume of volumes.volumesNaming(namespace, name)) volumes.syncVolume(volume);
+          else volumes.syncClaim(namespace, name);
+        }));
+      } else if (sameRef(ref, PVS)) {
+        const claimRef = (object.spec as { claimRef?: { namespace?: string; name?: string } } | undefined)?.claimRef;
+        loop.track(Promise.resolve().then(() => {
+          if (type !== 'DELETED') volumes.syncVolume(object.metadata.name ?? '');
+          if (claimRef?.name) volumes.syncClaim(claimRef.namespace ?? '', claimRef.name);
+          // upstream, a Pending claim finds a volume that became Available on the controller's periodic resync
+          // (pv_controller_base.go, resync); here that resync happens when a volume is Available
+          if (type !== 'DELETED' && !claimRef) {
+            for (const pvc of api.list(PVCS)) if (!isBound(pvc) && !(pvc.spec as { volumeName?: string } | undefined)?.volumeName) volumes.syncClaim(pvc.metadata.namespace ?? '', pvc.metadata.name ?? '');
+          }
         }));
       }
     }
 
     const unsubscribe = api.subscribe(onEvent);
     const unserveLogs = api.serveLogs?.((namespace, pod) => node.logs.get(key(namespace, pod)));
+    // pods/exec: the container must be running on this node (pkg/kubelet/kubelet_pods.go GetExec, findContainer)
+    const unserveExec = api.serveExec?.((namespace, pod, container) => node.execs.get(`${key(namespace, pod)}/${container}`));
     // Objects that existed before the kubelet started are picked up as a restarted kubelet would.
     for (const pvc of api.list(PVCS)) onEvent({ type: 'ADDED', ref: PVCS, object: pvc });
+    try {
+      for (const pv of api.list(PVS)) onEvent({ type: 'ADDED', ref: PVS, object: pv });
+    } catch {
+      // a server that does not serve PersistentVolumes
+    }
     for (const job of api.list(JOBS)) onEvent({ type: 'ADDED', ref: JOBS, object: job });
     for (const pod of api.list(PODS)) onEvent({ type: 'ADDED', ref: PODS, object: pod });
 
@@ -154,6 +180,7 @@ export function simulatedKubelet(options: SimulatedKubeletOptions): SimulatedKub
       stopEndpoints?.();
       await proxy?.stop();
       unserveLogs?.();
+      unserveExec?.();
       for (const kill of node.kills.values()) kill();
       await stopped;
     });
@@ -164,7 +191,10 @@ export function simulatedKubelet(options: SimulatedKubeletOptions): SimulatedKub
     name: 'simulated-kubelet',
     start,
     stats: node.stats,
-    volumePath: (namespace, pvcName) => pvcFolder(options.dataDir, namespace, pvcName),
+    volumePath: (namespace, pvcName) => {
+      const pvc = started?.get(PVCS, pvcName, namespace);
+      return started && pvc ? claimFolder(started, options.dataDir, pvc) : pvcFolder(options.dataDir, namespace, pvcName);
+    },
     logs: (namespace, podName) => node.logs.get(key(namespace, podName)),
     idle: () => loop.idle(),
     proxyMode: () => proxyMode,

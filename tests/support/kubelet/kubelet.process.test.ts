@@ -292,3 +292,32 @@ describe('simulated kubelet', function () {
     expect(terminated(podsOf(cluster.api, 'refused')[0]).message).to.equal('admitted\n');
   });
 });
+
+describe('simulated kubelet stopped while a container waits for its configuration', function () {
+  it('ends: the wait between tries does not outlive the stop', async function () {
+    this.timeout(30_000);
+    const cluster = await startCluster({ kubeflowCrds: false, controllers: false });
+    const dataDir = mkdtempSync(join(tmpdir(), 'kubelet-test-'));
+    try {
+      const kubelet = simulatedKubelet({ dataDir, nodes: ['n1'], configRetryMs: 600_000 });
+      const stop = kubelet.start(cluster.api);
+      cluster.api.create({ group: '', resource: 'namespaces' }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team' } });
+      const waiting = new Promise<void>((resolve) => {
+        const unsubscribe = cluster.api.subscribe((event) => {
+          const statuses = (event.object.status as { containerStatuses?: { state: { waiting?: { reason?: string } } }[] } | undefined)?.containerStatuses ?? [];
+          if (event.ref.resource === 'pods' && statuses.some((c) => c.state.waiting?.reason === 'CreateContainerConfigError')) {
+            unsubscribe();
+            resolve();
+          }
+        });
+      });
+      cluster.api.create(PODS, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'waits', namespace: 'team' }, spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'busybox:1.36', command: ['true'], env: [{ name: 'X', valueFrom: { secretKeyRef: { name: 'absent', key: 'x' } } }] }] } });
+      await waiting;
+      stop();
+      await kubelet.idle(); // hung before: the wait between tries was a loop timer, cleared by the stop and never run
+    } finally {
+      await cluster.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});

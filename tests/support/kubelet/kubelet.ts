@@ -14,7 +14,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeObject } from '../../../src/kube/types.ts';
-import type { InProcessApi } from '../cluster/contract.ts';
+import type { ExecProcess, ExecRequest, InProcessApi } from '../cluster/contract.ts';
 import type { ClusterNetwork } from '../net/cluster-network.ts';
 import { ContainerConfigError, runContainer, type ContainerRun, type ContainerSpec, type PodSandbox } from './container.ts';
 import { hostsFile, podHostname, resolvConf, type PodDnsFields } from './pod-network.ts';
@@ -23,7 +23,7 @@ import type { SimulationLoop } from './loop.ts';
 import { key, now, type PodSpec } from './objects.ts';
 import { setPodStatus } from './pod-status.ts';
 import { PODS, PVCS } from './refs.ts';
-import { isBound, pvcFolder } from './storage.ts';
+import { claimFolder as volumeFolder, isBound } from './storage.ts';
 
 export interface KubeletStats {
   containersStarted: number;
@@ -38,10 +38,12 @@ export interface NodeState {
   readonly logs: Map<string, string>;
   /** pod key → ends its running containers */
   readonly kills: Map<string, () => void>;
+  /** `<pod key>/<container>` → runs a command in that container while it runs (pods/exec) */
+  readonly execs: Map<string, (request: ExecRequest) => ExecProcess>;
 }
 
 export function nodeState(): NodeState {
-  return { stats: { containersStarted: 0, running: 0, maxRunning: 0 }, logs: new Map(), kills: new Map() };
+  return { stats: { containersStarted: 0, running: 0, maxRunning: 0 }, logs: new Map(), kills: new Map(), execs: new Map() };
 }
 
 export interface PodWorkerOptions {
@@ -71,11 +73,11 @@ const terminated = (c: ContainerSpec, run: ContainerRun): Status => ({
 
 export function podWorkers(api: InProcessApi, loop: SimulationLoop, node: NodeState, options: PodWorkerOptions,
   podFinished: (pod: KubeObject, succeeded: boolean) => void): PodWorkers {
-  const { stats, logs, kills } = node;
+  const { stats, logs, kills, execs } = node;
 
   const claimFolder = (namespace: string, claim: string): string | undefined => {
     const pvc = api.get(PVCS, claim, namespace);
-    return pvc && isBound(pvc) ? pvcFolder(options.dataDir, namespace, claim) : undefined;
+    return pvc && isBound(pvc) ? volumeFolder(api, options.dataDir, pvc) : undefined;
   };
 
   /** Runs one container, retrying while its configuration (a Secret, a claim) is not there yet; undefined when stopped. */
@@ -83,6 +85,8 @@ export function podWorkers(api: InProcessApi, loop: SimulationLoop, node: NodeSt
     report: (status: Status) => void, sandbox?: PodSandbox): Promise<ContainerRun | undefined> {
     const namespace = pod.metadata.namespace ?? '';
     const giveUpAt = Date.now() + options.configRetryMs;
+    const execKey = `${key(namespace, pod.metadata.name)}/${container.name}`;
+    let ownExec: ((request: ExecRequest) => ExecProcess) | undefined;
     for (;;) {
       if (loop.stopped || !api.get(PODS, pod.metadata.name ?? '', namespace)) return undefined;
       try {
@@ -98,8 +102,11 @@ export function podWorkers(api: InProcessApi, loop: SimulationLoop, node: NodeSt
           claimFolder: (claim) => claimFolder(namespace, claim),
           emptyDirFolder,
           // running only once the process is: a container whose configuration cannot be resolved never was
-          onStarted: (kill) => {
+          // exec reaches the container from the moment it runs, so before the status that says so
+          onStarted: (kill, exec) => {
             podKills.push(kill);
+            execs.set(execKey, exec);
+            ownExec = exec;
             report(running(container));
           },
         });
@@ -110,9 +117,12 @@ export function podWorkers(api: InProcessApi, loop: SimulationLoop, node: NodeSt
         }
         if (Date.now() > giveUpAt) return { exitCode: 1, message: error.message, logs: '', startedAt: now(), finishedAt: now() };
         report(waiting(container, 'CreateContainerConfigError', error.message));
-        await new Promise((r) => loop.later(250, () => r(undefined)));
+        // a plain timer, not loop.later: a stop clears the loop's timers without running them, and this wait must end
+        // for the kubelet's stop to (the loop's next turn sees the stop and returns)
+        await new Promise((r) => setTimeout(r, 250).unref());
       } finally {
         stats.running--;
+        if (ownExec && execs.get(execKey) === ownExec) execs.delete(execKey);
       }
     }
   }

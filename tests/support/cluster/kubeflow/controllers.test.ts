@@ -7,6 +7,7 @@ import { completedLabel, workflowsRef } from './argo-controller.ts';
 import { refs } from './refs.ts';
 import type { Cluster } from '../cluster.ts';
 import { inProcessCluster } from '../in-process.ts';
+import type { InProcessApi, ResourceRef } from '../contract.ts';
 
 async function eventually<T>(probe: () => T | undefined | false, what: string, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -27,14 +28,70 @@ function profile(name: string, owner: string, hard?: Record<string, string>): Ku
 
 const names = (objects: KubeObject[]) => objects.map((o) => o.metadata.name).sort();
 
+/**
+ * The profile controller's API, counting its reads of each Profile: every reconcile starts by reading the Profile it
+ * is about (profile-controller.ts reconcileProfile, as upstream's Reconcile starts with r.Get of the Profile), so the
+ * count is how many times the controller has looked at it, whether or not it wrote anything.
+ */
+function countingProfileReads(api: Cluster) {
+  const counts = new Map<string, number>();
+  const waiters = new Set<() => void>();
+  const noted = (ref: ResourceRef, name: string) => {
+    if (ref.group !== refs.profiles.group || ref.resource !== refs.profiles.resource) return;
+    counts.set(name, (counts.get(name) ?? 0) + 1);
+    for (const wake of [...waiters]) wake();
+  };
+  const counted: InProcessApi = new Proxy(api, {
+    get(target, property) {
+      if (property === 'get' || property === 'read') {
+        return (ref: ResourceRef, name: string, namespace?: string) => {
+          const out = property === 'get' ? target.get(ref, name, namespace) : target.read(ref, name, namespace);
+          noted(ref, name);
+          return out;
+        };
+      }
+      const value = Reflect.get(target, property, target) as unknown;
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  return {
+    api: counted,
+    count: (name: string) => counts.get(name) ?? 0,
+    /** resolves once the controller has read the Profile `times` times, after that reconcile has run to its end */
+    atLeast: (name: string, times: number) => new Promise<void>((resolve) => {
+      const check = () => {
+        if ((counts.get(name) ?? 0) < times) return;
+        waiters.delete(check);
+        // the read is the reconcile's first step and the reconcile is synchronous: a microtask later it is over
+        queueMicrotask(resolve);
+      };
+      waiters.add(check);
+      check();
+    }),
+  };
+}
+
 describe('simulated Kubeflow controllers', () => {
   let api: Cluster;
   let stops: Array<() => void>;
+  let profileReconciles: ReturnType<typeof countingProfileReads>;
+  /** the probe's first truthy answer, asked now and after every change in the cluster: a sign, not a poll */
+  const until = <T>(probe: () => T | undefined | false | null): Promise<T> => new Promise<T>((resolve) => {
+    const first = probe();
+    if (first) return resolve(first);
+    const unsubscribe = api.subscribe(() => {
+      const value = probe();
+      if (!value) return;
+      unsubscribe();
+      resolve(value);
+    });
+  });
 
   beforeEach(() => {
     const cluster = inProcessCluster();
     api = cluster.api;
-    stops = [cluster.stop, ...kubeflowControllers().map((controller) => controller.start(api))];
+    profileReconciles = countingProfileReads(api);
+    stops = [cluster.stop, ...kubeflowControllers().map((controller) => controller.start(controller.name === 'profile-controller' ? profileReconciles.api : api))];
   });
   afterEach(() => stops.forEach((stop) => stop()));
 
@@ -84,7 +141,9 @@ describe('simulated Kubeflow controllers', () => {
   it('refuses a namespace that exists with another owner, and the refusal condition never shows (Update drops status)', async () => {
     api.create(refs.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bob', annotations: { owner: 'mallory@example.com' } } });
     const created = api.create(refs.profiles, profile('bob', 'bob@example.com'));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // the sign that the refusal has happened: the controller has read the Profile (its reconcile runs to the end
+    // before this test goes on)
+    await profileReconciles.atLeast('bob', 1);
     const bob = api.get(refs.profiles, 'bob')!;
     expect(bob.status).to.equal(undefined);
     // nothing was written at all: a no-op Update is no write, so nothing requeues it either
@@ -98,27 +157,31 @@ describe('simulated Kubeflow controllers', () => {
       api.create(refs.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name, annotations: { owner: 'mallory@example.com' } } });
       api.create(refs.profiles, profile(name, `${name}@example.com`));
     }
-    // The refusal writes nothing, so no sleep can tell that it has happened on a loaded machine. A Profile created
-    // after them is reconciled after them (one queue, equal delays), and its service account is the sign.
-    api.create(refs.profiles, profile('zed', 'zed@example.com'));
-    await eventually(() => api.get(refs.serviceAccounts, 'default-editor', 'zed'), 'zed reconciled after dave and erin');
+    // The refusal writes nothing, so no write can tell that it has happened; the controller reading the Profile can:
+    // each one's first reconcile is the sign (no sleep, no guess at how long a loaded machine takes).
+    await profileReconciles.atLeast('dave', 1);
+    await profileReconciles.atLeast('erin', 1);
     api.delete(refs.namespaces, 'dave');
     // a namespace goes through Terminating until the namespace controller has emptied it and removed its finalizer
-    // (kubernetes pkg/controller/namespace): its disappearance is the sign the deletion is done, however loaded the
-    // machine; whether the deletion woke dave's Profile is judged after zed's next reconcile below
-    await eventually(() => (api.get(refs.namespaces, 'dave') === undefined ? true : undefined), 'namespace dave deleted');
+    // (kubernetes pkg/controller/namespace): its disappearance is the sign the deletion is done
+    await until(() => api.get(refs.namespaces, 'dave') === undefined);
     const erin = api.get(refs.namespaces, 'erin')!;
     api.update(refs.namespaces, { ...erin, metadata: { ...erin.metadata, annotations: { owner: 'erin@example.com' } } });
-    // the same sign for the two namespace events: whatever they enqueued ran before zed's next reconcile
-    api.delete(refs.serviceAccounts, 'default-editor', 'zed');
-    await eventually(() => api.get(refs.serviceAccounts, 'default-editor', 'zed'), 'zed reconciled after the namespace events');
+    // A Profile created after the namespace events is reconciled after whatever they enqueued (events reach the
+    // controller in resourceVersion order, into one queue with one delay): its first reconcile is the sign that the
+    // namespace events have had every effect they will have.
+    api.create(refs.profiles, profile('yan', 'yan@example.com'));
+    await profileReconciles.atLeast('yan', 1);
+    // no Profile woke: looked at once each, for the refusal, and nothing made
+    expect(profileReconciles.count('dave')).to.equal(1);
+    expect(profileReconciles.count('erin')).to.equal(1);
     expect(api.get(refs.namespaces, 'dave')).to.equal(undefined);
     expect(api.get(refs.serviceAccounts, 'default-editor', 'erin')).to.equal(undefined);
     // what a rerun of the restore does: a change to each Profile the controller must look at again
     for (const name of ['dave', 'erin']) api.mergePatch(refs.profiles, name, undefined, { metadata: { annotations: { 'kubeflow-upgrader/reconcile-requested-at': 'now' } } });
-    const dave = await eventually(() => api.get(refs.namespaces, 'dave'), 'namespace dave made after the nudge');
+    const dave = await until(() => api.get(refs.namespaces, 'dave'));
     expect(dave.metadata.annotations?.owner).to.equal('dave@example.com');
-    await eventually(() => api.get(refs.serviceAccounts, 'default-editor', 'erin'), 'erin reconciled after the nudge');
+    await until(() => api.get(refs.serviceAccounts, 'default-editor', 'erin'));
   });
 
   it('adopts an existing namespace of the right owner as it is: only missing label keys are added, no ownerReference', async () => {

@@ -15,6 +15,11 @@ export function isRelease(value: string): value is Release {
   return (RELEASES as readonly string[]).includes(value);
 }
 
+/** Every ordered forward pair of releases: each release into every later one, adjacent steps and skips alike. */
+export function forwardPairs(): Array<[Release, Release]> {
+  return RELEASES.flatMap((from, i) => RELEASES.slice(i + 1).map((to): [Release, Release] => [from, to]));
+}
+
 const any: Schema = { 'x-kubernetes-preserve-unknown-fields': true };
 /** an object whose unknown fields are kept, with the named parts declared */
 const open = (properties: Record<string, Schema>, extra: Partial<Schema> = {}): Schema => ({ type: 'object', 'x-kubernetes-preserve-unknown-fields': true, properties, ...extra });

@@ -54,7 +54,8 @@ export function snapshotStore(dataDir: string, driver: string): SnapshotStore & 
 }
 
 /**
- * Starts the csi-snapshotter sidecar of the driver whose volumes are `<dataDir>/<volumeHandle>`; returns its stop.
+ * Starts the csi-snapshotter sidecar of the driver whose volumes are `<dataDir>/<volumeHandle>` (the folder its PVs
+ * name: ../storage.ts volumeFolder, which the PV controller hands from claim to claim); returns its stop.
  */
 export function startSnapshotter(api: InProcessApi, dataDir: string, store: SnapshotStore & { root: string }): () => void {
   const recordWarning = warningRecorder(api);
