@@ -10,13 +10,13 @@ import { expect } from 'chai';
 import type { KubeObject } from '../../../../src/kube/types.ts';
 import { startCluster, type RunningCluster } from '../../cluster/index.ts';
 import { simulatedKubelet, storageClass, SIMULATED_PROVISIONER, volumeSnapshotClass, type SimulatedKubelet } from '../index.ts';
-import { PVCS } from '../refs.ts';
+import { PVCS, PVS } from '../refs.ts';
 import {
   ANN_BEING_DELETED, AS_SOURCE_FINALIZER, BOUND_FINALIZER, CONTENT_FINALIZER, VOLUME_SNAPSHOT_CLASSES, VOLUME_SNAPSHOT_CONTENTS, VOLUME_SNAPSHOTS,
 } from './refs.ts';
 import { until } from './until.ts';
 
-interface Sim { cluster: RunningCluster; kubelet: SimulatedKubelet; stop(): Promise<void> }
+interface Sim { cluster: RunningCluster; kubelet: SimulatedKubelet; dataDir: string; stop(): Promise<void> }
 
 async function startSim(snapshots: boolean): Promise<Sim> {
   const cluster = await startCluster({ kubeflowCrds: false, controllers: false, volumeSnapshots: snapshots });
@@ -26,7 +26,7 @@ async function startSim(snapshots: boolean): Promise<Sim> {
   cluster.api.create({ group: 'storage.k8s.io', resource: 'storageclasses' }, storageClass('standard', { isDefault: true }));
   for (const name of ['alice', 'bob']) cluster.api.create({ group: '', resource: 'namespaces' }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
   return {
-    cluster, kubelet,
+    cluster, kubelet, dataDir,
     async stop() {
       stopKubelet();
       await kubelet.idle();
@@ -90,6 +90,47 @@ describe('simulated CSI snapshots (external-snapshotter, csi-driver-host-path)',
     await until(api, VOLUME_SNAPSHOTS, 'snap-1', 'alice', (o) => o === undefined);
     await until(api, VOLUME_SNAPSHOT_CONTENTS, status.boundVolumeSnapshotContentName, undefined, (o) => o === undefined);
     expect(sim.kubelet.snapshotHandles()).not.to.include(handle);
+  });
+
+  it('composes with the PV controller: a snapshot copies the folder of the claim\'s PV, wherever that volume was handed; a claim from it gets a PV whose folder holds the copy', async function () {
+    const { api } = sim.cluster;
+    const volumeOf = (namespace: string, name: string) => (api.get(PVCS, name, namespace)!.spec as { volumeName: string }).volumeName;
+    // a volume provisioned for one claim, then handed to another (Retain, the claim gone, the claimRef reset: Velero's
+    // ResetPVBinding, as src/volumes/rebind.ts does): its data follows it
+    api.create(PVCS, claim('alice', 'first'));
+    await until(api, PVCS, 'first', 'alice', (o) => phase(o) === 'Bound');
+    const volume = volumeOf('alice', 'first');
+    const folder = sim.kubelet.volumePath('alice', 'first');
+    mkdirSync(folder, { recursive: true });
+    writeFileSync(join(folder, 'data.txt'), 'handed');
+    api.mergePatch(PVS, volume, undefined, { spec: { persistentVolumeReclaimPolicy: 'Retain' } });
+    api.delete(PVCS, 'first', 'alice');
+    await until(api, PVS, volume, undefined, (o) => phase(o) === 'Released');
+    api.mergePatch(PVS, volume, undefined, { spec: { claimRef: { namespace: 'alice', name: 'second', uid: null, resourceVersion: null } } });
+    api.create(PVCS, { ...claim('alice', 'second'), spec: { ...(claim('alice', 'second').spec as object), volumeName: volume } });
+    await until(api, PVCS, 'second', 'alice', (o) => phase(o) === 'Bound');
+    expect(sim.kubelet.volumePath('alice', 'second'), 'the claim\'s data is its volume\'s folder').to.equal(folder);
+
+    // the snapshot of the new claim copies that folder
+    api.create(VOLUME_SNAPSHOTS, snapshotOf('alice', 'of-second', { persistentVolumeClaimName: 'second' }));
+    const vs = await until(api, VOLUME_SNAPSHOTS, 'of-second', 'alice', ready);
+    const content = api.get(VOLUME_SNAPSHOT_CONTENTS, (vs!.status as { boundVolumeSnapshotContentName: string }).boundVolumeSnapshotContentName)!;
+    const handle = (content.status as { snapshotHandle: string }).snapshotHandle;
+    expect(readFileSync(join(sim.kubelet.snapshotFolder(handle)!, 'data.txt'), 'utf8')).to.equal('handed');
+
+    // a claim from the snapshot gets its own volume, whose folder (the one its PV names) holds the copy
+    api.create(PVCS, claim('alice', 'from-second', { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: 'of-second' }));
+    await until(api, PVCS, 'from-second', 'alice', (o) => phase(o) === 'Bound');
+    const pv = api.get(PVS, volumeOf('alice', 'from-second'))!;
+    const handleOfPv = (pv.spec as { csi: { volumeHandle: string } }).csi.volumeHandle;
+    expect(sim.kubelet.volumePath('alice', 'from-second')).to.equal(join(sim.dataDir, handleOfPv)).and.not.equal(folder);
+    expect(readFileSync(join(sim.kubelet.volumePath('alice', 'from-second'), 'data.txt'), 'utf8')).to.equal('handed');
+    writeFileSync(join(folder, 'data.txt'), 'changed');
+    expect(readFileSync(join(sim.kubelet.volumePath('alice', 'from-second'), 'data.txt'), 'utf8'), 'a copy, not the same folder').to.equal('handed');
+
+    for (const name of ['from-second', 'second']) api.delete(PVCS, name, 'alice');
+    api.delete(VOLUME_SNAPSHOTS, 'of-second', 'alice');
+    await until(api, VOLUME_SNAPSHOTS, 'of-second', 'alice', (o) => o === undefined);
   });
 
   it('binds a pre-provisioned content to the VolumeSnapshot naming it; Retain keeps the driver\'s snapshot after both are deleted', async function () {
