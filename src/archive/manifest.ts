@@ -70,6 +70,18 @@ export const VolumeEntrySchema = z.object({
    * substitute another snapshot; restic authenticates every blob of it.
    */
   restic: ResticPinSchema.optional(),
+  /**
+   * How the data was read (absent in backups made before snapshots were used): from a CSI snapshot, at one point in
+   * time (`takenAt`, the provider's creationTime, and the VolumeSnapshotClass), or live, while the PVC's users could
+   * write (`reason`: why no snapshot was taken).
+   */
+  copy: z.object({
+    from: z.enum(['snapshot', 'live']),
+    pointInTime: z.boolean(),
+    takenAt: z.string().optional(),
+    volumeSnapshotClass: z.string().optional(),
+    reason: z.string().optional(),
+  }).optional(),
 });
 
 export const ApplicationSchema = z.object({

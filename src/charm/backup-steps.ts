@@ -16,6 +16,7 @@ export function moverConfig(config: CharmConfig): MoverConfig {
     startTimeoutSeconds: config['volume-mover-start-timeout'],
     resources: config['volume-mover-resources'],
     engine: config['volume-mover-engine'],
+    snapshotClass: config['volume-snapshot-class'],
     restoreVolumesBy: config['volume-restore-by'],
     // the movers' gateway (restic repositories or plain files) runs rclone in the model's namespace, as the control-plane copies do
     gateway: {

@@ -61,6 +61,8 @@ export const ConfigSchema = z.object({
   // '' is the configured engine's pinned image (src/volumes/engine.ts imageOf)
   'volume-mover-image': z.string().trim().default(''),
   'volume-mover-concurrency': positiveInt(64).default(2),
+  // '' is each CSI driver's default VolumeSnapshotClass (src/volumes/snapshot/class.ts)
+  'volume-snapshot-class': z.string().trim().default(''),
   'volume-mover-start-timeout': positiveInt(86_400).default(300),
   'volume-mover-resources': z.string().default(DEFAULT_MOVER_RESOURCES).superRefine((text, ctx) => {
     try {

@@ -64,6 +64,7 @@ async function settingsOf(charm: CharmRuntime): Promise<ServiceSettings | undefi
       resources: c['volume-mover-resources'],
       engine: c['volume-mover-engine'],
       gatewayImage: c['control-plane-rclone-image'],
+      snapshotClass: c['volume-snapshot-class'],
     },
     controlPlane: { targets, related, unusable, images: controlPlaneImages(c) },
     ...(charm.context.kubeconfig ? { kubeconfig: charm.context.kubeconfig } : {}),

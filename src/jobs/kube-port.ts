@@ -3,13 +3,13 @@
 // Keeping the port this small is what lets the Jobs stay independent of which client drives them.
 import type { KubeObject } from '../kube/types.ts';
 
-/** A namespaced resource the mover touches. */
+/** A resource the mover touches: namespaced unless `namespaced` is false (then every call's namespace is ''). */
 export interface MoverResource {
   group: string;
   version: string;
   resource: string;
   kind: string;
-  /** false for a cluster-scoped resource (PersistentVolumes), whose calls take the namespace '' */
+  /** false for a cluster-scoped resource (PersistentVolumes, VolumeSnapshotContents), whose calls take the namespace '' */
   namespaced?: boolean;
 }
 

@@ -86,6 +86,7 @@ export async function scheduledRun(settings: ServiceSettings, hooks: RunHooks, h
         engine: settings.movers.engine,
         gateway: { image: settings.movers.gatewayImage, imageSetting: 'control-plane-rclone-image' },
         jobNamespace: settings.modelNamespace,
+        snapshotClass: settings.movers.snapshotClass,
       }, { encryptionKey: key }),
       ...(controlPlane ? { controlPlane: controlPlaneBackupStep(kube, s3, controlPlane.images, controlPlane, settings.modelNamespace, { encryptionKey: key }) } : {}),
       wording: neutralWording,

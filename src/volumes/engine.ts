@@ -90,6 +90,11 @@ export interface MoverConfig {
    */
   jobNamespace?: string;
   /**
+   * `volume-snapshot-class`, `--volume-snapshot-class`: the VolumeSnapshotClass of a backup's snapshots ('' or unset:
+   * each driver's default); a backup reads from snapshots only where the config gives `jobNamespace` (./snapshot)
+   */
+  snapshotClass?: string | undefined;
+  /**
    * how a restore fills the PVCs it creates: 'handover' (the default where `jobNamespace` is set), each filled in a
    * claim of `jobNamespace` and its volume handed to the PVC (src/volumes/rebind.ts), so no mover runs in a profile
    * namespace; 'in-namespace', a mover in the PVC's namespace mounts it, for a cluster that refuses the hand-over
@@ -174,11 +179,10 @@ export interface EngineRunRequest {
 /** What every engine's mover Job of one PVC has: its name, place, Secret, bucket, deadline and resources. */
 export interface MoverJobBase {
   name: string;
+  /** the namespace of the PVC whose data the Job moves (its repository, its tags, its Secret's access) */
   namespace: string;
-  /** the claim the Job mounts: the PVC, or for a hand-over the claim filled in the model's namespace (./rebind.ts) */
+  /** the PVC whose data the Job moves */
   pvc: string;
-  /** the PVC whose data the Job moves, when it mounts another claim */
-  forPvc?: string | undefined;
   backupId: string;
   operation: MoveOperation;
   secretName: string;
@@ -186,6 +190,13 @@ export interface MoverJobBase {
   activeDeadlineSeconds: number;
   ttlSecondsAfterFinished: number;
   resources?: ResourceList | undefined;
+  /**
+   * a mover that runs outside the PVC's namespace: the Job runs in `namespace` (the model's) and mounts `claim`, made
+   * there for it: a backup's claim provisioned from the PVC's snapshot (./snapshot), or a restore's claim filled there
+   * and then handed over to the PVC (./rebind.ts); `namespace` and `pvc` above still name the user's PVC, whose data
+   * it is. Unset: the Job runs in the PVC's namespace and mounts the PVC.
+   */
+  mount?: { namespace: string; claim: string } | undefined;
 }
 
 /** One PVC for the engine's mover, checked and placed by the orchestration. */

@@ -142,10 +142,13 @@ export function buildCredentialsSecret(input: CredentialsSecretInput): KubeObjec
 export interface MoverJobInput {
   name: string;
   namespace: string;
-  /** the claim the Job mounts */
+  /** the PVC whose data it moves, and its namespace above */
   pvc: string;
-  /** the PVC whose data it moves, when that is not the claim it mounts (a hand-over's: ./rebind.ts) */
-  forPvc?: string | undefined;
+  /**
+   * where the Job runs and what it mounts when that is not the PVC itself: a claim of the model's namespace made for
+   * it (a snapshot's, ./snapshot; a hand-over's, ./rebind.ts)
+   */
+  mount?: { namespace: string; claim: string } | undefined;
   backupId: string;
   operation: MoveOperation;
   image: string;
@@ -208,7 +211,7 @@ function gatewayRemoteEnv(access: FilesAccess): Record<string, string> {
 
 /** Only this node: a ReadWriteOnce volume in use can be mounted only where it already is. */
 /** What every volume mover's Job is made of, whichever tool it runs (rclone here, restic in restic/job.ts). */
-export type VolumeMoverJobBase = Pick<MoverJobInput, 'name' | 'namespace' | 'pvc' | 'forPvc' | 'backupId' | 'operation' | 'image' | 'secretName' | 's3' | 'activeDeadlineSeconds' | 'ttlSecondsAfterFinished' | 'resources'>;
+export type VolumeMoverJobBase = Pick<MoverJobInput, 'name' | 'namespace' | 'pvc' | 'mount' | 'backupId' | 'operation' | 'image' | 'secretName' | 's3' | 'activeDeadlineSeconds' | 'ttlSecondsAfterFinished' | 'resources'>;
 
 /**
  * A mover's hardened Job (src/jobs/template.ts): its PVC mounted at VOLUME_MOUNT_PATH (read-only for a backup), a
@@ -219,15 +222,17 @@ export function buildVolumeMoverJob(input: VolumeMoverJobBase, script: string, e
   const backup = input.operation === 'backup';
   return buildHardenedJob({
     name: input.name,
-    namespace: input.namespace,
+    // a claim made for the mover (a snapshot's, a hand-over's) is mounted where it was made (the model's namespace), the user's PVC where it is
+    namespace: input.mount?.namespace ?? input.namespace,
     backupId: input.backupId,
     labels: moverLabels(input.backupId, input.operation),
-    annotations: { [ANNOTATION_PVC]: input.forPvc ?? input.pvc },
+    // the PVC whose data it moves, also where the Job mounts a claim made for it
+    annotations: { [ANNOTATION_PVC]: input.pvc },
     identity: VOLUME_MOVER_IDENTITY,
     activeDeadlineSeconds: input.activeDeadlineSeconds,
     ttlSecondsAfterFinished: input.ttlSecondsAfterFinished,
     volumes: [
-      { name: 'data', persistentVolumeClaim: { claimName: input.pvc, readOnly: backup } },
+      { name: 'data', persistentVolumeClaim: { claimName: input.mount?.claim ?? input.pvc, readOnly: backup } },
       { name: 'tmp', emptyDir: {} },
     ],
     containers: [

@@ -21,24 +21,27 @@ function abortable<T>(work: Promise<T>, signal: AbortSignal | undefined): Promis
   });
 }
 
+/** a cluster-scoped resource's calls carry no namespace */
+const scope = (r: MoverResource, namespace: string): string | undefined => (r.namespaced === false ? undefined : namespace);
+
 export function volumeKubeFromClient(client: KubeClient): VolumeKube {
   return {
-    get: (r, namespace, name) => client.tryGet(apiResource(r), name, namespace),
+    get: (r, namespace, name) => client.tryGet(apiResource(r), name, scope(r, namespace)),
     list: async (r, namespace, labelSelector) =>
-      (await client.listAll(apiResource(r), { namespace, ...(labelSelector ? { labelSelector } : {}) })).items,
+      (await client.listAll(apiResource(r), { ...(scope(r, namespace) !== undefined ? { namespace } : {}), ...(labelSelector ? { labelSelector } : {}) })).items,
     // Every mover object has a name fixed by backup, namespace and PVC, so a create whose answer was lost can be sent
     // again: at worst it answers 409, which the mover reads as "ours, already there".
     create: (r, object) => client.create(apiResource(r), object, { safeToRetry: true }),
-    mergePatch: (r, namespace, name, patch) => client.patch(apiResource(r), name, namespace, patch, 'merge'),
+    mergePatch: (r, namespace, name, patch) => client.patch(apiResource(r), name, scope(r, namespace), patch, 'merge'),
     podLog: (namespace, pod, container, tailLines) => client.podLog(namespace, pod, { container, tailLines }),
     delete: async (r, namespace, name) => {
       try {
-        await client.delete(apiResource(r), name, namespace, { propagationPolicy: 'Background' });
+        await client.delete(apiResource(r), name, scope(r, namespace), { propagationPolicy: 'Background' });
       } catch (error) {
         if (!isNotFound(error)) throw error;
       }
     },
     waitFor: (r, namespace, name, done, options) =>
-      abortable(client.waitFor(apiResource(r), name, namespace, done, { timeoutMs: options.timeoutMs, description: 'finish' }), options.signal),
+      abortable(client.waitFor(apiResource(r), name, scope(r, namespace), done, { timeoutMs: options.timeoutMs, description: 'finish' }), options.signal),
   };
 }

@@ -55,3 +55,12 @@ export function moverJobName(operation: MoveOperation, backupId: string, namespa
 export function moverSecretName(operation: MoveOperation, backupId: string, nameKey: Buffer): string {
   return `kfu-${operation}-creds-${keyedHash(nameKey, backupId, 12)}`;
 }
+
+/**
+ * The credentials Secret of a mover that runs outside its PVC's namespace (in the model's: a backup from a snapshot,
+ * src/volumes/snapshot; a restore by hand-over, src/volumes/rebind.ts): one per namespace whose data such movers move,
+ * each holding that namespace's access only, named apart by that namespace.
+ */
+export function placedMoverSecretName(operation: MoveOperation, backupId: string, nameKey: Buffer, namespace: string): string {
+  return `${moverSecretName(operation, backupId, nameKey)}-${keyedHash(nameKey, `secret/${namespace}`, 10)}`;
+}

@@ -29,6 +29,11 @@ export interface VolumeResult {
   /** backup: files and bytes copied inside the bucket from `reusedFrom`, when rclone counted them apart */
   reused?: { files: number; bytes: number };
   /**
+   * backup: how the data was read, from a CSI snapshot exposed in the model's namespace (point in time: `takenAt`) or
+   * from the live volume while its users may write (and why no snapshot was taken); unset when snapshots were not asked
+   */
+  copy?: { from: 'snapshot' | 'live'; pointInTime: boolean; takenAt?: string; volumeSnapshotClass?: string; reason?: string };
+  /**
    * restore: how the data reached the claim: 'handover', filled in the model's namespace and its volume handed to the
    * claim (src/volumes/rebind.ts); 'in-namespace', by a mover in the claim's own namespace
    */

@@ -31,19 +31,20 @@ export async function runMoverJob(
   reading: MoverReading,
 ): Promise<{ jobName: string; message: string | undefined }> {
   const { pvcRef } = task;
-  // the Job runs where the task puts it: the PVC's namespace, or the model's for a claim filled there (./rebind.ts)
-  const where = task.job.namespace;
   const jobName = job.metadata.name ?? '';
+  // the Job runs where its claim is: the PVC's namespace, or the model's for a claim made there for it (a snapshot's
+  // exposed claim, ./snapshot; a hand-over's claim, ./rebind.ts)
+  const namespace = jobNamespace(task);
   const deadline = task.job.activeDeadlineSeconds;
   const pinned = await startOrAdopt(kube, job, run.signal);
-  const watched = await watchJob(kube, where, jobName, {
+  const watched = await watchJob(kube, namespace, jobName, {
     deadlineSeconds: deadline, startTimeoutSeconds: run.startTimeoutSeconds, remedies: MOVER_REMEDIES, noun: 'mover Job', signal: run.signal,
-    whileRunning: (finishing) => followUntilFinished(kube, pvcRef, jobName, finishing, run.progressIntervalMs, run.onCopying, reading.parseProgress, where),
+    whileRunning: (finishing) => followUntilFinished(kube, pvcRef, jobName, finishing, run.progressIntervalMs, run.onCopying, reading.parseProgress, namespace),
   });
   if (!watched) throw new Error(`its mover Job ${jobName} was deleted before it finished`);
   // the result is read only from the Job this run pinned and the Pods it controls, never from anything named alike
   const finished = stillPinned(watched, pinned, 'mover Job');
-  const message = terminationMessage(await podsOf(kube, where, pinned));
+  const message = terminationMessage(await podsOf(kube, namespace, pinned));
   if (!jobSucceeded(finished)) {
     const failed = jobFailedCondition(finished);
     const why = reading.failureReason(message)
@@ -55,9 +56,14 @@ export async function runMoverJob(
 
 /** A finished mover's end: its Job goes, and a restored volume, complete only now, loses the mark that makes a rerun fill it. */
 export async function finishMover(kube: VolumeKube, task: MoverTask, jobName: string): Promise<void> {
-  await kube.delete(JOBS, task.job.namespace, jobName);
+  await kube.delete(JOBS, jobNamespace(task), jobName);
   // a claim filled in the model's namespace carries no mark: the user's claim loses its own once it is handed over (./rebind.ts)
   if (task.job.operation === 'restore' && hasFillMark(task.pvc)) await kube.mergePatch(PVCS, task.pvc.metadata.namespace ?? '', task.pvc.metadata.name ?? '', FILL_MARK_REMOVAL);
+}
+
+/** Where a task's mover Job runs: beside the claim it mounts (MoverJobBase's `mount`). */
+export function jobNamespace(task: Pick<MoverTask, 'job' | 'pvcRef'>): string {
+  return task.job.mount?.namespace ?? task.pvcRef.namespace;
 }
 
 /** The sentence of a run whose gateway could not be started. */

@@ -2,7 +2,6 @@
 // The engine (./engine.ts: plain files or restic repositories) builds each Secret and Job and reads its result; this
 // module checks the run, schedules the movers, places each next to its PVC's user, stops them all on the first failure,
 // and deletes the run's credentials Secrets in every case.
-import { createHmac } from 'node:crypto';
 import pLimit from 'p-limit';
 import type { KubeObject } from '../kube/types.ts';
 import { KfuError } from '../errors/index.ts';
@@ -11,7 +10,8 @@ import { createOrReplace } from './adopt.ts';
 import type { EngineName, EngineRun, GatewayImages } from './engine.ts';
 import { engineNamed } from './engines.ts';
 import { JOBS, PVCS, SECRETS, type VolumeKube } from './kube-port.ts';
-import { LABEL_OPERATION, moverJobName, moverNameKey, moverSecretName, moverSelector, type MoveOperation } from './labels.ts';
+import { LABEL_OPERATION, moverJobName, moverNameKey, moverSecretName, moverSelector, placedMoverSecretName, type MoveOperation } from './labels.ts';
+import type { SnapshotRun, SnapshotSettings } from './snapshot/index.ts';
 import type { PvcRef, ResticMoveOptions, VolumeFailure, VolumeProgress, VolumeResult } from './move-types.ts';
 import { placementFor } from './placement.ts';
 import { finishedHandover, handOver, handsOver, prepareHandover, recordedVolume, recordFilled, settleLeftovers, type HandoverContext } from './rebind.ts';
@@ -62,6 +62,11 @@ export interface MoveVolumesOptions {
    */
   handover?: { namespace: string };
   signal?: AbortSignal;
+  /**
+   * backup: read each PVC whose driver has a VolumeSnapshotClass from a snapshot exposed in `snapshots.namespace` (the
+   * model's), the mover running there (./snapshot); the others are copied live. Unset: every PVC is copied live.
+   */
+  snapshots?: SnapshotSettings;
 }
 
 /** One or more PVCs could not be moved; `message` names each with its reason. */
@@ -163,16 +168,16 @@ async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: 
     } : undefined,
   });
 
-  // each namespace's Secret, in that namespace; or, for a hand-over, in the model's namespace, one per namespace whose
-  // data it reaches (its password and gateway access are that namespace's)
+  // One Secret per namespace whose data movers move, in that namespace; a mover that runs in the model's namespace (a
+  // backup from a snapshot, a restore by hand-over) has one there per namespace whose data it moves (its password and
+  // gateway access are that namespace's only), named apart by that namespace (placedMoverSecretName)
   const secrets = new Map<string, { namespace: string; pending: Promise<string> }>();
   const secretFor = (namespace: string, placed: string = namespace): Promise<string> => {
     const key = `${placed}/${namespace}`;
     let entry = secrets.get(key);
     if (!entry) {
       const nameKey = moverNameKey(options.s3.secretKey);
-      const base = moverSecretName(operation, options.backupId, nameKey);
-      const name = placed === namespace ? base : `${base}-${handoverSecretSuffix(nameKey, namespace)}`;
+      const name = placed === namespace ? moverSecretName(operation, options.backupId, nameKey) : placedMoverSecretName(operation, options.backupId, nameKey, namespace);
       const secret = run.secret(name, namespace);
       const pending = createOrReplace(kube, SECRETS, { ...secret, metadata: { ...secret.metadata, name, namespace: placed } }).then(() => name);
       entry = { namespace: placed, pending };
@@ -180,6 +185,9 @@ async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: 
     }
     return entry.pending;
   };
+  const snapshots = operation === 'backup' && options.snapshots && moving.length > 0
+    ? new (await import('./snapshot/index.ts')).SnapshotRun(kube, options.snapshots, moverNameKey(options.s3.secretKey), options.backupId, moving.map((p) => p.namespace), options.signal)
+    : undefined;
   const handover = operation === 'restore' && options.handover
     ? { namespace: options.handover.namespace, nameKey: moverNameKey(options.s3.secretKey), backupId: options.backupId, timeoutMs: HANDOVER_TIMEOUT_MS, signal }
     : undefined;
@@ -198,7 +206,7 @@ async function moveVolumes(kube: VolumeKube, operation: MoveOperation, options: 
     firstMovers.set(namespace, new Promise<void>((resolve) => { done = resolve; }));
     return { wait: Promise.resolve(), done };
   };
-  const settings: MoverSettings = { ...options, resources, run, handoverContext: handover };
+  const settings: MoverSettings = { ...options, resources, run, snapshotRun: snapshots, handoverContext: handover, signal };
 
   try {
     await Promise.all(options.pvcs.map((pvc) => limit(async () => {
@@ -255,15 +263,14 @@ async function deleteLeftSecrets(kube: VolumeKube, namespace: string, backupId: 
 interface MoverSettings extends Omit<MoveVolumesOptions, 'resources' | 'gateway'> {
   resources: ResourceList | undefined;
   run: EngineRun;
+  /** backup from snapshots, where the run has them */
+  snapshotRun?: SnapshotRun | undefined;
+  /** restore by hand-over, where the run hands over */
   handoverContext: HandoverContext | undefined;
 }
 
 /** How long a hand-over waits for a claim to go or to be Bound: the PV controller answers in seconds. */
 const HANDOVER_TIMEOUT_MS = 300_000;
-
-function handoverSecretSuffix(nameKey: Buffer, namespace: string): string {
-  return createHmac('sha256', nameKey).update(`secret/${namespace}`).digest('hex').slice(0, 10);
-}
 
 async function moveOne(
   kube: VolumeKube,
@@ -286,11 +293,8 @@ async function moveOne(
     // An unbound claim never had a volume, so there is nothing to copy; mounting it would provision an empty one.
     return { ...base, files: 0, bytes: 0, checksumVerified: false, durationMs: Date.now() - started, skipped: `the PVC is ${phase ?? 'not bound'}; it holds no data` };
   }
-  const placement = operation === 'backup' ? await placementFor(kube, pvc) : {};
-  if (placement.blocked) throw new Error(placement.blocked);
-  const nameKey = moverNameKey(options.s3.secretKey);
   const job = {
-    name: moverJobName(operation, options.backupId, pvcRef.namespace, pvcRef.name, nameKey),
+    name: moverJobName(operation, options.backupId, pvcRef.namespace, pvcRef.name, moverNameKey(options.s3.secretKey)),
     namespace: pvcRef.namespace,
     pvc: pvcRef.name,
     backupId: options.backupId,
@@ -300,6 +304,24 @@ async function moveOne(
     ttlSecondsAfterFinished: options.ttlSecondsAfterFinished ?? DEFAULT_JOB_TTL_SECONDS,
     resources: options.resources,
   };
+  // From a snapshot where the PVC's driver has a class: the mover reads a claim made from it in the model's namespace,
+  // wherever the user's Pods run and whatever they write meanwhile.
+  const exposure = operation === 'backup' ? await options.snapshotRun?.expose(pvc, job.name, options.signal) : undefined;
+  if (exposure && 'exposed' in exposure) {
+    const { exposed, plan, namespace } = exposure;
+    const moved = (async () => {
+      const secretName = await secretFor(pvcRef.namespace, namespace);
+      return options.run.move(kube, { pvcRef, pvc, base, path, started, job: { ...job, secretName, mount: { namespace, claim: exposed.claim } } });
+    })();
+    // the exposure goes whatever the mover did, even when another PVC's failure stopped it; a run whose caller ends it
+    // (a dying process) leaves it to the next run's sweep
+    const result = await moved.finally(() => options.snapshotRun!.remove(plan));
+    return { ...result, copy: { from: 'snapshot', pointInTime: true, takenAt: exposed.takenAt, volumeSnapshotClass: exposed.volumeSnapshotClass } };
+  }
+  const live = exposure && 'live' in exposure ? exposure.live : undefined;
+
+  const placement = operation === 'backup' ? await placementFor(kube, pvc) : {};
+  if (placement.blocked) throw new Error(placement.blocked);
 
   if (operation === 'restore' && handsOver(pvc)) {
     const context = options.handoverContext;
@@ -319,7 +341,7 @@ async function moveOne(
       const secretName = await secretFor(pvcRef.namespace, context.namespace);
       result = await options.run.move(kube, {
         pvcRef, pvc: plan.temp, base, path, started,
-        job: { ...job, namespace: context.namespace, pvc: plan.temp.metadata.name ?? '', forPvc: pvcRef.name, secretName },
+        job: { ...job, secretName, mount: { namespace: context.namespace, claim: plan.temp.metadata.name ?? '' } },
       });
       plan = await recordFilled(kube, context, plan, { ...result });
     } else {
@@ -330,10 +352,10 @@ async function moveOne(
   }
 
   const secretName = await secretFor(pvcRef.namespace);
-  const result = await options.run.move(kube, {
-    pvcRef, pvc, nodeName: placement.nodeName, base, path, started, job: { ...job, secretName },
-  });
-  return operation === 'restore' ? { ...result, restoredBy: 'in-namespace' } : result;
+  const result = await options.run.move(kube, { pvcRef, pvc, nodeName: placement.nodeName, base, path, started, job: { ...job, secretName } });
+  // a backup says how each PVC was read: live, not at one point in time, and why no snapshot was taken where one was asked
+  if (operation === 'backup') return options.snapshots ? { ...result, copy: live ?? { from: 'live', pointInTime: false } } : result;
+  return { ...result, restoredBy: 'in-namespace' };
 }
 
 const volumeNameOf = (pvc: KubeObject) => (pvc.spec as { volumeName?: string } | undefined)?.volumeName;

@@ -28,9 +28,11 @@ function describe(verb: string, p: VolumeProgress): string {
     const c = p.copying;
     return `${verb} ${p.done}/${p.total} PVC(s); ${c.namespace}/${c.pvc}: ${c.files}/${c.totalFiles} files, ${formatBytes(c.bytes)} of ${formatBytes(c.totalBytes)} so far`;
   }
+  // a backup's PVC read from its snapshot, a restore's PVC filled by hand-over or in its namespace
+  const from = p.result?.copy?.from === 'snapshot' ? ', from its snapshot' : '';
   const how = p.result?.restoredBy === 'handover' ? `, handed over as volume ${p.result.volume}` : p.result?.restoredBy === 'in-namespace' ? ', by a mover in its namespace' : '';
   const what = p.result
-    ? ` (${p.result.namespace}/${p.result.pvc}: ${p.result.skipped ? p.result.skipped : `${p.result.files} files`}${how})`
+    ? ` (${p.result.namespace}/${p.result.pvc}: ${p.result.skipped ? p.result.skipped : `${p.result.files} files${from}`}${how})`
     : p.failure ? ` (${p.failure.namespace}/${p.failure.pvc} failed)` : '';
   return `${verb} ${p.done}/${p.total} PVC(s)${what}`;
 }
@@ -61,13 +63,16 @@ export function volumeBackupStep(kube: KubeClient, s3: S3Settings, config: Mover
         resources: config.resources,
         engine: engine.name,
         gateway: gatewayOf(config),
+        // a PVC whose driver has a VolumeSnapshotClass is read from its snapshot, exposed in the run's own namespace
+        ...(config.jobNamespace ? { snapshots: { namespace: config.jobNamespace, className: config.snapshotClass } } : {}),
         ...prepared.options,
         onProgress: (p) => void progress(describe(prepared.verb, p)),
       });
     } finally {
       prepared.close();
     }
-    return Promise.all(results.map((r) => prepared.entry(r)));
+    // each entry says how its data was read: a snapshot's point in time, or a live copy
+    return Promise.all(results.map(async (r) => ({ ...await prepared.entry(r), ...(r.copy ? { copy: r.copy } : {}) })));
   };
 }
 

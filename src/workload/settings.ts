@@ -140,6 +140,8 @@ export const ServiceSettingsSchema = z.object({
     resources: z.string(),
     engine: z.enum(['rclone', 'restic']),
     gatewayImage: z.string(),
+    /** volume-snapshot-class ('' each driver's default); absent in settings a charm pushed before snapshots were read */
+    snapshotClass: z.string().default(''),
   }),
   /** what a scheduled backup copies of the control plane; absent (a charm before it pushed one): no control-plane step */
   controlPlane: ControlPlaneSettingsSchema.optional(),

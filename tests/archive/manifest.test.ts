@@ -56,6 +56,22 @@ describe('archive manifest: the typed extras', () => {
   });
 });
 
+describe('archive manifest: how a volume was read', () => {
+  const volume = { namespace: 'alice', pvc: 'ws', key: 'backups/kf-1/volumes/alice/ws', files: 1, bytes: 2 };
+
+  it('keeps a volume entry\'s copy (snapshot at a time, or live and why), and reads an entry of an older backup without one', () => {
+    const snapshot = { from: 'snapshot', pointInTime: true, takenAt: '2026-12-08T00:00:00.000Z', volumeSnapshotClass: 'csi-snapclass' };
+    const live = { from: 'live', pointInTime: false, reason: 'no VolumeSnapshotClass has driver nfs.csi.k8s.io' };
+    const check = parseManifest(manifestWith({}, { volumes: [{ ...volume, copy: snapshot }, { ...volume, pvc: 'b', copy: live }, { ...volume, pvc: 'old' }] }));
+    if (!check.ok) throw new Error(check.reason);
+    expect(check.manifest.volumes.map((v) => v.copy)).to.deep.equal([snapshot, live, undefined]);
+  });
+
+  it('refuses a copy that says neither snapshot nor live', () => {
+    expect(parseManifest(manifestWith({}, { volumes: [{ ...volume, copy: { from: 'clone', pointInTime: true } }] })).ok).to.equal(false);
+  });
+});
+
 describe('archive manifest: the entries read from the bytes', () => {
   // The string is read by JSON.parse whole: the reference the bytes' path (manifest-entries.ts) must match exactly.
   const both = (text: string) => {

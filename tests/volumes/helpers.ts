@@ -10,7 +10,7 @@ import type { KubeObject } from '../../src/kube/types.ts';
 import { volumeKubeFromClient } from '../../src/volumes/kube-client-port.ts';
 import type { VolumeKube } from '../../src/volumes/kube-port.ts';
 import { startCluster, type RunningCluster } from '../support/cluster/index.ts';
-import { simulatedKubelet, storageClass, type SimulatedKubelet, type SimulatedKubeletOptions } from '../support/kubelet/index.ts';
+import { simulatedKubelet, storageClass, SIMULATED_PROVISIONER, volumeSnapshotClass, type SimulatedKubelet, type SimulatedKubeletOptions } from '../support/kubelet/index.ts';
 
 export interface VolumeCluster {
   cluster: RunningCluster;
@@ -21,13 +21,23 @@ export interface VolumeCluster {
   stop(): Promise<void>;
 }
 
-export async function startVolumeCluster(options: { bindingMode?: 'Immediate' | 'WaitForFirstConsumer'; namespaces?: string[]; readOnlyViews?: 'copy' | 'bind-mount'; registries?: string[] } = {}): Promise<VolumeCluster> {
-  const cluster = await startCluster({ kubeflowCrds: false, controllers: false });
+export async function startVolumeCluster(options: {
+  bindingMode?: 'Immediate' | 'WaitForFirstConsumer'; namespaces?: string[]; readOnlyViews?: 'copy' | 'bind-mount'; registries?: string[];
+  /** CSI snapshots (the cluster's controller, the kubelet's driver) and a default VolumeSnapshotClass of the driver */
+  snapshots?: boolean;
+} = {}): Promise<VolumeCluster> {
+  const cluster = await startCluster({ kubeflowCrds: false, controllers: false, ...(options.snapshots ? { volumeSnapshots: true } : {}) });
   const dataDir = mkdtempSync(join(tmpdir(), 'kubelet-data-'));
-  const kubelet = simulatedKubelet({ dataDir, configRetryMs: 2000, readOnlyViews: options.readOnlyViews, ...(options.registries ? { registries: options.registries } : {}) });
+  const kubelet = simulatedKubelet({
+    dataDir, configRetryMs: 2000, readOnlyViews: options.readOnlyViews, ...(options.registries ? { registries: options.registries } : {}),
+    ...(options.snapshots ? { snapshots: true } : {}),
+  });
   const stopKubelet = kubelet.start(cluster.api);
   cluster.api.create({ group: 'storage.k8s.io', resource: 'storageclasses' },
     storageClass('standard', { volumeBindingMode: options.bindingMode ?? 'Immediate', isDefault: true }));
+  if (options.snapshots) {
+    cluster.api.create({ group: 'snapshot.storage.k8s.io', resource: 'volumesnapshotclasses' }, volumeSnapshotClass('csi-hostpath-snapclass', SIMULATED_PROVISIONER, { isDefault: true }));
+  }
   for (const name of options.namespaces ?? ['alice']) {
     cluster.api.create({ group: '', resource: 'namespaces' }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
   }

@@ -28,6 +28,10 @@ export const moverOptions: OptionTable = {
   'mover-concurrency': { type: 'string', placeholder: '<n>', description: 'volume mover Jobs running at once', default: '2' },
   'mover-start-timeout': { type: 'string', placeholder: '<seconds>', description: 'how long a mover Pod may take to start running before the run fails naming why (image pull, scheduler, quota)', default: '300' },
   'mover-resources': { type: 'string', placeholder: '<list>', description: 'CPU and memory of each mover, set as requests and limits (e.g. cpu=500m,memory=512Mi; empty for none)', default: DEFAULT_MOVER_RESOURCES },
+  'volume-snapshot-class': {
+    type: 'string', placeholder: '<name>', default: 'each CSI driver\'s default class',
+    description: 'VolumeSnapshotClass of the snapshots PVCs are read from (in --job-namespace, point in time); a PVC whose driver has none is copied live',
+  },
   'restore-gateway-image': { type: 'string', placeholder: '<image>', description: `image with Node.js 24 of a restic restore's gateway (default ${NODE_GATEWAY_IMAGE}), for a registry mirror` },
   'gateway-image': { type: 'string', placeholder: '<image>', description: 'image with rclone of the movers\' gateway, which runs in --job-namespace and alone holds the bucket credentials', default: RCLONE_IMAGE },
 };
@@ -44,6 +48,7 @@ export function moverConfigFrom(values: Values): MoverConfig {
     startTimeoutSeconds: positiveInteger(values, 'mover-start-timeout', DEFAULT_START_TIMEOUT_SECONDS, 86_400),
     resources: moverResources(values),
     engine: moverEngine(values),
+    snapshotClass: stringValue(values, 'volume-snapshot-class') ?? '',
     gateway: {
       image: stringValue(values, 'gateway-image') ?? RCLONE_IMAGE, imageSetting: '--gateway-image',
       restoreImage: stringValue(values, 'restore-gateway-image'), restoreImageSetting: '--restore-gateway-image',

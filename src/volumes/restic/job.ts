@@ -217,7 +217,8 @@ export interface ResticJobInput {
   name: string;
   namespace: string;
   pvc: string;
-  forPvc?: string | undefined;
+  /** a claim of the model's namespace the Job mounts instead of the PVC (../job.ts MoverJobInput) */
+  mount?: { namespace: string; claim: string } | undefined;
   backupId: string;
   operation: MoveOperation;
   image: string;

@@ -3,7 +3,7 @@
 // CEL rules). Each part names the upstream file it follows, all under kubernetes/kubernetes
 // staging/src/k8s.io/apiextensions-apiserver/.
 import { isIPv4, isIPv6 } from 'node:net';
-import { compileCel, toCel } from './cel.ts';
+import { compileCel, toCelEscaped as toCel } from './cel.ts';
 import type { FieldError } from './errors.ts';
 
 export interface CelRule {

@@ -71,6 +71,12 @@ export interface ClusterOptions {
    * (kubeflow/webhook-operators.ts); `ready: false` is a fresh cluster whose operators are not Ready yet
    */
   kubeflowWebhooks?: import('./kubeflow/webhook-operators.ts').KubeflowWebhookOptions;
+  /**
+   * the cluster has CSI volume snapshots: external-snapshotter's snapshot.storage.k8s.io v1 CRDs (stored as fixtures,
+   * kubelet/snapshots/crds) and its snapshot controller (kubelet/snapshots/common-controller.ts). The driver that takes
+   * them is the simulated kubelet's (its `snapshots` option). Default off.
+   */
+  volumeSnapshots?: boolean;
 }
 
 export interface RunningCluster {
@@ -126,7 +132,8 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Runnin
     metadata: { name: 'kubernetes', namespace: 'default', labels: { component: 'apiserver', provider: 'kubernetes' } },
     spec: { clusterIP: cluster.services.firstIp, ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: 16443 }] },
   });
-  const crds = [...(options.kubeflowCrds === false ? [] : await loadKubeflowCrds(options)), ...(options.crds ?? [])];
+  const crds = [...(options.kubeflowCrds === false ? [] : await loadKubeflowCrds(options)), ...(options.crds ?? []),
+    ...(options.volumeSnapshots ? await (await import('../kubelet/snapshots/refs.ts')).snapshotCrds() : [])];
   for (const crd of crds) cluster.create(CRD_REF, crd);
   if (options.kubeflowCrds !== false) {
     // the aggregated ClusterRoles the Kubeflow charms install (which ones an owner may bind is read from them)
@@ -141,6 +148,10 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Runnin
     for (const c of await loadKubeflowControllers(options.kubeflow)) stops.push(c.start(cluster));
     const { installPodDefaultWebhook } = await import('./kubeflow/poddefault-webhook.ts');
     stops.push(installPodDefaultWebhook(cluster));
+  }
+  if (options.volumeSnapshots) {
+    const { snapshotController } = await import('../kubelet/snapshots/common-controller.ts');
+    stops.push(snapshotController().start(cluster));
   }
   let kubeflowWebhooks: import('./kubeflow/webhook-operators.ts').KubeflowWebhooks | undefined;
   if (options.kubeflowWebhooks) {

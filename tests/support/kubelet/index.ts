@@ -10,6 +10,9 @@
 // kube-proxy (net/kube-proxy.ts), and the endpoints and EndpointSlice controllers (net/endpoints-controller.ts) start
 // with them: upstream those are kube-controller-manager's, but here a cluster without nodes has no Pod that could be
 // an endpoint, and the datasets of many thousand Services are spared objects nothing would read.
+// With `snapshots`, the provisioner is a CSI driver that snapshots (snapshots/hostpath-driver.ts: csi-driver-host-path
+// and its csi-snapshotter sidecar); the snapshot CRDs and the snapshot controller are the cluster's (startCluster's
+// `volumeSnapshots`, snapshots/common-controller.ts).
 import { mkdirSync } from 'node:fs';
 import type { KubeObject } from '../../../src/kube/types.ts';
 import type { ClusterEvent, Controller, InProcessApi } from '../cluster/contract.ts';
@@ -23,11 +26,13 @@ import { simulationLoop } from './loop.ts';
 import { key, type PodSpec } from './objects.ts';
 import { JOBS, PODS, PVCS, PVS, sameRef } from './refs.ts';
 import { scheduler } from './scheduler.ts';
-import { binder, claimFolder, isBound, pvcFolder } from './storage.ts';
+import { binder, claimFolder, isBound, pvcFolder, SIMULATED_PROVISIONER } from './storage.ts';
+import { snapshotStore, startSnapshotter } from './snapshots/hostpath-driver.ts';
 import { startEndpointsControllers } from '../net/endpoints-controller.ts';
 import { startKubeProxy, type KubeProxy, type ProxyMode } from '../net/kube-proxy.ts';
 
 export { storageClass, SIMULATED_PROVISIONER } from './storage.ts';
+export { volumeSnapshotClass } from './snapshots/refs.ts';
 export { normalizedImage } from './image-pull.ts';
 export type { KubeletStats } from './kubelet.ts';
 
@@ -53,6 +58,12 @@ export interface SimulatedKubeletOptions {
    * air-gapped cluster is `[]` or its own mirror
    */
   registries?: string[];
+  /**
+   * the provisioner is a CSI driver that can snapshot (snapshots/hostpath-driver.ts): CSI PVs, VolumeSnapshotContents
+   * of its driver snapshotted, claims provisioned from a VolumeSnapshot. Default off: hostPath PVs, no snapshots. The
+   * cluster needs the snapshot CRDs and controller (startCluster's `volumeSnapshots`).
+   */
+  snapshots?: boolean;
 }
 
 export interface SimulatedKubelet extends Controller {
@@ -64,6 +75,10 @@ export interface SimulatedKubelet extends Controller {
   idle(): Promise<void>;
   /** how the started cluster's kube-proxy forwards Service traffic (net/kube-proxy.ts); undefined before start or without a network */
   proxyMode(): ProxyMode | undefined;
+  /** the ids of the snapshots the driver holds (empty without `snapshots`) */
+  snapshotHandles(): string[];
+  /** the folder of one snapshot the driver holds */
+  snapshotFolder(handle: string): string | undefined;
 }
 
 export function simulatedKubelet(options: SimulatedKubeletOptions): SimulatedKubelet {
@@ -72,6 +87,7 @@ export function simulatedKubelet(options: SimulatedKubeletOptions): SimulatedKub
   const loop = simulationLoop('simulated kubelet');
   const node = nodeState();
   mkdirSync(options.dataDir, { recursive: true });
+  const snapshots = options.snapshots ? snapshotStore(options.dataDir, SIMULATED_PROVISIONER) : undefined;
 
   let proxyMode: ProxyMode | undefined;
   const killPod = (namespace: string, podName: string) => node.kills.get(key(namespace, podName))?.();
@@ -80,8 +96,9 @@ export function simulatedKubelet(options: SimulatedKubeletOptions): SimulatedKub
   function start(api: InProcessApi): () => void {
     started = api;
     const recordWarning = warningRecorder(api);
-    const placement = scheduler(api, nodes, options.dataDir);
-    const volumes = binder(api, options.dataDir, undefined);
+    const placement = scheduler(api, nodes, options.dataDir, snapshots);
+    const volumes = binder(api, options.dataDir, undefined, snapshots);
+    const stopSnapshotter = snapshots ? startSnapshotter(api, options.dataDir, snapshots) : undefined;
     const pulls = imagePuller(api, loop, recordWarning, options.registries);
     const jobs = jobController({
       api, loop, recordWarning, killPod,
@@ -159,6 +176,7 @@ export function simulatedKubelet(options: SimulatedKubeletOptions): SimulatedKub
     const stop = stopOnExit('the simulated kubelet', async () => {
       const stopped = loop.stop();
       unsubscribe();
+      stopSnapshotter?.();
       stopEndpoints?.();
       await proxy?.stop();
       unserveLogs?.();
@@ -180,5 +198,7 @@ export function simulatedKubelet(options: SimulatedKubeletOptions): SimulatedKub
     logs: (namespace, podName) => node.logs.get(key(namespace, podName)),
     idle: () => loop.idle(),
     proxyMode: () => proxyMode,
+    snapshotHandles: () => snapshots?.handles() ?? [],
+    snapshotFolder: (handle) => snapshots?.folder(handle),
   };
 }

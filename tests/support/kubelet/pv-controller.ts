@@ -87,9 +87,14 @@ export interface PvController {
 
 /**
  * The binder. `provision` makes a volume for a claim that no existing volume satisfies (storage.ts, the hostPath
- * provisioner) and returns it, or undefined when the claim waits (WaitForFirstConsumer, no provisioner).
+ * provisioner) and returns it, or undefined when the claim waits (WaitForFirstConsumer, no provisioner). `folderOf`:
+ * the folder holding a volume's data, which its deletion removes (its hostPath unless told otherwise; storage.ts
+ * knows where a CSI volume of the simulated driver keeps it).
  */
-export function pvController(api: InProcessApi, provision: (claim: KubeObject) => KubeObject | undefined): PvController {
+export function pvController(
+  api: InProcessApi, provision: (claim: KubeObject) => KubeObject | undefined,
+  folderOf: (pv: KubeObject) => string | undefined = (pv) => pvSpec(pv).hostPath?.path,
+): PvController {
   const warn = warningRecorder(api);
   const getPv = (name: string) => { try { return api.get(PVS, name); } catch { return undefined; } };
 
@@ -193,7 +198,7 @@ export function pvController(api: InProcessApi, provision: (claim: KubeObject) =
   function reclaim(pv: KubeObject): void {
     if (pvSpec(pv).persistentVolumeReclaimPolicy !== 'Delete') return; // Retain: the volume and its data stay, Released
     // deleteVolumeOperation: the provisioner deletes the storage asset, then the controller the PersistentVolume
-    const path = pvSpec(pv).hostPath?.path;
+    const path = folderOf(pv);
     if (path && existsSync(path)) rmSync(path, { recursive: true, force: true });
     try {
       api.delete(PVS, pv.metadata.name ?? '');

@@ -14,6 +14,7 @@ import type { PodSpec } from './objects.ts';
 import { setPodStatus } from './pod-status.ts';
 import { PODS, PVCS } from './refs.ts';
 import { bindClaim, isBound } from './storage.ts';
+import type { SnapshotStore } from './snapshots/hostpath-driver.ts';
 
 export interface Scheduler {
   /** the node a Pending Pod goes to, its claims bound there; undefined when it is not Pending or fits nowhere */
@@ -34,7 +35,7 @@ function requiredNode(spec: PodSpec): string | undefined {
   return spec.nodeSelector?.['kubernetes.io/hostname'];
 }
 
-export function scheduler(api: InProcessApi, nodes: string[], dataDir: string): Scheduler {
+export function scheduler(api: InProcessApi, nodes: string[], dataDir: string, snapshots?: SnapshotStore): Scheduler {
   let nextNode = 0;
   return {
     place(pod) {
@@ -50,7 +51,7 @@ export function scheduler(api: InProcessApi, nodes: string[], dataDir: string): 
       for (const volume of spec.volumes ?? []) {
         const claim = volume.persistentVolumeClaim?.claimName;
         const pvc = claim ? api.get(PVCS, claim, namespace) : undefined;
-        if (pvc && !isBound(pvc) && !isBound(bindClaim(api, dataDir, pvc, node))) {
+        if (pvc && !isBound(pvc) && !isBound(bindClaim(api, dataDir, pvc, node, snapshots))) {
           // the volume could not be provisioned (storage.ts says why on the claim): the Pod waits, unscheduled
           // (kubernetes pkg/scheduler/framework/plugins/volumebinding/binder.go, checkBindings)
           setPodStatus(api, pod, { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'SchedulerError', message: `running PreBind plugin "VolumeBinding": binding volumes: provisioning failed for PVC "${claim}"` }] });
