@@ -74,10 +74,12 @@ export const RESTIC_SCRIPT_START = [
   // refused request, so a command that failed only that way runs again, four times a second (a refused connect costs
   // restic only its start, and a restore's movers would otherwise begin up to a second after its gateway serves), for
   // at most MOVER_GATEWAY_WAIT_SECONDS: a minute by default; a restore's, whose gateway starts beside its movers
-  // (./restore-gateway.ts), as long as that gateway may take to start.
+  // (./restore-gateway.ts), as long as that gateway may take to start. A proxy that accepts a connection before its
+  // backend listens (kube-proxy's userspace relay, pkg/proxy/userspace/proxier.go) resets it instead: a reset of the
+  // first request, the repository's config, is the same not-yet-serving gateway and is retried alike.
   'refused=0',
   'gateway_refused() {',
-  '  [ -n "${MOVER_VIA_GATEWAY:-}" ] && [ "$refused" -lt $((${MOVER_GATEWAY_WAIT_SECONDS:-60} * 4)) ] && tail -n "+$1" "$err" | grep -q "connect: connection refused" || return 1',
+  '  [ -n "${MOVER_VIA_GATEWAY:-}" ] && [ "$refused" -lt $((${MOVER_GATEWAY_WAIT_SECONDS:-60} * 4)) ] && tail -n "+$1" "$err" | grep -qE "connect: connection refused|unable to open config file: .*connection reset by peer" || return 1',
   '  refused=$((refused + 1))',
   '  sleep 0.25',
   '}',
