@@ -2,12 +2,13 @@
 // simulated kubelet that runs the volume mover Jobs on this machine with rclone, and a default StorageClass it serves.
 // Cluster A also gets the generated dataset and real files in the notebooks' workspace volumes.
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { KubeObject } from '../src/kube/types.ts';
 import { startCluster, type RunningCluster } from '../tests/support/cluster/index.ts';
 import type { Release } from '../tests/support/cluster/kubeflow/releases.ts';
 import { simulatedKubelet, storageClass, type SimulatedKubelet } from '../tests/support/kubelet/index.ts';
+import { claimFolder } from '../tests/support/kubelet/storage.ts';
 
 export interface DemoCluster {
   name: string;
@@ -110,16 +111,23 @@ function writeWorkspace(root: string, count: number, bigBytes: number): { files:
   return { files: count + (bigBytes > 0 ? 1 : 0), bytes };
 }
 
-/** `<namespace>/<pvc>/<path>` → sha256 of every file under a kubelet's data folder. */
-export function volumeHashes(dataDir: string): Map<string, string> {
+/**
+ * `<namespace>/<pvc>/<path>` → sha256 of every file of every claim, read from the folder of the volume the claim is
+ * bound to: a restore hands each filled volume over from a claim of the model's namespace (src/volumes/rebind.ts), so
+ * a claim's files are where its PersistentVolume says, not under its own name.
+ */
+export function volumeHashes(cluster: DemoCluster): Map<string, string> {
   const out = new Map<string, string>();
-  const walk = (dir: string) => {
+  const walk = (dir: string, root: string, prefix: string) => {
     for (const name of readdirSync(dir)) {
       const path = join(dir, name);
-      if (statSync(path).isDirectory()) walk(path);
-      else out.set(relative(dataDir, path), createHash('sha256').update(readFileSync(path)).digest('hex'));
+      if (statSync(path).isDirectory()) walk(path, root, prefix);
+      else out.set(`${prefix}/${relative(root, path)}`, createHash('sha256').update(readFileSync(path)).digest('hex'));
     }
   };
-  walk(dataDir);
+  for (const pvc of cluster.running.api.list(PVCS)) {
+    const folder = claimFolder(cluster.running.api, cluster.dataDir, pvc);
+    if (existsSync(folder)) walk(folder, folder, `${pvc.metadata.namespace}/${pvc.metadata.name}`);
+  }
   return out;
 }

@@ -110,8 +110,8 @@ export async function runDemo(args: DemoOptions): Promise<number> {
     const compared = compareStates(stateA, stateB, parseNamedSkips(restored.skippedObjects));
     const expectedAbsent = describeDifferences(compared.filter((d) => !isDifference(d)));
     const differences = describeDifferences(compared.filter(isDifference));
-    const filesA = volumeHashes(a.dataDir);
-    const filesB = volumeHashes(b.dataDir);
+    const filesA = volumeHashes(a);
+    const filesB = volumeHashes(b);
     for (const [path, hash] of filesA) {
       const other = filesB.get(path);
       if (other === undefined) differences.push(`volume file ${path}: missing on B`);
