@@ -1,3 +1,5 @@
+// Upstream: mocha's root hooks (github.com/mochajs/mocha lib/nodejs/esm-utils and `--require`), Node's child_process and
+// net modules (github.com/nodejs/node lib/child_process.js, lib/net.js), which every patched call below stands in for.
 // The fast tier's promise, held while its tests run: no child process, no socket. `npm run test:fast` loads this
 // file as a root hook (mocha --require); scripts/test-kinds.ts checks the same from the imports before anything runs,
 // but it does not follow the product's code (src/), nor a call a module makes without importing anything new (fetch).

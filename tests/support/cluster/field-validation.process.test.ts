@@ -1,3 +1,4 @@
+// Upstream repository: github.com/kubernetes/kubernetes (the staging paths above), at release-1.30.
 // Probe tests: unknown fields and the fieldValidation parameter over TLS, with what kube-apiserver 1.30 answers
 // (staging/src/k8s.io/apiserver/pkg/endpoints/handlers create.go, update.go, patch.go, rest.go fieldValidation;
 // filters/warning.go and apimachinery pkg/util/net/http.go NewWarningHeader for the header; kubernetes-sigs/json

@@ -1,3 +1,4 @@
+// Upstream repository: github.com/kubernetes/kubernetes (the staging paths above), at release-1.30.
 // The Warning header lines of one request, as kube-apiserver's recorder writes them (staging/src/k8s.io/apiserver/pkg/
 // endpoints/filters/warning.go: empty texts skipped, each text once, past 4096 runes in all every text cut to 256 runes
 // and the header rewritten; staging/src/k8s.io/apimachinery/pkg/util/net/http.go NewWarningHeader: `299 - "<text>"`

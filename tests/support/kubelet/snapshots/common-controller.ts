@@ -1,3 +1,4 @@
+// upstream repository: github.com/kubernetes-csi/external-snapshotter (v8, the v1 API).
 // The snapshot controller (external-snapshotter's common controller, the cluster's `snapshot-controller` Deployment):
 // it binds VolumeSnapshots and VolumeSnapshotContents both ways, creates the content of a dynamic snapshot, copies the
 // content's status into the snapshot's, and runs their deletion through finalizers.

@@ -1,3 +1,4 @@
+// upstream repository: github.com/kubernetes-csi/csi-driver-host-path, with github.com/kubernetes-csi/external-snapshotter's sidecar.
 // The simulated provisioner as a CSI driver that can snapshot, with its csi-snapshotter sidecar: what
 // csi-driver-host-path does on one node, and what the sidecar asks of it.
 // Upstream: kubernetes-csi/csi-driver-host-path pkg/hostpath/controllerserver.go — CreateSnapshot: a copy of the volume
