@@ -1,4 +1,5 @@
-// Waits for an object of the in-process API to satisfy a condition: checked now, then on every watch event of its kind.
+// Waits for an object of the in-process API to satisfy a condition: checked now, then on every watch event of its kind,
+// as client-go's watch tools wait (upstream: github.com/kubernetes/client-go tools/watch/until.go UntilWithSync).
 import type { KubeObject } from '../../../../src/kube/types.ts';
 import type { InProcessApi, ResourceRef } from '../../cluster/contract.ts';
 import { sameRef } from '../refs.ts';
